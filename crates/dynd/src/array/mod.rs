@@ -1,0 +1,5 @@
+//! Arrays (placeholder).
+/// An array.
+pub struct Array;
+/// An index.
+pub enum Index { }

@@ -1,0 +1,234 @@
+//! The one error type of dynd.
+//!
+//! Every failure carries an [`ErrorKind`] — the same codes the C ABI reports
+//! (`DYND_ERR_*`, DESIGN §5) — and a message that names what was wrong and
+//! where. The kind is what programs branch on; the message is for people.
+
+use std::fmt;
+
+/// What kind of failure an [`Error`] is. The discriminants are the C ABI's
+/// `DYND_ERR_*` codes and never change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum ErrorKind {
+    /// A bad argument: a null pointer, a wrong count, an unknown name or option.
+    InvalidArgument = 1,
+    /// A type that does not fit the operation (or is not supported by it).
+    Type = 2,
+    /// A value outside the destination type's range.
+    Overflow = 3,
+    /// A float to integer conversion that would drop a fractional part.
+    Fractional = 4,
+    /// A conversion that would change the value (rounding).
+    Inexact = 5,
+    /// An index or an axis out of range, or too many indices.
+    Index = 6,
+    /// Shapes that do not broadcast together.
+    Broadcast = 7,
+    /// Malformed text: datashape, JSON, numbers in strings, utf-8.
+    Parse = 8,
+    /// Memory could not be allocated.
+    Alloc = 9,
+    /// An error reported by code outside dynd (a third-party kernel).
+    External = 10,
+}
+
+impl ErrorKind {
+    /// Every kind, in code order.
+    pub const ALL: [ErrorKind; 10] = [
+        ErrorKind::InvalidArgument,
+        ErrorKind::Type,
+        ErrorKind::Overflow,
+        ErrorKind::Fractional,
+        ErrorKind::Inexact,
+        ErrorKind::Index,
+        ErrorKind::Broadcast,
+        ErrorKind::Parse,
+        ErrorKind::Alloc,
+        ErrorKind::External,
+    ];
+
+    /// The C ABI code (`DYND_ERR_*`).
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+
+    /// The kind for a C ABI code, if it is one.
+    pub fn from_code(code: i32) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.code() == code)
+    }
+
+    /// The lower-case name the CLI prints in `error[NAME]: ...`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidArgument => "invalid_argument",
+            ErrorKind::Type => "type",
+            ErrorKind::Overflow => "overflow",
+            ErrorKind::Fractional => "fractional",
+            ErrorKind::Inexact => "inexact",
+            ErrorKind::Index => "index",
+            ErrorKind::Broadcast => "broadcast",
+            ErrorKind::Parse => "parse",
+            ErrorKind::Alloc => "alloc",
+            ErrorKind::External => "external",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A dynd error: a kind and a message naming what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An error of `kind` with `message`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// What kind of error this is.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The message, without the kind.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The same error with `context` put in front of the message
+    /// (`"context: message"`), for callers that know where it happened.
+    pub fn context(mut self, context: impl fmt::Display) -> Error {
+        self.message = format!("{context}: {}", self.message);
+        self
+    }
+
+    /// `InvalidArgument`.
+    pub fn invalid_argument(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::InvalidArgument, message)
+    }
+    /// `Type`.
+    pub fn type_error(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Type, message)
+    }
+    /// `Overflow`.
+    pub fn overflow(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Overflow, message)
+    }
+    /// `Fractional`.
+    pub fn fractional(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Fractional, message)
+    }
+    /// `Inexact`.
+    pub fn inexact(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Inexact, message)
+    }
+    /// `Index`.
+    pub fn index(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Index, message)
+    }
+    /// `Broadcast`.
+    pub fn broadcast(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Broadcast, message)
+    }
+    /// `Parse`.
+    pub fn parse(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Parse, message)
+    }
+    /// `Alloc`.
+    pub fn alloc(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Alloc, message)
+    }
+    /// `External`.
+    pub fn external(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::External, message)
+    }
+}
+
+thread_local! {
+    static LAST_ERROR: std::cell::RefCell<Option<Error>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Records `error` in this thread's error slot (what kernels and the C ABI
+/// report through; DESIGN §2).
+pub fn set_last_error(error: &Error) {
+    LAST_ERROR.with(|slot| *slot.borrow_mut() = Some(error.clone()));
+}
+
+/// Takes the error in this thread's slot, leaving it empty.
+pub fn take_last_error() -> Option<Error> {
+    LAST_ERROR.with(|slot| slot.borrow_mut().take())
+}
+
+/// The error in this thread's slot, left in place.
+pub fn last_error() -> Option<Error> {
+    LAST_ERROR.with(|slot| slot.borrow().clone())
+}
+
+/// Empties this thread's error slot.
+pub fn clear_last_error() {
+    LAST_ERROR.with(|slot| *slot.borrow_mut() = None);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_match_the_c_abi() {
+        let expected = [
+            (ErrorKind::InvalidArgument, 1, "invalid_argument"),
+            (ErrorKind::Type, 2, "type"),
+            (ErrorKind::Overflow, 3, "overflow"),
+            (ErrorKind::Fractional, 4, "fractional"),
+            (ErrorKind::Inexact, 5, "inexact"),
+            (ErrorKind::Index, 6, "index"),
+            (ErrorKind::Broadcast, 7, "broadcast"),
+            (ErrorKind::Parse, 8, "parse"),
+            (ErrorKind::Alloc, 9, "alloc"),
+            (ErrorKind::External, 10, "external"),
+        ];
+        for (kind, code, name) in expected {
+            assert_eq!(kind.code(), code);
+            assert_eq!(kind.name(), name);
+            assert_eq!(ErrorKind::from_code(code), Some(kind));
+        }
+        assert_eq!(ErrorKind::from_code(0), None);
+        assert_eq!(ErrorKind::from_code(11), None);
+    }
+
+    #[test]
+    fn the_error_slot_is_per_thread() {
+        clear_last_error();
+        set_last_error(&Error::overflow("value 300 does not fit in uint8"));
+        std::thread::spawn(|| assert_eq!(last_error(), None)).join().unwrap();
+        assert_eq!(last_error().map(|e| e.kind()), Some(ErrorKind::Overflow));
+        assert_eq!(take_last_error().map(|e| e.kind()), Some(ErrorKind::Overflow));
+        assert_eq!(take_last_error(), None);
+    }
+
+    #[test]
+    fn context_prefixes_the_message() {
+        let e = Error::index("index 5 is out of range for dimension of size 3").context("axis 1");
+        assert_eq!(e.kind(), ErrorKind::Index);
+        assert_eq!(
+            e.to_string(),
+            "axis 1: index 5 is out of range for dimension of size 3"
+        );
+    }
+}

@@ -1,0 +1,311 @@
+//! The POD allocator block: an arena for variable-sized data (strings, var
+//! dims), with the allocate / resize-the-latest / finalize API of the seeds.
+//!
+//! Memory comes in chunks that never move (data pointers into them stay
+//! valid for the block's life); each new chunk is at least twice the
+//! previous one. Bytes past the arena's cursor are always zero, so every
+//! allocation starts zero-filled (an empty string or var dim, a null blockref).
+//!
+//! The state sits behind a mutex: kernels running on several threads may
+//! allocate output from the same block. "The latest allocation" is tracked
+//! per block; two threads growing their own latest allocations in the same
+//! block at once will see an error from `resize` rather than corrupt memory.
+
+use super::fixed::Buffer;
+use super::{BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind, block_as, boxed_block};
+use crate::error::{Error, Result};
+use crate::types::align_up;
+use std::ptr::NonNull;
+use std::sync::Mutex;
+
+const MIN_CHUNK: usize = 256;
+const MAX_GROWTH_CHUNK: usize = 64 << 20;
+
+struct State {
+    chunks: Vec<Buffer>,
+    /// Bytes used in the last chunk.
+    cursor: usize,
+    /// The most recent allocation: (begin, size).
+    latest: Option<(usize, usize)>,
+    next_chunk: usize,
+    finalized: bool,
+}
+
+#[repr(C)]
+struct ArenaBlock {
+    prefix: BlockPrefix,
+    state: Mutex<State>,
+}
+
+static ARENA_VTABLE: BlockVTable = BlockVTable { free: free_arena };
+
+/// # Safety
+/// See [`BlockVTable::free`].
+unsafe fn free_arena(block: NonNull<MemoryBlockHeader>) {
+    // SAFETY: made by `new` as a Box<ArenaBlock>; ours alone now.
+    drop(unsafe { Box::from_raw(block.cast::<ArenaBlock>().as_ptr()) });
+}
+
+pub(super) fn new(initial_capacity: usize) -> MemBlock {
+    boxed_block(Box::new(ArenaBlock {
+        prefix: BlockPrefix::new(MemoryBlockKind::PodAllocator, &ARENA_VTABLE),
+        state: Mutex::new(State {
+            chunks: Vec::new(),
+            cursor: 0,
+            latest: None,
+            next_chunk: initial_capacity.max(MIN_CHUNK),
+            finalized: false,
+        }),
+    }))
+}
+
+pub(super) fn allocator(block: &MemBlock) -> Option<PodAllocator<'_>> {
+    block_as::<ArenaBlock>(block, MemoryBlockKind::PodAllocator).map(|b| PodAllocator { block: b })
+}
+
+/// The allocator interface of a POD allocator block.
+#[derive(Clone, Copy)]
+pub struct PodAllocator<'a> {
+    block: &'a ArenaBlock,
+}
+
+impl State {
+    fn last_range(&self) -> Option<(usize, usize)> {
+        self.chunks.last().map(|c| (c.ptr() as usize, c.size()))
+    }
+
+    /// Room for `size` bytes at `align` in a new chunk.
+    fn new_chunk(&mut self, size: usize, align: usize) -> Result<()> {
+        let need = size
+            .checked_add(align)
+            .ok_or_else(|| Error::alloc(format!("cannot allocate {size} bytes")))?;
+        let chunk_size = self.next_chunk.max(need);
+        let chunk = Buffer::zeroed(chunk_size, 16)?;
+        self.next_chunk = chunk_size.saturating_mul(2).min(MAX_GROWTH_CHUNK).max(self.next_chunk);
+        self.chunks.push(chunk);
+        self.cursor = 0;
+        Ok(())
+    }
+
+    fn allocate(&mut self, size: usize, align: usize) -> Result<usize> {
+        if self.finalized {
+            return Err(Error::invalid_argument(
+                "cannot allocate from a finalized memory block",
+            ));
+        }
+        if !align.is_power_of_two() || align > 4096 {
+            return Err(Error::invalid_argument(format!(
+                "allocation alignment {align} is not a power of two up to 4096"
+            )));
+        }
+        let fits = |s: &State| {
+            s.last_range().and_then(|(base, len)| {
+                let begin = align_up(base + s.cursor, align);
+                (begin.checked_add(size)? <= base + len).then_some(begin)
+            })
+        };
+        let begin = match fits(self) {
+            Some(b) => b,
+            None => {
+                self.new_chunk(size, align)?;
+                fits(self).ok_or_else(|| Error::alloc(format!("cannot allocate {size} bytes")))?
+            }
+        };
+        let (base, _) = self.last_range().unwrap_or((0, 0));
+        self.cursor = begin + size - base;
+        self.latest = Some((begin, size));
+        Ok(begin)
+    }
+
+    fn resize(&mut self, begin: usize, new_size: usize) -> Result<usize> {
+        let Some((latest, old_size)) = self.latest else {
+            return Err(Error::invalid_argument(
+                "resize called on a memory block with no allocation to resize",
+            ));
+        };
+        if latest != begin {
+            return Err(Error::invalid_argument(
+                "resize must be given the most recent allocation of the memory block",
+            ));
+        }
+        if self.finalized {
+            return Err(Error::invalid_argument("cannot resize in a finalized memory block"));
+        }
+        let (base, len) = self.last_range().unwrap_or((0, 0));
+        if begin.checked_add(new_size).is_some_and(|end| end <= base + len) {
+            if new_size < old_size {
+                // Keep the invariant: everything past the cursor is zero.
+                // SAFETY: [begin+new_size, begin+old_size) lies in the last
+                // chunk, inside the latest allocation that we own here.
+                unsafe { std::ptr::write_bytes((begin + new_size) as *mut u8, 0, old_size - new_size) };
+            }
+            self.cursor = begin + new_size - base;
+            self.latest = Some((begin, new_size));
+            return Ok(begin);
+        }
+        // Move to a new chunk: copy, then zero the old bytes so the old
+        // chunk's tail stays zero (its cursor is rolled back to `begin`).
+        self.new_chunk(new_size, 16)?;
+        let (nbase, _) = self.last_range().unwrap_or((0, 0));
+        let nbegin = align_up(nbase, 16);
+        // SAFETY: the old allocation [begin, begin+old_size) and the new one
+        // [nbegin, nbegin+new_size) are in different chunks, so they do not
+        // overlap; both are owned by this arena, under the lock.
+        unsafe {
+            std::ptr::copy_nonoverlapping(begin as *const u8, nbegin as *mut u8, old_size.min(new_size));
+            std::ptr::write_bytes(begin as *mut u8, 0, old_size);
+        }
+        self.cursor = nbegin + new_size - nbase;
+        self.latest = Some((nbegin, new_size));
+        Ok(nbegin)
+    }
+}
+
+impl PodAllocator<'_> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A poisoned lock means a panic while the state was locked; the
+        // state is only changed after every fallible step, so it is intact.
+        self.block.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Allocates `size` zero bytes aligned to `align`; returns `begin` (the
+    /// end is `begin + size`).
+    pub fn allocate(&self, size: usize, align: usize) -> Result<*mut u8> {
+        self.lock().allocate(size, align).map(|p| p as *mut u8)
+    }
+
+    /// Resizes the most recent allocation (which must start at `begin`) to
+    /// `new_size` bytes, in place when it can, else by moving it; returns
+    /// the (possibly new) begin. Growth is zero-filled.
+    pub fn resize(&self, begin: *mut u8, new_size: usize) -> Result<*mut u8> {
+        self.lock().resize(begin as usize, new_size).map(|p| p as *mut u8)
+    }
+
+    /// Marks the block finished: later allocate and resize calls fail.
+    pub fn finalize(&self) {
+        self.lock().finalized = true;
+    }
+
+    /// Total bytes reserved in chunks (for tests and diagnostics).
+    pub fn capacity(&self) -> usize {
+        self.lock().chunks.iter().map(Buffer::size).sum()
+    }
+}
+
+/// The C allocator API table (the ABI's `dynd_pod_allocator_api`).
+#[repr(C)]
+pub struct PodAllocatorApi {
+    /// Allocates `size_bytes` at `alignment`; writes begin and end.
+    pub allocate: unsafe extern "C" fn(
+        block: *mut MemoryBlockHeader,
+        size_bytes: isize,
+        alignment: isize,
+        out_begin: *mut *mut u8,
+        out_end: *mut *mut u8,
+    ) -> i32,
+    /// Resizes the latest allocation, updating begin and end.
+    pub resize: unsafe extern "C" fn(
+        block: *mut MemoryBlockHeader,
+        size_bytes: isize,
+        inout_begin: *mut *mut u8,
+        inout_end: *mut *mut u8,
+    ) -> i32,
+    /// Finalizes the block.
+    pub finalize: unsafe extern "C" fn(block: *mut MemoryBlockHeader),
+}
+
+const _: () = assert!(std::mem::size_of::<PodAllocatorApi>() == 3 * std::mem::size_of::<usize>());
+
+/// The one allocator API table.
+pub static POD_ALLOCATOR_API: PodAllocatorApi = PodAllocatorApi {
+    allocate: c_allocate,
+    resize: c_resize,
+    finalize: c_finalize,
+};
+
+/// The arena behind a C block pointer, or an error for anything else.
+///
+/// # Safety
+/// 1. `block` is null or points at a live memory block made by this crate.
+unsafe fn c_arena<'a>(block: *mut MemoryBlockHeader) -> Result<&'a ArenaBlock> {
+    let Some(ptr) = NonNull::new(block) else {
+        return Err(Error::invalid_argument("memory block pointer is NULL"));
+    };
+    // SAFETY: (1) non-null, so it points at a live block.
+    if unsafe { ptr.as_ref() }.kind != MemoryBlockKind::PodAllocator as u32 {
+        return Err(Error::invalid_argument("memory block is not a POD allocator block"));
+    }
+    // SAFETY: its kind says it was allocated as an ArenaBlock.
+    Ok(unsafe { ptr.cast::<ArenaBlock>().as_ref() })
+}
+
+fn report(r: Result<()>) -> i32 {
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            crate::error::set_last_error(&e);
+            -1
+        }
+    }
+}
+
+unsafe extern "C" fn c_allocate(
+    block: *mut MemoryBlockHeader,
+    size_bytes: isize,
+    alignment: isize,
+    out_begin: *mut *mut u8,
+    out_end: *mut *mut u8,
+) -> i32 {
+    report((|| {
+        // SAFETY: the C caller passes a block from this library (ABI contract).
+        let arena = unsafe { c_arena(block) }?;
+        if out_begin.is_null() || out_end.is_null() {
+            return Err(Error::invalid_argument("allocate: out_begin or out_end is NULL"));
+        }
+        let size = usize::try_from(size_bytes)
+            .map_err(|_| Error::invalid_argument(format!("allocate: negative size {size_bytes}")))?;
+        let align = usize::try_from(alignment)
+            .map_err(|_| Error::invalid_argument(format!("allocate: bad alignment {alignment}")))?;
+        let begin = PodAllocator { block: arena }.allocate(size, align)?;
+        // SAFETY: both out pointers were checked non-null; the caller gives
+        // writable locations (ABI contract).
+        unsafe {
+            *out_begin = begin;
+            *out_end = begin.add(size);
+        }
+        Ok(())
+    })())
+}
+
+unsafe extern "C" fn c_resize(
+    block: *mut MemoryBlockHeader,
+    size_bytes: isize,
+    inout_begin: *mut *mut u8,
+    inout_end: *mut *mut u8,
+) -> i32 {
+    report((|| {
+        // SAFETY: the C caller passes a block from this library (ABI contract).
+        let arena = unsafe { c_arena(block) }?;
+        if inout_begin.is_null() || inout_end.is_null() {
+            return Err(Error::invalid_argument("resize: inout_begin or inout_end is NULL"));
+        }
+        let size = usize::try_from(size_bytes)
+            .map_err(|_| Error::invalid_argument(format!("resize: negative size {size_bytes}")))?;
+        // SAFETY: checked non-null; readable and writable (ABI contract).
+        let begin = unsafe { *inout_begin };
+        let new_begin = PodAllocator { block: arena }.resize(begin, size)?;
+        // SAFETY: as above.
+        unsafe {
+            *inout_begin = new_begin;
+            *inout_end = new_begin.add(size);
+        }
+        Ok(())
+    })())
+}
+
+unsafe extern "C" fn c_finalize(block: *mut MemoryBlockHeader) {
+    // SAFETY: the C caller passes a block from this library (ABI contract).
+    if let Ok(arena) = unsafe { c_arena(block) } {
+        PodAllocator { block: arena }.finalize();
+    }
+}

@@ -1,0 +1,238 @@
+use super::*;
+use crate::error::{ErrorKind, take_last_error};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+
+#[test]
+fn refcount_counts_clones_and_drops() {
+    let a = MemBlock::new_fixed(16, 8).unwrap();
+    assert_eq!(a.kind(), MemoryBlockKind::FixedSizePod);
+    assert_eq!(a.use_count(), 1);
+    let b = a.clone();
+    assert!(a.ptr_eq(&b));
+    assert_eq!(a.use_count(), 2);
+    drop(b);
+    assert_eq!(a.use_count(), 1);
+    let raw = a.into_raw();
+    // SAFETY: `raw` carries the one reference `a` owned.
+    let a = unsafe { MemBlock::from_raw(raw) };
+    // SAFETY: `a` keeps the block alive during the call.
+    let c = unsafe { MemBlock::from_borrowed(a.as_ptr()) };
+    assert_eq!(a.use_count(), 2);
+    drop(c);
+    assert_eq!(a.use_count(), 1);
+}
+
+#[test]
+fn fixed_blocks_are_zeroed_and_aligned() {
+    for (size, align) in [(0, 1), (1, 1), (100, 8), (4096, 64), (1000, 256)] {
+        let b = MemBlock::new_fixed(size, align).unwrap();
+        let (ptr, len) = b.fixed_data().unwrap();
+        assert_eq!(len, size);
+        assert_eq!(ptr as usize % align.max(64), 0, "size {size} align {align}");
+        // SAFETY: the block owns `len` readable bytes at `ptr`.
+        let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
+        assert!(bytes.iter().all(|&x| x == 0));
+    }
+    assert_eq!(
+        MemBlock::new_fixed(8, 3).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        MemBlock::new_fixed(usize::MAX - 10, 8).unwrap_err().kind(),
+        ErrorKind::Alloc
+    );
+}
+
+#[test]
+fn large_fixed_blocks_use_huge_page_aligned_mappings() {
+    let size = 5 << 20;
+    let b = MemBlock::new_fixed(size, 8).unwrap();
+    let (ptr, len) = b.fixed_data().unwrap();
+    assert_eq!(len, size);
+    assert_eq!(ptr as usize % (2 << 20), 0);
+    // SAFETY: the block owns `len` writable bytes at `ptr`.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+    assert!(bytes.iter().step_by(4096).all(|&x| x == 0));
+    bytes[len - 1] = 7;
+    assert_eq!(bytes[len - 1], 7);
+    assert!(b.pod_allocator().is_none());
+}
+
+#[test]
+fn arena_allocates_zeroed_aligned_memory_and_grows_geometrically() {
+    let b = MemBlock::new_pod_allocator(64);
+    assert_eq!(b.kind(), MemoryBlockKind::PodAllocator);
+    let a = b.pod_allocator().unwrap();
+    let mut ptrs = Vec::new();
+    for i in 0..200usize {
+        let align = 1 << (i % 5);
+        let p = a.allocate(i + 1, align).unwrap();
+        assert_eq!(p as usize % align, 0);
+        // SAFETY: the arena gave us i + 1 bytes at p.
+        let s = unsafe { std::slice::from_raw_parts_mut(p, i + 1) };
+        assert!(s.iter().all(|&x| x == 0), "allocation {i} is not zeroed");
+        s.fill(i as u8);
+        ptrs.push((p, i + 1));
+    }
+    // Earlier allocations never move or get overwritten.
+    for (i, (p, n)) in ptrs.iter().enumerate() {
+        // SAFETY: still owned by the arena, which is alive.
+        let s = unsafe { std::slice::from_raw_parts(*p, *n) };
+        assert!(s.iter().all(|&x| x == i as u8));
+    }
+    // 200 allocations of up to 200 bytes: ~20 KB in a few doubling chunks.
+    let cap = a.capacity();
+    assert!((20_000..200_000).contains(&cap), "capacity {cap}");
+}
+
+#[test]
+fn arena_resizes_the_latest_allocation_in_place_then_by_moving() {
+    let b = MemBlock::new_pod_allocator(1024);
+    let a = b.pod_allocator().unwrap();
+    let p = a.allocate(8, 8).unwrap();
+    // SAFETY: 8 bytes at p are ours.
+    unsafe { std::ptr::copy_nonoverlapping(b"abcdefgh".as_ptr(), p, 8) };
+    let q = a.resize(p, 100).unwrap();
+    assert_eq!(p, q, "room in the chunk: resize in place");
+    // SAFETY: 100 bytes at q are ours; the grown part is zero.
+    let s = unsafe { std::slice::from_raw_parts(q, 100) };
+    assert_eq!(&s[..8], b"abcdefgh");
+    assert!(s[8..].iter().all(|&x| x == 0));
+    let r = a.resize(q, 1 << 20).unwrap();
+    assert_ne!(q, r, "no room: the allocation moves");
+    // SAFETY: 1 MiB at r is ours.
+    let s = unsafe { std::slice::from_raw_parts(r, 1 << 20) };
+    assert_eq!(&s[..8], b"abcdefgh");
+    assert!(s[8..].iter().all(|&x| x == 0));
+    // Shrink, then the next allocation starts zeroed right after.
+    let r2 = a.resize(r, 4).unwrap();
+    assert_eq!(r, r2);
+    let n = a.allocate(16, 1).unwrap();
+    // SAFETY: 16 bytes at n are ours.
+    assert!(unsafe { std::slice::from_raw_parts(n, 16) }.iter().all(|&x| x == 0));
+    // Only the latest allocation can be resized.
+    let e = a.resize(r2, 8).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.message().contains("most recent"), "{e}");
+    a.finalize();
+    assert!(a.allocate(1, 1).unwrap_err().message().contains("finalized"));
+    assert_eq!(a.allocate(1, 3).unwrap_err().kind(), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn c_allocator_api_reports_errors_in_the_slot() {
+    let b = MemBlock::new_pod_allocator(0);
+    let raw = b.as_ptr().as_ptr();
+    // SAFETY: `b` is live.
+    let api = unsafe { pod_allocator_api(b.as_ptr()) }.unwrap();
+    let (mut begin, mut end) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: a live arena block and valid out pointers.
+    assert_eq!(unsafe { (api.allocate)(raw, 10, 4, &mut begin, &mut end) }, 0);
+    assert_eq!(end as usize - begin as usize, 10);
+    // SAFETY: as above.
+    assert_eq!(unsafe { (api.resize)(raw, 3, &mut begin, &mut end) }, 0);
+    assert_eq!(end as usize - begin as usize, 3);
+    // SAFETY: as above; a negative size is reported, not acted on.
+    assert_eq!(unsafe { (api.allocate)(raw, -1, 4, &mut begin, &mut end) }, -1);
+    assert_eq!(take_last_error().unwrap().kind(), ErrorKind::InvalidArgument);
+    // SAFETY: NULL is checked.
+    assert_eq!(unsafe { (api.allocate)(std::ptr::null_mut(), 1, 1, &mut begin, &mut end) }, -1);
+    assert!(take_last_error().unwrap().message().contains("NULL"));
+    // SAFETY: as above.
+    unsafe { (api.finalize)(raw) };
+    // SAFETY: as above.
+    assert_eq!(unsafe { (api.allocate)(raw, 1, 1, &mut begin, &mut end) }, -1);
+    assert!(take_last_error().unwrap().message().contains("finalized"));
+    let fixed = MemBlock::new_fixed(8, 8).unwrap();
+    // SAFETY: `fixed` is live.
+    assert!(unsafe { pod_allocator_api(fixed.as_ptr()) }.is_none());
+    // SAFETY: a live block of the wrong kind is rejected, not misused.
+    assert_eq!(
+        unsafe { (api.allocate)(fixed.as_ptr().as_ptr(), 1, 1, &mut begin, &mut end) },
+        -1
+    );
+    assert!(take_last_error().unwrap().message().contains("not a POD allocator"));
+}
+
+static DESTROYED: AtomicUsize = AtomicUsize::new(0);
+
+unsafe extern "C" fn count_destroy(elem: *mut u8) {
+    // SAFETY: the element is a u64 slot of the allocation.
+    let v = unsafe { *(elem as *const u64) };
+    DESTROYED.fetch_add(v as usize, Ordering::SeqCst);
+}
+
+#[test]
+fn object_blocks_run_each_destructor_once() {
+    let b = MemBlock::new_object();
+    assert_eq!(b.kind(), MemoryBlockKind::Object);
+    let o = b.object_allocator().unwrap();
+    let p = o.allocate(5, 8, 8, count_destroy).unwrap() as *mut u64;
+    for i in 0..5 {
+        // SAFETY: 5 u64 slots at p.
+        unsafe { *p.add(i) = 1 << (i * 4) };
+    }
+    o.allocate(3, 8, 8, count_destroy).unwrap();
+    let c = b.clone();
+    drop(b);
+    assert_eq!(DESTROYED.load(Ordering::SeqCst), 0);
+    drop(c);
+    assert_eq!(DESTROYED.load(Ordering::SeqCst), 0x11111);
+    assert!(
+        MemBlock::new_object()
+            .object_allocator()
+            .unwrap()
+            .allocate(usize::MAX, 2, 1, count_destroy)
+            .is_err()
+    );
+}
+
+#[test]
+fn external_blocks_release_exactly_once() {
+    let released = Arc::new(AtomicUsize::new(0));
+    let r = released.clone();
+    let b = MemBlock::new_external(move || {
+        r.fetch_add(1, Ordering::SeqCst);
+    });
+    assert_eq!(b.kind(), MemoryBlockKind::External);
+    let clones: Vec<_> = (0..10).map(|_| b.clone()).collect();
+    drop(b);
+    assert_eq!(released.load(Ordering::SeqCst), 0);
+    drop(clones);
+    assert_eq!(released.load(Ordering::SeqCst), 1);
+}
+
+unsafe extern "C" fn c_release(obj: *mut std::ffi::c_void) {
+    // SAFETY: the test passes a pointer to an AtomicUsize that outlives the block.
+    unsafe { &*(obj as *const AtomicUsize) }.fetch_add(1, Ordering::SeqCst);
+}
+
+#[test]
+fn external_c_blocks_call_the_release_callback_once() {
+    let count = AtomicUsize::new(0);
+    let b = MemBlock::new_external_c(&count as *const _ as *mut _, Some(c_release));
+    let c = b.clone();
+    drop(b);
+    drop(c);
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+    drop(MemBlock::new_external_c(std::ptr::null_mut(), None));
+}
+
+#[test]
+fn refcounts_are_exact_under_concurrent_clones() {
+    let b = MemBlock::new_pod_allocator(0);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..10_000 {
+                    let c = b.clone();
+                    let d = c.clone();
+                    drop(c);
+                    d.pod_allocator().unwrap().allocate(8, 8).unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(b.use_count(), 1);
+}
