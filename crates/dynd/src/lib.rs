@@ -21,6 +21,7 @@
 
 pub mod array;
 pub mod error;
+pub mod kernels;
 pub mod memblock;
 pub mod types;
 

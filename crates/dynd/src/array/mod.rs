@@ -1,5 +1,381 @@
-//! Arrays (placeholder).
-/// An array.
-pub struct Array;
-/// An index.
-pub enum Index { }
+//! Arrays: a memory block holding a preamble plus the type's arrmeta, over
+//! data that lives in another, shared memory block (DESIGN §1.3).
+//!
+//! An [`Array`] is a handle: cloning it shares the same array. Views
+//! ([`Array::index`], [`Array::field`], [`Array::permute`]) make a new
+//! preamble and arrmeta over the same data — never a copy — so a write
+//! through a view is seen through the original. [`Array::copy`] makes a
+//! fresh array with the default layout.
+//!
+//! # Sharing and threads
+//! Like NumPy arrays, arrays are shared, mutable buffers: every view and
+//! clone of an array can write to the same bytes (when the array is
+//! writable). Arrays can be sent and shared between threads, and reading
+//! from many threads at once is fine, but writing to elements that another
+//! thread reads or writes at the same time is a data race: dynd's own
+//! executors split their outputs so that never happens, and code that
+//! shares writable arrays between threads must do the same (or make the
+//! array immutable with [`Array::into_immutable`]).
+
+mod arrmeta;
+mod copy;
+mod index;
+mod json;
+mod na;
+mod scalar;
+
+pub use arrmeta::{BlockrefMeta, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta};
+pub use index::Index;
+pub use scalar::Scalar;
+
+use crate::error::{Error, Result};
+use crate::memblock::{BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind};
+use crate::types::Type;
+use std::alloc::Layout;
+use std::fmt;
+use std::ptr::NonNull;
+
+/// Access flags of an array.
+pub mod flags {
+    /// The data may be read.
+    pub const READ: u64 = 1;
+    /// The data may be written through this array.
+    pub const WRITE: u64 = 2;
+    /// Nobody writes the data, through any array.
+    pub const IMMUTABLE: u64 = 4;
+}
+
+/// The array memory block: the preamble, then `tp.arrmeta_size()` bytes of
+/// arrmeta (8-aligned, right after the struct).
+#[repr(C)]
+struct ArrayBlock {
+    prefix: BlockPrefix,
+    tp: Type,
+    data: *mut u8,
+    flags: u64,
+    data_ref: MemBlock,
+}
+
+const PREAMBLE_SIZE: usize = std::mem::size_of::<ArrayBlock>();
+const _: () = assert!(PREAMBLE_SIZE % 8 == 0);
+const _: () = assert!(std::mem::offset_of!(ArrayBlock, prefix) == 0);
+
+fn block_layout(arrmeta_size: usize) -> Layout {
+    // The arrmeta of any type is at most a few KiB; the sum cannot overflow
+    // for a type that was built in memory.
+    Layout::from_size_align(PREAMBLE_SIZE + arrmeta_size, std::mem::align_of::<ArrayBlock>().max(8))
+        .unwrap_or_else(|_| Layout::new::<ArrayBlock>())
+}
+
+static ARRAY_VTABLE: BlockVTable = BlockVTable { free: free_array };
+
+/// # Safety
+/// See [`BlockVTable::free`].
+unsafe fn free_array(block: NonNull<MemoryBlockHeader>) {
+    let p = block.cast::<ArrayBlock>().as_ptr();
+    // SAFETY: (1) made by `Array::from_parts` as an ArrayBlock followed by
+    // its arrmeta; (2) ours alone now, so its fields are dropped once here.
+    unsafe {
+        let tp = std::ptr::read(&(*p).tp);
+        let meta = (p as *mut u8).add(PREAMBLE_SIZE);
+        arrmeta::destroy(&tp, meta);
+        let layout = block_layout(tp.arrmeta_size());
+        drop(tp);
+        std::ptr::drop_in_place(&mut (*p).data_ref);
+        std::alloc::dealloc(p as *mut u8, layout);
+    }
+}
+
+/// An n-dimensional, typed array (see the [module docs](self)).
+#[derive(Clone)]
+pub struct Array {
+    block: MemBlock,
+}
+
+impl Array {
+    /// Builds an array block. `init_meta` fills the zeroed arrmeta; every
+    /// blockref it writes must be an owned reference.
+    ///
+    /// # Safety
+    /// 1. `data` points at data laid out as `tp` with the arrmeta that
+    ///    `init_meta` writes, kept alive by `data_ref`.
+    /// 2. `init_meta` writes valid arrmeta for `tp` (it receives
+    ///    `tp.arrmeta_size()` zeroed bytes).
+    unsafe fn from_parts(
+        tp: Type,
+        data: *mut u8,
+        data_ref: MemBlock,
+        flags: u64,
+        init_meta: impl FnOnce(*mut u8),
+    ) -> Array {
+        let layout = block_layout(tp.arrmeta_size());
+        // SAFETY: the layout has a non-zero size (the preamble).
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) } as *mut ArrayBlock;
+        if raw.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        // SAFETY: `raw` is a fresh allocation big enough for the preamble
+        // and the arrmeta; (2) is the caller's promise about init_meta.
+        unsafe {
+            let meta = (raw as *mut u8).add(PREAMBLE_SIZE);
+            init_meta(meta);
+            std::ptr::write(
+                raw,
+                ArrayBlock {
+                    prefix: BlockPrefix::new(MemoryBlockKind::Array, &ARRAY_VTABLE),
+                    tp,
+                    data,
+                    flags,
+                    data_ref,
+                },
+            );
+        }
+        // SAFETY: `raw` is non-null and starts with a BlockPrefix whose use
+        // count is 1, which the MemBlock now owns.
+        let block = unsafe { MemBlock::from_raw(NonNull::new_unchecked(raw).cast()) };
+        Array { block }
+    }
+
+    fn preamble(&self) -> &ArrayBlock {
+        // SAFETY: an Array's block is always an ArrayBlock (from_parts is
+        // the only constructor), alive while `self` holds its reference.
+        unsafe { self.block.as_ptr().cast::<ArrayBlock>().as_ref() }
+    }
+
+    /// An array of type `tp` with the default layout (C order), its data
+    /// zero-filled: numbers are 0, strings and var dims empty, pointers null.
+    pub fn empty(tp: impl TypeArg) -> Result<Array> {
+        let tp = tp.into_type()?;
+        tp.require_concrete("an array")?;
+        let data_ref = MemBlock::new_fixed(tp.data_size(), tp.data_alignment())?;
+        let (data, _) = data_ref
+            .fixed_data()
+            .ok_or_else(|| Error::alloc("fixed data block has no data"))?;
+        let t2 = tp.clone();
+        // SAFETY: (1) the zeroed data is a valid default value of any
+        // concrete type with default arrmeta; (2) construct_default fills
+        // the zeroed arrmeta.
+        Ok(unsafe {
+            Array::from_parts(tp, data, data_ref, flags::READ | flags::WRITE, |meta| {
+                arrmeta::construct_default(&t2, meta)
+            })
+        })
+    }
+
+    /// Parses `json` as an array of type `tp` (datashape text or a
+    /// [`Type`]). See the [`json`](self#json) conventions.
+    pub fn from_json(tp: impl TypeArg, json: &str) -> Result<Array> {
+        let a = Array::empty(tp)?;
+        json::parse_into(&a, json.as_bytes())?;
+        Ok(a)
+    }
+
+    /// Like [`Array::from_json`], for bytes (which must be utf-8).
+    pub fn from_json_bytes(tp: impl TypeArg, json: &[u8]) -> Result<Array> {
+        let a = Array::empty(tp)?;
+        json::parse_into(&a, json)?;
+        Ok(a)
+    }
+
+    /// Parses `json` into this array's existing data (in place).
+    pub fn assign_json(&self, json: &str) -> Result<()> {
+        self.check_writable()?;
+        json::parse_into(self, json.as_bytes())
+    }
+
+    /// The array as compact JSON (DESIGN §8).
+    pub fn to_json(&self) -> String {
+        json::to_json(self, false)
+    }
+
+    /// The array's type.
+    pub fn tp(&self) -> &Type {
+        &self.preamble().tp
+    }
+
+    /// Pointer to the array's data.
+    pub fn data_ptr(&self) -> *mut u8 {
+        self.preamble().data
+    }
+
+    /// Pointer to the arrmeta (`tp().arrmeta_size()` bytes).
+    pub fn arrmeta_ptr(&self) -> *const u8 {
+        // SAFETY: the arrmeta directly follows the preamble in the block.
+        unsafe { (self.block.as_ptr().as_ptr() as *const u8).add(PREAMBLE_SIZE) }
+    }
+
+    /// The block that owns the data.
+    pub fn data_ref(&self) -> &MemBlock {
+        &self.preamble().data_ref
+    }
+
+    /// The array's own memory block (kind `Array`).
+    pub fn memblock(&self) -> &MemBlock {
+        &self.block
+    }
+
+    /// The access flags ([`flags`]).
+    pub fn flags(&self) -> u64 {
+        self.preamble().flags
+    }
+
+    /// `true` when the data may be written through this array.
+    pub fn is_writable(&self) -> bool {
+        self.flags() & flags::WRITE != 0
+    }
+
+    /// An error unless the array is writable.
+    pub fn check_writable(&self) -> Result<()> {
+        if self.is_writable() {
+            Ok(())
+        } else {
+            Err(Error::invalid_argument(format!(
+                "array of type {} is read-only",
+                self.tp()
+            )))
+        }
+    }
+
+    /// A view of the same data that cannot be written through.
+    pub fn read_only(&self) -> Array {
+        self.with_flags(self.flags() & !flags::WRITE)
+    }
+
+    /// This array, marked immutable: nobody may write its data again. Fails
+    /// when other handles or views can still write it (the data block or
+    /// this array is shared).
+    pub fn into_immutable(self) -> Result<Array> {
+        if self.block.use_count() != 1 || self.data_ref().use_count() != 1 {
+            return Err(Error::invalid_argument(
+                "cannot make the array immutable: other arrays share its data",
+            ));
+        }
+        Ok(self.with_flags(flags::READ | flags::IMMUTABLE))
+    }
+
+    fn with_flags(&self, flags: u64) -> Array {
+        let tp = self.tp().clone();
+        let src = self.arrmeta_ptr();
+        let t2 = tp.clone();
+        // SAFETY: same data, type and arrmeta (copied with new references).
+        unsafe {
+            Array::from_parts(tp, self.data_ptr(), self.data_ref().clone(), flags, |m| {
+                arrmeta::copy(&t2, m, src)
+            })
+        }
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.tp().ndim()
+    }
+
+    /// The sizes of the leading dims; a var dim is `None` (unless it is the
+    /// outermost dim, whose one element's size is known).
+    pub fn shape(&self) -> Vec<Option<usize>> {
+        index::shape(self)
+    }
+
+    /// Reads a 0-d array of exactly type `T` (`i32` for `int32`, ...).
+    pub fn as_scalar<T: Scalar>(&self) -> Result<T> {
+        scalar::check::<T>(self.tp())?;
+        // SAFETY: the type is T's builtin, so the data holds one T.
+        Ok(unsafe { T::load(self.data_ptr()) })
+    }
+
+    /// Writes a 0-d array of exactly type `T`.
+    pub fn set_scalar<T: Scalar>(&self, value: T) -> Result<()> {
+        scalar::check::<T>(self.tp())?;
+        self.check_writable()?;
+        // SAFETY: the type is T's builtin and the array is writable.
+        unsafe { value.store(self.data_ptr()) };
+        Ok(())
+    }
+
+    /// The string value of a 0-d `string` array.
+    pub fn as_str(&self) -> Result<&str> {
+        if !matches!(self.tp().kind(), crate::types::TypeKind::String) {
+            return Err(Error::type_error(format!(
+                "as_str needs a string array, got {}",
+                self.tp()
+            )));
+        }
+        // SAFETY: a string's data is {begin, end} over validated utf-8 in a
+        // block kept alive by the arrmeta, which `self` keeps alive.
+        unsafe {
+            let s: StringData = arrmeta::read(self.data_ptr());
+            let bytes = string_bytes(s);
+            std::str::from_utf8(bytes)
+                .map_err(|e| Error::parse(format!("string data is not valid utf-8: {e}")))
+        }
+    }
+
+    /// A copy of the array with the default layout and its own data.
+    pub fn copy(&self) -> Result<Array> {
+        let dst = Array::empty(self.tp().clone())?;
+        copy::copy_value(&dst, self)?;
+        Ok(dst)
+    }
+
+    /// `true` when both arrays view data in the same memory block.
+    pub fn shares_data_with(&self, other: &Array) -> bool {
+        self.data_ref().ptr_eq(other.data_ref())
+    }
+}
+
+/// The bytes of string data.
+///
+/// # Safety
+/// 1. `s` is string data whose bytes are alive for `'a`.
+pub(crate) unsafe fn string_bytes<'a>(s: StringData) -> &'a [u8] {
+    if s.begin.is_null() || s.end <= s.begin {
+        return &[];
+    }
+    // SAFETY: (1) `[begin, end)` is one allocation.
+    unsafe { std::slice::from_raw_parts(s.begin, s.end as usize - s.begin as usize) }
+}
+
+/// Something that names a type: a [`Type`] or datashape text.
+pub trait TypeArg {
+    /// The type (parsing text).
+    fn into_type(self) -> Result<Type>;
+}
+impl TypeArg for Type {
+    fn into_type(self) -> Result<Type> {
+        Ok(self)
+    }
+}
+impl TypeArg for &Type {
+    fn into_type(self) -> Result<Type> {
+        Ok(self.clone())
+    }
+}
+impl TypeArg for &str {
+    fn into_type(self) -> Result<Type> {
+        Type::parse(self)
+    }
+}
+impl TypeArg for crate::types::BuiltinType {
+    fn into_type(self) -> Result<Type> {
+        Ok(Type::builtin(self))
+    }
+}
+
+impl fmt::Display for Array {
+    /// The readable repr: `array([[1, 2], [3]], type="2 * var * int32")`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tp = self.tp().to_string();
+        write!(f, "array({}, type=", json::to_json(self, true))?;
+        json::write_json_string(&tp, f)?;
+        f.write_str(")")
+    }
+}
+
+impl fmt::Debug for Array {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests;

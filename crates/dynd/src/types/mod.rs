@@ -18,6 +18,7 @@ mod builtin;
 mod datashape;
 mod print;
 
+pub(crate) use print::is_identifier;
 pub use builtin::{BUILTIN_TYPE_ID_LIMIT, BuiltinType, FLOAT128_TYPE_ID};
 
 use crate::error::{Error, Result};
@@ -110,12 +111,14 @@ impl Fields {
         let mut data_offsets = Vec::with_capacity(types.len());
         let mut arrmeta_offsets = Vec::with_capacity(types.len());
         let (mut data, mut meta) = (0usize, 0usize);
+        // Saturating: a type too large for memory keeps a size no
+        // allocation can satisfy, so making an array of it is an Alloc error.
         for t in &types {
             data = align_up(data, t.data_alignment());
             data_offsets.push(data);
-            data += t.data_size();
+            data = data.saturating_add(t.data_size());
             arrmeta_offsets.push(meta);
-            meta += t.arrmeta_size();
+            meta = meta.saturating_add(t.arrmeta_size());
         }
         Fields {
             names,
@@ -285,9 +288,11 @@ static STRING: LazyLock<Type> = LazyLock::new(|| Type::from_kind(TypeKind::Strin
 static BYTES: LazyLock<Type> = LazyLock::new(|| Type::from_kind(TypeKind::Bytes));
 static CHAR: LazyLock<Type> = LazyLock::new(|| Type::from_kind(TypeKind::Char));
 
+/// `value` rounded up to a multiple of `align` (a power of two),
+/// saturating at the largest such multiple.
 pub(crate) fn align_up(value: usize, align: usize) -> usize {
     debug_assert!(align.is_power_of_two());
-    (value + align - 1) & !(align - 1)
+    value.saturating_add(align - 1) & !(align - 1)
 }
 
 impl Type {
@@ -298,7 +303,7 @@ impl Type {
             K::String | K::Bytes => (16, 8, BLOCKREF_ARRMETA_SIZE, false, true),
             K::Char => (4, 4, 0, false, false),
             K::FixedString { size, encoding } => (
-                size * encoding.unit_size(),
+                size.saturating_mul(encoding.unit_size()),
                 encoding.unit_size(),
                 0,
                 false,
@@ -308,14 +313,14 @@ impl Type {
             K::FixedDim { size, elem } => (
                 size.saturating_mul(elem.data_size()),
                 elem.data_alignment(),
-                FIXED_DIM_ARRMETA_SIZE + elem.arrmeta_size(),
+                FIXED_DIM_ARRMETA_SIZE.saturating_add(elem.arrmeta_size()),
                 elem.is_symbolic(),
                 elem.has_blockref(),
             ),
             K::VarDim { elem } => (
                 16,
                 8,
-                VAR_DIM_ARRMETA_SIZE + elem.arrmeta_size(),
+                VAR_DIM_ARRMETA_SIZE.saturating_add(elem.arrmeta_size()),
                 elem.is_symbolic(),
                 true,
             ),
@@ -330,13 +335,16 @@ impl Type {
                     .max()
                     .unwrap_or(1);
                 let end = match (fields.data_offsets.last(), fields.types.last()) {
-                    (Some(off), Some(t)) => off + t.data_size(),
+                    (Some(off), Some(t)) => off.saturating_add(t.data_size()),
                     _ => 0,
                 };
                 (
                     align_up(end, align),
                     align,
-                    fields.types.iter().map(Type::arrmeta_size).sum(),
+                    fields
+                        .types
+                        .iter()
+                        .fold(0usize, |a, t| a.saturating_add(t.arrmeta_size())),
                     fields.types.iter().any(Type::is_symbolic),
                     fields.types.iter().any(Type::has_blockref),
                 )
@@ -344,7 +352,7 @@ impl Type {
             K::Pointer(target) => (
                 8,
                 8,
-                POINTER_ARRMETA_SIZE + target.arrmeta_size(),
+                POINTER_ARRMETA_SIZE.saturating_add(target.arrmeta_size()),
                 target.is_symbolic(),
                 true,
             ),
@@ -445,8 +453,22 @@ impl Type {
     }
 
     /// A symbolic dim (`Fixed`, `Dim`, `N`, `...`) over `elem`.
+    ///
+    /// # Panics
+    /// When a dim name is not a valid pattern name (an identifier starting
+    /// with an upper-case letter, other than `Fixed`, `Dim` and `Any`); use
+    /// [`Type::try_symbolic_dim`] to get an error instead.
     pub fn symbolic_dim(dim: SymbolicDim, elem: Type) -> Type {
-        Type::from_kind(TypeKind::SymbolicDim { dim, elem })
+        Type::try_symbolic_dim(dim, elem).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A symbolic dim, checking its name.
+    pub fn try_symbolic_dim(dim: SymbolicDim, elem: Type) -> Result<Type> {
+        match &dim {
+            SymbolicDim::Named(n) | SymbolicDim::Ellipsis(Some(n)) => check_pattern_name(n, "dim variable")?,
+            _ => {}
+        }
+        Ok(Type::from_kind(TypeKind::SymbolicDim { dim, elem }))
     }
 
     /// `{name: type, ...}`. Duplicate field names are an error.
@@ -501,13 +523,7 @@ impl Type {
     /// A type variable. Its name must start with an upper-case letter.
     pub fn type_var(name: impl Into<String>) -> Result<Type> {
         let name = name.into();
-        if !name.starts_with(|c: char| c.is_ascii_uppercase())
-            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
-            return Err(Error::type_error(format!(
-                "type variable name '{name}' must start with an upper-case letter and be an identifier"
-            )));
-        }
+        check_pattern_name(&name, "type variable")?;
         Ok(Type::from_kind(TypeKind::TypeVar(name)))
     }
 
@@ -647,6 +663,22 @@ impl Type {
             Ok(())
         }
     }
+}
+
+/// Names of type and dim variables: identifiers starting with an upper-case
+/// letter, other than the reserved `Fixed`, `Dim` and `Any`.
+fn check_pattern_name(name: &str, what: &str) -> Result<()> {
+    if !name.starts_with(|c: char| c.is_ascii_uppercase())
+        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(Error::type_error(format!(
+            "{what} name '{name}' must be an identifier starting with an upper-case letter"
+        )));
+    }
+    if matches!(name, "Fixed" | "Dim" | "Any") {
+        return Err(Error::type_error(format!("{what} name '{name}' is reserved")));
+    }
+    Ok(())
 }
 
 impl PartialEq for Type {

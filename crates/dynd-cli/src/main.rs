@@ -1,0 +1,77 @@
+//! The `dynd` command line (DESIGN §8): inspect types and parse arrays.
+//!
+//! Output goes to stdout; on error it prints `error[KIND]: message` on
+//! stderr and exits 1.
+
+use dynd::{Array, Error, Type};
+use std::io::Write;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage:
+  dynd type DATASHAPE
+      line 1: the canonical datashape
+      line 2: data_size=N data_alignment=N arrmeta_size=N
+  dynd parse DATASHAPE JSON
+      the array as compact JSON (one line)";
+
+fn run(args: &[String]) -> Result<String, Error> {
+    let arg = |i: usize, what: &str| {
+        args.get(i)
+            .map(String::as_str)
+            .ok_or_else(|| Error::invalid_argument(format!("missing {what}\n{USAGE}")))
+    };
+    let command = arg(0, "command")?;
+    let expect_count = |n: usize| {
+        if args.len() > n {
+            Err(Error::invalid_argument(format!(
+                "too many arguments for '{command}': {}\n{USAGE}",
+                args[n..].join(" ")
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    match command {
+        "type" => {
+            let tp = Type::parse(arg(1, "DATASHAPE")?)?;
+            expect_count(2)?;
+            if tp.is_symbolic() {
+                Ok(format!("{tp}\nsymbolic: no data layout"))
+            } else {
+                Ok(format!(
+                    "{tp}\ndata_size={} data_alignment={} arrmeta_size={}",
+                    tp.data_size(),
+                    tp.data_alignment(),
+                    tp.arrmeta_size()
+                ))
+            }
+        }
+        "parse" => {
+            let tp = Type::parse(arg(1, "DATASHAPE")?)?;
+            let json = arg(2, "JSON")?;
+            expect_count(3)?;
+            Ok(Array::from_json(tp, json)?.to_json())
+        }
+        "help" | "--help" | "-h" => Ok(USAGE.to_string()),
+        other => Err(Error::invalid_argument(format!(
+            "unknown command '{other}'\n{USAGE}"
+        ))),
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(out) => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed stdout (a pipe to `head`) is not worth a panic.
+            let _ = writeln!(stdout, "{out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error[{}]: {}", e.kind().name(), e.message());
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! The `dynd` binary: exact output and error format of DESIGN §8.
+
+use std::process::Command;
+
+fn dynd(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_dynd"))
+        .args(args)
+        .output()
+        .expect("run dynd");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn type_prints_canonical_text_and_layout() {
+    let (code, out, err) = dynd(&["type", "3 * var * {x: int32, name: string}"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(
+        out,
+        "3 * var * {x: int32, name: string}\ndata_size=48 data_alignment=8 arrmeta_size=48\n"
+    );
+    let (_, out, _) = dynd(&["type", "option[int]"]);
+    assert_eq!(out, "?int32\ndata_size=4 data_alignment=4 arrmeta_size=0\n");
+    let (_, out, _) = dynd(&["type", "complex"]);
+    assert_eq!(out, "complex[float64]\ndata_size=16 data_alignment=8 arrmeta_size=0\n");
+    let (code, out, _) = dynd(&["type", "N * T"]);
+    assert_eq!((code, out.as_str()), (0, "N * T\nsymbolic: no data layout\n"));
+}
+
+#[test]
+fn parse_prints_compact_json() {
+    let (code, out, err) = dynd(&["parse", "2 * var * ?int32", "[[1, null], [ ]]"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(out, "[[1,null],[]]\n");
+    let (_, out, _) = dynd(&["parse", "{s: string, f: float64}", r#"{"f": 1e300, "s": "a\"é"}"#]);
+    assert_eq!(out, "{\"s\":\"a\\\"é\",\"f\":1e300}\n");
+}
+
+#[test]
+fn errors_go_to_stderr_with_their_kind_and_exit_1() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["type", "float64+"], "error[parse]: line 1, column 8"),
+        (&["type", "float65"], "error[parse]: line 1, column 1"),
+        (&["parse", "uint8", "256"], "error[overflow]: JSON line 1, column 1: 256 is out of range for uint8"),
+        (&["parse", "int32", "1.5"], "error[fractional]:"),
+        (&["parse", "3 * int32", "[1, 2]"], "error[parse]:"),
+        (&["parse", "int32"], "error[invalid_argument]: missing JSON"),
+        (&["parse", "int32", "1", "2"], "error[invalid_argument]: too many arguments"),
+        (&["frobnicate"], "error[invalid_argument]: unknown command 'frobnicate'"),
+        (&[], "error[invalid_argument]: missing command"),
+    ];
+    for (args, want) in cases {
+        let (code, out, err) = dynd(args);
+        assert_eq!(code, 1, "{args:?}");
+        assert_eq!(out, "", "{args:?}");
+        assert!(err.starts_with(want), "{args:?}: {err}");
+        assert!(err.ends_with('\n'));
+    }
+}

@@ -1,0 +1,1107 @@
+//! JSON in and out, for every type (DESIGN §8 conventions).
+//!
+//! Parsing is streaming and type-directed: the text is read once, straight
+//! into the array's memory (no intermediate value tree); var dims grow
+//! their allocation geometrically and trim it at the end. Errors name the
+//! position (line, column) and the path in the value (`[1][0].x`).
+//!
+//! Conventions: NaN and infinities are the bare tokens `NaN`, `Infinity`,
+//! `-Infinity`; a missing option value is `null`; complex numbers are
+//! `[re, im]` (a plain number reads as `[x, 0]`); int128 and uint64
+//! extremes are plain integer literals, read exactly; integers may be
+//! written as `1.0` or `1e3` when the value is integral (`1.5` into an
+//! integer is a `fractional` error); `bytes` and `fixed_bytes` are hex
+//! strings (`"00ff"`); structs come from objects (extra keys are ignored, a
+//! missing field is an error) or from arrays in field order.
+
+use super::arrmeta::{self, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta};
+use super::{Array, na};
+use crate::error::{Error, ErrorKind, Result};
+use crate::types::{BuiltinType, Encoding, Type, TypeKind};
+use half::f16;
+use std::fmt::{self, Write};
+use std::mem::size_of;
+
+/// Deepest nesting of JSON arrays and objects accepted while skipping an
+/// unknown value (type-directed parsing is bounded by the type's depth).
+const MAX_SKIP_DEPTH: usize = 512;
+
+#[derive(Clone, Copy)]
+enum Seg<'t> {
+    Index(usize),
+    Field(&'t str),
+}
+
+struct Parser<'j, 't> {
+    text: &'j [u8],
+    pos: usize,
+    path: Vec<Seg<'t>>,
+}
+
+pub(super) fn parse_into(a: &Array, text: &[u8]) -> Result<()> {
+    if let Err(e) = std::str::from_utf8(text) {
+        return Err(Error::parse(format!(
+            "JSON text is not valid utf-8 (byte {})",
+            e.valid_up_to()
+        )));
+    }
+    let tp = a.tp().clone();
+    let mut p = Parser {
+        text,
+        pos: 0,
+        path: Vec::new(),
+    };
+    // SAFETY: `a` is a valid array: its data and arrmeta match its type. The
+    // arrmeta may be updated in place (pointer blockrefs), which only this
+    // array's block holds.
+    unsafe { p.value(&tp, a.arrmeta_ptr() as *mut u8, a.data_ptr()) }?;
+    p.ws();
+    if p.pos < p.text.len() {
+        return Err(p.err(ErrorKind::Parse, "unexpected text after the JSON value"));
+    }
+    Ok(())
+}
+
+fn path_string(path: &[Seg<'_>]) -> String {
+    let mut s = String::new();
+    for seg in path {
+        match seg {
+            Seg::Index(i) => {
+                let _ = write!(s, "[{i}]");
+            }
+            Seg::Field(f) => {
+                if crate::types::is_identifier(f) {
+                    let _ = write!(s, ".{f}");
+                } else {
+                    let _ = write!(s, "[{f:?}]");
+                }
+            }
+        }
+    }
+    s
+}
+
+impl<'t> Parser<'_, 't> {
+    fn err(&self, kind: ErrorKind, msg: impl fmt::Display) -> Error {
+        let before = &self.text[..self.pos.min(self.text.len())];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let col = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+        let path = path_string(&self.path);
+        let at = if path.is_empty() {
+            String::new()
+        } else {
+            format!(" at {path}")
+        };
+        Error::new(kind, format!("JSON line {line}, column {col}{at}: {msg}"))
+    }
+
+    fn ws(&mut self) {
+        while let Some(b) = self.text.get(self.pos) {
+            if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.text.get(self.pos).copied()
+    }
+
+    fn describe_next(&mut self) -> String {
+        match self.peek() {
+            None => "the end of the text".into(),
+            Some(b'[') => "an array".into(),
+            Some(b'{') => "an object".into(),
+            Some(b'"') => "a string".into(),
+            Some(b't' | b'f') => "a boolean".into(),
+            Some(b'n') => "null".into(),
+            Some(b'-' | b'0'..=b'9' | b'N' | b'I') => "a number".into(),
+            Some(c) => format!("'{}'", c as char),
+        }
+    }
+
+    fn expect_byte(&mut self, c: u8, what: &str) -> Result<()> {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            let found = self.describe_next();
+            Err(self.err(ErrorKind::Parse, format!("expected {what}, found {found}")))
+        }
+    }
+
+    fn literal(&mut self, word: &str) -> bool {
+        self.ws();
+        if self.text[self.pos..].starts_with(word.as_bytes()) {
+            let end = self.pos + word.len();
+            if !self.text.get(end).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_') {
+                self.pos = end;
+                return true;
+            }
+        }
+        false
+    }
+
+    fn mismatch(&mut self, tp: &Type, expected: &str) -> Error {
+        let found = self.describe_next();
+        self.err(ErrorKind::Parse, format!("expected {expected} for {tp}, found {found}"))
+    }
+
+    /// Parses one value of `tp` into `data` (arrmeta `meta`).
+    ///
+    /// # Safety
+    /// 1. `data` is writable data of `tp`, `meta` its valid arrmeta, which
+    ///    may be updated in place.
+    unsafe fn value(&mut self, tp: &'t Type, meta: *mut u8, data: *mut u8) -> Result<()> {
+        // SAFETY: each arm stays within the layouts of DESIGN §4 that (1)
+        // promises.
+        unsafe {
+            match tp.kind() {
+                TypeKind::Builtin(b) => self.builtin(tp, *b, data),
+                TypeKind::Option(v) => {
+                    if self.literal("null") {
+                        na::write_na(v, data)
+                    } else {
+                        self.value(v, meta, data)?;
+                        if let TypeKind::Builtin(b) = v.kind() {
+                            let bytes = std::slice::from_raw_parts(data, b.data_size());
+                            if na::is_na_value_bytes(*b, bytes) && !b.is_float() && !b.is_complex() {
+                                return Err(self.err(
+                                    ErrorKind::Overflow,
+                                    format!("this value is the missing-value marker of {tp} and cannot be stored in it"),
+                                ));
+                            }
+                        }
+                        Ok(())
+                    }
+                }
+                TypeKind::String => {
+                    let s = self.string(tp)?;
+                    super::scalar::write_string(meta, data, s.as_bytes()).map_err(|e| self.err(e.kind(), e.message()))
+                }
+                TypeKind::Bytes => {
+                    let bytes = self.hex(tp, None)?;
+                    super::scalar::write_string(meta, data, &bytes).map_err(|e| self.err(e.kind(), e.message()))
+                }
+                TypeKind::Char => {
+                    let s = self.string(tp)?;
+                    let mut chars = s.chars();
+                    match (chars.next(), chars.next()) {
+                        (Some(c), None) => {
+                            arrmeta::write(data, c as u32);
+                            Ok(())
+                        }
+                        _ => Err(self.err(
+                            ErrorKind::Parse,
+                            format!("expected a string of exactly one character for char, got {s:?}"),
+                        )),
+                    }
+                }
+                TypeKind::FixedString { size, encoding } => {
+                    let s = self.string(tp)?;
+                    let units = encode(&s, *encoding).map_err(|m| self.err(ErrorKind::Parse, m))?;
+                    if units.len() > *size * encoding.unit_size() {
+                        return Err(self.err(
+                            ErrorKind::Overflow,
+                            format!(
+                                "string of {} code units does not fit in {tp}",
+                                units.len() / encoding.unit_size()
+                            ),
+                        ));
+                    }
+                    std::ptr::write_bytes(data, 0, tp.data_size());
+                    std::ptr::copy_nonoverlapping(units.as_ptr(), data, units.len());
+                    Ok(())
+                }
+                TypeKind::FixedBytes { size, .. } => {
+                    let bytes = self.hex(tp, Some(*size))?;
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, *size);
+                    Ok(())
+                }
+                TypeKind::FixedDim { size, elem } => {
+                    let m: FixedDimMeta = arrmeta::read(meta);
+                    let emeta = meta.add(size_of::<FixedDimMeta>());
+                    self.sequence(tp, |p, i| {
+                        if i >= *size {
+                            return Err(p.err(
+                                ErrorKind::Parse,
+                                format!("too many elements for {tp}: expected {size}"),
+                            ));
+                        }
+                        p.value(elem, emeta, data.offset(i as isize * m.stride))
+                    })
+                    .and_then(|n| {
+                        if n == *size {
+                            Ok(())
+                        } else {
+                            Err(self.err(
+                                ErrorKind::Parse,
+                                format!("expected {size} elements for {tp}, found {n}"),
+                            ))
+                        }
+                    })
+                }
+                TypeKind::VarDim { elem } => self.var_dim(tp, elem, meta, data),
+                TypeKind::Struct(fields) => {
+                    if self.peek() == Some(b'[') {
+                        return self.tuple_like(tp, fields, meta, data);
+                    }
+                    self.expect_byte(b'{', &format!("an object for {tp}"))?;
+                    let mut seen = vec![false; fields.len()];
+                    let mut first = true;
+                    loop {
+                        if self.peek() == Some(b'}') {
+                            self.pos += 1;
+                            break;
+                        }
+                        if !first {
+                            self.expect_byte(b',', "',' or '}' in the object")?;
+                        }
+                        first = false;
+                        if self.peek() != Some(b'"') {
+                            return Err(self.err(ErrorKind::Parse, "expected a string key in the object"));
+                        }
+                        let key = self.string_raw()?;
+                        self.expect_byte(b':', "':' after the object key")?;
+                        match fields.index_of(&key) {
+                            Some(i) => {
+                                if std::mem::replace(&mut seen[i], true) {
+                                    return Err(self.err(ErrorKind::Parse, format!("duplicate key \"{key}\"")));
+                                }
+                                self.path.push(Seg::Field(&fields.names()[i]));
+                                self.value(
+                                    &fields.types()[i],
+                                    meta.add(fields.arrmeta_offsets()[i]),
+                                    data.add(fields.data_offsets()[i]),
+                                )?;
+                                self.path.pop();
+                            }
+                            None => self.skip(0)?,
+                        }
+                    }
+                    if let Some(i) = seen.iter().position(|s| !s) {
+                        self.pos -= 1;
+                        return Err(self.err(
+                            ErrorKind::Parse,
+                            format!("missing field \"{}\" for {tp}", fields.names()[i]),
+                        ));
+                    }
+                    Ok(())
+                }
+                TypeKind::Tuple(fields) => self.tuple_like(tp, fields, meta, data),
+                TypeKind::Pointer(target) => {
+                    if self.literal("null") {
+                        arrmeta::write(data, 0usize);
+                        return Ok(());
+                    }
+                    let mut pm: PointerMeta = arrmeta::read(meta);
+                    if pm.blockref.is_null() {
+                        pm.blockref = crate::memblock::MemBlock::new_pod_allocator(0).into_raw().as_ptr();
+                        pm.offset = 0;
+                        arrmeta::write(meta, pm);
+                    }
+                    let target_data = arrmeta::with_allocator(pm.blockref, |a| {
+                        a.allocate(target.data_size(), target.data_alignment())
+                    })
+                    .map_err(|e| self.err(e.kind(), e.message()))?;
+                    self.value(target, meta.add(size_of::<PointerMeta>()), target_data)?;
+                    arrmeta::write(data, target_data.wrapping_offset(-pm.offset));
+                    Ok(())
+                }
+                _ => Err(self.err(ErrorKind::Type, format!("cannot read JSON into {tp}"))),
+            }
+        }
+    }
+
+    /// Parses `[a, b, ...]`, calling `each(parser, i)` for element i with the
+    /// path extended; returns the count.
+    fn sequence(&mut self, tp: &Type, mut each: impl FnMut(&mut Self, usize) -> Result<()>) -> Result<usize> {
+        if self.peek() != Some(b'[') {
+            return Err(self.mismatch(tp, "an array"));
+        }
+        self.pos += 1;
+        let mut i = 0;
+        loop {
+            if self.peek() == Some(b']') {
+                self.pos += 1;
+                return Ok(i);
+            }
+            if i > 0 {
+                self.expect_byte(b',', "',' or ']' in the array")?;
+            }
+            self.path.push(Seg::Index(i));
+            each(self, i)?;
+            self.path.pop();
+            i += 1;
+        }
+    }
+
+    /// # Safety
+    /// As [`Parser::value`] for a struct or tuple.
+    unsafe fn tuple_like(&mut self, tp: &'t Type, fields: &'t crate::types::Fields, meta: *mut u8, data: *mut u8) -> Result<()> {
+        let n = self.sequence(tp, |p, i| {
+            if i >= fields.len() {
+                return Err(p.err(ErrorKind::Parse, format!("too many elements for {tp}: expected {}", fields.len())));
+            }
+            // SAFETY: field i's data and arrmeta are at their offsets.
+            unsafe {
+                p.value(
+                    &fields.types()[i],
+                    meta.add(fields.arrmeta_offsets()[i]),
+                    data.add(fields.data_offsets()[i]),
+                )
+            }
+        })?;
+        if n != fields.len() {
+            return Err(self.err(ErrorKind::Parse, format!("expected {} elements for {tp}, found {n}", fields.len())));
+        }
+        Ok(())
+    }
+
+    /// # Safety
+    /// As [`Parser::value`] for a var dim.
+    unsafe fn var_dim(&mut self, tp: &'t Type, elem: &'t Type, meta: *mut u8, data: *mut u8) -> Result<()> {
+        // SAFETY: var dim arrmeta and data (1).
+        let (m, existing): (VarDimMeta, VarDimData) = unsafe { (arrmeta::read(meta), arrmeta::read(data)) };
+        // SAFETY: the element's arrmeta follows.
+        let emeta = unsafe { meta.add(size_of::<VarDimMeta>()) };
+        let esize = elem.data_size();
+        if !existing.begin.is_null() {
+            // Already allocated (assigning into an existing array): the
+            // element count must match; write in place.
+            let n = self.sequence(tp, |p, i| {
+                if i >= existing.size {
+                    return Err(p.err(
+                        ErrorKind::Broadcast,
+                        format!("the var dim element already has {} elements; cannot write more", existing.size),
+                    ));
+                }
+                // SAFETY: element i < size of the existing element.
+                unsafe { p.value(elem, emeta, existing.begin.offset(m.offset + i as isize * m.stride)) }
+            })?;
+            if n != existing.size {
+                return Err(self.err(
+                    ErrorKind::Broadcast,
+                    format!("the var dim element has {} elements, the JSON array {n}", existing.size),
+                ));
+            }
+            return Ok(());
+        }
+        if m.offset != 0 || m.stride != esize as isize {
+            return Err(self.err(
+                ErrorKind::InvalidArgument,
+                format!("cannot allocate elements of {tp} through a view with offset {} and stride {}", m.offset, m.stride),
+            ));
+        }
+        let align = elem.data_alignment();
+        let mut cap = 0usize;
+        let mut begin: *mut u8 = std::ptr::null_mut();
+        let n = self.sequence(tp, |p, i| {
+            if i == cap {
+                let new_cap = if cap == 0 { 8 } else { cap * 2 };
+                let bytes = new_cap
+                    .checked_mul(esize)
+                    .ok_or_else(|| p.err(ErrorKind::Alloc, "var dim too large"))?;
+                // SAFETY: the arrmeta holds its blockref; `begin` is this
+                // block's latest allocation (nested values allocate from
+                // their own arrmeta's blocks).
+                begin = unsafe {
+                    arrmeta::with_allocator(m.blockref, |a| {
+                        if cap == 0 { a.allocate(bytes, align) } else { a.resize(begin, bytes) }
+                    })
+                }
+                .map_err(|e| p.err(e.kind(), e.message()))?;
+                cap = new_cap;
+            }
+            // SAFETY: i < cap elements are allocated at `begin`.
+            unsafe { p.value(elem, emeta, begin.add(i * esize)) }
+        })?;
+        if cap > 0 {
+            // SAFETY: trim the latest allocation of the same block.
+            begin = unsafe { arrmeta::with_allocator(m.blockref, |a| a.resize(begin, n * esize)) }
+                .map_err(|e| self.err(e.kind(), e.message()))?;
+        } else {
+            // An empty element still gets a non-null begin, so it reads as
+            // allocated (and can be told apart from a never-written one).
+            // SAFETY: the arrmeta holds its blockref.
+            begin = unsafe { arrmeta::with_allocator(m.blockref, |a| a.allocate(0, align)) }
+                .map_err(|e| self.err(e.kind(), e.message()))?;
+        }
+        // SAFETY: (1) `data` is the var element.
+        unsafe { arrmeta::write(data, VarDimData { begin, size: n }) };
+        Ok(())
+    }
+
+    /// Skips one JSON value (for ignored object keys), checking its syntax.
+    fn skip(&mut self, depth: usize) -> Result<()> {
+        if depth > MAX_SKIP_DEPTH {
+            return Err(self.err(ErrorKind::Parse, "JSON nested too deeply"));
+        }
+        match self.peek() {
+            Some(b'[') => {
+                self.pos += 1;
+                let mut first = true;
+                loop {
+                    if self.peek() == Some(b']') {
+                        self.pos += 1;
+                        return Ok(());
+                    }
+                    if !first {
+                        self.expect_byte(b',', "',' or ']' in the array")?;
+                    }
+                    first = false;
+                    self.skip(depth + 1)?;
+                }
+            }
+            Some(b'{') => {
+                self.pos += 1;
+                let mut first = true;
+                loop {
+                    if self.peek() == Some(b'}') {
+                        self.pos += 1;
+                        return Ok(());
+                    }
+                    if !first {
+                        self.expect_byte(b',', "',' or '}' in the object")?;
+                    }
+                    first = false;
+                    if self.peek() != Some(b'"') {
+                        return Err(self.err(ErrorKind::Parse, "expected a string key in the object"));
+                    }
+                    self.string_raw()?;
+                    self.expect_byte(b':', "':' after the object key")?;
+                    self.skip(depth + 1)?;
+                }
+            }
+            Some(b'"') => self.string_raw().map(|_| ()),
+            _ => {
+                if self.literal("true") || self.literal("false") || self.literal("null") {
+                    return Ok(());
+                }
+                if !matches!(self.peek(), Some(b'-' | b'0'..=b'9' | b'N' | b'I')) {
+                    let found = self.describe_next();
+                    return Err(self.err(ErrorKind::Parse, format!("expected a JSON value, found {found}")));
+                }
+                self.number_token().map(|_| ())
+            }
+        }
+    }
+
+    /// A JSON string value for `tp`.
+    fn string(&mut self, tp: &Type) -> Result<String> {
+        if self.peek() != Some(b'"') {
+            return Err(self.mismatch(tp, "a string"));
+        }
+        self.string_raw()
+    }
+
+    /// Reads a JSON string at the cursor (which is at the opening quote).
+    fn string_raw(&mut self) -> Result<String> {
+        let start = self.pos;
+        self.pos += 1;
+        let mut out = String::new();
+        loop {
+            // Copy the plain run up to the next quote, backslash or control.
+            let run_start = self.pos;
+            while let Some(&b) = self.text.get(self.pos) {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            // The text was validated as utf-8 and runs end at ASCII bytes.
+            out.push_str(std::str::from_utf8(&self.text[run_start..self.pos]).unwrap_or_default());
+            match self.text.get(self.pos) {
+                None => {
+                    self.pos = start;
+                    return Err(self.err(ErrorKind::Parse, "unterminated string"));
+                }
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    self.pos += 1;
+                    let esc = self.text.get(self.pos).copied();
+                    self.pos += 1;
+                    match esc {
+                        Some(b'"') => out.push('"'),
+                        Some(b'\\') => out.push('\\'),
+                        Some(b'/') => out.push('/'),
+                        Some(b'b') => out.push('\u{8}'),
+                        Some(b'f') => out.push('\u{c}'),
+                        Some(b'n') => out.push('\n'),
+                        Some(b'r') => out.push('\r'),
+                        Some(b't') => out.push('\t'),
+                        Some(b'u') => {
+                            let hi = self.hex4()?;
+                            let c = if (0xD800..0xDC00).contains(&hi) {
+                                if self.text.get(self.pos..self.pos + 2) != Some(b"\\u") {
+                                    return Err(self.err(ErrorKind::Parse, format!("lone surrogate \\u{hi:04x} in string")));
+                                }
+                                self.pos += 2;
+                                let lo = self.hex4()?;
+                                if !(0xDC00..0xE000).contains(&lo) {
+                                    return Err(self.err(ErrorKind::Parse, format!("lone surrogate \\u{hi:04x} in string")));
+                                }
+                                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                            } else if (0xDC00..0xE000).contains(&hi) {
+                                return Err(self.err(ErrorKind::Parse, format!("lone surrogate \\u{hi:04x} in string")));
+                            } else {
+                                hi
+                            };
+                            out.push(char::from_u32(c).unwrap_or('\u{fffd}'));
+                        }
+                        _ => {
+                            self.pos -= 2;
+                            return Err(self.err(ErrorKind::Parse, "invalid escape in string"));
+                        }
+                    }
+                }
+                Some(_) => return Err(self.err(ErrorKind::Parse, "control character in string (must be escaped)")),
+            }
+        }
+    }
+
+    fn hex4(&mut self) -> Result<u32> {
+        let digits = self.text.get(self.pos..self.pos + 4).unwrap_or(b"");
+        let s = std::str::from_utf8(digits).unwrap_or("");
+        match (s.len() == 4, u32::from_str_radix(s, 16)) {
+            (true, Ok(v)) if s.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                self.pos += 4;
+                Ok(v)
+            }
+            _ => Err(self.err(ErrorKind::Parse, "expected 4 hex digits after \\u")),
+        }
+    }
+
+    /// A hex string of bytes (exactly `len` bytes when given).
+    fn hex(&mut self, tp: &Type, len: Option<usize>) -> Result<Vec<u8>> {
+        let s = self.string(tp)?;
+        if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(self.err(ErrorKind::Parse, format!("expected a string of hex digit pairs for {tp}, got {s:?}")));
+        }
+        let bytes: Vec<u8> = (0..s.len() / 2)
+            .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap_or(0))
+            .collect();
+        if let Some(n) = len {
+            if bytes.len() != n {
+                return Err(self.err(ErrorKind::Parse, format!("expected {n} bytes for {tp}, got {}", bytes.len())));
+            }
+        }
+        Ok(bytes)
+    }
+
+    /// The text of a JSON number (or `NaN`, `Infinity`, `-Infinity`).
+    fn number_token(&mut self) -> Result<&str> {
+        self.ws();
+        let start = self.pos;
+        for special in ["NaN", "Infinity", "-Infinity"] {
+            if self.literal(special) {
+                return Ok(special);
+            }
+        }
+        let t = self.text;
+        let mut i = self.pos;
+        if t.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        let int_start = i;
+        while t.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        let int_len = i - int_start;
+        let bad = int_len == 0 || (int_len > 1 && t[int_start] == b'0');
+        let mut bad_frac = false;
+        if t.get(i) == Some(&b'.') {
+            i += 1;
+            let s = i;
+            while t.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            bad_frac = i == s;
+        }
+        if matches!(t.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(t.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let s = i;
+            while t.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            bad_frac |= i == s;
+        }
+        if bad || bad_frac || t.get(i).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.') {
+            return Err(if int_len == 0 && t.get(self.pos) != Some(&b'-') {
+                let found = self.describe_next();
+                self.err(ErrorKind::Parse, format!("expected a number, found {found}"))
+            } else {
+                self.err(ErrorKind::Parse, "malformed number")
+            });
+        }
+        self.pos = i;
+        Ok(std::str::from_utf8(&t[start..i]).unwrap_or("0"))
+    }
+
+    /// # Safety
+    /// `data` is writable data of `b`.
+    unsafe fn builtin(&mut self, tp: &Type, b: BuiltinType, data: *mut u8) -> Result<()> {
+        use BuiltinType::*;
+        match b {
+            Bool => {
+                let v = if self.literal("true") {
+                    1u8
+                } else if self.literal("false") {
+                    0
+                } else {
+                    return Err(self.mismatch(tp, "true or false"));
+                };
+                // SAFETY: one byte.
+                unsafe { *data = v };
+                Ok(())
+            }
+            Void => {
+                if self.literal("null") {
+                    Ok(())
+                } else {
+                    Err(self.mismatch(tp, "null"))
+                }
+            }
+            Complex64 | Complex128 => {
+                let part = if b == Complex64 { Type::builtin(Float32) } else { Type::float64() };
+                let n = part.data_size();
+                if self.peek() == Some(b'[') {
+                    let count = self.sequence(tp, |p, i| {
+                        if i >= 2 {
+                            return Err(p.err(ErrorKind::Parse, format!("expected [real, imag] for {tp}")));
+                        }
+                        // SAFETY: part i of the complex number.
+                        unsafe { p.builtin(&part, part.as_builtin().unwrap_or(Float64), data.add(i * n)) }
+                    })?;
+                    if count != 2 {
+                        return Err(self.err(ErrorKind::Parse, format!("expected [real, imag] for {tp}, found {count} elements")));
+                    }
+                    Ok(())
+                } else {
+                    // SAFETY: the real part, then a zero imaginary part.
+                    unsafe {
+                        self.builtin(&part, part.as_builtin().unwrap_or(Float64), data)?;
+                        std::ptr::write_bytes(data.add(n), 0, n);
+                    }
+                    Ok(())
+                }
+            }
+            _ => {
+                if !matches!(self.peek(), Some(b'-' | b'0'..=b'9' | b'N' | b'I')) {
+                    return Err(self.mismatch(tp, "a number"));
+                }
+                let save = self.pos;
+                let tok = self.number_token()?.to_owned();
+                let r = if b.is_float() {
+                    // SAFETY: `data` holds one value of b.
+                    unsafe { store_float(b, &tok, data) }
+                } else {
+                    // SAFETY: as above.
+                    unsafe { store_int(b, &tok, data) }
+                };
+                r.map_err(|(kind, msg)| {
+                    self.pos = save;
+                    self.err(kind, msg)
+                })
+            }
+        }
+    }
+}
+
+/// Parses a float token into `b` at `data`.
+///
+/// # Safety
+/// `data` is writable data of float type `b`.
+unsafe fn store_float(b: BuiltinType, tok: &str, data: *mut u8) -> std::result::Result<(), (ErrorKind, String)> {
+    let special = match tok {
+        "NaN" => Some(f64::NAN),
+        "Infinity" => Some(f64::INFINITY),
+        "-Infinity" => Some(f64::NEG_INFINITY),
+        _ => None,
+    };
+    let overflow = || (ErrorKind::Overflow, format!("{tok} is out of range for {b}"));
+    // SAFETY: (caller) `data` holds one value of `b`.
+    unsafe {
+        match b {
+            BuiltinType::Float32 => {
+                let v = match special {
+                    Some(s) => s as f32,
+                    None => tok.parse::<f32>().map_err(|e| (ErrorKind::Parse, e.to_string()))?,
+                };
+                if special.is_none() && v.is_infinite() {
+                    return Err(overflow());
+                }
+                arrmeta::write(data, v);
+            }
+            BuiltinType::Float16 => {
+                let v = special.map_or_else(|| tok.parse::<f64>(), Ok).map_err(|e| (ErrorKind::Parse, e.to_string()))?;
+                let h = f16::from_f64(v);
+                if special.is_none() && h.is_infinite() {
+                    return Err(overflow());
+                }
+                arrmeta::write(data, h);
+            }
+            _ => {
+                let v = special.map_or_else(|| tok.parse::<f64>(), Ok).map_err(|e| (ErrorKind::Parse, e.to_string()))?;
+                if special.is_none() && v.is_infinite() {
+                    return Err(overflow());
+                }
+                arrmeta::write(data, v);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The exact integer value of a JSON number token: `(negative, magnitude)`.
+fn exact_integer(tok: &str, b: BuiltinType) -> std::result::Result<(bool, u128), (ErrorKind, String)> {
+    if matches!(tok, "NaN" | "Infinity" | "-Infinity") {
+        return Err((ErrorKind::Overflow, format!("{tok} cannot be stored in {b}")));
+    }
+    let (neg, rest) = match tok.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, tok),
+    };
+    let (mantissa, exp) = match rest.find(['e', 'E']) {
+        Some(i) => (&rest[..i], rest[i + 1..].parse::<i64>().unwrap_or(i64::MAX)),
+        None => (rest, 0),
+    };
+    let (int_part, frac_part) = match mantissa.find('.') {
+        Some(i) => (&mantissa[..i], &mantissa[i + 1..]),
+        None => (mantissa, ""),
+    };
+    let digits: Vec<u8> = int_part.bytes().chain(frac_part.bytes()).map(|d| d - b'0').collect();
+    // value = digits * 10^(exp - frac_len)
+    let scale = exp.saturating_sub(frac_part.len() as i64);
+    let overflow = || (ErrorKind::Overflow, format!("{tok} is out of range for {b}"));
+    let (keep, dropped): (&[u8], &[u8]) = if scale >= 0 {
+        (&digits, &[])
+    } else {
+        let cut = digits.len().saturating_sub(scale.unsigned_abs().min(usize::MAX as u64) as usize);
+        digits.split_at(cut)
+    };
+    if dropped.iter().any(|&d| d != 0) {
+        return Err((ErrorKind::Fractional, format!("{tok} is not an integer, so it cannot be stored in {b}")));
+    }
+    let mut v: u128 = 0;
+    for &d in keep {
+        v = v.checked_mul(10).and_then(|v| v.checked_add(d as u128)).ok_or_else(overflow)?;
+    }
+    if scale > 0 && v != 0 {
+        for _ in 0..scale {
+            v = v.checked_mul(10).ok_or_else(overflow)?;
+        }
+    }
+    Ok((neg && v != 0, v))
+}
+
+/// Parses an integer token into `b` at `data`, range checked.
+///
+/// # Safety
+/// `data` is writable data of integer type `b`.
+unsafe fn store_int(b: BuiltinType, tok: &str, data: *mut u8) -> std::result::Result<(), (ErrorKind, String)> {
+    use BuiltinType::*;
+    let (neg, mag) = exact_integer(tok, b)?;
+    let overflow = || (ErrorKind::Overflow, format!("{tok} is out of range for {b}"));
+    macro_rules! put {
+        ($t:ty) => {{
+            let v: $t = if neg {
+                // Negative: the magnitude must fit as -(mag).
+                let m = i128::try_from(mag).ok().map(|m| -m).or((mag == 1u128 << 127).then_some(i128::MIN));
+                m.and_then(|m| <$t>::try_from(m).ok()).ok_or_else(overflow)?
+            } else {
+                <$t>::try_from(mag).map_err(|_| overflow())?
+            };
+            // SAFETY: (caller) `data` holds one value of this type.
+            unsafe { arrmeta::write(data, v) };
+        }};
+    }
+    match b {
+        Int8 => put!(i8),
+        Int16 => put!(i16),
+        Int32 => put!(i32),
+        Int64 => put!(i64),
+        Int128 => put!(i128),
+        UInt8 => put!(u8),
+        UInt16 => put!(u16),
+        UInt32 => put!(u32),
+        UInt64 => put!(u64),
+        UInt128 => put!(u128),
+        _ => return Err((ErrorKind::Type, format!("{b} is not an integer type"))),
+    }
+    Ok(())
+}
+
+/// Encodes `s` as code units of `enc`, native byte order.
+pub(crate) fn encode(s: &str, enc: Encoding) -> std::result::Result<Vec<u8>, String> {
+    Ok(match enc {
+        Encoding::Utf8 => s.as_bytes().to_vec(),
+        Encoding::Ascii => {
+            if let Some(c) = s.chars().find(|c| !c.is_ascii()) {
+                return Err(format!("character {c:?} cannot be encoded as ascii"));
+            }
+            s.as_bytes().to_vec()
+        }
+        Encoding::Utf16 => s.encode_utf16().flat_map(u16::to_ne_bytes).collect(),
+        Encoding::Ucs2 => {
+            if let Some(c) = s.chars().find(|c| (*c as u32) > 0xFFFF) {
+                return Err(format!("character {c:?} is outside the basic plane and cannot be encoded as ucs2"));
+            }
+            s.encode_utf16().flat_map(u16::to_ne_bytes).collect()
+        }
+        Encoding::Utf32 => s.chars().flat_map(|c| (c as u32).to_ne_bytes()).collect(),
+    })
+}
+
+/// Decodes zero-padded code units of `enc` (stops at the first zero unit).
+/// Invalid sequences are an error.
+pub(crate) fn decode(bytes: &[u8], enc: Encoding) -> std::result::Result<String, String> {
+    match enc {
+        Encoding::Utf8 | Encoding::Ascii => {
+            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+            let s = std::str::from_utf8(&bytes[..end]).map_err(|e| format!("invalid utf-8: {e}"))?;
+            if enc == Encoding::Ascii && !s.is_ascii() {
+                return Err("non-ascii byte in ascii string".into());
+            }
+            Ok(s.to_owned())
+        }
+        Encoding::Utf16 | Encoding::Ucs2 => {
+            let units: Vec<u16> = bytes
+                .chunks_exact(2)
+                .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+                .take_while(|&u| u != 0)
+                .collect();
+            String::from_utf16(&units).map_err(|_| "invalid utf-16 (unpaired surrogate)".into())
+        }
+        Encoding::Utf32 => bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+            .take_while(|&u| u != 0)
+            .map(|u| char::from_u32(u).ok_or_else(|| format!("invalid code point {u:#x}")))
+            .collect(),
+    }
+}
+
+// ---------------------------------------------------------------- printing
+
+/// Writes `s` as a JSON string.
+pub(crate) fn write_json_string(s: &str, out: &mut impl Write) -> fmt::Result {
+    out.write_char('"')?;
+    for c in s.chars() {
+        match c {
+            '"' => out.write_str("\\\"")?,
+            '\\' => out.write_str("\\\\")?,
+            '\n' => out.write_str("\\n")?,
+            '\r' => out.write_str("\\r")?,
+            '\t' => out.write_str("\\t")?,
+            '\u{8}' => out.write_str("\\b")?,
+            '\u{c}' => out.write_str("\\f")?,
+            c if (c as u32) < 0x20 => write!(out, "\\u{:04x}", c as u32)?,
+            c => out.write_char(c)?,
+        }
+    }
+    out.write_char('"')
+}
+
+fn write_f64(v: f64, out: &mut String) {
+    if v.is_nan() {
+        out.push_str("NaN");
+    } else if v.is_infinite() {
+        out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
+    } else {
+        let _ = write!(out, "{v:?}");
+    }
+}
+
+fn write_f32(v: f32, out: &mut String) {
+    if v.is_nan() || v.is_infinite() {
+        write_f64(v as f64, out);
+    } else {
+        let _ = write!(out, "{v:?}");
+    }
+}
+
+pub(super) fn to_json(a: &Array, pretty: bool) -> String {
+    let mut out = String::new();
+    let w = Writer { pretty };
+    // SAFETY: `a` is a valid array: data and arrmeta match its type.
+    unsafe { w.value(a.tp(), a.arrmeta_ptr(), a.data_ptr(), &mut out) };
+    out
+}
+
+struct Writer {
+    pretty: bool,
+}
+
+impl Writer {
+    fn sep(&self, out: &mut String) {
+        out.push_str(if self.pretty { ", " } else { "," });
+    }
+
+    /// # Safety
+    /// 1. `data` / `meta` are valid data and arrmeta of `tp`.
+    unsafe fn value(&self, tp: &Type, meta: *const u8, data: *const u8, out: &mut String) {
+        // SAFETY: each arm reads within the layouts (1) promises.
+        unsafe {
+            match tp.kind() {
+                TypeKind::Builtin(b) => write_builtin(*b, data, if self.pretty { ", " } else { "," }, out),
+                TypeKind::Option(v) => {
+                    if na::is_na(v, data) {
+                        out.push_str("null");
+                    } else {
+                        self.value(v, meta, data, out);
+                    }
+                }
+                TypeKind::String => {
+                    let s = super::string_bytes(arrmeta::read::<StringData>(data));
+                    let _ = write_json_string(&String::from_utf8_lossy(s), out);
+                }
+                TypeKind::Bytes => write_hex(super::string_bytes(arrmeta::read::<StringData>(data)), out),
+                TypeKind::Char => {
+                    let c = char::from_u32(arrmeta::read::<u32>(data)).unwrap_or('\u{fffd}');
+                    let _ = write_json_string(c.encode_utf8(&mut [0; 4]), out);
+                }
+                TypeKind::FixedString { size, encoding } => {
+                    let bytes = std::slice::from_raw_parts(data, size * encoding.unit_size());
+                    let s = decode(bytes, *encoding).unwrap_or_else(|_| String::from_utf8_lossy(bytes).into_owned());
+                    let _ = write_json_string(&s, out);
+                }
+                TypeKind::FixedBytes { size, .. } => write_hex(std::slice::from_raw_parts(data, *size), out),
+                TypeKind::FixedDim { elem, .. } => {
+                    let m: FixedDimMeta = arrmeta::read(meta);
+                    out.push('[');
+                    for i in 0..m.dim_size {
+                        if i > 0 {
+                            self.sep(out);
+                        }
+                        self.value(elem, meta.add(size_of::<FixedDimMeta>()), data.offset(i * m.stride), out);
+                    }
+                    out.push(']');
+                }
+                TypeKind::VarDim { elem } => {
+                    let m: VarDimMeta = arrmeta::read(meta);
+                    let d: VarDimData = arrmeta::read(data);
+                    out.push('[');
+                    for i in 0..d.size as isize {
+                        if i > 0 {
+                            self.sep(out);
+                        }
+                        self.value(elem, meta.add(size_of::<VarDimMeta>()), d.begin.offset(m.offset + i * m.stride), out);
+                    }
+                    out.push(']');
+                }
+                TypeKind::Struct(fields) => {
+                    out.push('{');
+                    for i in 0..fields.len() {
+                        if i > 0 {
+                            self.sep(out);
+                        }
+                        let _ = write_json_string(&fields.names()[i], out);
+                        out.push_str(if self.pretty { ": " } else { ":" });
+                        self.value(
+                            &fields.types()[i],
+                            meta.add(fields.arrmeta_offsets()[i]),
+                            data.add(fields.data_offsets()[i]),
+                            out,
+                        );
+                    }
+                    out.push('}');
+                }
+                TypeKind::Tuple(fields) => {
+                    out.push('[');
+                    for i in 0..fields.len() {
+                        if i > 0 {
+                            self.sep(out);
+                        }
+                        self.value(
+                            &fields.types()[i],
+                            meta.add(fields.arrmeta_offsets()[i]),
+                            data.add(fields.data_offsets()[i]),
+                            out,
+                        );
+                    }
+                    out.push(']');
+                }
+                TypeKind::Pointer(target) => {
+                    let p: usize = arrmeta::read(data);
+                    if p == 0 {
+                        out.push_str("null");
+                    } else {
+                        let pm: PointerMeta = arrmeta::read(meta);
+                        self.value(target, meta.add(size_of::<PointerMeta>()), (p as *const u8).wrapping_offset(pm.offset), out);
+                    }
+                }
+                _ => out.push_str("null"),
+            }
+        }
+    }
+}
+
+fn write_hex(bytes: &[u8], out: &mut String) {
+    out.push('"');
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out.push('"');
+}
+
+/// # Safety
+/// `data` is readable data of `b`.
+unsafe fn write_builtin(b: BuiltinType, data: *const u8, sep: &str, out: &mut String) {
+    use BuiltinType::*;
+    // SAFETY: (caller) one value of `b` at `data`.
+    unsafe {
+        let _ = match b {
+            Bool => write!(out, "{}", *data != 0),
+            Int8 => write!(out, "{}", arrmeta::read::<i8>(data)),
+            Int16 => write!(out, "{}", arrmeta::read::<i16>(data)),
+            Int32 => write!(out, "{}", arrmeta::read::<i32>(data)),
+            Int64 => write!(out, "{}", arrmeta::read::<i64>(data)),
+            Int128 => write!(out, "{}", arrmeta::read::<i128>(data)),
+            UInt8 => write!(out, "{}", *data),
+            UInt16 => write!(out, "{}", arrmeta::read::<u16>(data)),
+            UInt32 => write!(out, "{}", arrmeta::read::<u32>(data)),
+            UInt64 => write!(out, "{}", arrmeta::read::<u64>(data)),
+            UInt128 => write!(out, "{}", arrmeta::read::<u128>(data)),
+            Float16 => {
+                write_f32(arrmeta::read::<f16>(data).to_f32(), out);
+                Ok(())
+            }
+            Float32 => {
+                write_f32(arrmeta::read::<f32>(data), out);
+                Ok(())
+            }
+            Float64 => {
+                write_f64(arrmeta::read::<f64>(data), out);
+                Ok(())
+            }
+            Complex64 => {
+                out.push('[');
+                write_f32(arrmeta::read::<f32>(data), out);
+                out.push_str(sep);
+                write_f32(arrmeta::read::<f32>(data.add(4)), out);
+                out.push(']');
+                Ok(())
+            }
+            Complex128 => {
+                out.push('[');
+                write_f64(arrmeta::read::<f64>(data), out);
+                out.push_str(sep);
+                write_f64(arrmeta::read::<f64>(data.add(8)), out);
+                out.push(']');
+                Ok(())
+            }
+            Void => write!(out, "null"),
+        };
+    }
+}

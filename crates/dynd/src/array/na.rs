@@ -1,0 +1,113 @@
+//! Missing-value sentinels of option types (`?T`): a missing value is
+//! stored as `T`'s NA value (DESIGN §4).
+//!
+//! | type | NA |
+//! |---|---|
+//! | bool | the byte 2 |
+//! | signed integers | the minimum value |
+//! | unsigned integers | the maximum value |
+//! | float16 / float32 / float64 | the NaN with bits `0x7d2a` / `0x7f8007a2` / `0x7ff00000000007a2` (R's NA payload); other NaNs are values |
+//! | complex | both parts the float NA |
+//! | char | `0xFFFFFFFF` (not a code point) |
+//! | string, bytes, pointer | a null `begin` / pointer (an empty string has a non-null `begin`) |
+
+use super::arrmeta;
+use crate::error::{Error, Result};
+use crate::types::{BuiltinType, Type, TypeKind};
+
+/// float16 NA bits.
+pub const F16_NA: u16 = 0x7d2a;
+/// float32 NA bits.
+pub const F32_NA: u32 = 0x7f80_07a2;
+/// float64 NA bits.
+pub const F64_NA: u64 = 0x7ff0_0000_0000_07a2;
+/// char NA.
+pub const CHAR_NA: u32 = 0xFFFF_FFFF;
+
+/// The NA bytes of a builtin, little-endian, or `None` for void.
+fn builtin_na(b: BuiltinType) -> Option<[u8; 16]> {
+    use BuiltinType::*;
+    let mut out = [0u8; 16];
+    let bytes: &[u8] = match b {
+        Bool => &[2],
+        Int8 => &i8::MIN.to_ne_bytes(),
+        Int16 => &i16::MIN.to_ne_bytes(),
+        Int32 => &i32::MIN.to_ne_bytes(),
+        Int64 => &i64::MIN.to_ne_bytes(),
+        Int128 => &i128::MIN.to_ne_bytes(),
+        UInt8 => &u8::MAX.to_ne_bytes(),
+        UInt16 => &u16::MAX.to_ne_bytes(),
+        UInt32 => &u32::MAX.to_ne_bytes(),
+        UInt64 => &u64::MAX.to_ne_bytes(),
+        UInt128 => &u128::MAX.to_ne_bytes(),
+        Float16 => &F16_NA.to_ne_bytes(),
+        Float32 => &F32_NA.to_ne_bytes(),
+        Float64 => &F64_NA.to_ne_bytes(),
+        Complex64 => {
+            out[..4].copy_from_slice(&F32_NA.to_ne_bytes());
+            out[4..8].copy_from_slice(&F32_NA.to_ne_bytes());
+            return Some(out);
+        }
+        Complex128 => {
+            out[..8].copy_from_slice(&F64_NA.to_ne_bytes());
+            out[8..].copy_from_slice(&F64_NA.to_ne_bytes());
+            return Some(out);
+        }
+        Void => return None,
+    };
+    out[..bytes.len()].copy_from_slice(bytes);
+    Some(out)
+}
+
+/// Writes the NA value of option value type `tp` at `data`.
+///
+/// # Safety
+/// 1. `data` is writable data of `tp`.
+pub(crate) unsafe fn write_na(tp: &Type, data: *mut u8) -> Result<()> {
+    match tp.kind() {
+        TypeKind::Builtin(b) => {
+            let na = builtin_na(*b).ok_or_else(|| Error::type_error("void has no missing value"))?;
+            // SAFETY: (1) `data` has b.data_size() bytes.
+            unsafe { std::ptr::copy_nonoverlapping(na.as_ptr(), data, b.data_size()) };
+        }
+        TypeKind::Char => {
+            // SAFETY: (1) a char is 4 bytes.
+            unsafe { arrmeta::write(data, CHAR_NA) }
+        }
+        TypeKind::String | TypeKind::Bytes => {
+            // SAFETY: (1) string data is 16 bytes.
+            unsafe { std::ptr::write_bytes(data, 0, 16) }
+        }
+        TypeKind::Pointer(_) => {
+            // SAFETY: (1) a pointer is 8 bytes.
+            unsafe { std::ptr::write_bytes(data, 0, 8) }
+        }
+        _ => return Err(Error::type_error(format!("{tp} has no missing value"))),
+    }
+    Ok(())
+}
+
+/// `true` when the data of option value type `tp` at `data` is its NA.
+///
+/// # Safety
+/// 1. `data` is readable data of `tp`.
+pub(crate) unsafe fn is_na(tp: &Type, data: *const u8) -> bool {
+    match tp.kind() {
+        TypeKind::Builtin(b) => match builtin_na(*b) {
+            // SAFETY: (1) `data` has b.data_size() bytes.
+            Some(na) => (unsafe { std::slice::from_raw_parts(data, b.data_size()) }) == &na[..b.data_size()],
+            None => false,
+        },
+        // SAFETY: (1) a char is 4 bytes.
+        TypeKind::Char => (unsafe { arrmeta::read::<u32>(data) }) == CHAR_NA,
+        // SAFETY: (1) string data and pointers start with a pointer.
+        TypeKind::String | TypeKind::Bytes | TypeKind::Pointer(_) => (unsafe { arrmeta::read::<usize>(data) }) == 0,
+        _ => false,
+    }
+}
+
+/// `true` when `value` stored as `b` would read back as NA (a value that
+/// an option of `b` cannot hold).
+pub(crate) fn is_na_value_bytes(b: BuiltinType, bytes: &[u8]) -> bool {
+    builtin_na(b).is_some_and(|na| bytes == &na[..b.data_size()])
+}
