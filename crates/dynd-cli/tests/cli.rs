@@ -25,9 +25,15 @@ fn type_prints_canonical_text_and_layout() {
     let (_, out, _) = dynd(&["type", "option[int]"]);
     assert_eq!(out, "?int32\ndata_size=4 data_alignment=4 arrmeta_size=0\n");
     let (_, out, _) = dynd(&["type", "complex"]);
-    assert_eq!(out, "complex[float64]\ndata_size=16 data_alignment=8 arrmeta_size=0\n");
+    assert_eq!(
+        out,
+        "complex[float64]\ndata_size=16 data_alignment=8 arrmeta_size=0\n"
+    );
     let (code, out, _) = dynd(&["type", "N * T"]);
-    assert_eq!((code, out.as_str()), (0, "N * T\nsymbolic: no data layout\n"));
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "N * T\nsymbolic: no data layout\n")
+    );
 }
 
 #[test]
@@ -35,7 +41,11 @@ fn parse_prints_compact_json() {
     let (code, out, err) = dynd(&["parse", "2 * var * ?int32", "[[1, null], [ ]]"]);
     assert_eq!((code, err.as_str()), (0, ""));
     assert_eq!(out, "[[1,null],[]]\n");
-    let (_, out, _) = dynd(&["parse", "{s: string, f: float64}", r#"{"f": 1e300, "s": "a\"é"}"#]);
+    let (_, out, _) = dynd(&[
+        "parse",
+        "{s: string, f: float64}",
+        r#"{"f": 1e300, "s": "a\"é"}"#,
+    ]);
     assert_eq!(out, "{\"s\":\"a\\\"é\",\"f\":1e300}\n");
 }
 
@@ -44,12 +54,21 @@ fn errors_go_to_stderr_with_their_kind_and_exit_1() {
     let cases: &[(&[&str], &str)] = &[
         (&["type", "float64+"], "error[parse]: line 1, column 8"),
         (&["type", "float65"], "error[parse]: line 1, column 1"),
-        (&["parse", "uint8", "256"], "error[overflow]: JSON line 1, column 1: 256 is out of range for uint8"),
+        (
+            &["parse", "uint8", "256"],
+            "error[overflow]: JSON line 1, column 1: 256 is out of range for uint8",
+        ),
         (&["parse", "int32", "1.5"], "error[fractional]:"),
         (&["parse", "3 * int32", "[1, 2]"], "error[parse]:"),
         (&["parse", "int32"], "error[invalid_argument]: missing JSON"),
-        (&["parse", "int32", "1", "2"], "error[invalid_argument]: too many arguments"),
-        (&["frobnicate"], "error[invalid_argument]: unknown command 'frobnicate'"),
+        (
+            &["parse", "int32", "1", "2"],
+            "error[invalid_argument]: too many arguments",
+        ),
+        (
+            &["frobnicate"],
+            "error[invalid_argument]: unknown command 'frobnicate'",
+        ),
         (&[], "error[invalid_argument]: missing command"),
     ];
     for (args, want) in cases {

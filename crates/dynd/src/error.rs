@@ -216,9 +216,14 @@ mod tests {
     fn the_error_slot_is_per_thread() {
         clear_last_error();
         set_last_error(&Error::overflow("value 300 does not fit in uint8"));
-        std::thread::spawn(|| assert_eq!(last_error(), None)).join().unwrap();
+        std::thread::spawn(|| assert_eq!(last_error(), None))
+            .join()
+            .unwrap();
         assert_eq!(last_error().map(|e| e.kind()), Some(ErrorKind::Overflow));
-        assert_eq!(take_last_error().map(|e| e.kind()), Some(ErrorKind::Overflow));
+        assert_eq!(
+            take_last_error().map(|e| e.kind()),
+            Some(ErrorKind::Overflow)
+        );
         assert_eq!(take_last_error(), None);
     }
 

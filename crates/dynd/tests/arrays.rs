@@ -36,7 +36,10 @@ fn arrays_from_rust_values() {
     assert_eq!(s.tp().to_string(), "string");
     let ss = Array::from(vec!["a", "", "xyz"]);
     assert_eq!(ss.to_json(), r#"["a","","xyz"]"#);
-    assert_eq!(Array::from(3i8).as_str().unwrap_err().kind(), ErrorKind::Type);
+    assert_eq!(
+        Array::from(3i8).as_str().unwrap_err().kind(),
+        ErrorKind::Type
+    );
 }
 
 #[test]
@@ -57,20 +60,29 @@ fn empty_arrays_are_zero_filled_defaults() {
     let e = Array::empty("N * int32").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Type);
     assert!(e.message().contains("symbolic"), "{e}");
-    assert_eq!(Array::empty("3 * int33").unwrap_err().kind(), ErrorKind::Parse);
+    assert_eq!(
+        Array::empty("3 * int33").unwrap_err().kind(),
+        ErrorKind::Parse
+    );
 }
 
 #[test]
 fn repr_is_readable() {
     let a = json("2 * var * int32", "[[1, 2], [3]]");
-    assert_eq!(a.to_string(), r#"array([[1, 2], [3]], type="2 * var * int32")"#);
+    assert_eq!(
+        a.to_string(),
+        r#"array([[1, 2], [3]], type="2 * var * int32")"#
+    );
     let s = json("{x: int32, name: string}", r#"{"x": 1, "name": "a\"b"}"#);
     assert_eq!(
         format!("{s:?}"),
         r#"array({"x": 1, "name": "a\"b"}, type="{x: int32, name: string}")"#
     );
     let c = json("complex[float32]", "[1, 2]");
-    assert_eq!(c.to_string(), r#"array([1.0, 2.0], type="complex[float32]")"#);
+    assert_eq!(
+        c.to_string(),
+        r#"array([1.0, 2.0], type="complex[float32]")"#
+    );
 }
 
 #[test]
@@ -78,7 +90,13 @@ fn integer_indexing_and_negative_indices() {
     let a = json("3 * 4 * int32", "[[0,1,2,3],[4,5,6,7],[8,9,10,11]]");
     assert_eq!(a.index(&[1.into()]).unwrap().to_json(), "[4,5,6,7]");
     assert_eq!(a.index(&[(-1).into(), (-4).into()]).unwrap().to_json(), "8");
-    assert_eq!(a.index(&[2.into(), 3.into()]).unwrap().as_scalar::<i32>().unwrap(), 11);
+    assert_eq!(
+        a.index(&[2.into(), 3.into()])
+            .unwrap()
+            .as_scalar::<i32>()
+            .unwrap(),
+        11
+    );
     assert_eq!(a.index(&[]).unwrap().to_json(), a.to_json());
 }
 
@@ -108,7 +126,9 @@ fn slices_with_steps_negative_steps_and_clamping() {
     assert_eq!(v.to_json(), "[4,2,0]");
     // 2-d: reverse rows, every other column.
     let m = json("3 * 4 * int32", "[[0,1,2,3],[4,5,6,7],[8,9,10,11]]");
-    let v = m.index(&[Index::slice(None, None, -1), Index::slice(None, None, 2)]).unwrap();
+    let v = m
+        .index(&[Index::slice(None, None, -1), Index::slice(None, None, 2)])
+        .unwrap();
     assert_eq!(v.to_json(), "[[8,10],[4,6],[0,2]]");
     assert_eq!(v.shape(), vec![Some(3), Some(2)]);
 }
@@ -118,9 +138,17 @@ fn index_errors_are_typed_and_name_the_problem() {
     let a = json("3 * 4 * int32", "[[0,1,2,3],[4,5,6,7],[8,9,10,11]]");
     let e = a.index(&[3.into()]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Index);
-    assert!(e.message().contains("index 3 is out of range for axis 0 with size 3"), "{e}");
+    assert!(
+        e.message()
+            .contains("index 3 is out of range for axis 0 with size 3"),
+        "{e}"
+    );
     let e = a.index(&[0.into(), (-5).into()]).unwrap_err();
-    assert!(e.message().contains("index -5 is out of range for axis 1 with size 4"), "{e}");
+    assert!(
+        e.message()
+            .contains("index -5 is out of range for axis 1 with size 4"),
+        "{e}"
+    );
     let e = a.index(&[0.into(), 0.into(), 0.into()]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Index);
     assert!(e.message().contains("too many indices: 3 given"), "{e}");
@@ -131,7 +159,11 @@ fn index_errors_are_typed_and_name_the_problem() {
     assert_eq!(e.kind(), ErrorKind::Index);
     assert!(e.message().contains("var dim on axis 1"), "{e}");
     let e = r.index(&[1.into(), 1.into()]).unwrap_err();
-    assert!(e.message().contains("index 1 is out of range for axis 1 with size 1"), "{e}");
+    assert!(
+        e.message()
+            .contains("index 1 is out of range for axis 1 with size 1"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -145,7 +177,9 @@ fn var_dims_index_when_their_element_is_known() {
     assert_eq!(v.tp().to_string(), "3 * int32");
     assert_eq!(v.to_json(), "[3,2,1]");
     // ':' over a var dim under a sliced dim keeps it.
-    let v = r.index(&[Index::slice(Some(1), None, 1), Index::ALL]).unwrap();
+    let v = r
+        .index(&[Index::slice(Some(1), None, 1), Index::ALL])
+        .unwrap();
     assert_eq!(v.tp().to_string(), "2 * var * int32");
     assert_eq!(v.to_json(), "[[4],[5,6]]");
     assert_eq!(r.shape(), vec![Some(3), None]);
@@ -167,7 +201,10 @@ fn views_share_data_and_never_copy() {
     assert_eq!(a.to_json(), "[[-7,2,3],[40,50,60]]");
 
     // Fields and permutes are views too.
-    let s = json("2 * {x: int32, y: float64}", r#"[{"x":1,"y":0.5},{"x":2,"y":1.5}]"#);
+    let s = json(
+        "2 * {x: int32, y: float64}",
+        r#"[{"x":1,"y":0.5},{"x":2,"y":1.5}]"#,
+    );
     let y = s.field("y").unwrap();
     assert_eq!(y.tp().to_string(), "2 * float64");
     assert!(y.shares_data_with(&s));
@@ -177,7 +214,10 @@ fn views_share_data_and_never_copy() {
     let t = a.permute(&[1, 0]).unwrap();
     assert_eq!(t.tp().to_string(), "3 * 2 * int32");
     assert_eq!(t.to_json(), "[[-7,40],[2,50],[3,60]]");
-    t.index(&[2.into(), 0.into()]).unwrap().set_scalar(99i32).unwrap();
+    t.index(&[2.into(), 0.into()])
+        .unwrap()
+        .set_scalar(99i32)
+        .unwrap();
     assert_eq!(a.to_json(), "[[-7,2,99],[40,50,60]]");
 }
 
@@ -192,8 +232,18 @@ fn fields_through_var_dims_use_the_var_offset() {
     assert_eq!(names.to_json(), r#"[["a","bb"],["ccc"]]"#);
     let xs = a.field("x").unwrap();
     assert_eq!(xs.to_json(), "[[1,2],[3]]");
-    xs.index(&[1.into(), 0.into()]).unwrap().set_scalar(30i32).unwrap();
-    assert_eq!(a.index(&[1.into(), 0.into()]).unwrap().field("x").unwrap().to_json(), "30");
+    xs.index(&[1.into(), 0.into()])
+        .unwrap()
+        .set_scalar(30i32)
+        .unwrap();
+    assert_eq!(
+        a.index(&[1.into(), 0.into()])
+            .unwrap()
+            .field("x")
+            .unwrap()
+            .to_json(),
+        "30"
+    );
     let e = a.field("z").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Index);
     assert!(e.message().contains("no field named 'z'"), "{e}");
@@ -204,9 +254,15 @@ fn fields_through_var_dims_use_the_var_offset() {
 #[test]
 fn permute_errors() {
     let a = Array::empty("2 * 3 * 4 * int8").unwrap();
-    assert_eq!(a.permute(&[2, 0, 1]).unwrap().tp().to_string(), "4 * 2 * 3 * int8");
+    assert_eq!(
+        a.permute(&[2, 0, 1]).unwrap().tp().to_string(),
+        "4 * 2 * 3 * int8"
+    );
     assert_eq!(a.permute(&[0, 0]).unwrap_err().kind(), ErrorKind::Index);
-    assert_eq!(a.permute(&[0, 1, 2, 3]).unwrap_err().kind(), ErrorKind::Index);
+    assert_eq!(
+        a.permute(&[0, 1, 2, 3]).unwrap_err().kind(),
+        ErrorKind::Index
+    );
     let v = Array::empty("2 * var * int8").unwrap();
     let e = v.permute(&[1, 0]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Type);
@@ -228,9 +284,20 @@ fn copy_makes_a_fresh_default_layout() {
         r#"[{"v":[3],"s":"","p":7},{"v":[],"s":null,"p":null},{"v":[1,2],"s":"x","p":5}]"#
     );
     // Writing the copy leaves the original alone.
-    c.index(&[0.into()]).unwrap().field("v").unwrap().assign_json("[9]").unwrap();
-    assert_eq!(a.index(&[2.into()]).unwrap().field("v").unwrap().to_json(), "[3]");
-    assert_eq!(c.index(&[0.into()]).unwrap().field("v").unwrap().to_json(), "[9]");
+    c.index(&[0.into()])
+        .unwrap()
+        .field("v")
+        .unwrap()
+        .assign_json("[9]")
+        .unwrap();
+    assert_eq!(
+        a.index(&[2.into()]).unwrap().field("v").unwrap().to_json(),
+        "[3]"
+    );
+    assert_eq!(
+        c.index(&[0.into()]).unwrap().field("v").unwrap().to_json(),
+        "[9]"
+    );
 }
 
 #[test]
@@ -238,12 +305,25 @@ fn read_only_and_immutable_arrays_refuse_writes() {
     let a = json("3 * int32", "[1,2,3]");
     let r = a.read_only();
     assert!(!r.is_writable());
-    assert_eq!(r.assign_json("[4,5,6]").unwrap_err().kind(), ErrorKind::InvalidArgument);
-    assert_eq!(r.index(&[0.into()]).unwrap().set_scalar(1i32).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        r.assign_json("[4,5,6]").unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        r.index(&[0.into()])
+            .unwrap()
+            .set_scalar(1i32)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidArgument
+    );
     assert!(a.clone().into_immutable().is_err(), "shared: cannot freeze");
     drop(r);
     let frozen = a.into_immutable().unwrap();
-    assert_eq!(frozen.flags(), dynd::array::flags::READ | dynd::array::flags::IMMUTABLE);
+    assert_eq!(
+        frozen.flags(),
+        dynd::array::flags::READ | dynd::array::flags::IMMUTABLE
+    );
     assert!(frozen.assign_json("[0,0,0]").is_err());
     assert_eq!(frozen.to_json(), "[1,2,3]");
 }

@@ -26,10 +26,22 @@ fn round_trips_of_every_type() {
         ("int16", "32767", "32767"),
         ("int32", " 7 ", "7"),
         ("int64", "-9223372036854775808", "-9223372036854775808"),
-        ("int128", "-170141183460469231731687303715884105728", "-170141183460469231731687303715884105728"),
-        ("int128", "170141183460469231731687303715884105727", "170141183460469231731687303715884105727"),
+        (
+            "int128",
+            "-170141183460469231731687303715884105728",
+            "-170141183460469231731687303715884105728",
+        ),
+        (
+            "int128",
+            "170141183460469231731687303715884105727",
+            "170141183460469231731687303715884105727",
+        ),
         ("uint64", "18446744073709551615", "18446744073709551615"),
-        ("uint128", "340282366920938463463374607431768211455", "340282366920938463463374607431768211455"),
+        (
+            "uint128",
+            "340282366920938463463374607431768211455",
+            "340282366920938463463374607431768211455",
+        ),
         ("uint8", "-0", "0"),
         ("int32", "1e3", "1000"),
         ("int32", "2.0", "2"),
@@ -46,7 +58,11 @@ fn round_trips_of_every_type() {
         ("complex[float64]", "[1.5, -2]", "[1.5,-2.0]"),
         ("complex[float32]", "3", "[3.0,0.0]"),
         ("complex[float64]", "[NaN, Infinity]", "[NaN,Infinity]"),
-        ("string", r#""a\"b\\c\n\t\u00e9\ud83d\ude00""#, "\"a\\\"b\\\\c\\n\\té😀\""),
+        (
+            "string",
+            r#""a\"b\\c\n\t\u00e9\ud83d\ude00""#,
+            "\"a\\\"b\\\\c\\n\\té😀\"",
+        ),
         ("string", r#""\u0001""#, r#""\u0001""#),
         ("string", r#""héllo wörld""#, r#""héllo wörld""#),
         ("bytes", r#""00ff10""#, r#""00ff10""#),
@@ -64,16 +80,32 @@ fn round_trips_of_every_type() {
         ("?bool", "null", "null"),
         ("3 * ?int8", "[1, null, -1]", "[1,null,-1]"),
         ("pointer[int32]", "42", "42"),
-        ("2 * pointer[{a: int8}]", r#"[{"a":1}, null]"#, r#"[{"a":1},null]"#),
+        (
+            "2 * pointer[{a: int8}]",
+            r#"[{"a":1}, null]"#,
+            r#"[{"a":1},null]"#,
+        ),
         ("void", "null", "null"),
         ("(int32, string)", r#"[1, "x"]"#, r#"[1,"x"]"#),
         ("{x: int32, y: float32}", r#"[1, 2]"#, r#"{"x":1,"y":2.0}"#),
-        ("{x: int32, 'a b': bool}", r#"{"a b": true, "x": 3}"#, r#"{"x":3,"a b":true}"#),
-        ("{x: int32}", r#"{"x": 1, "extra": [1, {"q": null}], "more": "s"}"#, r#"{"x":1}"#),
+        (
+            "{x: int32, 'a b': bool}",
+            r#"{"a b": true, "x": 3}"#,
+            r#"{"x":3,"a b":true}"#,
+        ),
+        (
+            "{x: int32}",
+            r#"{"x": 1, "extra": [1, {"q": null}], "more": "s"}"#,
+            r#"{"x":1}"#,
+        ),
         ("0 * int32", "[]", "[]"),
         ("var * int32", "[]", "[]"),
         ("2 * var * int32", "[[1, 2, 3], []]", "[[1,2,3],[]]"),
-        ("var * var * string", r#"[["a"], [], ["b", "c"]]"#, r#"[["a"],[],["b","c"]]"#),
+        (
+            "var * var * string",
+            r#"[["a"], [], ["b", "c"]]"#,
+            r#"[["a"],[],["b","c"]]"#,
+        ),
         (
             "3 * var * {x: int32, name: ?string}",
             r#"[[{"x": 1, "name": "a"}], [], [{"x": 2, "name": null}, {"x": 3, "name": ""}]]"#,
@@ -97,12 +129,18 @@ fn large_var_dims_grow_and_stay_intact() {
     let n = 10_000;
     let text = format!(
         "[{}]",
-        (0..n).map(|i| format!("[{i}, \"s{i}\"]")).collect::<Vec<_>>().join(",")
+        (0..n)
+            .map(|i| format!("[{i}, \"s{i}\"]"))
+            .collect::<Vec<_>>()
+            .join(",")
     );
     let a = Array::from_json("var * (int32, string)", &text).unwrap();
     assert_eq!(a.shape(), vec![Some(n)]);
     assert_eq!(a.to_json().len(), text.replace(", ", ",").len());
-    assert_eq!(a.index(&[(n as isize - 1).into()]).unwrap().to_json(), format!("[{},\"s{}\"]", n - 1, n - 1));
+    assert_eq!(
+        a.index(&[(n as isize - 1).into()]).unwrap().to_json(),
+        format!("[{},\"s{}\"]", n - 1, n - 1)
+    );
 }
 
 #[test]
@@ -117,9 +155,18 @@ fn range_checks() {
     assert_eq!(e.kind(), ErrorKind::Fractional);
     assert!(e.message().contains("1.5 is not an integer"), "{e}");
     assert_eq!(err("int32", "1e-3").kind(), ErrorKind::Fractional);
-    assert_eq!(err("int64", "9223372036854775808").kind(), ErrorKind::Overflow);
-    assert_eq!(err("uint64", "18446744073709551616").kind(), ErrorKind::Overflow);
-    assert_eq!(err("int128", "170141183460469231731687303715884105728").kind(), ErrorKind::Overflow);
+    assert_eq!(
+        err("int64", "9223372036854775808").kind(),
+        ErrorKind::Overflow
+    );
+    assert_eq!(
+        err("uint64", "18446744073709551616").kind(),
+        ErrorKind::Overflow
+    );
+    assert_eq!(
+        err("int128", "170141183460469231731687303715884105728").kind(),
+        ErrorKind::Overflow
+    );
     assert_eq!(err("uint128", "1e39").kind(), ErrorKind::Overflow);
     assert_eq!(err("int32", "1e999999999999").kind(), ErrorKind::Overflow);
     assert_eq!(err("int32", "NaN").kind(), ErrorKind::Overflow);
@@ -132,7 +179,11 @@ fn range_checks() {
     assert!(e.message().contains("missing-value marker"), "{e}");
     let e = err("fixed_string[2]", r#""abc""#);
     assert_eq!(e.kind(), ErrorKind::Overflow);
-    assert!(e.message().contains("3 code units does not fit in fixed_string[2]"), "{e}");
+    assert!(
+        e.message()
+            .contains("3 code units does not fit in fixed_string[2]"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -141,10 +192,17 @@ fn errors_name_the_position_and_the_path() {
     assert_eq!(e.kind(), ErrorKind::Overflow);
     assert!(e.message().contains("at [1][0].x"), "{e}");
     assert!(e.message().contains("line 1, column 21"), "{e}");
-    let e = err("3 * {'a b': int8}", "[{\"a b\": 1},\n {\"a b\": 2},\n {\"a b\": \"x\"}]");
+    let e = err(
+        "3 * {'a b': int8}",
+        "[{\"a b\": 1},\n {\"a b\": 2},\n {\"a b\": \"x\"}]",
+    );
     assert!(e.message().contains("JSON line 3, column 10"), "{e}");
     assert!(e.message().contains(r#"at [2]["a b"]"#), "{e}");
-    assert!(e.message().contains("expected a number for int8, found a string"), "{e}");
+    assert!(
+        e.message()
+            .contains("expected a number for int8, found a string"),
+        "{e}"
+    );
     let e = err("{x: int32, name: string}", r#"{"x": 1}"#);
     assert_eq!(e.kind(), ErrorKind::Parse);
     assert!(e.message().contains("missing field \"name\""), "{e}");
@@ -154,43 +212,153 @@ fn errors_name_the_position_and_the_path() {
 fn malformed_and_mismatched_json() {
     // (type, text, kind, words in the message)
     let cases: &[(&str, &str, ErrorKind, &str)] = &[
-        ("int32", "", ErrorKind::Parse, "expected a number for int32, found the end of the text"),
-        ("int32", "[1]", ErrorKind::Parse, "expected a number for int32, found an array"),
-        ("int32", "1 2", ErrorKind::Parse, "unexpected text after the JSON value"),
+        (
+            "int32",
+            "",
+            ErrorKind::Parse,
+            "expected a number for int32, found the end of the text",
+        ),
+        (
+            "int32",
+            "[1]",
+            ErrorKind::Parse,
+            "expected a number for int32, found an array",
+        ),
+        (
+            "int32",
+            "1 2",
+            ErrorKind::Parse,
+            "unexpected text after the JSON value",
+        ),
         ("int32", "01", ErrorKind::Parse, "malformed number"),
         ("int32", "1.", ErrorKind::Parse, "malformed number"),
         ("int32", "-", ErrorKind::Parse, "malformed number"),
-        ("int32", "+1", ErrorKind::Parse, "expected a number for int32"),
+        (
+            "int32",
+            "+1",
+            ErrorKind::Parse,
+            "expected a number for int32",
+        ),
         ("float64", "nan", ErrorKind::Parse, "expected a number"),
         ("float64", "1e", ErrorKind::Parse, "malformed number"),
-        ("bool", "1", ErrorKind::Parse, "expected true or false for bool"),
+        (
+            "bool",
+            "1",
+            ErrorKind::Parse,
+            "expected true or false for bool",
+        ),
         ("bool", "truex", ErrorKind::Parse, "expected true or false"),
-        ("3 * int32", "[1, 2]", ErrorKind::Parse, "expected 3 elements for 3 * int32, found 2"),
-        ("3 * int32", "[1, 2, 3, 4]", ErrorKind::Parse, "too many elements for 3 * int32"),
-        ("3 * int32", "[1 2 3]", ErrorKind::Parse, "expected ',' or ']'"),
-        ("3 * int32", "[1, 2, 3", ErrorKind::Parse, "expected ',' or ']'"),
-        ("var * int32", "{}", ErrorKind::Parse, "expected an array for var * int32, found an object"),
-        ("string", "5", ErrorKind::Parse, "expected a string for string, found a number"),
+        (
+            "3 * int32",
+            "[1, 2]",
+            ErrorKind::Parse,
+            "expected 3 elements for 3 * int32, found 2",
+        ),
+        (
+            "3 * int32",
+            "[1, 2, 3, 4]",
+            ErrorKind::Parse,
+            "too many elements for 3 * int32",
+        ),
+        (
+            "3 * int32",
+            "[1 2 3]",
+            ErrorKind::Parse,
+            "expected ',' or ']'",
+        ),
+        (
+            "3 * int32",
+            "[1, 2, 3",
+            ErrorKind::Parse,
+            "expected ',' or ']'",
+        ),
+        (
+            "var * int32",
+            "{}",
+            ErrorKind::Parse,
+            "expected an array for var * int32, found an object",
+        ),
+        (
+            "string",
+            "5",
+            ErrorKind::Parse,
+            "expected a string for string, found a number",
+        ),
         ("string", "\"abc", ErrorKind::Parse, "unterminated string"),
         ("string", r#""\ud800""#, ErrorKind::Parse, "lone surrogate"),
         ("string", r#""\udc00x""#, ErrorKind::Parse, "lone surrogate"),
-        ("string", r#""\ud800\u0041""#, ErrorKind::Parse, "lone surrogate"),
+        (
+            "string",
+            r#""\ud800\u0041""#,
+            ErrorKind::Parse,
+            "lone surrogate",
+        ),
         ("string", r#""\x41""#, ErrorKind::Parse, "invalid escape"),
         ("string", r#""\u12g4""#, ErrorKind::Parse, "4 hex digits"),
         ("string", "\"a\nb\"", ErrorKind::Parse, "control character"),
         ("char", r#""ab""#, ErrorKind::Parse, "exactly one character"),
         ("bytes", r#""abc""#, ErrorKind::Parse, "hex digit pairs"),
-        ("fixed_bytes[2]", r#""00""#, ErrorKind::Parse, "expected 2 bytes"),
-        ("fixed_string[4, 'ascii']", r#""é""#, ErrorKind::Parse, "cannot be encoded as ascii"),
-        ("fixed_string[4, 'ucs2']", r#""😀""#, ErrorKind::Parse, "ucs2"),
-        ("{x: int32}", r#"{"x": 1, "x": 2}"#, ErrorKind::Parse, "duplicate key"),
-        ("{x: int32}", r#"{x: 1}"#, ErrorKind::Parse, "expected a string key"),
+        (
+            "fixed_bytes[2]",
+            r#""00""#,
+            ErrorKind::Parse,
+            "expected 2 bytes",
+        ),
+        (
+            "fixed_string[4, 'ascii']",
+            r#""é""#,
+            ErrorKind::Parse,
+            "cannot be encoded as ascii",
+        ),
+        (
+            "fixed_string[4, 'ucs2']",
+            r#""😀""#,
+            ErrorKind::Parse,
+            "ucs2",
+        ),
+        (
+            "{x: int32}",
+            r#"{"x": 1, "x": 2}"#,
+            ErrorKind::Parse,
+            "duplicate key",
+        ),
+        (
+            "{x: int32}",
+            r#"{x: 1}"#,
+            ErrorKind::Parse,
+            "expected a string key",
+        ),
         ("{x: int32}", r#"{"x" 1}"#, ErrorKind::Parse, "expected ':'"),
-        ("{x: int32}", r#"{"x": 1, "y": [1, }"#, ErrorKind::Parse, "expected a JSON value, found '}'"),
-        ("{x: int32}", r#"{"x": 1, "y": [1 2]}"#, ErrorKind::Parse, "expected ',' or ']' in the array"),
-        ("{x: int32}", r#"[1, 2]"#, ErrorKind::Parse, "too many elements"),
-        ("(int32, int32)", "[1]", ErrorKind::Parse, "expected 2 elements"),
-        ("complex[float64]", "[1, 2, 3]", ErrorKind::Parse, "[real, imag]"),
+        (
+            "{x: int32}",
+            r#"{"x": 1, "y": [1, }"#,
+            ErrorKind::Parse,
+            "expected a JSON value, found '}'",
+        ),
+        (
+            "{x: int32}",
+            r#"{"x": 1, "y": [1 2]}"#,
+            ErrorKind::Parse,
+            "expected ',' or ']' in the array",
+        ),
+        (
+            "{x: int32}",
+            r#"[1, 2]"#,
+            ErrorKind::Parse,
+            "too many elements",
+        ),
+        (
+            "(int32, int32)",
+            "[1]",
+            ErrorKind::Parse,
+            "expected 2 elements",
+        ),
+        (
+            "complex[float64]",
+            "[1, 2, 3]",
+            ErrorKind::Parse,
+            "[real, imag]",
+        ),
         ("void", "0", ErrorKind::Parse, "expected null for void"),
         ("?int32", "nul", ErrorKind::Parse, "expected a number"),
     ];
@@ -210,7 +378,11 @@ fn invalid_utf8_input_is_an_error() {
 
 #[test]
 fn deeply_nested_unknown_values_are_refused_not_overflowed() {
-    let text = format!("{{\"x\": 1, \"junk\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+    let text = format!(
+        "{{\"x\": 1, \"junk\": {}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
     let e = err("{x: int32}", &text);
     assert!(e.message().contains("nested too deeply"), "{e}");
 }

@@ -36,7 +36,13 @@ pub(super) fn copy_value(dst: &Array, src: &Array) -> Result<()> {
 /// 1. `src` / `smeta` are valid data and arrmeta of `tp`.
 /// 2. `dst` / `dmeta` are writable data and arrmeta of `tp`; `dmeta` may be
 ///    changed (pointer arrmeta is replaced by the source's).
-unsafe fn copy(tp: &Type, dmeta: *mut u8, dst: *mut u8, smeta: *const u8, src: *const u8) -> Result<()> {
+unsafe fn copy(
+    tp: &Type,
+    dmeta: *mut u8,
+    dst: *mut u8,
+    smeta: *const u8,
+    src: *const u8,
+) -> Result<()> {
     // SAFETY: every branch reads and writes within the layouts that (1) and
     // (2) promise, as DESIGN §4 describes them.
     unsafe {
@@ -62,8 +68,16 @@ unsafe fn copy(tp: &Type, dmeta: *mut u8, dst: *mut u8, smeta: *const u8, src: *
                     .size
                     .checked_mul(elem.data_size())
                     .ok_or_else(|| Error::alloc("var dim too large to copy"))?;
-                let begin = arrmeta::with_allocator(dm.blockref, |a| a.allocate(bytes, elem.data_alignment()))?;
-                arrmeta::write(dst, VarDimData { begin, size: sd.size });
+                let begin = arrmeta::with_allocator(dm.blockref, |a| {
+                    a.allocate(bytes, elem.data_alignment())
+                })?;
+                arrmeta::write(
+                    dst,
+                    VarDimData {
+                        begin,
+                        size: sd.size,
+                    },
+                );
                 for i in 0..sd.size as isize {
                     copy(
                         elem,
@@ -83,7 +97,10 @@ unsafe fn copy(tp: &Type, dmeta: *mut u8, dst: *mut u8, smeta: *const u8, src: *
                 let end = begin.add(bytes.len());
                 // Keep `?string` NA (null begin) distinct from "" (non-null).
                 let data = if s.begin.is_null() {
-                    StringData { begin: std::ptr::null_mut(), end: std::ptr::null_mut() }
+                    StringData {
+                        begin: std::ptr::null_mut(),
+                        end: std::ptr::null_mut(),
+                    }
                 } else {
                     StringData { begin, end }
                 };
@@ -103,7 +120,13 @@ unsafe fn copy(tp: &Type, dmeta: *mut u8, dst: *mut u8, smeta: *const u8, src: *
                     .zip(fields.data_offsets())
                     .zip(fields.arrmeta_offsets())
                 {
-                    copy(t, dmeta.add(*moff), dst.add(*doff), smeta.add(*moff), src.add(*doff))?;
+                    copy(
+                        t,
+                        dmeta.add(*moff),
+                        dst.add(*doff),
+                        smeta.add(*moff),
+                        src.add(*doff),
+                    )?;
                 }
             }
             TypeKind::Option(value) => copy(value, dmeta, dst, smeta, src)?,
@@ -118,7 +141,9 @@ unsafe fn copy(tp: &Type, dmeta: *mut u8, dst: *mut u8, smeta: *const u8, src: *
 pub(super) fn fill_row<T: Scalar>(row: &Array, values: &[T]) -> Result<()> {
     let size = T::TYPE.data_size();
     match row.tp().kind() {
-        TypeKind::FixedDim { size: n, elem } if elem.as_builtin() == Some(T::TYPE) && *n == values.len() => {
+        TypeKind::FixedDim { size: n, elem }
+            if elem.as_builtin() == Some(T::TYPE) && *n == values.len() =>
+        {
             // SAFETY: fixed dim arrmeta; n elements at `stride`.
             let m: FixedDimMeta = unsafe { arrmeta::read(row.arrmeta_ptr()) };
             for (i, v) in values.iter().enumerate() {
@@ -131,11 +156,19 @@ pub(super) fn fill_row<T: Scalar>(row: &Array, values: &[T]) -> Result<()> {
             // SAFETY: var dim arrmeta; the data is one var element.
             unsafe {
                 let m: VarDimMeta = arrmeta::read(row.arrmeta_ptr());
-                let begin = arrmeta::with_allocator(m.blockref, |a| a.allocate(values.len() * size, T::TYPE.data_alignment()))?;
+                let begin = arrmeta::with_allocator(m.blockref, |a| {
+                    a.allocate(values.len() * size, T::TYPE.data_alignment())
+                })?;
                 for (i, v) in values.iter().enumerate() {
                     v.store(begin.offset(m.offset + i as isize * m.stride));
                 }
-                arrmeta::write(row.data_ptr(), VarDimData { begin, size: values.len() });
+                arrmeta::write(
+                    row.data_ptr(),
+                    VarDimData {
+                        begin,
+                        size: values.len(),
+                    },
+                );
             }
             Ok(())
         }

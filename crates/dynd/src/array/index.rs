@@ -2,8 +2,8 @@
 //! Every view shares the original's data; only a new preamble and arrmeta
 //! are made.
 
-use super::arrmeta::{self, FixedDimMeta, VarDimData, VarDimMeta};
 use super::Array;
+use super::arrmeta::{self, FixedDimMeta, VarDimData, VarDimMeta};
 use crate::error::{Error, Result};
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
@@ -97,7 +97,9 @@ fn resolve(index: Index, size: usize, axis: usize) -> Result<(isize, Option<usiz
         }
         Index::Slice { start, stop, step } => {
             if step == 0 {
-                return Err(Error::index(format!("slice step cannot be zero (axis {axis})")));
+                return Err(Error::index(format!(
+                    "slice step cannot be zero (axis {axis})"
+                )));
             }
             let norm = |v: isize, lo: isize, hi: isize| {
                 let v = if v < 0 { v.saturating_add(n) } else { v };
@@ -240,8 +242,10 @@ impl Array {
                         let (start, count, step) = resolve(ix, d.size, axis)?;
                         view.data = d.begin.wrapping_offset(m.offset + start * m.stride);
                         // SAFETY: the arrmeta holds a reference to its blockref.
-                        view.data_ref = unsafe { arrmeta::blockref_clone(m.blockref) }
-                            .ok_or_else(|| Error::index(format!("var dim on axis {axis} has no memory block")))?;
+                        view.data_ref =
+                            unsafe { arrmeta::blockref_clone(m.blockref) }.ok_or_else(|| {
+                                Error::index(format!("var dim on axis {axis} has no memory block"))
+                            })?;
                         if let Some(n) = count {
                             view.pieces.push(Piece::Fixed(FixedDimMeta {
                                 dim_size: n as isize,
@@ -362,7 +366,11 @@ impl Array {
                 return Err(Error::type_error(format!(
                     "permute needs fixed dims, but axis {axis} of {} is {}",
                     self.tp(),
-                    if matches!(tp.kind(), TypeKind::VarDim { .. }) { "var" } else { "not a dim" }
+                    if matches!(tp.kind(), TypeKind::VarDim { .. }) {
+                        "var"
+                    } else {
+                        "not a dim"
+                    }
                 )));
             };
             // SAFETY: fixed dim arrmeta starts here; the element's follows.
@@ -399,7 +407,9 @@ pub(super) fn shape(a: &Array) -> Vec<Option<usize>> {
             TypeKind::VarDim { elem } => {
                 if out.is_empty() {
                     // SAFETY: the outermost var dim's data is one element.
-                    out.push(Some(unsafe { arrmeta::read::<VarDimData>(a.data_ptr()) }.size));
+                    out.push(Some(
+                        unsafe { arrmeta::read::<VarDimData>(a.data_ptr()) }.size,
+                    ));
                 } else {
                     out.push(None);
                 }
@@ -416,9 +426,12 @@ pub(super) fn shape(a: &Array) -> Vec<Option<usize>> {
 mod tests {
     use super::*;
 
+    /// (start, count, step) of a resolved index.
+    type Resolved = (isize, Option<usize>, isize);
+
     #[test]
     fn slices_follow_numpy() {
-        let cases: &[(Index, usize, (isize, Option<usize>, isize))] = &[
+        let cases: &[(Index, usize, Resolved)] = &[
             (Index::ALL, 5, (0, Some(5), 1)),
             (Index::slice(Some(1), Some(3), 1), 5, (1, Some(2), 1)),
             (Index::slice(Some(-2), None, 1), 5, (3, Some(2), 1)),
@@ -435,7 +448,12 @@ mod tests {
         for (ix, n, want) in cases {
             assert_eq!(resolve(*ix, *n, 0).unwrap(), *want, "{ix:?} on {n}");
         }
-        assert!(resolve(Index::At(5), 5, 2).unwrap_err().message().contains("axis 2 with size 5"));
+        assert!(
+            resolve(Index::At(5), 5, 2)
+                .unwrap_err()
+                .message()
+                .contains("axis 2 with size 5")
+        );
         assert!(resolve(Index::At(-6), 5, 0).is_err());
         assert!(resolve(Index::slice(None, None, 0), 5, 0).is_err());
     }

@@ -85,8 +85,14 @@ impl<'t> Parser<'_, 't> {
     fn err(&self, kind: ErrorKind, msg: impl fmt::Display) -> Error {
         let before = &self.text[..self.pos.min(self.text.len())];
         let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let col = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let col = String::from_utf8_lossy(&before[line_start..])
+            .chars()
+            .count()
+            + 1;
         let path = path_string(&self.path);
         let at = if path.is_empty() {
             String::new()
@@ -138,7 +144,11 @@ impl<'t> Parser<'_, 't> {
         self.ws();
         if self.text[self.pos..].starts_with(word.as_bytes()) {
             let end = self.pos + word.len();
-            if !self.text.get(end).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_') {
+            if !self
+                .text
+                .get(end)
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            {
                 self.pos = end;
                 return true;
             }
@@ -148,7 +158,10 @@ impl<'t> Parser<'_, 't> {
 
     fn mismatch(&mut self, tp: &Type, expected: &str) -> Error {
         let found = self.describe_next();
-        self.err(ErrorKind::Parse, format!("expected {expected} for {tp}, found {found}"))
+        self.err(
+            ErrorKind::Parse,
+            format!("expected {expected} for {tp}, found {found}"),
+        )
     }
 
     /// Parses one value of `tp` into `data` (arrmeta `meta`).
@@ -169,7 +182,8 @@ impl<'t> Parser<'_, 't> {
                         self.value(v, meta, data)?;
                         if let TypeKind::Builtin(b) = v.kind() {
                             let bytes = std::slice::from_raw_parts(data, b.data_size());
-                            if na::is_na_value_bytes(*b, bytes) && !b.is_float() && !b.is_complex() {
+                            if na::is_na_value_bytes(*b, bytes) && !b.is_float() && !b.is_complex()
+                            {
                                 return Err(self.err(
                                     ErrorKind::Overflow,
                                     format!("this value is the missing-value marker of {tp} and cannot be stored in it"),
@@ -181,11 +195,13 @@ impl<'t> Parser<'_, 't> {
                 }
                 TypeKind::String => {
                     let s = self.string(tp)?;
-                    super::scalar::write_string(meta, data, s.as_bytes()).map_err(|e| self.err(e.kind(), e.message()))
+                    super::scalar::write_string(meta, data, s.as_bytes())
+                        .map_err(|e| self.err(e.kind(), e.message()))
                 }
                 TypeKind::Bytes => {
                     let bytes = self.hex(tp, None)?;
-                    super::scalar::write_string(meta, data, &bytes).map_err(|e| self.err(e.kind(), e.message()))
+                    super::scalar::write_string(meta, data, &bytes)
+                        .map_err(|e| self.err(e.kind(), e.message()))
                 }
                 TypeKind::Char => {
                     let s = self.string(tp)?;
@@ -197,7 +213,9 @@ impl<'t> Parser<'_, 't> {
                         }
                         _ => Err(self.err(
                             ErrorKind::Parse,
-                            format!("expected a string of exactly one character for char, got {s:?}"),
+                            format!(
+                                "expected a string of exactly one character for char, got {s:?}"
+                            ),
                         )),
                     }
                 }
@@ -263,14 +281,19 @@ impl<'t> Parser<'_, 't> {
                         }
                         first = false;
                         if self.peek() != Some(b'"') {
-                            return Err(self.err(ErrorKind::Parse, "expected a string key in the object"));
+                            return Err(
+                                self.err(ErrorKind::Parse, "expected a string key in the object")
+                            );
                         }
                         let key = self.string_raw()?;
                         self.expect_byte(b':', "':' after the object key")?;
                         match fields.index_of(&key) {
                             Some(i) => {
                                 if std::mem::replace(&mut seen[i], true) {
-                                    return Err(self.err(ErrorKind::Parse, format!("duplicate key \"{key}\"")));
+                                    return Err(self.err(
+                                        ErrorKind::Parse,
+                                        format!("duplicate key \"{key}\""),
+                                    ));
                                 }
                                 self.path.push(Seg::Field(&fields.names()[i]));
                                 self.value(
@@ -300,7 +323,9 @@ impl<'t> Parser<'_, 't> {
                     }
                     let mut pm: PointerMeta = arrmeta::read(meta);
                     if pm.blockref.is_null() {
-                        pm.blockref = crate::memblock::MemBlock::new_pod_allocator(0).into_raw().as_ptr();
+                        pm.blockref = crate::memblock::MemBlock::new_pod_allocator(0)
+                            .into_raw()
+                            .as_ptr();
                         pm.offset = 0;
                         arrmeta::write(meta, pm);
                     }
@@ -319,7 +344,11 @@ impl<'t> Parser<'_, 't> {
 
     /// Parses `[a, b, ...]`, calling `each(parser, i)` for element i with the
     /// path extended; returns the count.
-    fn sequence(&mut self, tp: &Type, mut each: impl FnMut(&mut Self, usize) -> Result<()>) -> Result<usize> {
+    fn sequence(
+        &mut self,
+        tp: &Type,
+        mut each: impl FnMut(&mut Self, usize) -> Result<()>,
+    ) -> Result<usize> {
         if self.peek() != Some(b'[') {
             return Err(self.mismatch(tp, "an array"));
         }
@@ -342,10 +371,19 @@ impl<'t> Parser<'_, 't> {
 
     /// # Safety
     /// As [`Parser::value`] for a struct or tuple.
-    unsafe fn tuple_like(&mut self, tp: &'t Type, fields: &'t crate::types::Fields, meta: *mut u8, data: *mut u8) -> Result<()> {
+    unsafe fn tuple_like(
+        &mut self,
+        tp: &'t Type,
+        fields: &'t crate::types::Fields,
+        meta: *mut u8,
+        data: *mut u8,
+    ) -> Result<()> {
         let n = self.sequence(tp, |p, i| {
             if i >= fields.len() {
-                return Err(p.err(ErrorKind::Parse, format!("too many elements for {tp}: expected {}", fields.len())));
+                return Err(p.err(
+                    ErrorKind::Parse,
+                    format!("too many elements for {tp}: expected {}", fields.len()),
+                ));
             }
             // SAFETY: field i's data and arrmeta are at their offsets.
             unsafe {
@@ -357,16 +395,26 @@ impl<'t> Parser<'_, 't> {
             }
         })?;
         if n != fields.len() {
-            return Err(self.err(ErrorKind::Parse, format!("expected {} elements for {tp}, found {n}", fields.len())));
+            return Err(self.err(
+                ErrorKind::Parse,
+                format!("expected {} elements for {tp}, found {n}", fields.len()),
+            ));
         }
         Ok(())
     }
 
     /// # Safety
     /// As [`Parser::value`] for a var dim.
-    unsafe fn var_dim(&mut self, tp: &'t Type, elem: &'t Type, meta: *mut u8, data: *mut u8) -> Result<()> {
+    unsafe fn var_dim(
+        &mut self,
+        tp: &'t Type,
+        elem: &'t Type,
+        meta: *mut u8,
+        data: *mut u8,
+    ) -> Result<()> {
         // SAFETY: var dim arrmeta and data (1).
-        let (m, existing): (VarDimMeta, VarDimData) = unsafe { (arrmeta::read(meta), arrmeta::read(data)) };
+        let (m, existing): (VarDimMeta, VarDimData) =
+            unsafe { (arrmeta::read(meta), arrmeta::read(data)) };
         // SAFETY: the element's arrmeta follows.
         let emeta = unsafe { meta.add(size_of::<VarDimMeta>()) };
         let esize = elem.data_size();
@@ -377,16 +425,28 @@ impl<'t> Parser<'_, 't> {
                 if i >= existing.size {
                     return Err(p.err(
                         ErrorKind::Broadcast,
-                        format!("the var dim element already has {} elements; cannot write more", existing.size),
+                        format!(
+                            "the var dim element already has {} elements; cannot write more",
+                            existing.size
+                        ),
                     ));
                 }
                 // SAFETY: element i < size of the existing element.
-                unsafe { p.value(elem, emeta, existing.begin.offset(m.offset + i as isize * m.stride)) }
+                unsafe {
+                    p.value(
+                        elem,
+                        emeta,
+                        existing.begin.offset(m.offset + i as isize * m.stride),
+                    )
+                }
             })?;
             if n != existing.size {
                 return Err(self.err(
                     ErrorKind::Broadcast,
-                    format!("the var dim element has {} elements, the JSON array {n}", existing.size),
+                    format!(
+                        "the var dim element has {} elements, the JSON array {n}",
+                        existing.size
+                    ),
                 ));
             }
             return Ok(());
@@ -394,7 +454,10 @@ impl<'t> Parser<'_, 't> {
         if m.offset != 0 || m.stride != esize as isize {
             return Err(self.err(
                 ErrorKind::InvalidArgument,
-                format!("cannot allocate elements of {tp} through a view with offset {} and stride {}", m.offset, m.stride),
+                format!(
+                    "cannot allocate elements of {tp} through a view with offset {} and stride {}",
+                    m.offset, m.stride
+                ),
             ));
         }
         let align = elem.data_alignment();
@@ -411,7 +474,11 @@ impl<'t> Parser<'_, 't> {
                 // their own arrmeta's blocks).
                 begin = unsafe {
                     arrmeta::with_allocator(m.blockref, |a| {
-                        if cap == 0 { a.allocate(bytes, align) } else { a.resize(begin, bytes) }
+                        if cap == 0 {
+                            a.allocate(bytes, align)
+                        } else {
+                            a.resize(begin, bytes)
+                        }
                     })
                 }
                 .map_err(|e| p.err(e.kind(), e.message()))?;
@@ -470,7 +537,9 @@ impl<'t> Parser<'_, 't> {
                     }
                     first = false;
                     if self.peek() != Some(b'"') {
-                        return Err(self.err(ErrorKind::Parse, "expected a string key in the object"));
+                        return Err(
+                            self.err(ErrorKind::Parse, "expected a string key in the object")
+                        );
                     }
                     self.string_raw()?;
                     self.expect_byte(b':', "':' after the object key")?;
@@ -484,7 +553,10 @@ impl<'t> Parser<'_, 't> {
                 }
                 if !matches!(self.peek(), Some(b'-' | b'0'..=b'9' | b'N' | b'I')) {
                     let found = self.describe_next();
-                    return Err(self.err(ErrorKind::Parse, format!("expected a JSON value, found {found}")));
+                    return Err(self.err(
+                        ErrorKind::Parse,
+                        format!("expected a JSON value, found {found}"),
+                    ));
                 }
                 self.number_token().map(|_| ())
             }
@@ -541,16 +613,25 @@ impl<'t> Parser<'_, 't> {
                             let hi = self.hex4()?;
                             let c = if (0xD800..0xDC00).contains(&hi) {
                                 if self.text.get(self.pos..self.pos + 2) != Some(b"\\u") {
-                                    return Err(self.err(ErrorKind::Parse, format!("lone surrogate \\u{hi:04x} in string")));
+                                    return Err(self.err(
+                                        ErrorKind::Parse,
+                                        format!("lone surrogate \\u{hi:04x} in string"),
+                                    ));
                                 }
                                 self.pos += 2;
                                 let lo = self.hex4()?;
                                 if !(0xDC00..0xE000).contains(&lo) {
-                                    return Err(self.err(ErrorKind::Parse, format!("lone surrogate \\u{hi:04x} in string")));
+                                    return Err(self.err(
+                                        ErrorKind::Parse,
+                                        format!("lone surrogate \\u{hi:04x} in string"),
+                                    ));
                                 }
                                 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
                             } else if (0xDC00..0xE000).contains(&hi) {
-                                return Err(self.err(ErrorKind::Parse, format!("lone surrogate \\u{hi:04x} in string")));
+                                return Err(self.err(
+                                    ErrorKind::Parse,
+                                    format!("lone surrogate \\u{hi:04x} in string"),
+                                ));
                             } else {
                                 hi
                             };
@@ -562,7 +643,12 @@ impl<'t> Parser<'_, 't> {
                         }
                     }
                 }
-                Some(_) => return Err(self.err(ErrorKind::Parse, "control character in string (must be escaped)")),
+                Some(_) => {
+                    return Err(self.err(
+                        ErrorKind::Parse,
+                        "control character in string (must be escaped)",
+                    ));
+                }
             }
         }
     }
@@ -583,14 +669,20 @@ impl<'t> Parser<'_, 't> {
     fn hex(&mut self, tp: &Type, len: Option<usize>) -> Result<Vec<u8>> {
         let s = self.string(tp)?;
         if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(self.err(ErrorKind::Parse, format!("expected a string of hex digit pairs for {tp}, got {s:?}")));
+            return Err(self.err(
+                ErrorKind::Parse,
+                format!("expected a string of hex digit pairs for {tp}, got {s:?}"),
+            ));
         }
         let bytes: Vec<u8> = (0..s.len() / 2)
             .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap_or(0))
             .collect();
         if let Some(n) = len {
             if bytes.len() != n {
-                return Err(self.err(ErrorKind::Parse, format!("expected {n} bytes for {tp}, got {}", bytes.len())));
+                return Err(self.err(
+                    ErrorKind::Parse,
+                    format!("expected {n} bytes for {tp}, got {}", bytes.len()),
+                ));
             }
         }
         Ok(bytes)
@@ -636,10 +728,17 @@ impl<'t> Parser<'_, 't> {
             }
             bad_frac |= i == s;
         }
-        if bad || bad_frac || t.get(i).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.') {
+        if bad
+            || bad_frac
+            || t.get(i)
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.')
+        {
             return Err(if int_len == 0 && t.get(self.pos) != Some(&b'-') {
                 let found = self.describe_next();
-                self.err(ErrorKind::Parse, format!("expected a number, found {found}"))
+                self.err(
+                    ErrorKind::Parse,
+                    format!("expected a number, found {found}"),
+                )
             } else {
                 self.err(ErrorKind::Parse, "malformed number")
             });
@@ -673,18 +772,29 @@ impl<'t> Parser<'_, 't> {
                 }
             }
             Complex64 | Complex128 => {
-                let part = if b == Complex64 { Type::builtin(Float32) } else { Type::float64() };
+                let part = if b == Complex64 {
+                    Type::builtin(Float32)
+                } else {
+                    Type::float64()
+                };
                 let n = part.data_size();
                 if self.peek() == Some(b'[') {
                     let count = self.sequence(tp, |p, i| {
                         if i >= 2 {
-                            return Err(p.err(ErrorKind::Parse, format!("expected [real, imag] for {tp}")));
+                            return Err(
+                                p.err(ErrorKind::Parse, format!("expected [real, imag] for {tp}"))
+                            );
                         }
                         // SAFETY: part i of the complex number.
-                        unsafe { p.builtin(&part, part.as_builtin().unwrap_or(Float64), data.add(i * n)) }
+                        unsafe {
+                            p.builtin(&part, part.as_builtin().unwrap_or(Float64), data.add(i * n))
+                        }
                     })?;
                     if count != 2 {
-                        return Err(self.err(ErrorKind::Parse, format!("expected [real, imag] for {tp}, found {count} elements")));
+                        return Err(self.err(
+                            ErrorKind::Parse,
+                            format!("expected [real, imag] for {tp}, found {count} elements"),
+                        ));
                     }
                     Ok(())
                 } else {
@@ -722,21 +832,32 @@ impl<'t> Parser<'_, 't> {
 ///
 /// # Safety
 /// `data` is writable data of float type `b`.
-unsafe fn store_float(b: BuiltinType, tok: &str, data: *mut u8) -> std::result::Result<(), (ErrorKind, String)> {
+unsafe fn store_float(
+    b: BuiltinType,
+    tok: &str,
+    data: *mut u8,
+) -> std::result::Result<(), (ErrorKind, String)> {
     let special = match tok {
         "NaN" => Some(f64::NAN),
         "Infinity" => Some(f64::INFINITY),
         "-Infinity" => Some(f64::NEG_INFINITY),
         _ => None,
     };
-    let overflow = || (ErrorKind::Overflow, format!("{tok} is out of range for {b}"));
+    let overflow = || {
+        (
+            ErrorKind::Overflow,
+            format!("{tok} is out of range for {b}"),
+        )
+    };
     // SAFETY: (caller) `data` holds one value of `b`.
     unsafe {
         match b {
             BuiltinType::Float32 => {
                 let v = match special {
                     Some(s) => s as f32,
-                    None => tok.parse::<f32>().map_err(|e| (ErrorKind::Parse, e.to_string()))?,
+                    None => tok
+                        .parse::<f32>()
+                        .map_err(|e| (ErrorKind::Parse, e.to_string()))?,
                 };
                 if special.is_none() && v.is_infinite() {
                     return Err(overflow());
@@ -744,7 +865,9 @@ unsafe fn store_float(b: BuiltinType, tok: &str, data: *mut u8) -> std::result::
                 arrmeta::write(data, v);
             }
             BuiltinType::Float16 => {
-                let v = special.map_or_else(|| tok.parse::<f64>(), Ok).map_err(|e| (ErrorKind::Parse, e.to_string()))?;
+                let v = special
+                    .map_or_else(|| tok.parse::<f64>(), Ok)
+                    .map_err(|e| (ErrorKind::Parse, e.to_string()))?;
                 let h = f16::from_f64(v);
                 if special.is_none() && h.is_infinite() {
                     return Err(overflow());
@@ -752,7 +875,9 @@ unsafe fn store_float(b: BuiltinType, tok: &str, data: *mut u8) -> std::result::
                 arrmeta::write(data, h);
             }
             _ => {
-                let v = special.map_or_else(|| tok.parse::<f64>(), Ok).map_err(|e| (ErrorKind::Parse, e.to_string()))?;
+                let v = special
+                    .map_or_else(|| tok.parse::<f64>(), Ok)
+                    .map_err(|e| (ErrorKind::Parse, e.to_string()))?;
                 if special.is_none() && v.is_infinite() {
                     return Err(overflow());
                 }
@@ -764,9 +889,15 @@ unsafe fn store_float(b: BuiltinType, tok: &str, data: *mut u8) -> std::result::
 }
 
 /// The exact integer value of a JSON number token: `(negative, magnitude)`.
-fn exact_integer(tok: &str, b: BuiltinType) -> std::result::Result<(bool, u128), (ErrorKind, String)> {
+fn exact_integer(
+    tok: &str,
+    b: BuiltinType,
+) -> std::result::Result<(bool, u128), (ErrorKind, String)> {
     if matches!(tok, "NaN" | "Infinity" | "-Infinity") {
-        return Err((ErrorKind::Overflow, format!("{tok} cannot be stored in {b}")));
+        return Err((
+            ErrorKind::Overflow,
+            format!("{tok} cannot be stored in {b}"),
+        ));
     }
     let (neg, rest) = match tok.strip_prefix('-') {
         Some(r) => (true, r),
@@ -780,22 +911,39 @@ fn exact_integer(tok: &str, b: BuiltinType) -> std::result::Result<(bool, u128),
         Some(i) => (&mantissa[..i], &mantissa[i + 1..]),
         None => (mantissa, ""),
     };
-    let digits: Vec<u8> = int_part.bytes().chain(frac_part.bytes()).map(|d| d - b'0').collect();
+    let digits: Vec<u8> = int_part
+        .bytes()
+        .chain(frac_part.bytes())
+        .map(|d| d - b'0')
+        .collect();
     // value = digits * 10^(exp - frac_len)
     let scale = exp.saturating_sub(frac_part.len() as i64);
-    let overflow = || (ErrorKind::Overflow, format!("{tok} is out of range for {b}"));
+    let overflow = || {
+        (
+            ErrorKind::Overflow,
+            format!("{tok} is out of range for {b}"),
+        )
+    };
     let (keep, dropped): (&[u8], &[u8]) = if scale >= 0 {
         (&digits, &[])
     } else {
-        let cut = digits.len().saturating_sub(scale.unsigned_abs().min(usize::MAX as u64) as usize);
+        let cut = digits
+            .len()
+            .saturating_sub(scale.unsigned_abs().min(usize::MAX as u64) as usize);
         digits.split_at(cut)
     };
     if dropped.iter().any(|&d| d != 0) {
-        return Err((ErrorKind::Fractional, format!("{tok} is not an integer, so it cannot be stored in {b}")));
+        return Err((
+            ErrorKind::Fractional,
+            format!("{tok} is not an integer, so it cannot be stored in {b}"),
+        ));
     }
     let mut v: u128 = 0;
     for &d in keep {
-        v = v.checked_mul(10).and_then(|v| v.checked_add(d as u128)).ok_or_else(overflow)?;
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(d as u128))
+            .ok_or_else(overflow)?;
     }
     if scale > 0 && v != 0 {
         for _ in 0..scale {
@@ -809,16 +957,29 @@ fn exact_integer(tok: &str, b: BuiltinType) -> std::result::Result<(bool, u128),
 ///
 /// # Safety
 /// `data` is writable data of integer type `b`.
-unsafe fn store_int(b: BuiltinType, tok: &str, data: *mut u8) -> std::result::Result<(), (ErrorKind, String)> {
+unsafe fn store_int(
+    b: BuiltinType,
+    tok: &str,
+    data: *mut u8,
+) -> std::result::Result<(), (ErrorKind, String)> {
     use BuiltinType::*;
     let (neg, mag) = exact_integer(tok, b)?;
-    let overflow = || (ErrorKind::Overflow, format!("{tok} is out of range for {b}"));
+    let overflow = || {
+        (
+            ErrorKind::Overflow,
+            format!("{tok} is out of range for {b}"),
+        )
+    };
     macro_rules! put {
         ($t:ty) => {{
             let v: $t = if neg {
                 // Negative: the magnitude must fit as -(mag).
-                let m = i128::try_from(mag).ok().map(|m| -m).or((mag == 1u128 << 127).then_some(i128::MIN));
-                m.and_then(|m| <$t>::try_from(m).ok()).ok_or_else(overflow)?
+                let m = i128::try_from(mag)
+                    .ok()
+                    .map(|m| -m)
+                    .or((mag == 1u128 << 127).then_some(i128::MIN));
+                m.and_then(|m| <$t>::try_from(m).ok())
+                    .ok_or_else(overflow)?
             } else {
                 <$t>::try_from(mag).map_err(|_| overflow())?
             };
@@ -855,7 +1016,9 @@ pub(crate) fn encode(s: &str, enc: Encoding) -> std::result::Result<Vec<u8>, Str
         Encoding::Utf16 => s.encode_utf16().flat_map(u16::to_ne_bytes).collect(),
         Encoding::Ucs2 => {
             if let Some(c) = s.chars().find(|c| (*c as u32) > 0xFFFF) {
-                return Err(format!("character {c:?} is outside the basic plane and cannot be encoded as ucs2"));
+                return Err(format!(
+                    "character {c:?} is outside the basic plane and cannot be encoded as ucs2"
+                ));
             }
             s.encode_utf16().flat_map(u16::to_ne_bytes).collect()
         }
@@ -869,7 +1032,8 @@ pub(crate) fn decode(bytes: &[u8], enc: Encoding) -> std::result::Result<String,
     match enc {
         Encoding::Utf8 | Encoding::Ascii => {
             let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-            let s = std::str::from_utf8(&bytes[..end]).map_err(|e| format!("invalid utf-8: {e}"))?;
+            let s =
+                std::str::from_utf8(&bytes[..end]).map_err(|e| format!("invalid utf-8: {e}"))?;
             if enc == Encoding::Ascii && !s.is_ascii() {
                 return Err("non-ascii byte in ascii string".into());
             }
@@ -954,7 +1118,9 @@ impl Writer {
         // SAFETY: each arm reads within the layouts (1) promises.
         unsafe {
             match tp.kind() {
-                TypeKind::Builtin(b) => write_builtin(*b, data, if self.pretty { ", " } else { "," }, out),
+                TypeKind::Builtin(b) => {
+                    write_builtin(*b, data, if self.pretty { ", " } else { "," }, out)
+                }
                 TypeKind::Option(v) => {
                     if na::is_na(v, data) {
                         out.push_str("null");
@@ -966,17 +1132,22 @@ impl Writer {
                     let s = super::string_bytes(arrmeta::read::<StringData>(data));
                     let _ = write_json_string(&String::from_utf8_lossy(s), out);
                 }
-                TypeKind::Bytes => write_hex(super::string_bytes(arrmeta::read::<StringData>(data)), out),
+                TypeKind::Bytes => {
+                    write_hex(super::string_bytes(arrmeta::read::<StringData>(data)), out)
+                }
                 TypeKind::Char => {
                     let c = char::from_u32(arrmeta::read::<u32>(data)).unwrap_or('\u{fffd}');
                     let _ = write_json_string(c.encode_utf8(&mut [0; 4]), out);
                 }
                 TypeKind::FixedString { size, encoding } => {
                     let bytes = std::slice::from_raw_parts(data, size * encoding.unit_size());
-                    let s = decode(bytes, *encoding).unwrap_or_else(|_| String::from_utf8_lossy(bytes).into_owned());
+                    let s = decode(bytes, *encoding)
+                        .unwrap_or_else(|_| String::from_utf8_lossy(bytes).into_owned());
                     let _ = write_json_string(&s, out);
                 }
-                TypeKind::FixedBytes { size, .. } => write_hex(std::slice::from_raw_parts(data, *size), out),
+                TypeKind::FixedBytes { size, .. } => {
+                    write_hex(std::slice::from_raw_parts(data, *size), out)
+                }
                 TypeKind::FixedDim { elem, .. } => {
                     let m: FixedDimMeta = arrmeta::read(meta);
                     out.push('[');
@@ -984,7 +1155,12 @@ impl Writer {
                         if i > 0 {
                             self.sep(out);
                         }
-                        self.value(elem, meta.add(size_of::<FixedDimMeta>()), data.offset(i * m.stride), out);
+                        self.value(
+                            elem,
+                            meta.add(size_of::<FixedDimMeta>()),
+                            data.offset(i * m.stride),
+                            out,
+                        );
                     }
                     out.push(']');
                 }
@@ -996,7 +1172,12 @@ impl Writer {
                         if i > 0 {
                             self.sep(out);
                         }
-                        self.value(elem, meta.add(size_of::<VarDimMeta>()), d.begin.offset(m.offset + i * m.stride), out);
+                        self.value(
+                            elem,
+                            meta.add(size_of::<VarDimMeta>()),
+                            d.begin.offset(m.offset + i * m.stride),
+                            out,
+                        );
                     }
                     out.push(']');
                 }
@@ -1038,7 +1219,12 @@ impl Writer {
                         out.push_str("null");
                     } else {
                         let pm: PointerMeta = arrmeta::read(meta);
-                        self.value(target, meta.add(size_of::<PointerMeta>()), (p as *const u8).wrapping_offset(pm.offset), out);
+                        self.value(
+                            target,
+                            meta.add(size_of::<PointerMeta>()),
+                            (p as *const u8).wrapping_offset(pm.offset),
+                            out,
+                        );
                     }
                 }
                 _ => out.push_str("null"),

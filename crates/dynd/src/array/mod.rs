@@ -63,8 +63,11 @@ const _: () = assert!(std::mem::offset_of!(ArrayBlock, prefix) == 0);
 fn block_layout(arrmeta_size: usize) -> Layout {
     // The arrmeta of any type is at most a few KiB; the sum cannot overflow
     // for a type that was built in memory.
-    Layout::from_size_align(PREAMBLE_SIZE + arrmeta_size, std::mem::align_of::<ArrayBlock>().max(8))
-        .unwrap_or_else(|_| Layout::new::<ArrayBlock>())
+    Layout::from_size_align(
+        PREAMBLE_SIZE + arrmeta_size,
+        std::mem::align_of::<ArrayBlock>().max(8),
+    )
+    .unwrap_or_else(|_| Layout::new::<ArrayBlock>())
 }
 
 static ARRAY_VTABLE: BlockVTable = BlockVTable { free: free_array };

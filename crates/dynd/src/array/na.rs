@@ -66,7 +66,8 @@ fn builtin_na(b: BuiltinType) -> Option<[u8; 16]> {
 pub(crate) unsafe fn write_na(tp: &Type, data: *mut u8) -> Result<()> {
     match tp.kind() {
         TypeKind::Builtin(b) => {
-            let na = builtin_na(*b).ok_or_else(|| Error::type_error("void has no missing value"))?;
+            let na =
+                builtin_na(*b).ok_or_else(|| Error::type_error("void has no missing value"))?;
             // SAFETY: (1) `data` has b.data_size() bytes.
             unsafe { std::ptr::copy_nonoverlapping(na.as_ptr(), data, b.data_size()) };
         }
@@ -94,14 +95,23 @@ pub(crate) unsafe fn write_na(tp: &Type, data: *mut u8) -> Result<()> {
 pub(crate) unsafe fn is_na(tp: &Type, data: *const u8) -> bool {
     match tp.kind() {
         TypeKind::Builtin(b) => match builtin_na(*b) {
-            // SAFETY: (1) `data` has b.data_size() bytes.
-            Some(na) => (unsafe { std::slice::from_raw_parts(data, b.data_size()) }) == &na[..b.data_size()],
+            Some(na) => {
+                // SAFETY: (1) `data` has b.data_size() bytes.
+                let bytes = unsafe { std::slice::from_raw_parts(data, b.data_size()) };
+                bytes == &na[..b.data_size()]
+            }
             None => false,
         },
-        // SAFETY: (1) a char is 4 bytes.
-        TypeKind::Char => (unsafe { arrmeta::read::<u32>(data) }) == CHAR_NA,
-        // SAFETY: (1) string data and pointers start with a pointer.
-        TypeKind::String | TypeKind::Bytes | TypeKind::Pointer(_) => (unsafe { arrmeta::read::<usize>(data) }) == 0,
+        TypeKind::Char => {
+            // SAFETY: (1) a char is 4 bytes.
+            let c = unsafe { arrmeta::read::<u32>(data) };
+            c == CHAR_NA
+        }
+        TypeKind::String | TypeKind::Bytes | TypeKind::Pointer(_) => {
+            // SAFETY: (1) string data and pointers start with a pointer.
+            let p = unsafe { arrmeta::read::<usize>(data) };
+            p == 0
+        }
         _ => false,
     }
 }

@@ -116,7 +116,9 @@ impl<T: Scalar> From<Vec<Vec<T>>> for Array {
         };
         let a = Array::empty(Type::fixed_dim(rows.len(), inner)).unwrap_or_else(|e| panic!("{e}"));
         for (i, row) in rows.iter().enumerate() {
-            let r = a.index(&[(i as isize).into()]).unwrap_or_else(|e| panic!("{e}"));
+            let r = a
+                .index(&[(i as isize).into()])
+                .unwrap_or_else(|e| panic!("{e}"));
             super::copy::fill_row(&r, row).unwrap_or_else(|e| panic!("{e}"));
         }
         a
@@ -138,14 +140,18 @@ impl From<&str> for Array {
 impl From<Vec<&str>> for Array {
     /// A 1-d `N * string` array.
     fn from(values: Vec<&str>) -> Array {
-        let a = Array::empty(Type::fixed_dim(values.len(), Type::string())).unwrap_or_else(|e| panic!("{e}"));
+        let a = Array::empty(Type::fixed_dim(values.len(), Type::string()))
+            .unwrap_or_else(|e| panic!("{e}"));
         // The string arrmeta follows the fixed dim's.
         // SAFETY: a fresh `N * string` array: N contiguous StringData and a
         // string arrmeta after the fixed dim's.
         unsafe {
-            let meta = a.arrmeta_ptr().add(std::mem::size_of::<super::FixedDimMeta>());
+            let meta = a
+                .arrmeta_ptr()
+                .add(std::mem::size_of::<super::FixedDimMeta>());
             for (i, s) in values.iter().enumerate() {
-                write_string(meta, a.data_ptr().add(i * 16), s.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+                write_string(meta, a.data_ptr().add(i * 16), s.as_bytes())
+                    .unwrap_or_else(|e| panic!("{e}"));
             }
         }
         a

@@ -22,17 +22,33 @@ fn default_arrmeta_follows_design_section_4() {
     assert_eq!(a.tp().data_size(), 48);
     assert_eq!(word(&a, 0), 3, "fixed dim_size");
     assert_eq!(word(&a, 1), 16, "fixed stride = sizeof var data");
-    assert_eq!(block_kind(word(&a, 2)), MemoryBlockKind::PodAllocator, "var blockref");
-    assert_eq!(word(&a, 3), 24, "var stride = struct size (int32, pad, string)");
+    assert_eq!(
+        block_kind(word(&a, 2)),
+        MemoryBlockKind::PodAllocator,
+        "var blockref"
+    );
+    assert_eq!(
+        word(&a, 3),
+        24,
+        "var stride = struct size (int32, pad, string)"
+    );
     assert_eq!(word(&a, 4), 0, "var offset");
-    assert_eq!(block_kind(word(&a, 5)), MemoryBlockKind::PodAllocator, "string blockref");
+    assert_eq!(
+        block_kind(word(&a, 5)),
+        MemoryBlockKind::PodAllocator,
+        "string blockref"
+    );
     assert_eq!(a.data_ref().kind(), MemoryBlockKind::FixedSizePod);
     assert_eq!(a.memblock().kind(), MemoryBlockKind::Array);
 
     let p = Array::empty("2 * pointer[3 * int16]").unwrap();
     assert_eq!(p.tp().arrmeta_size(), 16 + 16 + 16);
     assert_eq!((word(&p, 0), word(&p, 1)), (2, 8));
-    assert_eq!((word(&p, 2), word(&p, 3)), (0, 0), "pointer blockref null, offset 0");
+    assert_eq!(
+        (word(&p, 2), word(&p, 3)),
+        (0, 0),
+        "pointer blockref null, offset 0"
+    );
     assert_eq!((word(&p, 4), word(&p, 5)), (3, 2), "target arrmeta");
 
     let s = Array::empty("{a: int8, b: 2 * float64, c: bytes}").unwrap();
@@ -48,7 +64,11 @@ fn views_hold_references_to_blockrefs_and_release_them() {
     let a = Array::from_json("var * string", r#"["a", "bb"]"#).unwrap();
     let var_block = word(&a, 0);
     // SAFETY: a live blockref.
-    let count = || unsafe { (*(var_block as *const crate::memblock::MemoryBlockHeader)).use_count.load(std::sync::atomic::Ordering::SeqCst) };
+    let count = || unsafe {
+        (*(var_block as *const crate::memblock::MemoryBlockHeader))
+            .use_count
+            .load(std::sync::atomic::Ordering::SeqCst)
+    };
     assert_eq!(count(), 1);
     {
         let v = a.index(&[Index::ALL]).unwrap();

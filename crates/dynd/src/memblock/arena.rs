@@ -12,7 +12,9 @@
 //! block at once will see an error from `resize` rather than corrupt memory.
 
 use super::fixed::Buffer;
-use super::{BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind, block_as, boxed_block};
+use super::{
+    BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind, block_as, boxed_block,
+};
 use crate::error::{Error, Result};
 use crate::types::align_up;
 use std::ptr::NonNull;
@@ -81,7 +83,10 @@ impl State {
             .ok_or_else(|| Error::alloc(format!("cannot allocate {size} bytes")))?;
         let chunk_size = self.next_chunk.max(need);
         let chunk = Buffer::zeroed(chunk_size, 16)?;
-        self.next_chunk = chunk_size.saturating_mul(2).min(MAX_GROWTH_CHUNK).max(self.next_chunk);
+        self.next_chunk = chunk_size
+            .saturating_mul(2)
+            .min(MAX_GROWTH_CHUNK)
+            .max(self.next_chunk);
         self.chunks.push(chunk);
         self.cursor = 0;
         Ok(())
@@ -129,15 +134,22 @@ impl State {
             ));
         }
         if self.finalized {
-            return Err(Error::invalid_argument("cannot resize in a finalized memory block"));
+            return Err(Error::invalid_argument(
+                "cannot resize in a finalized memory block",
+            ));
         }
         let (base, len) = self.last_range().unwrap_or((0, 0));
-        if begin.checked_add(new_size).is_some_and(|end| end <= base + len) {
+        if begin
+            .checked_add(new_size)
+            .is_some_and(|end| end <= base + len)
+        {
             if new_size < old_size {
                 // Keep the invariant: everything past the cursor is zero.
                 // SAFETY: [begin+new_size, begin+old_size) lies in the last
                 // chunk, inside the latest allocation that we own here.
-                unsafe { std::ptr::write_bytes((begin + new_size) as *mut u8, 0, old_size - new_size) };
+                unsafe {
+                    std::ptr::write_bytes((begin + new_size) as *mut u8, 0, old_size - new_size)
+                };
             }
             self.cursor = begin + new_size - base;
             self.latest = Some((begin, new_size));
@@ -152,7 +164,11 @@ impl State {
         // [nbegin, nbegin+new_size) are in different chunks, so they do not
         // overlap; both are owned by this arena, under the lock.
         unsafe {
-            std::ptr::copy_nonoverlapping(begin as *const u8, nbegin as *mut u8, old_size.min(new_size));
+            std::ptr::copy_nonoverlapping(
+                begin as *const u8,
+                nbegin as *mut u8,
+                old_size.min(new_size),
+            );
             std::ptr::write_bytes(begin as *mut u8, 0, old_size);
         }
         self.cursor = nbegin + new_size - nbase;
@@ -178,7 +194,9 @@ impl PodAllocator<'_> {
     /// `new_size` bytes, in place when it can, else by moving it; returns
     /// the (possibly new) begin. Growth is zero-filled.
     pub fn resize(&self, begin: *mut u8, new_size: usize) -> Result<*mut u8> {
-        self.lock().resize(begin as usize, new_size).map(|p| p as *mut u8)
+        self.lock()
+            .resize(begin as usize, new_size)
+            .map(|p| p as *mut u8)
     }
 
     /// Marks the block finished: later allocate and resize calls fail.
@@ -233,7 +251,9 @@ unsafe fn c_arena<'a>(block: *mut MemoryBlockHeader) -> Result<&'a ArenaBlock> {
     };
     // SAFETY: (1) non-null, so it points at a live block.
     if unsafe { ptr.as_ref() }.kind != MemoryBlockKind::PodAllocator as u32 {
-        return Err(Error::invalid_argument("memory block is not a POD allocator block"));
+        return Err(Error::invalid_argument(
+            "memory block is not a POD allocator block",
+        ));
     }
     // SAFETY: its kind says it was allocated as an ArenaBlock.
     Ok(unsafe { ptr.cast::<ArenaBlock>().as_ref() })
@@ -260,10 +280,13 @@ unsafe extern "C" fn c_allocate(
         // SAFETY: the C caller passes a block from this library (ABI contract).
         let arena = unsafe { c_arena(block) }?;
         if out_begin.is_null() || out_end.is_null() {
-            return Err(Error::invalid_argument("allocate: out_begin or out_end is NULL"));
+            return Err(Error::invalid_argument(
+                "allocate: out_begin or out_end is NULL",
+            ));
         }
-        let size = usize::try_from(size_bytes)
-            .map_err(|_| Error::invalid_argument(format!("allocate: negative size {size_bytes}")))?;
+        let size = usize::try_from(size_bytes).map_err(|_| {
+            Error::invalid_argument(format!("allocate: negative size {size_bytes}"))
+        })?;
         let align = usize::try_from(alignment)
             .map_err(|_| Error::invalid_argument(format!("allocate: bad alignment {alignment}")))?;
         let begin = PodAllocator { block: arena }.allocate(size, align)?;
@@ -287,7 +310,9 @@ unsafe extern "C" fn c_resize(
         // SAFETY: the C caller passes a block from this library (ABI contract).
         let arena = unsafe { c_arena(block) }?;
         if inout_begin.is_null() || inout_end.is_null() {
-            return Err(Error::invalid_argument("resize: inout_begin or inout_end is NULL"));
+            return Err(Error::invalid_argument(
+                "resize: inout_begin or inout_end is NULL",
+            ));
         }
         let size = usize::try_from(size_bytes)
             .map_err(|_| Error::invalid_argument(format!("resize: negative size {size_bytes}")))?;

@@ -20,7 +20,9 @@ struct ExternalBlock {
     release: Release,
 }
 
-static EXTERNAL_VTABLE: BlockVTable = BlockVTable { free: free_external };
+static EXTERNAL_VTABLE: BlockVTable = BlockVTable {
+    free: free_external,
+};
 
 /// # Safety
 /// See [`BlockVTable::free`].
@@ -29,7 +31,10 @@ unsafe fn free_external(block: NonNull<MemoryBlockHeader>) {
     let block = unsafe { Box::from_raw(block.cast::<ExternalBlock>().as_ptr()) };
     match block.release {
         Release::Rust(f) => f(),
-        Release::C { object, release: Some(release) } => {
+        Release::C {
+            object,
+            release: Some(release),
+        } => {
             // SAFETY: the owner gave this callback and object together when
             // making the block (new_external_c's contract) and it is called
             // exactly once, here.
@@ -46,7 +51,10 @@ pub(super) fn new_rust(release: Box<dyn FnOnce() + Send>) -> MemBlock {
     }))
 }
 
-pub(super) fn new_c(object: *mut c_void, release: Option<unsafe extern "C" fn(*mut c_void)>) -> MemBlock {
+pub(super) fn new_c(
+    object: *mut c_void,
+    release: Option<unsafe extern "C" fn(*mut c_void)>,
+) -> MemBlock {
     boxed_block(Box::new(ExternalBlock {
         prefix: BlockPrefix::new(MemoryBlockKind::External, &EXTERNAL_VTABLE),
         release: Release::C { object, release },

@@ -1,7 +1,9 @@
 //! Fixed-size POD blocks, and the zero-filled buffer allocation every block
 //! kind uses for its data.
 
-use super::{BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind, block_as, boxed_block};
+use super::{
+    BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind, block_as, boxed_block,
+};
 use crate::error::{Error, Result};
 use std::alloc::Layout;
 use std::ptr::NonNull;
@@ -50,7 +52,11 @@ impl Buffer {
             // SAFETY: `align` is a non-zero power of two, so it is a valid,
             // non-null, aligned dangling pointer for a zero-size buffer.
             let ptr = unsafe { NonNull::new_unchecked(align as *mut u8) };
-            return Ok(Buffer { ptr, size, how: How::Empty });
+            return Ok(Buffer {
+                ptr,
+                size,
+                how: How::Empty,
+            });
         }
         if size >= HUGE_THRESHOLD && align <= HUGE_PAGE {
             if let Some(b) = Self::mapped(size) {
@@ -63,7 +69,11 @@ impl Buffer {
         let raw = unsafe { std::alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw)
             .ok_or_else(|| Error::alloc(format!("out of memory allocating {size} bytes")))?;
-        Ok(Buffer { ptr, size, how: How::Heap(layout) })
+        Ok(Buffer {
+            ptr,
+            size,
+            how: How::Heap(layout),
+        })
     }
 
     /// An anonymous mapping (zero-filled by the kernel), aligned to a huge

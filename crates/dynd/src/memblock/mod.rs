@@ -328,7 +328,9 @@ impl MemBlock {
 ///
 /// # Safety
 /// 1. `block` points at a live memory block made by this crate.
-pub unsafe fn pod_allocator_api(block: NonNull<MemoryBlockHeader>) -> Option<&'static PodAllocatorApi> {
+pub unsafe fn pod_allocator_api(
+    block: NonNull<MemoryBlockHeader>,
+) -> Option<&'static PodAllocatorApi> {
     // SAFETY: (1) the block is live.
     let kind = unsafe { block.as_ref() }.kind;
     (kind == MemoryBlockKind::PodAllocator as u32).then_some(&POD_ALLOCATOR_API)

@@ -5,7 +5,9 @@
 //! destructor runs exactly once, in allocation order, before the memory goes.
 
 use super::fixed::Buffer;
-use super::{BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind, block_as, boxed_block};
+use super::{
+    BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind, block_as, boxed_block,
+};
 use crate::error::{Error, Result};
 use std::ptr::NonNull;
 use std::sync::Mutex;
@@ -33,7 +35,10 @@ static OBJECT_VTABLE: BlockVTable = BlockVTable { free: free_object };
 unsafe fn free_object(block: NonNull<MemoryBlockHeader>) {
     // SAFETY: made by `new` as a Box<ObjectBlock>; ours alone now.
     let block = unsafe { Box::from_raw(block.cast::<ObjectBlock>().as_ptr()) };
-    let allocations = block.allocations.into_inner().unwrap_or_else(|e| e.into_inner());
+    let allocations = block
+        .allocations
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
     for a in &allocations {
         for i in 0..a.count {
             // SAFETY: element i lies inside the allocation (count * elem_size
@@ -72,16 +77,23 @@ impl ObjectAllocator<'_> {
         align: usize,
         destructor: ElementDestructor,
     ) -> Result<*mut u8> {
-        let size = count
-            .checked_mul(elem_size)
-            .ok_or_else(|| Error::alloc(format!("cannot allocate {count} elements of {elem_size} bytes")))?;
+        let size = count.checked_mul(elem_size).ok_or_else(|| {
+            Error::alloc(format!(
+                "cannot allocate {count} elements of {elem_size} bytes"
+            ))
+        })?;
         let buffer = Buffer::zeroed(size, align)?;
         let ptr = buffer.ptr();
         self.block
             .allocations
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(Allocation { buffer, count, elem_size, destructor });
+            .push(Allocation {
+                buffer,
+                count,
+                elem_size,
+                destructor,
+            });
         Ok(ptr)
     }
 }

@@ -110,14 +110,23 @@ fn arena_resizes_the_latest_allocation_in_place_then_by_moving() {
     assert_eq!(r, r2);
     let n = a.allocate(16, 1).unwrap();
     // SAFETY: 16 bytes at n are ours.
-    assert!(unsafe { std::slice::from_raw_parts(n, 16) }.iter().all(|&x| x == 0));
+    let fresh = unsafe { std::slice::from_raw_parts(n, 16) };
+    assert!(fresh.iter().all(|&x| x == 0));
     // Only the latest allocation can be resized.
     let e = a.resize(r2, 8).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(e.message().contains("most recent"), "{e}");
     a.finalize();
-    assert!(a.allocate(1, 1).unwrap_err().message().contains("finalized"));
-    assert_eq!(a.allocate(1, 3).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert!(
+        a.allocate(1, 1)
+            .unwrap_err()
+            .message()
+            .contains("finalized")
+    );
+    assert_eq!(
+        a.allocate(1, 3).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
 }
 
 #[test]
@@ -128,31 +137,41 @@ fn c_allocator_api_reports_errors_in_the_slot() {
     let api = unsafe { pod_allocator_api(b.as_ptr()) }.unwrap();
     let (mut begin, mut end) = (std::ptr::null_mut(), std::ptr::null_mut());
     // SAFETY: a live arena block and valid out pointers.
-    assert_eq!(unsafe { (api.allocate)(raw, 10, 4, &mut begin, &mut end) }, 0);
+    let status = unsafe { (api.allocate)(raw, 10, 4, &mut begin, &mut end) };
+    assert_eq!(status, 0);
     assert_eq!(end as usize - begin as usize, 10);
     // SAFETY: as above.
     assert_eq!(unsafe { (api.resize)(raw, 3, &mut begin, &mut end) }, 0);
     assert_eq!(end as usize - begin as usize, 3);
     // SAFETY: as above; a negative size is reported, not acted on.
-    assert_eq!(unsafe { (api.allocate)(raw, -1, 4, &mut begin, &mut end) }, -1);
-    assert_eq!(take_last_error().unwrap().kind(), ErrorKind::InvalidArgument);
+    let status = unsafe { (api.allocate)(raw, -1, 4, &mut begin, &mut end) };
+    assert_eq!(status, -1);
+    assert_eq!(
+        take_last_error().unwrap().kind(),
+        ErrorKind::InvalidArgument
+    );
     // SAFETY: NULL is checked.
-    assert_eq!(unsafe { (api.allocate)(std::ptr::null_mut(), 1, 1, &mut begin, &mut end) }, -1);
+    let status = unsafe { (api.allocate)(std::ptr::null_mut(), 1, 1, &mut begin, &mut end) };
+    assert_eq!(status, -1);
     assert!(take_last_error().unwrap().message().contains("NULL"));
     // SAFETY: as above.
     unsafe { (api.finalize)(raw) };
     // SAFETY: as above.
-    assert_eq!(unsafe { (api.allocate)(raw, 1, 1, &mut begin, &mut end) }, -1);
+    let status = unsafe { (api.allocate)(raw, 1, 1, &mut begin, &mut end) };
+    assert_eq!(status, -1);
     assert!(take_last_error().unwrap().message().contains("finalized"));
     let fixed = MemBlock::new_fixed(8, 8).unwrap();
     // SAFETY: `fixed` is live.
     assert!(unsafe { pod_allocator_api(fixed.as_ptr()) }.is_none());
     // SAFETY: a live block of the wrong kind is rejected, not misused.
-    assert_eq!(
-        unsafe { (api.allocate)(fixed.as_ptr().as_ptr(), 1, 1, &mut begin, &mut end) },
-        -1
+    let status = unsafe { (api.allocate)(fixed.as_ptr().as_ptr(), 1, 1, &mut begin, &mut end) };
+    assert_eq!(status, -1);
+    assert!(
+        take_last_error()
+            .unwrap()
+            .message()
+            .contains("not a POD allocator")
     );
-    assert!(take_last_error().unwrap().message().contains("not a POD allocator"));
 }
 
 static DESTROYED: AtomicUsize = AtomicUsize::new(0);

@@ -18,8 +18,8 @@ mod builtin;
 mod datashape;
 mod print;
 
-pub(crate) use print::is_identifier;
 pub use builtin::{BUILTIN_TYPE_ID_LIMIT, BuiltinType, FLOAT128_TYPE_ID};
+pub(crate) use print::is_identifier;
 
 use crate::error::{Error, Result};
 use std::fmt;
@@ -427,7 +427,9 @@ impl Type {
     /// no larger than 16 that divides the size; a size of 0 is an error.
     pub fn fixed_bytes(size: usize, align: usize) -> Result<Type> {
         if size == 0 {
-            return Err(Error::type_error("fixed_bytes size must be at least 1, got 0"));
+            return Err(Error::type_error(
+                "fixed_bytes size must be at least 1, got 0",
+            ));
         }
         if !align.is_power_of_two() || align > 16 {
             return Err(Error::type_error(format!(
@@ -465,7 +467,9 @@ impl Type {
     /// A symbolic dim, checking its name.
     pub fn try_symbolic_dim(dim: SymbolicDim, elem: Type) -> Result<Type> {
         match &dim {
-            SymbolicDim::Named(n) | SymbolicDim::Ellipsis(Some(n)) => check_pattern_name(n, "dim variable")?,
+            SymbolicDim::Named(n) | SymbolicDim::Ellipsis(Some(n)) => {
+                check_pattern_name(n, "dim variable")?
+            }
             _ => {}
         }
         Ok(Type::from_kind(TypeKind::SymbolicDim { dim, elem }))
@@ -676,7 +680,9 @@ fn check_pattern_name(name: &str, what: &str) -> Result<()> {
         )));
     }
     if matches!(name, "Fixed" | "Dim" | "Any") {
-        return Err(Error::type_error(format!("{what} name '{name}' is reserved")));
+        return Err(Error::type_error(format!(
+            "{what} name '{name}' is reserved"
+        )));
     }
     Ok(())
 }

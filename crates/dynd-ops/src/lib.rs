@@ -1,0 +1,1 @@
+//! Lazy operators (being written).

@@ -1,0 +1,99 @@
+//! A guided, printed walk through what dynd-rs can do today.
+//!
+//! Run it with `cargo run --release --example tour`.
+
+use dynd::{Array, Index, Type};
+
+fn section(title: &str) {
+    println!("\n== {title} ==");
+}
+
+fn show<T: std::fmt::Display>(what: &str, r: Result<T, dynd::Error>) {
+    match r {
+        Ok(v) => println!("{what:<44} {v}"),
+        Err(e) => println!("{what:<44} error[{}]: {e}", e.kind()),
+    }
+}
+
+fn main() -> Result<(), dynd::Error> {
+    section("Types are values, spoken as datashape");
+    let tp: Type = "3 * var * {x: int32, name: string}".parse()?;
+    println!("type        {tp}");
+    println!(
+        "layout      data_size={} data_alignment={} arrmeta_size={}",
+        tp.data_size(),
+        tp.data_alignment(),
+        tp.arrmeta_size()
+    );
+    for text in [
+        "option[int]",
+        "complex",
+        "7**2 * real",
+        "{x: int32, 'Quoted Name!': ?string,}",
+    ] {
+        show(&format!("canonical form of {text:?}"), Type::parse(text));
+    }
+    println!(
+        "symbolic types describe families: {}",
+        Type::parse("(N * T, N * T) -> N * T")?
+    );
+    show("a malformed datashape", Type::parse("3 * int32 * float64"));
+    show("an unknown type", Type::parse("float65"));
+
+    section("Arrays from JSON, printed back");
+    let people = Array::from_json(
+        "var * {name: string, age: ?int32, tags: var * string}",
+        r#"[{"name": "Ada", "age": 36, "tags": ["math", "engines"]},
+            {"name": "Grace", "age": null, "tags": []},
+            {"name": "Édouard", "age": 7, "tags": ["☃"]}]"#,
+    )?;
+    println!("{people}");
+    println!("compact JSON: {}", people.to_json());
+
+    section("Views share data; nothing is copied");
+    let m = Array::from_json("3 * 4 * int32", "[[0,1,2,3],[4,5,6,7],[8,9,10,11]]")?;
+    let rev = m.index(&[Index::slice(None, None, -1), Index::slice(Some(1), None, 2)])?;
+    println!("m                      = {}", m.to_json());
+    println!("m[::-1, 1::2]          = {rev}");
+    println!("transpose              = {}", m.permute(&[1, 0])?.to_json());
+    println!(
+        "ages (a struct field)  = {}",
+        people.field("age")?.to_json()
+    );
+    rev.index(&[0.into(), 0.into()])?.set_scalar(-9i32)?;
+    println!("after writing -9 through the view, m = {}", m.to_json());
+    println!(
+        "a copy owns its data: shares_data_with(m) = {}",
+        m.copy()?.shares_data_with(&m)
+    );
+
+    section("Ragged data, built from Rust");
+    let ragged = Array::from(vec![vec![1i64, 2, 3], vec![4], vec![]]);
+    println!("{ragged}");
+    println!(
+        "row 0 reversed: {}",
+        ragged
+            .index(&[0.into(), Index::slice(None, None, -1)])?
+            .to_json()
+    );
+
+    section("Bad input is a typed error, never a panic");
+    show("uint8 <- 256", Array::from_json("uint8", "256"));
+    show("int32 <- 1.5", Array::from_json("int32", "1.5"));
+    show("uint8 <- -0", Array::from_json("uint8", "-0"));
+    show(
+        "2 * var * {x: uint8} <- ... 300 ...",
+        Array::from_json("2 * var * {x: uint8}", r#"[[{"x": 1}], [{"x": 300}]]"#),
+    );
+    show(
+        "{x: int32, name: string} <- {\"x\": 1}",
+        Array::from_json("{x: int32, name: string}", r#"{"x": 1}"#),
+    );
+    show(
+        "string <- lone surrogate",
+        Array::from_json("string", r#""\ud800""#),
+    );
+    show("m[3]", m.index(&[3.into()]));
+    show("m[0, 0, 0]", m.index(&[0.into(), 0.into(), 0.into()]));
+    Ok(())
+}

@@ -1,0 +1,1 @@
+//! CKernels: the relocatable kernel memory of the C ABI (being written).

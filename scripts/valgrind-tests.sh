@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs every test binary of the workspace under valgrind (memcheck): any
+# invalid read or write, use of uninitialised memory, or definite leak fails.
+# Property tests run fewer cases here (PROPTEST_CASES) to keep it to minutes.
+#
+#   scripts/valgrind-tests.sh            # all test binaries
+#   scripts/valgrind-tests.sh arrays     # only binaries whose name starts so
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)"; exit 1; }
+filter="${1:-}"
+export PROPTEST_CASES="${PROPTEST_CASES:-16}"
+# Debug builds keep valgrind's reports readable; no doc tests (rustdoc runs
+# its own processes).
+mapfile -t bins < <(cargo test --workspace --no-run --message-format=json 2>/dev/null \
+  | python3 -c '
+import json, sys
+for line in sys.stdin:
+    try: m = json.loads(line)
+    except ValueError: continue
+    if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable"):
+        print(m["executable"])
+')
+status=0
+for bin in "${bins[@]}"; do
+  name=$(basename "$bin")
+  [[ -n "$filter" && "$name" != "$filter"* ]] && continue
+  echo "== valgrind $name"
+  # --test-threads=1: valgrind serialises threads anyway; one at a time keeps
+  # reports attributable. Tests that spawn their own threads still do.
+  if ! valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+      --show-leak-kinds=definite "$bin" --test-threads=1 -q >"/tmp/valgrind-$name.log" 2>&1; then
+    echo "FAILED: see /tmp/valgrind-$name.log"; tail -40 "/tmp/valgrind-$name.log"; status=1
+  else
+    grep -E "test result" "/tmp/valgrind-$name.log" | tail -1
+  fi
+done
+exit $status
