@@ -18,6 +18,7 @@
 //! array immutable with [`Array::into_immutable`]).
 
 mod arrmeta;
+mod assign;
 mod copy;
 mod index;
 mod json;

@@ -97,6 +97,7 @@
 //! assert_eq!(out, 42);
 //! ```
 
+pub mod assign;
 mod builder;
 mod kernel;
 mod prefix;

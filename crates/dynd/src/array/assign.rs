@@ -1,0 +1,55 @@
+//! Assignment between arrays of any types: [`Array::assign`] and
+//! [`Array::cast`], through the assignment kernels.
+
+use super::Array;
+use crate::error::Result;
+use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
+use crate::kernels::{CKernelBuilder, KernelRequest};
+use crate::types::Type;
+use std::pin::pin;
+
+impl Array {
+    /// Assigns `src` into this array's data, converting each value under
+    /// `mode` and broadcasting `src` to this array's shape (DESIGN §6).
+    ///
+    /// On error, the elements assigned before the failing one keep their
+    /// new values; the failing element and those after it are untouched.
+    ///
+    /// ```
+    /// use dynd::{Array, kernels::assign::ErrorMode};
+    /// let dst = Array::from_json("2 * 3 * int32", "[[0,0,0],[0,0,0]]").unwrap();
+    /// let src = Array::from_json("2 * var * float64", "[[1,2,3],[4]]").unwrap();
+    /// dst.assign(&src, ErrorMode::Default).unwrap();
+    /// assert_eq!(dst.to_json(), "[[1,2,3],[4,4,4]]");
+    /// ```
+    pub fn assign(&self, src: &Array, mode: ErrorMode) -> Result<()> {
+        self.check_writable()?;
+        let mut ckb = pin!(CKernelBuilder::new());
+        // SAFETY: 0 is a free slot of a new builder; both arrmeta pointers
+        // are valid for their arrays' types, which outlive the call.
+        unsafe {
+            make_assignment_kernel(
+                ckb.as_mut(),
+                0,
+                self.tp(),
+                self.arrmeta_ptr(),
+                src.tp(),
+                src.arrmeta_ptr(),
+                KernelRequest::Single,
+                mode,
+            )?;
+            // SAFETY: the kernel was built for Single, for these types and
+            // arrmeta; the destination is writable.
+            ckb.call_single(self.data_ptr(), &[src.data_ptr() as *const u8])
+        }
+    }
+
+    /// A new array of type `tp` holding this array's values converted under
+    /// `mode`.
+    pub fn cast(&self, tp: impl super::TypeArg, mode: ErrorMode) -> Result<Array> {
+        let tp: Type = tp.into_type()?;
+        let out = Array::empty(tp)?;
+        out.assign(self, mode)?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,728 @@
+//! Assignment between builtin scalars: every pair of bool, the integers
+//! (128-bit included), float16/32/64 and the complex types, under each
+//! error mode.
+//!
+//! | pair | nocheck | overflow | fractional | inexact |
+//! |---|---|---|---|---|
+//! | int ← int | wraps (two's complement) | value out of range | = overflow | = overflow |
+//! | int ← float | truncates; saturates out of range; NaN → 0 (Rust `as`) | NaN, ±inf, or truncated value out of range | also a non-zero fractional part | = fractional |
+//! | float ← int | rounds to nearest | result infinite | = overflow | any rounding |
+//! | float ← float | rounds to nearest | finite → infinite | = overflow | any rounding (NaN → NaN is exact) |
+//! | bool ← x | `x != 0` | x not 0 or 1 | = overflow | = overflow |
+//! | x ← bool | 0 or 1 | never fails | | |
+//! | real ← complex | the real part | imaginary part ≠ 0 (an `inexact` error), then as real ← float | | |
+//! | complex ← x | each part by the real rules | per part | per part | per part |
+//!
+//! Checked loops test a chunk of up to [`CHUNK`] values first (a
+//! vectorisable pass with no branch per element), then convert the chunk
+//! with the plain conversion; only a chunk with a failure is searched for the
+//! first bad value. On error, the chunks before the failing one have been
+//! written; nothing from the failing chunk on is.
+
+use super::ErrorMode;
+use crate::error::{Error, ErrorKind, Result};
+use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
+use crate::types::BuiltinType;
+use half::f16;
+use num_complex::Complex;
+use std::fmt::Display;
+use std::marker::PhantomData;
+use std::pin::Pin;
+
+/// Values converted per checked chunk.
+pub const CHUNK: usize = 256;
+
+/// A builtin scalar as kernels see it.
+pub(crate) trait Prim: Copy + Default + Display + Send + Sync + 'static {
+    /// Its builtin type.
+    const TYPE: BuiltinType;
+}
+
+macro_rules! prims {
+    ($($t:ty => $b:ident),* $(,)?) => {$(
+        impl Prim for $t { const TYPE: BuiltinType = BuiltinType::$b; }
+    )*};
+}
+prims!(
+    bool => Bool, i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64, i128 => Int128,
+    u8 => UInt8, u16 => UInt16, u32 => UInt32, u64 => UInt64, u128 => UInt128,
+    f16 => Float16, f32 => Float32, f64 => Float64,
+    Complex<f32> => Complex64, Complex<f64> => Complex128,
+);
+
+/// Conversion of `S` values into `Self`.
+pub(crate) trait Conv<S: Prim>: Prim {
+    /// The nocheck conversion.
+    fn cast(s: S) -> Self;
+    /// `true` when `s` converts without overflow.
+    fn ok_overflow(s: S) -> bool;
+    /// `true` when `s` converts without overflow or loss of a fraction.
+    fn ok_fractional(s: S) -> bool {
+        Self::ok_overflow(s)
+    }
+    /// `true` when `s` converts exactly.
+    fn ok_inexact(s: S) -> bool {
+        Self::ok_fractional(s)
+    }
+    /// The error for a value that failed the check of `mode`.
+    fn failure(s: S, mode: ErrorMode) -> Error {
+        let (kind, why) = if !Self::ok_overflow(s) {
+            (ErrorKind::Overflow, "is out of range for")
+        } else if mode != ErrorMode::Overflow && !Self::ok_fractional(s) {
+            (ErrorKind::Fractional, "has a fractional part, so it cannot be assigned to")
+        } else {
+            (ErrorKind::Inexact, "cannot be represented exactly in")
+        };
+        Error::new(kind, format!("{} value {s} {why} {}", S::TYPE, Self::TYPE))
+    }
+}
+
+/// `true` when `s` passes the check of `mode`.
+#[inline(always)]
+pub(crate) fn passes<D: Conv<S>, S: Prim>(s: S, mode: ErrorMode) -> bool {
+    match mode {
+        ErrorMode::NoCheck => true,
+        ErrorMode::Overflow => D::ok_overflow(s),
+        ErrorMode::Fractional | ErrorMode::Default => D::ok_fractional(s),
+        ErrorMode::Inexact => D::ok_inexact(s),
+    }
+}
+
+/// Converts one value under `mode`.
+#[inline]
+pub(crate) fn convert<D: Conv<S>, S: Prim>(s: S, mode: ErrorMode) -> Result<D> {
+    if passes::<D, S>(s, mode) {
+        Ok(D::cast(s))
+    } else {
+        Err(D::failure(s, mode))
+    }
+}
+
+// ---------------------------------------------------------------- int <- int
+
+/// Integer bounds as `(min as i128, max as u128)`.
+trait IntBounds {
+    const MIN_I: i128;
+    const MAX_U: u128;
+}
+macro_rules! int_bounds {
+    ($($t:ty),*) => {$(
+        impl IntBounds for $t {
+            const MIN_I: i128 = <$t>::MIN as i128;
+            const MAX_U: u128 = <$t>::MAX as u128;
+        }
+    )*};
+}
+int_bounds!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+
+macro_rules! int_from_int {
+    ($d:ty; $($s:ty),*) => {$(
+        impl Conv<$s> for $d {
+            #[inline(always)]
+            fn cast(s: $s) -> $d { s as $d }
+            #[inline(always)]
+            fn ok_overflow(s: $s) -> bool {
+                // The part of D's range that S can hold, in S's own type
+                // (both bounds lie within S's range by construction).
+                const LO: i128 = if <$d>::MIN_I > <$s>::MIN_I { <$d>::MIN_I } else { <$s>::MIN_I };
+                const HI: u128 = if <$d>::MAX_U < <$s>::MAX_U { <$d>::MAX_U } else { <$s>::MAX_U };
+                s >= LO as $s && s <= HI as $s
+            }
+        }
+    )*};
+}
+macro_rules! ints_from_ints {
+    ($($d:ty),*) => {$( int_from_int!($d; i8, i16, i32, i64, i128, u8, u16, u32, u64, u128); )*};
+}
+ints_from_ints!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+
+// -------------------------------------------------------------- int <- float
+
+macro_rules! int_from_float {
+    ($d:ty; $($s:ty),*) => {$(
+        impl Conv<$s> for $d {
+            #[inline(always)]
+            fn cast(s: $s) -> $d { s as $d }
+            #[inline(always)]
+            fn ok_overflow(s: $s) -> bool {
+                // MIN is 0 or -2^k and MAX + 1 is 2^k: powers of two, exact in
+                // any float (2^128 in f32 is +inf, which still bounds). NaN
+                // fails both comparisons.
+                const MIN: $s = <$d>::MIN_I as $s;
+                const MAX_P1: $s = 2.0 * ((<$d>::MAX_U / 2 + 1) as $s);
+                s.trunc() >= MIN && s < MAX_P1
+            }
+            #[inline(always)]
+            fn ok_fractional(s: $s) -> bool { Self::ok_overflow(s) && s.trunc() == s }
+        }
+    )*};
+}
+macro_rules! ints_from_floats {
+    ($($d:ty),*) => {$( int_from_float!($d; f32, f64); )*};
+}
+ints_from_floats!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+
+// -------------------------------------------------------------- float <- int
+
+macro_rules! float_from_int {
+    ($d:ty; $($s:ty),*) => {$(
+        impl Conv<$s> for $d {
+            #[inline(always)]
+            fn cast(s: $s) -> $d { s as $d }
+            #[inline(always)]
+            fn ok_overflow(s: $s) -> bool { (s as $d).is_finite() }
+            #[inline(always)]
+            fn ok_inexact(s: $s) -> bool {
+                let d = s as $d;
+                // `d as S` saturates, so a value rounded up to MAX + 1 would
+                // compare equal: bound it first.
+                const MAX_P1: $d = 2.0 * ((<$s>::MAX_U / 2 + 1) as $d);
+                d < MAX_P1 && d as $s == s
+            }
+        }
+    )*};
+}
+macro_rules! floats_from_ints {
+    ($($d:ty),*) => {$( float_from_int!($d; i8, i16, i32, i64, i128, u8, u16, u32, u64, u128); )*};
+}
+floats_from_ints!(f32, f64);
+
+// ------------------------------------------------------------ float <- float
+
+impl Conv<f64> for f64 {
+    #[inline(always)]
+    fn cast(s: f64) -> f64 {
+        s
+    }
+    #[inline(always)]
+    fn ok_overflow(_: f64) -> bool {
+        true
+    }
+}
+impl Conv<f32> for f32 {
+    #[inline(always)]
+    fn cast(s: f32) -> f32 {
+        s
+    }
+    #[inline(always)]
+    fn ok_overflow(_: f32) -> bool {
+        true
+    }
+}
+impl Conv<f32> for f64 {
+    #[inline(always)]
+    fn cast(s: f32) -> f64 {
+        s as f64
+    }
+    #[inline(always)]
+    fn ok_overflow(_: f32) -> bool {
+        true
+    }
+}
+impl Conv<f64> for f32 {
+    #[inline(always)]
+    fn cast(s: f64) -> f32 {
+        s as f32
+    }
+    #[inline(always)]
+    fn ok_overflow(s: f64) -> bool {
+        (s as f32).is_finite() || !s.is_finite()
+    }
+    #[inline(always)]
+    fn ok_inexact(s: f64) -> bool {
+        (s as f32) as f64 == s || s.is_nan()
+    }
+}
+
+// ------------------------------------------------------------------- float16
+
+/// f16 sources convert like their (exact) f32 value.
+macro_rules! from_f16 {
+    ($($d:ty),*) => {$(
+        impl Conv<f16> for $d {
+            #[inline(always)]
+            fn cast(s: f16) -> $d { <$d as Conv<f32>>::cast(s.to_f32()) }
+            #[inline(always)]
+            fn ok_overflow(s: f16) -> bool { <$d as Conv<f32>>::ok_overflow(s.to_f32()) }
+            #[inline(always)]
+            fn ok_fractional(s: f16) -> bool { <$d as Conv<f32>>::ok_fractional(s.to_f32()) }
+            #[inline(always)]
+            fn ok_inexact(s: f16) -> bool { <$d as Conv<f32>>::ok_inexact(s.to_f32()) }
+        }
+    )*};
+}
+from_f16!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f32, f64);
+
+/// f16 destinations round from f64 (ints up to 2^53 are exact in f64, and
+/// larger ones overflow f16 anyway) or directly from f32.
+macro_rules! f16_from {
+    ($($s:ty),*) => {$(
+        impl Conv<$s> for f16 {
+            #[inline(always)]
+            fn cast(s: $s) -> f16 { f16::from_f64(s as f64) }
+            #[inline(always)]
+            fn ok_overflow(s: $s) -> bool {
+                let v = s as f64;
+                f16::from_f64(v).is_finite() || !v.is_finite()
+            }
+            #[inline(always)]
+            fn ok_inexact(s: $s) -> bool {
+                let v = s as f64;
+                (f16::from_f64(v).to_f64() == v && v as $s == s) || v.is_nan()
+            }
+        }
+    )*};
+}
+f16_from!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f64);
+
+impl Conv<f32> for f16 {
+    #[inline(always)]
+    fn cast(s: f32) -> f16 {
+        f16::from_f32(s)
+    }
+    #[inline(always)]
+    fn ok_overflow(s: f32) -> bool {
+        f16::from_f32(s).is_finite() || !s.is_finite()
+    }
+    #[inline(always)]
+    fn ok_inexact(s: f32) -> bool {
+        f16::from_f32(s).to_f32() == s || s.is_nan()
+    }
+}
+impl Conv<f16> for f16 {
+    #[inline(always)]
+    fn cast(s: f16) -> f16 {
+        s
+    }
+    #[inline(always)]
+    fn ok_overflow(_: f16) -> bool {
+        true
+    }
+}
+
+// ---------------------------------------------------------------------- bool
+
+macro_rules! bool_from_real {
+    ($zero:expr, $one:expr; $($s:ty),*) => {$(
+        impl Conv<$s> for bool {
+            #[inline(always)]
+            fn cast(s: $s) -> bool { s != $zero }
+            #[inline(always)]
+            fn ok_overflow(s: $s) -> bool { s == $zero || s == $one }
+        }
+    )*};
+}
+bool_from_real!(0, 1; i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+bool_from_real!(0.0, 1.0; f32, f64);
+
+impl Conv<f16> for bool {
+    #[inline(always)]
+    fn cast(s: f16) -> bool {
+        s.to_f32() != 0.0
+    }
+    #[inline(always)]
+    fn ok_overflow(s: f16) -> bool {
+        let v = s.to_f32();
+        v == 0.0 || v == 1.0
+    }
+}
+impl Conv<bool> for bool {
+    #[inline(always)]
+    fn cast(s: bool) -> bool {
+        s
+    }
+    #[inline(always)]
+    fn ok_overflow(_: bool) -> bool {
+        true
+    }
+}
+
+macro_rules! from_bool {
+    ($($d:ty),*) => {$(
+        impl Conv<bool> for $d {
+            #[inline(always)]
+            fn cast(s: bool) -> $d { <$d as Conv<u8>>::cast(s as u8) }
+            #[inline(always)]
+            fn ok_overflow(_: bool) -> bool { true }
+        }
+    )*};
+}
+from_bool!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64);
+
+// ------------------------------------------------------------------- complex
+
+/// Complex destinations: each part by the real rules.
+macro_rules! complex_from_real {
+    ($t:ty; $($s:ty),*) => {$(
+        impl Conv<$s> for Complex<$t> {
+            #[inline(always)]
+            fn cast(s: $s) -> Complex<$t> { Complex::new(<$t as Conv<$s>>::cast(s), 0.0) }
+            #[inline(always)]
+            fn ok_overflow(s: $s) -> bool { <$t as Conv<$s>>::ok_overflow(s) }
+            #[inline(always)]
+            fn ok_fractional(s: $s) -> bool { <$t as Conv<$s>>::ok_fractional(s) }
+            #[inline(always)]
+            fn ok_inexact(s: $s) -> bool { <$t as Conv<$s>>::ok_inexact(s) }
+        }
+    )*};
+}
+complex_from_real!(f32; bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64);
+complex_from_real!(f64; bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64);
+
+macro_rules! complex_from_complex {
+    ($($t:ty => $u:ty),*) => {$(
+        impl Conv<Complex<$u>> for Complex<$t> {
+            #[inline(always)]
+            fn cast(s: Complex<$u>) -> Complex<$t> {
+                Complex::new(<$t as Conv<$u>>::cast(s.re), <$t as Conv<$u>>::cast(s.im))
+            }
+            #[inline(always)]
+            fn ok_overflow(s: Complex<$u>) -> bool {
+                <$t as Conv<$u>>::ok_overflow(s.re) & <$t as Conv<$u>>::ok_overflow(s.im)
+            }
+            #[inline(always)]
+            fn ok_inexact(s: Complex<$u>) -> bool {
+                <$t as Conv<$u>>::ok_inexact(s.re) & <$t as Conv<$u>>::ok_inexact(s.im)
+            }
+        }
+    )*};
+}
+complex_from_complex!(f32 => f32, f32 => f64, f64 => f32, f64 => f64);
+
+/// Real destinations from complex: the imaginary part must be zero in the
+/// checked modes (an `inexact` error), then the real part converts.
+macro_rules! real_from_complex {
+    ($u:ty; $($d:ty),*) => {$(
+        impl Conv<Complex<$u>> for $d {
+            #[inline(always)]
+            fn cast(s: Complex<$u>) -> $d { <$d as Conv<$u>>::cast(s.re) }
+            #[inline(always)]
+            fn ok_overflow(s: Complex<$u>) -> bool { s.im == 0.0 && <$d as Conv<$u>>::ok_overflow(s.re) }
+            #[inline(always)]
+            fn ok_fractional(s: Complex<$u>) -> bool { s.im == 0.0 && <$d as Conv<$u>>::ok_fractional(s.re) }
+            #[inline(always)]
+            fn ok_inexact(s: Complex<$u>) -> bool { s.im == 0.0 && <$d as Conv<$u>>::ok_inexact(s.re) }
+            fn failure(s: Complex<$u>, mode: ErrorMode) -> Error {
+                if s.im != 0.0 {
+                    Error::inexact(format!(
+                        "{} value {s} has a non-zero imaginary part, so it cannot be assigned to {}",
+                        <Complex<$u>>::TYPE,
+                        <$d>::TYPE
+                    ))
+                } else {
+                    <$d as Conv<$u>>::failure(s.re, mode)
+                }
+            }
+        }
+    )*};
+}
+real_from_complex!(f32; bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64);
+real_from_complex!(f64; bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64);
+
+// -------------------------------------------------------------------- kernel
+
+/// The assignment kernel `D ← S` under one error mode.
+pub(crate) struct NumericAssign<D, S> {
+    mode: ErrorMode,
+    _types: PhantomData<fn(S) -> D>,
+}
+
+impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
+    pub(crate) fn new(mode: ErrorMode) -> Self {
+        NumericAssign {
+            mode: mode.resolve(),
+            _types: PhantomData,
+        }
+    }
+
+    /// Converts a chunk held in typed slices.
+    #[inline(always)]
+    fn chunk(&self, dst: &mut [D], src: &[S]) -> Result<()> {
+        let mode = self.mode;
+        // One branch-free pass over the chunk: `&` rather than `&&` keeps it
+        // vectorisable; the slow search runs only when something failed.
+        let ok = match mode {
+            ErrorMode::NoCheck => true,
+            ErrorMode::Overflow => src.iter().fold(true, |a, &s| a & D::ok_overflow(s)),
+            ErrorMode::Fractional | ErrorMode::Default => src.iter().fold(true, |a, &s| a & D::ok_fractional(s)),
+            ErrorMode::Inexact => src.iter().fold(true, |a, &s| a & D::ok_inexact(s)),
+        };
+        if !ok {
+            let bad = src
+                .iter()
+                .copied()
+                .find(|&s| !passes::<D, S>(s, mode))
+                .unwrap_or_default();
+            return Err(D::failure(bad, mode));
+        }
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = D::cast(s);
+        }
+        Ok(())
+    }
+}
+
+impl<D: Conv<S>, S: Prim> Kernel for NumericAssign<D, S> {
+    const NSRC: usize = 1;
+
+    unsafe fn single(&self, _k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+        // SAFETY: (1) src[0] holds an S and dst has room for a D; unaligned
+        // access, as the data may be.
+        let s = unsafe { std::ptr::read_unaligned(src[0] as *const S) };
+        let d = convert::<D, S>(s, self.mode)?;
+        // SAFETY: as above.
+        unsafe { std::ptr::write_unaligned(dst as *mut D, d) };
+        Ok(())
+    }
+
+    unsafe fn strided(
+        &self,
+        _k: KernelRef<'_>,
+        dst: *mut u8,
+        dst_stride: isize,
+        src: &[*const u8],
+        src_stride: &[isize],
+        count: usize,
+    ) -> Result<()> {
+        let (src, ss) = (src[0], src_stride[0]);
+        let dsize = size_of::<D>() as isize;
+        let ssize = size_of::<S>() as isize;
+        let contiguous = dst_stride == dsize
+            && ss == ssize
+            && (dst as usize) % align_of::<D>() == 0
+            && (src as usize) % align_of::<S>() == 0;
+        if contiguous && count > 0 {
+            // SAFETY: (1) `count` contiguous, aligned elements on each side;
+            // a destination never overlaps a source of another type (the
+            // same-type case is a move, which `copy` below handles).
+            if D::TYPE == S::TYPE {
+                // Same type: every mode is a plain copy.
+                unsafe { std::ptr::copy(src, dst, count * size_of::<D>()) };
+                return Ok(());
+            }
+            // SAFETY: as above; the two ranges do not overlap (different
+            // element types of the same count are different buffers).
+            let (d, s) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(dst as *mut D, count),
+                    std::slice::from_raw_parts(src as *const S, count),
+                )
+            };
+            for (dc, sc) in d.chunks_mut(CHUNK).zip(s.chunks(CHUNK)) {
+                self.chunk(dc, sc)?;
+            }
+            return Ok(());
+        }
+        // Strided or unaligned: gather a chunk onto the stack, convert it
+        // there, scatter it back.
+        let mut sbuf = [S::default(); CHUNK];
+        let mut dbuf = [D::default(); CHUNK];
+        let mut done = 0usize;
+        while done < count {
+            let n = (count - done).min(CHUNK);
+            for (j, slot) in sbuf[..n].iter_mut().enumerate() {
+                let i = (done + j) as isize;
+                // SAFETY: (1) element `done + j` < count of the source.
+                *slot = unsafe { std::ptr::read_unaligned(src.offset(i * ss) as *const S) };
+            }
+            self.chunk(&mut dbuf[..n], &sbuf[..n])?;
+            for (j, v) in dbuf[..n].iter().enumerate() {
+                let i = (done + j) as isize;
+                // SAFETY: (1) element `done + j` < count of the destination.
+                unsafe { std::ptr::write_unaligned(dst.offset(i * dst_stride) as *mut D, *v) };
+            }
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+/// Builds `dst ← src` for two builtin types.
+///
+/// # Safety
+/// As [`CKernelBuilder::emplace`]: `offset` is a free slot.
+pub(crate) unsafe fn make(
+    ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    dst: BuiltinType,
+    src: BuiltinType,
+    req: KernelRequest,
+    mode: ErrorMode,
+) -> Result<usize> {
+    macro_rules! emplace {
+        ($d:ty, $s:ty) => {
+            // SAFETY: the caller's promise.
+            unsafe { ckb.emplace(offset, req, NumericAssign::<$d, $s>::new(mode)) }
+        };
+    }
+    macro_rules! by_src {
+        ($d:ty) => {
+            match src {
+                BuiltinType::Bool => emplace!($d, bool),
+                BuiltinType::Int8 => emplace!($d, i8),
+                BuiltinType::Int16 => emplace!($d, i16),
+                BuiltinType::Int32 => emplace!($d, i32),
+                BuiltinType::Int64 => emplace!($d, i64),
+                BuiltinType::Int128 => emplace!($d, i128),
+                BuiltinType::UInt8 => emplace!($d, u8),
+                BuiltinType::UInt16 => emplace!($d, u16),
+                BuiltinType::UInt32 => emplace!($d, u32),
+                BuiltinType::UInt64 => emplace!($d, u64),
+                BuiltinType::UInt128 => emplace!($d, u128),
+                BuiltinType::Float16 => emplace!($d, f16),
+                BuiltinType::Float32 => emplace!($d, f32),
+                BuiltinType::Float64 => emplace!($d, f64),
+                BuiltinType::Complex64 => emplace!($d, Complex<f32>),
+                BuiltinType::Complex128 => emplace!($d, Complex<f64>),
+                BuiltinType::Void => Err(void_error(dst, src)),
+            }
+        };
+    }
+    match dst {
+        BuiltinType::Bool => by_src!(bool),
+        BuiltinType::Int8 => by_src!(i8),
+        BuiltinType::Int16 => by_src!(i16),
+        BuiltinType::Int32 => by_src!(i32),
+        BuiltinType::Int64 => by_src!(i64),
+        BuiltinType::Int128 => by_src!(i128),
+        BuiltinType::UInt8 => by_src!(u8),
+        BuiltinType::UInt16 => by_src!(u16),
+        BuiltinType::UInt32 => by_src!(u32),
+        BuiltinType::UInt64 => by_src!(u64),
+        BuiltinType::UInt128 => by_src!(u128),
+        BuiltinType::Float16 => by_src!(f16),
+        BuiltinType::Float32 => by_src!(f32),
+        BuiltinType::Float64 => by_src!(f64),
+        BuiltinType::Complex64 => by_src!(Complex<f32>),
+        BuiltinType::Complex128 => by_src!(Complex<f64>),
+        BuiltinType::Void if src == BuiltinType::Void => {
+            // SAFETY: the caller's promise.
+            unsafe { ckb.emplace(offset, req, VoidAssign) }
+        }
+        BuiltinType::Void => Err(void_error(dst, src)),
+    }
+}
+
+fn void_error(dst: BuiltinType, src: BuiltinType) -> Error {
+    Error::type_error(format!("cannot assign {src} to {dst}: void holds no value"))
+}
+
+/// `void ← void`: nothing to do.
+struct VoidAssign;
+
+impl Kernel for VoidAssign {
+    const NSRC: usize = 1;
+    unsafe fn single(&self, _k: KernelRef<'_>, _dst: *mut u8, _src: &[*const u8]) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok<D: Conv<S>, S: Prim>(s: S, mode: ErrorMode) -> std::result::Result<D, ErrorKind> {
+        convert::<D, S>(s, mode.resolve()).map_err(|e| e.kind())
+    }
+
+    #[test]
+    fn the_issue_examples() {
+        use ErrorMode::*;
+        assert_eq!(ok::<i8, i32>(128, Overflow), Err(ErrorKind::Overflow));
+        assert_eq!(ok::<i8, f64>(1.25, Default), Err(ErrorKind::Fractional));
+        assert_eq!(ok::<i8, f64>(1.25, Overflow), Ok(1));
+        assert_eq!(ok::<u16, i32>(-1, NoCheck), Ok(65535));
+        assert_eq!(ok::<f32, i64>(33554433, NoCheck), Ok(33554432.0));
+        assert_eq!(ok::<f32, i64>(33554433, Overflow), Ok(33554432.0));
+        assert_eq!(ok::<f32, i64>(33554433, Inexact), Err(ErrorKind::Inexact));
+    }
+
+    #[test]
+    fn float_to_int_limits_are_exact() {
+        use ErrorMode::Overflow;
+        assert_eq!(ok::<i64, f64>(-9223372036854775808.0, Overflow), Ok(i64::MIN));
+        assert_eq!(ok::<i64, f64>(9223372036854775808.0, Overflow), Err(ErrorKind::Overflow));
+        assert_eq!(ok::<i64, f64>(9223372036854774784.0, Overflow), Ok(9223372036854774784));
+        assert_eq!(ok::<u8, f64>(255.9, Overflow), Ok(255));
+        assert_eq!(ok::<u8, f64>(256.0, Overflow), Err(ErrorKind::Overflow));
+        assert_eq!(ok::<u8, f64>(-0.9, Overflow), Ok(0));
+        assert_eq!(ok::<u8, f64>(-1.0, Overflow), Err(ErrorKind::Overflow));
+        assert_eq!(ok::<i8, f32>(-128.9, Overflow), Ok(-128));
+        assert_eq!(ok::<i8, f32>(-129.0, Overflow), Err(ErrorKind::Overflow));
+        assert_eq!(ok::<u128, f32>(f32::MAX, Overflow), Ok(f32::MAX as u128));
+        assert_eq!(ok::<i128, f32>(f32::MAX, Overflow), Err(ErrorKind::Overflow));
+        for mode in [Overflow, ErrorMode::Fractional, ErrorMode::Inexact] {
+            assert_eq!(ok::<i32, f64>(f64::NAN, mode), Err(ErrorKind::Overflow));
+            assert_eq!(ok::<i32, f64>(f64::INFINITY, mode), Err(ErrorKind::Overflow));
+            assert_eq!(ok::<u64, f32>(f32::NEG_INFINITY, mode), Err(ErrorKind::Overflow));
+        }
+        assert_eq!(ok::<i32, f64>(f64::NAN, ErrorMode::NoCheck), Ok(0));
+        assert_eq!(ok::<i32, f64>(1e300, ErrorMode::NoCheck), Ok(i32::MAX));
+    }
+
+    #[test]
+    fn int_to_float_inexact_catches_rounding_to_the_limit() {
+        use ErrorMode::Inexact;
+        assert_eq!(ok::<f32, i32>(i32::MAX, Inexact), Err(ErrorKind::Inexact));
+        assert_eq!(ok::<f32, i32>(1 << 24, Inexact), Ok(16777216.0));
+        assert_eq!(ok::<f32, i32>((1 << 24) + 1, Inexact), Err(ErrorKind::Inexact));
+        assert_eq!(ok::<f64, u64>(u64::MAX, Inexact), Err(ErrorKind::Inexact));
+        assert_eq!(ok::<f64, i64>(i64::MIN, Inexact), Ok(-9223372036854775808.0));
+        assert_eq!(ok::<f32, u128>(u128::MAX, ErrorMode::Overflow), Err(ErrorKind::Overflow));
+        assert_eq!(ok::<f32, u128>(u128::MAX, ErrorMode::NoCheck), Ok(f32::INFINITY));
+        assert_eq!(ok::<f16, i32>(65504, Inexact), Ok(f16::MAX));
+        assert_eq!(ok::<f16, i32>(65520, ErrorMode::Overflow), Err(ErrorKind::Overflow));
+        assert_eq!(ok::<f16, i32>(2049, Inexact), Err(ErrorKind::Inexact));
+    }
+
+    #[test]
+    fn float_to_float() {
+        use ErrorMode::*;
+        assert_eq!(ok::<f32, f64>(1e300, Overflow), Err(ErrorKind::Overflow));
+        assert_eq!(ok::<f32, f64>(1e300, NoCheck), Ok(f32::INFINITY));
+        assert_eq!(ok::<f32, f64>(f64::INFINITY, Inexact), Ok(f32::INFINITY));
+        assert!(ok::<f32, f64>(f64::NAN, Inexact).unwrap().is_nan());
+        assert_eq!(ok::<f32, f64>(0.1, Fractional), Ok(0.1f32));
+        assert_eq!(ok::<f32, f64>(0.1, Inexact), Err(ErrorKind::Inexact));
+        assert_eq!(ok::<f16, f64>(0.5, Inexact), Ok(f16::from_f32(0.5)));
+        assert_eq!(ok::<f16, f32>(1e5, Overflow), Err(ErrorKind::Overflow));
+        assert_eq!(ok::<f64, f16>(f16::from_f32(0.1), Inexact), Ok(f16::from_f32(0.1).to_f64()));
+    }
+
+    #[test]
+    fn bool_rules() {
+        use ErrorMode::*;
+        assert_eq!(ok::<bool, i32>(2, NoCheck), Ok(true));
+        assert_eq!(ok::<bool, i32>(2, Overflow), Err(ErrorKind::Overflow));
+        assert_eq!(ok::<bool, f64>(1.0, Inexact), Ok(true));
+        assert_eq!(ok::<bool, f64>(0.5, Fractional), Err(ErrorKind::Overflow));
+        assert_eq!(ok::<i32, bool>(true, Inexact), Ok(1));
+        assert_eq!(ok::<f64, bool>(true, Inexact), Ok(1.0));
+        assert_eq!(ok::<Complex<f64>, bool>(true, Inexact), Ok(Complex::new(1.0, 0.0)));
+    }
+
+    #[test]
+    fn complex_rules() {
+        use ErrorMode::*;
+        let z = Complex::new(1.5f64, 2.0);
+        assert_eq!(ok::<f64, Complex<f64>>(z, NoCheck), Ok(1.5));
+        let e = convert::<f64, Complex<f64>>(z, Overflow).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Inexact);
+        assert!(e.message().contains("non-zero imaginary part"), "{e}");
+        assert_eq!(ok::<f64, Complex<f64>>(Complex::new(1.5, 0.0), Inexact), Ok(1.5));
+        assert_eq!(ok::<i32, Complex<f64>>(Complex::new(1.5, 0.0), Default), Err(ErrorKind::Fractional));
+        assert_eq!(ok::<Complex<f64>, i32>(7, Inexact), Ok(Complex::new(7.0, 0.0)));
+        assert_eq!(ok::<Complex<f32>, Complex<f64>>(Complex::new(1e300, 0.0), Overflow), Err(ErrorKind::Overflow));
+        assert_eq!(ok::<Complex<f32>, Complex<f64>>(Complex::new(0.5, 0.25), Inexact), Ok(Complex::new(0.5, 0.25)));
+    }
+
+    #[test]
+    fn failure_messages_name_value_and_types() {
+        let e = convert::<u8, i32>(300, ErrorMode::Overflow).unwrap_err();
+        assert_eq!(e.message(), "int32 value 300 is out of range for uint8");
+        let e = convert::<i32, f64>(2.5, ErrorMode::Fractional).unwrap_err();
+        assert_eq!(e.message(), "float64 value 2.5 has a fractional part, so it cannot be assigned to int32");
+        let e = convert::<f32, f64>(0.1, ErrorMode::Inexact).unwrap_err();
+        assert_eq!(e.message(), "float64 value 0.1 cannot be represented exactly in float32");
+    }
+}

@@ -1,0 +1,27 @@
+//! Text assignment (being written).
+
+use super::ErrorMode;
+use crate::error::Result;
+use crate::kernels::{CKernelBuilder, KernelRequest};
+use crate::types::Type;
+use std::pin::Pin;
+
+/// Builds `dst ← src` when either side is text.
+///
+/// # Safety
+/// As [`super::make_assignment_kernel`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn make(
+    _ckb: Pin<&mut CKernelBuilder>,
+    _offset: usize,
+    dst_tp: &Type,
+    _dst_meta: *const u8,
+    src_tp: &Type,
+    _src_meta: *const u8,
+    _req: KernelRequest,
+    _mode: ErrorMode,
+) -> Result<usize> {
+    Err(crate::Error::type_error(format!(
+        "assignment of {src_tp} to {dst_tp} is not implemented yet"
+    )))
+}
