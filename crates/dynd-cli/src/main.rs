@@ -3,6 +3,7 @@
 //! Output goes to stdout; on error it prints `error[KIND]: message` on
 //! stderr and exits 1.
 
+use dynd::kernels::assign::ErrorMode;
 use dynd::{Array, Error, Type};
 use std::io::Write;
 use std::process::ExitCode;
@@ -13,7 +14,9 @@ usage:
       line 1: the canonical datashape
       line 2: data_size=N data_alignment=N arrmeta_size=N
   dynd parse DATASHAPE JSON
-      the array as compact JSON (one line)";
+      the array as compact JSON (one line)
+  dynd assign [--errmode nocheck|overflow|fractional|inexact|default] DST_DATASHAPE SRC_DATASHAPE JSON
+      parses JSON as SRC, assigns it into a new DST array, prints DST as compact JSON";
 
 fn run(args: &[String]) -> Result<String, Error> {
     let arg = |i: usize, what: &str| {
@@ -52,6 +55,37 @@ fn run(args: &[String]) -> Result<String, Error> {
             let json = arg(2, "JSON")?;
             expect_count(3)?;
             Ok(Array::from_json(tp, json)?.to_json())
+        }
+        "assign" => {
+            let mut rest = &args[1..];
+            let mut mode = ErrorMode::Default;
+            while let Some(first) = rest.first() {
+                if let Some(value) = first.strip_prefix("--errmode=") {
+                    mode = value.parse()?;
+                    rest = &rest[1..];
+                } else if first == "--errmode" {
+                    let value = rest.get(1).ok_or_else(|| {
+                        Error::invalid_argument(format!("--errmode needs a value\n{USAGE}"))
+                    })?;
+                    mode = value.parse()?;
+                    rest = &rest[2..];
+                } else if first.starts_with("--") {
+                    return Err(Error::invalid_argument(format!(
+                        "unknown option '{first}'\n{USAGE}"
+                    )));
+                } else {
+                    break;
+                }
+            }
+            let [dst, src, json] = rest else {
+                return Err(Error::invalid_argument(format!(
+                    "assign takes DST_DATASHAPE SRC_DATASHAPE JSON, got {} argument{}\n{USAGE}",
+                    rest.len(),
+                    if rest.len() == 1 { "" } else { "s" }
+                )));
+            };
+            let src = Array::from_json(Type::parse(src)?, json)?;
+            Ok(src.cast(Type::parse(dst)?, mode)?.to_json())
         }
         "help" | "--help" | "-h" => Ok(USAGE.to_string()),
         other => Err(Error::invalid_argument(format!(

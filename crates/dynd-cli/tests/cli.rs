@@ -79,3 +79,69 @@ fn errors_go_to_stderr_with_their_kind_and_exit_1() {
         assert!(err.ends_with('\n'));
     }
 }
+
+#[test]
+fn assign_converts_under_each_mode() {
+    let (code, out, err) = dynd(&[
+        "assign",
+        "2 * 3 * int32",
+        "2 * var * float64",
+        "[[1, 2, 3], [4]]",
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(out, "[[1,2,3],[4,4,4]]\n");
+    let (_, out, _) = dynd(&["assign", "--errmode", "nocheck", "uint16", "int32", "-1"]);
+    assert_eq!(out, "65535\n");
+    let (_, out, _) = dynd(&["assign", "--errmode=overflow", "int8", "float64", "1.25"]);
+    assert_eq!(out, "1\n");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["assign", "int8", "float64", "1.25"],
+            "error[fractional]: float64 value 1.25 has a fractional part",
+        ),
+        (
+            &["assign", "--errmode", "overflow", "int8", "int32", "128"],
+            "error[overflow]: int32 value 128 is out of range for int8",
+        ),
+        (
+            &[
+                "assign",
+                "--errmode",
+                "inexact",
+                "float32",
+                "int64",
+                "33554433",
+            ],
+            "error[inexact]:",
+        ),
+        (
+            &["assign", "3 * int32", "2 * int32", "[9, 2]"],
+            "error[broadcast]: cannot broadcast shape (2) into shape (3)",
+        ),
+        (
+            &["assign", "--errmode", "strict", "int8", "int8", "1"],
+            "error[invalid_argument]: unknown error mode 'strict'",
+        ),
+        (
+            &["assign", "--errmode"],
+            "error[invalid_argument]: --errmode needs a value",
+        ),
+        (
+            &["assign", "--fast", "int8", "int8", "1"],
+            "error[invalid_argument]: unknown option '--fast'",
+        ),
+        (
+            &["assign", "int8", "int8"],
+            "error[invalid_argument]: assign takes DST_DATASHAPE SRC_DATASHAPE JSON, got 2 arguments",
+        ),
+        (
+            &["assign", "{x: int8}", "{y: int8}", r#"{"y": 1}"#],
+            "error[type]: cannot assign {y: int8} to {x: int8}",
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, out, err) = dynd(args);
+        assert_eq!((code, out.as_str()), (1, ""), "{args:?}");
+        assert!(err.starts_with(want), "{args:?}: {err}");
+    }
+}

@@ -12,8 +12,10 @@ impl Array {
     /// Assigns `src` into this array's data, converting each value under
     /// `mode` and broadcasting `src` to this array's shape (DESIGN §6).
     ///
-    /// On error, the elements assigned before the failing one keep their
-    /// new values; the failing element and those after it are untouched.
+    /// On error the destination is partly written: elements before the
+    /// failing one may hold new values (numeric loops work in chunks of 256
+    /// and write none of the failing chunk); the failing element and those
+    /// after it keep their old values.
     ///
     /// ```
     /// use dynd::{Array, kernels::assign::ErrorMode};

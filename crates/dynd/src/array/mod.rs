@@ -22,7 +22,7 @@ mod assign;
 mod copy;
 mod index;
 mod json;
-mod na;
+pub(crate) mod na;
 mod scalar;
 
 pub use arrmeta::{BlockrefMeta, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta};

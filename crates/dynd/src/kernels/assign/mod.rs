@@ -144,14 +144,15 @@ pub unsafe fn make_assignment_kernel(
     }
     // SAFETY: (1) and (2) pass through to each family.
     unsafe {
+        // A pointer source is followed first: its target may hold dims.
+        if let TypeKind::Pointer(_) = src_tp.kind() {
+            return pointer::make(ckb, offset, dst_tp, dst_meta, src_tp, src_meta, req, mode);
+        }
         if dst_tp.is_dim() || src_tp.is_dim() {
             return dims::make(ckb, offset, dst_tp, dst_meta, src_tp, src_meta, req, mode);
         }
         if dst_tp.option_value().is_some() || src_tp.option_value().is_some() {
             return option::make(ckb, offset, dst_tp, dst_meta, src_tp, src_meta, req, mode);
-        }
-        if let TypeKind::Pointer(_) = src_tp.kind() {
-            return pointer::make(ckb, offset, dst_tp, dst_meta, src_tp, src_meta, req, mode);
         }
         match (dst_tp.kind(), src_tp.kind()) {
             (TypeKind::Builtin(d), TypeKind::Builtin(s)) => numeric::make(ckb, offset, *d, *s, req, mode),

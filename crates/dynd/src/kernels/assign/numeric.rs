@@ -13,11 +13,12 @@
 //! | real ← complex | the real part | imaginary part ≠ 0 (an `inexact` error), then as real ← float | | |
 //! | complex ← x | each part by the real rules | per part | per part | per part |
 //!
-//! Checked loops test a chunk of up to [`CHUNK`] values first (a
-//! vectorisable pass with no branch per element), then convert the chunk
-//! with the plain conversion; only a chunk with a failure is searched for the
-//! first bad value. On error, the chunks before the failing one have been
-//! written; nothing from the failing chunk on is.
+//! Checked loops work in chunks of up to [`CHUNK`] values: a check pass
+//! with no branch per element (so it vectorises), then a conversion pass
+//! that may skip what the check proved unneeded (float to integer converts
+//! without Rust's clamping). Only a chunk with a failure is searched for the
+//! first bad value. On error, every chunk before the failing one has been
+//! written, and nothing from the failing chunk on is.
 
 use super::ErrorMode;
 use crate::error::{Error, ErrorKind, Result};
@@ -54,6 +55,15 @@ prims!(
 pub(crate) trait Conv<S: Prim>: Prim {
     /// The nocheck conversion.
     fn cast(s: S) -> Self;
+    /// The conversion of a value that passed [`Conv::ok_overflow`]; may skip
+    /// the clamping that [`Conv::cast`] needs.
+    ///
+    /// # Safety
+    /// 1. `Self::ok_overflow(s)` is true.
+    #[inline(always)]
+    unsafe fn cast_in_range(s: S) -> Self {
+        Self::cast(s)
+    }
     /// `true` when `s` converts without overflow.
     fn ok_overflow(s: S) -> bool;
     /// `true` when `s` converts without overflow or loss of a fraction.
@@ -144,19 +154,53 @@ macro_rules! int_from_float {
             #[inline(always)]
             fn cast(s: $s) -> $d { s as $d }
             #[inline(always)]
-            fn ok_overflow(s: $s) -> bool {
-                // MIN is 0 or -2^k and MAX + 1 is 2^k: powers of two, exact in
-                // any float (2^128 in f32 is +inf, which still bounds). NaN
-                // fails both comparisons.
-                const MIN: $s = <$d>::MIN_I as $s;
-                const MAX_P1: $s = 2.0 * ((<$d>::MAX_U / 2 + 1) as $s);
-                s.trunc() >= MIN && s < MAX_P1
+            unsafe fn cast_in_range(s: $s) -> $d {
+                // SAFETY: (1) s is not NaN or infinite and truncates into
+                // D's range, which is what to_int_unchecked requires.
+                unsafe { s.to_int_unchecked::<$d>() }
             }
             #[inline(always)]
-            fn ok_fractional(s: $s) -> bool { Self::ok_overflow(s) && s.trunc() == s }
+            fn ok_overflow(s: $s) -> bool {
+                // In range when trunc(s) lies in [MIN, MAX], i.e. MIN - 1 < s
+                // < MAX + 1. MIN is 0 or -2^k and MAX + 1 is 2^k: exact in
+                // any float (2^128 in f32 is +inf, which still bounds). When
+                // MIN - 1 rounds to MIN, no float lies strictly between them,
+                // so `s >= MIN` says the same. NaN fails every comparison.
+                // No `trunc` here: without SSE4.1 it is a libm call.
+                const MIN: $s = <$d>::MIN_I as $s;
+                const MIN_M1: $s = MIN - 1.0;
+                const MAX_P1: $s = 2.0 * ((<$d>::MAX_U / 2 + 1) as $s);
+                let lower = if MIN_M1 == MIN { s >= MIN } else { s > MIN_M1 };
+                lower & (s < MAX_P1)
+            }
+            #[inline(always)]
+            fn ok_fractional(s: $s) -> bool { Self::ok_overflow(s) & s.is_integral() }
         }
     )*};
 }
+/// `is_integral` without `trunc` (a libm call without SSE4.1): adding and
+/// subtracting 2^(mantissa bits) rounds a smaller magnitude to an integer,
+/// which equals it exactly when it was one; larger magnitudes all are.
+trait Integral {
+    fn is_integral(self) -> bool;
+}
+impl Integral for f64 {
+    #[inline(always)]
+    fn is_integral(self) -> bool {
+        const BIG: f64 = 4503599627370496.0; // 2^52
+        let a = self.abs();
+        (a >= BIG) | ((a + BIG) - BIG == a)
+    }
+}
+impl Integral for f32 {
+    #[inline(always)]
+    fn is_integral(self) -> bool {
+        const BIG: f32 = 8388608.0; // 2^23
+        let a = self.abs();
+        (a >= BIG) | ((a + BIG) - BIG == a)
+    }
+}
+
 macro_rules! ints_from_floats {
     ($($d:ty),*) => {$( int_from_float!($d; f32, f64); )*};
 }
@@ -173,11 +217,17 @@ macro_rules! float_from_int {
             fn ok_overflow(s: $s) -> bool { (s as $d).is_finite() }
             #[inline(always)]
             fn ok_inexact(s: $s) -> bool {
+                // Every S fits exactly when its magnitude bits fit the
+                // mantissa (int32 in float64, int16 in float32).
+                const BITS: u32 = (<$s>::MAX_U).count_ones();
+                if BITS <= <$d>::MANTISSA_DIGITS {
+                    return true;
+                }
                 let d = s as $d;
                 // `d as S` saturates, so a value rounded up to MAX + 1 would
                 // compare equal: bound it first.
                 const MAX_P1: $d = 2.0 * ((<$s>::MAX_U / 2 + 1) as $d);
-                d < MAX_P1 && d as $s == s
+                (d < MAX_P1) & (d as $s == s)
             }
         }
     )*};
@@ -226,11 +276,14 @@ impl Conv<f64> for f32 {
     }
     #[inline(always)]
     fn ok_overflow(s: f64) -> bool {
-        (s as f32).is_finite() || !s.is_finite()
+        // Finite values must stay finite: |s| below the rounding boundary
+        // of f32::MAX (MAX + half an ulp rounds to infinity).
+        const LIMIT: f64 = f32::MAX as f64 + (f32::MAX as f64 - f32::MAX.next_down() as f64) / 2.0;
+        (s.abs() < LIMIT) | !s.is_finite()
     }
     #[inline(always)]
     fn ok_inexact(s: f64) -> bool {
-        (s as f32) as f64 == s || s.is_nan()
+        ((s as f32) as f64 == s) | s.is_nan()
     }
 }
 
@@ -435,28 +488,43 @@ impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
         }
     }
 
-    /// Converts a chunk held in typed slices.
+    /// Converts a chunk held in typed slices. Checking passes are
+    /// branch-free (`&`, not `&&`) so they vectorise; the slow search for
+    /// the bad value runs only when something failed.
     #[inline(always)]
     fn chunk(&self, dst: &mut [D], src: &[S]) -> Result<()> {
         let mode = self.mode;
-        // One branch-free pass over the chunk: `&` rather than `&&` keeps it
-        // vectorisable; the slow search runs only when something failed.
+        let check = |s: S| match mode {
+            ErrorMode::NoCheck => true,
+            ErrorMode::Overflow => D::ok_overflow(s),
+            ErrorMode::Fractional | ErrorMode::Default => D::ok_fractional(s),
+            ErrorMode::Inexact => D::ok_inexact(s),
+        };
+        if mode == ErrorMode::NoCheck {
+            for (d, &s) in dst.iter_mut().zip(src) {
+                *d = D::cast(s);
+            }
+            return Ok(());
+        }
+        // Check the whole chunk (it is in L1), then convert it; a fused
+        // convert-and-check loop does not vectorise as well.
+        // One loop per mode: a `match` inside the loop would not vectorise.
         let ok = match mode {
             ErrorMode::NoCheck => true,
             ErrorMode::Overflow => src.iter().fold(true, |a, &s| a & D::ok_overflow(s)),
             ErrorMode::Fractional | ErrorMode::Default => src.iter().fold(true, |a, &s| a & D::ok_fractional(s)),
             ErrorMode::Inexact => src.iter().fold(true, |a, &s| a & D::ok_inexact(s)),
         };
-        if !ok {
-            let bad = src
-                .iter()
-                .copied()
-                .find(|&s| !passes::<D, S>(s, mode))
-                .unwrap_or_default();
-            return Err(D::failure(bad, mode));
+        if ok {
+            for (d, &s) in dst.iter_mut().zip(src) {
+                // SAFETY: every value of the chunk passed the mode's check,
+                // which implies ok_overflow.
+                *d = unsafe { D::cast_in_range(s) };
+            }
         }
-        for (d, &s) in dst.iter_mut().zip(src) {
-            *d = D::cast(s);
+        if !ok {
+            let bad = src.iter().copied().find(|&s| !check(s)).unwrap_or_default();
+            return Err(D::failure(bad, mode));
         }
         Ok(())
     }

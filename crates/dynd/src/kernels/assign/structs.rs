@@ -1,24 +1,114 @@
-//! (being written)
-use super::ErrorMode;
-use crate::error::Result;
-use crate::kernels::{CKernelBuilder, KernelRequest};
-use crate::types::Type;
+//! Structs and tuples: struct ← struct matches fields **by name** (the
+//! source may list them in any order; a missing or extra field is a type
+//! error naming it); tuple ← tuple, and struct ↔ tuple, match by position
+//! (the counts must agree). Each field gets its own child kernel.
+
+use super::{ErrorMode, make_assignment_kernel};
+use crate::error::{Error, Result};
+use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
+use crate::types::{Type, TypeKind};
 use std::pin::Pin;
 
-/// Builds `dst ← src`.
+/// One child per field: `(dst data offset, src data offset)`.
+struct StructAssign {
+    offsets: Vec<(usize, usize)>,
+    children: Vec<usize>,
+}
+
+impl Kernel for StructAssign {
+    const NSRC: usize = 1;
+
+    unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+        for (&(d, s), &child) in self.offsets.iter().zip(&self.children) {
+            // SAFETY: field i of the destination and source structs
+            // (Kernel::single 1); child i was built for Single on them.
+            unsafe { k.child(child).call_single(dst.add(d), &[src[0].add(s)]) }?;
+        }
+        Ok(())
+    }
+
+    fn child_offsets(&self) -> &[usize] {
+        &self.children
+    }
+}
+
+/// Builds `dst ← src` for structs and tuples.
 ///
 /// # Safety
 /// As [`super::make_assignment_kernel`].
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn make(
-    _ckb: Pin<&mut CKernelBuilder>,
-    _offset: usize,
+    mut ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
     dst_tp: &Type,
-    _dst_meta: *const u8,
+    dst_meta: *const u8,
     src_tp: &Type,
-    _src_meta: *const u8,
-    _req: KernelRequest,
-    _mode: ErrorMode,
+    src_meta: *const u8,
+    req: KernelRequest,
+    mode: ErrorMode,
 ) -> Result<usize> {
-    Err(super::cannot_assign(dst_tp, src_tp))
+    let (Some(df), Some(sf)) = (dst_tp.fields(), src_tp.fields()) else {
+        return Err(super::cannot_assign(dst_tp, src_tp));
+    };
+    let by_name = matches!((dst_tp.kind(), src_tp.kind()), (TypeKind::Struct(_), TypeKind::Struct(_)));
+    // For each destination field, the source field that fills it.
+    let pairing: Vec<usize> = if by_name {
+        let mut v = Vec::with_capacity(df.len());
+        for name in df.names() {
+            let i = sf.index_of(name).ok_or_else(|| {
+                Error::type_error(format!(
+                    "cannot assign {src_tp} to {dst_tp}: the source has no field '{name}'"
+                ))
+            })?;
+            v.push(i);
+        }
+        if let Some(extra) = sf.names().iter().find(|n| df.index_of(n).is_none()) {
+            return Err(Error::type_error(format!(
+                "cannot assign {src_tp} to {dst_tp}: the destination has no field '{extra}'"
+            )));
+        }
+        v
+    } else {
+        if df.len() != sf.len() {
+            return Err(Error::type_error(format!(
+                "cannot assign {src_tp} to {dst_tp}: {} fields into {}",
+                sf.len(),
+                df.len()
+            )));
+        }
+        (0..df.len()).collect()
+    };
+    let kernel = StructAssign {
+        offsets: pairing
+            .iter()
+            .enumerate()
+            .map(|(d, &s)| (df.data_offsets()[d], sf.data_offsets()[s]))
+            .collect(),
+        children: vec![0; df.len()],
+    };
+    // SAFETY: (1) `offset` is free; the children are all 0 (not built) now,
+    // and each is set below to the slot its child is built in.
+    let mut at = unsafe { ckb.as_mut().emplace(offset, req, kernel) }?;
+    debug_assert_eq!(at, offset + kernel_size::<StructAssign>());
+    for (d, &s) in pairing.iter().enumerate() {
+        let child_at = at;
+        // SAFETY: (1) `at` is the free slot past everything built so far;
+        // (2) each field's arrmeta is at its recorded offset.
+        at = unsafe {
+            make_assignment_kernel(
+                ckb.as_mut(),
+                child_at,
+                &df.types()[d],
+                dst_meta.add(df.arrmeta_offsets()[d]),
+                &sf.types()[s],
+                src_meta.add(sf.arrmeta_offsets()[s]),
+                KernelRequest::Single,
+                mode,
+            )
+        }?;
+        // SAFETY: the kernel at `offset` is a StructAssign; the child it now
+        // names was just built at `child_at` (emplace 2).
+        unsafe { ckb.as_mut().kernel_mut::<StructAssign>(offset) }?.children[d] = child_at - offset;
+    }
+    Ok(at)
 }

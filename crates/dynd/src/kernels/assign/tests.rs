@@ -1,1 +1,250 @@
-//! placeholder
+//! Numeric kernels on every layout: each case runs through the single
+//! function element by element, and through the strided function on
+//! contiguous, step-2, negative-stride and unaligned (odd offset) buffers;
+//! all must agree, values and errors alike (NumPy's casting tests do this).
+
+use super::numeric::Prim;
+use super::*;
+use crate::error::ErrorKind;
+use crate::types::BuiltinType;
+use half::f16;
+use num_complex::Complex;
+use std::pin::pin;
+
+/// Bytes of a value, little-endian native.
+trait Bytes: Prim {
+    fn put(self, out: &mut [u8]);
+    fn get(b: &[u8]) -> Self;
+}
+macro_rules! bytes_impl {
+    ($($t:ty),*) => {$(
+        impl Bytes for $t {
+            fn put(self, out: &mut [u8]) {
+                // SAFETY: `out` has size_of::<$t>() bytes (callers slice it so).
+                unsafe { std::ptr::write_unaligned(out.as_mut_ptr() as *mut $t, self) }
+            }
+            fn get(b: &[u8]) -> Self {
+                // SAFETY: as above, for reading; every bit pattern is valid.
+                unsafe { std::ptr::read_unaligned(b.as_ptr() as *const $t) }
+            }
+        }
+    )*};
+}
+bytes_impl!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64, Complex<f32>, Complex<f64>);
+impl Bytes for bool {
+    fn put(self, out: &mut [u8]) {
+        out[0] = self as u8;
+    }
+    fn get(b: &[u8]) -> Self {
+        b[0] != 0
+    }
+}
+
+/// Runs `D ← S` on `values` in every layout under `mode`; returns the
+/// converted values (as bit-comparable bytes) or the error kind, after
+/// checking that all layouts agree.
+fn run_all<D: Bytes, S: Bytes>(values: &[S], mode: ErrorMode) -> std::result::Result<Vec<u8>, ErrorKind> {
+    let (ds, ss) = (std::mem::size_of::<D>(), std::mem::size_of::<S>());
+    let n = values.len();
+    let mut results = Vec::new();
+
+    // Single, element by element.
+    {
+        let mut ckb = pin!(CKernelBuilder::new());
+        // SAFETY: a new builder; builtin types have no arrmeta.
+        unsafe {
+            make_assignment_kernel(
+                ckb.as_mut(),
+                0,
+                &D::TYPE.into(),
+                std::ptr::null(),
+                &S::TYPE.into(),
+                std::ptr::null(),
+                KernelRequest::Single,
+                mode,
+            )
+        }
+        .unwrap();
+        let mut out = vec![0u8; n * ds];
+        let mut r = Ok(());
+        for (i, v) in values.iter().enumerate() {
+            let mut sb = vec![0u8; ss];
+            v.put(&mut sb);
+            // SAFETY: built for Single on these builtin types.
+            r = unsafe { ckb.call_single(out[i * ds..].as_mut_ptr(), &[sb.as_ptr()]) };
+            if r.is_err() {
+                break;
+            }
+        }
+        results.push(("single", r.map(|_| out).map_err(|e| e.kind())));
+    }
+
+    // Strided layouts: (name, source step in elements, reversed, byte offset)
+    for (name, step, reversed, misalign) in [
+        ("contiguous", 1usize, false, 0usize),
+        ("step 2", 2, false, 0),
+        ("negative", 1, true, 0),
+        ("negative step 2", 2, true, 0),
+        ("unaligned", 1, false, 1),
+        ("unaligned step 2", 2, false, 3),
+    ] {
+        let mut ckb = pin!(CKernelBuilder::new());
+        // SAFETY: as above.
+        unsafe {
+            make_assignment_kernel(
+                ckb.as_mut(),
+                0,
+                &D::TYPE.into(),
+                std::ptr::null(),
+                &S::TYPE.into(),
+                std::ptr::null(),
+                KernelRequest::Strided,
+                mode,
+            )
+        }
+        .unwrap();
+        let span = n.max(1) * step;
+        let mut src = vec![0u8; span * ss + misalign + 16];
+        let mut dst = vec![0u8; span * ds + misalign + 16];
+        let (sstride, dstride) = ((step * ss) as isize, (step * ds) as isize);
+        // Element i lives at index i*step (or reversed from the end).
+        let at = |i: usize, size: usize| {
+            let k = if reversed { (n - 1 - i) * step } else { i * step };
+            misalign + k * size
+        };
+        for (i, v) in values.iter().enumerate() {
+            v.put(&mut src[at(i, ss)..at(i, ss) + ss]);
+        }
+        let (s0, d0) = if n == 0 { (misalign, misalign) } else { (at(0, ss), at(0, ds)) };
+        let (sstride, dstride) = if reversed { (-sstride, -dstride) } else { (sstride, dstride) };
+        // SAFETY: built for Strided; n elements at the given strides lie in
+        // the buffers.
+        let r = unsafe {
+            ckb.call_strided(dst.as_mut_ptr().add(d0), dstride, &[src.as_ptr().add(s0)], &[sstride], n)
+        };
+        let out: Vec<u8> = (0..n).flat_map(|i| dst[at(i, ds)..at(i, ds) + ds].to_vec()).collect();
+        results.push((name, r.map(|_| out).map_err(|e| e.kind())));
+    }
+    let (first_name, first) = results[0].clone();
+    for (name, r) in &results[1..] {
+        assert_eq!(
+            r.as_ref().map_err(|k| *k),
+            first.as_ref().map_err(|k| *k),
+            "{} <- {} ({mode}): {name} disagrees with {first_name}",
+            D::TYPE,
+            S::TYPE
+        );
+    }
+    first
+}
+
+fn values_of<D: Bytes>(bytes: &[u8]) -> Vec<D> {
+    bytes.chunks(std::mem::size_of::<D>()).map(D::get).collect()
+}
+
+#[test]
+fn exact_cases_from_the_issue() {
+    use ErrorMode::*;
+    assert_eq!(run_all::<i8, i32>(&[1, 128], Overflow), Err(ErrorKind::Overflow));
+    assert_eq!(run_all::<i8, f64>(&[1.25], Default), Err(ErrorKind::Fractional));
+    assert_eq!(values_of::<i8>(&run_all::<i8, f64>(&[1.25, -3.75], Overflow).unwrap()), vec![1, -3]);
+    assert_eq!(values_of::<u16>(&run_all::<u16, i32>(&[-1], NoCheck).unwrap()), vec![65535]);
+    assert_eq!(values_of::<f32>(&run_all::<f32, i64>(&[33554433], NoCheck).unwrap()), vec![33554432.0]);
+    assert_eq!(run_all::<f32, i64>(&[33554433], Inexact), Err(ErrorKind::Inexact));
+}
+
+/// A spread of values of every kind, many past a chunk boundary so the
+/// chunked check sees failures in later chunks too.
+fn long<T: Copy>(vals: &[T], n: usize) -> Vec<T> {
+    vals.iter().copied().cycle().take(n).collect()
+}
+
+#[test]
+fn every_layout_agrees_for_every_pair_and_mode() {
+    let ints: Vec<i64> = long(&[0, 1, -1, 127, -128, 255, 256, 65535, -32769, 1 << 40, i64::MIN, i64::MAX], 700);
+    let floats: Vec<f64> =
+        long(&[0.0, -0.0, 1.0, 0.5, -1.5, 255.0, 1e10, -1e20, f64::NAN, f64::INFINITY, 0.1, 33554433.0], 700);
+    let small: Vec<i64> = long(&[0, 1, 2, 3, 100, 127], 600);
+    let bools: Vec<bool> = long(&[true, false, true], 300);
+    for mode in ErrorMode::ALL {
+        macro_rules! pair {
+            ($d:ty, $s:ty, $vals:expr) => {{
+                let v: Vec<$s> = $vals;
+                let _ = run_all::<$d, $s>(&v, mode);
+            }};
+        }
+        macro_rules! from_ints {
+            ($($d:ty),*) => {$(
+                pair!($d, i64, ints.clone());
+                pair!($d, i32, ints.iter().map(|&x| x as i32).collect());
+                pair!($d, u8, ints.iter().map(|&x| x as u8).collect());
+                pair!($d, u64, ints.iter().map(|&x| x as u64).collect());
+                pair!($d, i128, ints.iter().map(|&x| (x as i128) << 20).collect());
+                pair!($d, f64, floats.clone());
+                pair!($d, f32, floats.iter().map(|&x| x as f32).collect());
+                pair!($d, f16, floats.iter().map(|&x| f16::from_f64(x)).collect());
+                pair!($d, bool, bools.clone());
+                pair!($d, Complex<f64>, floats.iter().zip(&small).map(|(&x, &i)| Complex::new(x, (i % 2) as f64)).collect());
+                pair!($d, i16, small.iter().map(|&x| x as i16).collect());
+            )*};
+        }
+        from_ints!(bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64, Complex<f32>, Complex<f64>);
+    }
+}
+
+#[test]
+fn a_failure_in_a_later_chunk_is_found_and_earlier_chunks_are_written() {
+    let mut v = vec![1i32; 1000];
+    v[700] = 1000;
+    assert_eq!(run_all::<i8, i32>(&v, ErrorMode::Overflow), Err(ErrorKind::Overflow));
+    let mut ckb = pin!(CKernelBuilder::new());
+    // SAFETY: new builder, builtin types.
+    unsafe {
+        make_assignment_kernel(
+            ckb.as_mut(),
+            0,
+            &BuiltinType::Int8.into(),
+            std::ptr::null(),
+            &BuiltinType::Int32.into(),
+            std::ptr::null(),
+            KernelRequest::Strided,
+            ErrorMode::Overflow,
+        )
+    }
+    .unwrap();
+    let mut out = vec![0i8; 1000];
+    // SAFETY: 1000 contiguous elements each side.
+    let e = unsafe { ckb.call_strided(out.as_mut_ptr().cast(), 1, &[v.as_ptr().cast()], &[4], 1000) }.unwrap_err();
+    assert_eq!(e.message(), "int32 value 1000 is out of range for int8");
+    assert!(out[..512].iter().all(|&x| x == 1), "chunks before the failing one are written");
+    assert!(out[512..].iter().all(|&x| x == 0), "the failing chunk and later ones are untouched");
+}
+
+#[test]
+fn error_modes_parse_and_round_trip() {
+    for m in ErrorMode::ALL {
+        assert_eq!(m.name().parse::<ErrorMode>().unwrap(), m);
+        assert_eq!(ErrorMode::from_raw(m as i32).unwrap(), m);
+    }
+    assert_eq!(ErrorMode::Default.resolve(), ErrorMode::Fractional);
+    assert_eq!("strict".parse::<ErrorMode>().unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(ErrorMode::from_raw(5).unwrap_err().kind(), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn void_and_symbolic_types_are_refused() {
+    let mut ckb = pin!(CKernelBuilder::new());
+    let e = |dst: &str, src: &str, ckb: std::pin::Pin<&mut CKernelBuilder>| {
+        let (d, s) = (Type::parse(dst).unwrap(), Type::parse(src).unwrap());
+        // SAFETY: offset 0 of an empty builder; the arrmeta pointers are
+        // never read for these types (refused before any kernel is built).
+        unsafe {
+            make_assignment_kernel(ckb, 0, &d, std::ptr::null(), &s, std::ptr::null(), KernelRequest::Single, ErrorMode::Default)
+        }
+        .unwrap_err()
+    };
+    assert_eq!(e("void", "int32", ckb.as_mut()).kind(), ErrorKind::Type);
+    assert_eq!(e("int32", "void", ckb.as_mut()).kind(), ErrorKind::Type);
+    let sym = e("N * int32", "3 * int32", ckb.as_mut());
+    assert!(sym.message().contains("concrete"), "{sym}");
+}

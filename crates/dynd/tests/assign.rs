@@ -1,0 +1,392 @@
+//! Array-level assignment between types: dims with broadcasting, var dims,
+//! structs by name, tuples by position, options, pointers, error modes.
+
+use dynd::kernels::assign::{ErrorMode, make_assignment_kernel};
+use dynd::kernels::{CKernelBuilder, KernelRequest};
+use dynd::{Array, ErrorKind, Index, Type};
+use std::pin::pin;
+
+fn a(tp: &str, json: &str) -> Array {
+    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
+}
+
+fn assign(dst_tp: &str, src_tp: &str, json: &str, mode: ErrorMode) -> Result<String, dynd::Error> {
+    let src = a(src_tp, json);
+    let dst = Array::empty(dst_tp)?;
+    dst.assign(&src, mode)?;
+    Ok(dst.to_json())
+}
+
+#[test]
+fn the_issue_examples_hold_exactly() {
+    use ErrorMode::*;
+    assert_eq!(
+        assign("int8", "int32", "128", Default).unwrap_err().kind(),
+        ErrorKind::Overflow
+    );
+    assert_eq!(
+        assign("int8", "float64", "1.25", Default)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Fractional
+    );
+    assert_eq!(assign("int8", "float64", "1.25", Overflow).unwrap(), "1");
+    assert_eq!(assign("uint16", "int32", "-1", NoCheck).unwrap(), "65535");
+    assert_eq!(
+        assign("float32", "int64", "33554433", Default).unwrap(),
+        "33554432.0"
+    );
+    assert_eq!(
+        assign("float32", "int64", "33554433", Inexact)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Inexact
+    );
+    let dst = a("3 * int32", "[0,0,0]");
+    dst.assign(&a("1 * int32", "[9]"), Default).unwrap();
+    assert_eq!(dst.to_json(), "[9,9,9]");
+    let e = dst.assign(&a("2 * int32", "[9,2]"), Default).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Broadcast);
+    assert!(e.message().contains("shape (2) into shape (3)"), "{e}");
+    assert_eq!(
+        assign("2 * 3 * int32", "2 * var * int32", "[[1,2,3],[4]]", Default).unwrap(),
+        "[[1,2,3],[4,4,4]]"
+    );
+}
+
+#[test]
+fn broadcasting_over_fixed_dims() {
+    use ErrorMode::Default;
+    // Missing leading dims and size-1 dims repeat.
+    assert_eq!(
+        assign("2 * 3 * int64", "3 * int8", "[1,2,3]", Default).unwrap(),
+        "[[1,2,3],[1,2,3]]"
+    );
+    assert_eq!(
+        assign("2 * 3 * int64", "2 * 1 * int8", "[[1],[2]]", Default).unwrap(),
+        "[[1,1,1],[2,2,2]]"
+    );
+    assert_eq!(
+        assign("2 * 2 * float32", "int32", "7", Default).unwrap(),
+        "[[7.0,7.0],[7.0,7.0]]"
+    );
+    let e = assign("3 * int32", "2 * 3 * int32", "[[1,2,3],[4,5,6]]", Default).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Broadcast);
+    assert!(e.message().contains("more dimensions"), "{e}");
+    let e = assign("2 * 3 * int32", "2 * 2 * int32", "[[1,2],[3,4]]", Default).unwrap_err();
+    assert!(
+        e.message().contains("shape (2, 2) into shape (2, 3)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn var_dims_allocate_check_and_broadcast() {
+    use ErrorMode::Default;
+    // var <- var into an empty destination allocates.
+    assert_eq!(
+        assign(
+            "2 * var * int16",
+            "2 * var * int64",
+            "[[1,2,3],[]]",
+            Default
+        )
+        .unwrap(),
+        "[[1,2,3],[]]"
+    );
+    // var <- fixed allocates too.
+    assert_eq!(
+        assign("var * float64", "3 * int32", "[1,2,3]", Default).unwrap(),
+        "[1.0,2.0,3.0]"
+    );
+    assert_eq!(
+        assign("2 * var * int32", "2 * 2 * int32", "[[1,2],[3,4]]", Default).unwrap(),
+        "[[1,2],[3,4]]"
+    );
+    // fixed <- var checks each element: N or 1.
+    let e = assign(
+        "2 * 3 * int32",
+        "2 * var * int32",
+        "[[1,2,3],[4,5]]",
+        Default,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Broadcast);
+    assert!(
+        e.message()
+            .contains("var element of size 2 into a dim of size 3"),
+        "{e}"
+    );
+    // An allocated var destination keeps its size: equal sizes or size 1.
+    let dst = a("2 * var * int32", "[[0,0],[0]]");
+    dst.assign(&a("2 * var * int32", "[[5,6],[7]]"), Default)
+        .unwrap();
+    assert_eq!(dst.to_json(), "[[5,6],[7]]");
+    dst.assign(&a("2 * var * int32", "[[8],[9]]"), Default)
+        .unwrap();
+    assert_eq!(dst.to_json(), "[[8,8],[9]]");
+    let e = dst
+        .assign(&a("2 * var * int32", "[[1,2,3],[4]]"), Default)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Broadcast);
+    // A scalar repeats over existing var elements.
+    dst.assign(&Array::from(3i32), Default).unwrap();
+    assert_eq!(dst.to_json(), "[[3,3],[3]]");
+    // Nested var of strings... of structs.
+    assert_eq!(
+        assign(
+            "var * var * {x: int8}",
+            "2 * var * {x: int64}",
+            r#"[[{"x":1}],[{"x":2},{"x":3}]]"#,
+            Default
+        )
+        .unwrap(),
+        r#"[[{"x":1}],[{"x":2},{"x":3}]]"#
+    );
+}
+
+#[test]
+fn var_elements_of_views_are_read_with_their_offsets() {
+    // A field view of a var-of-structs has a var offset: assignment reads it.
+    let people = a(
+        "var * {age: int32, w: float64}",
+        r#"[{"age":3,"w":1.5},{"age":40,"w":2.5}]"#,
+    );
+    let w = people.field("w").unwrap();
+    assert_eq!(assign_from(&w, "var * float32"), "[1.5,2.5]");
+    let rev = a("6 * int32", "[0,1,2,3,4,5]")
+        .index(&[Index::slice(None, None, -2)])
+        .unwrap();
+    assert_eq!(assign_from(&rev, "var * int64"), "[5,3,1]");
+}
+
+fn assign_from(src: &Array, dst_tp: &str) -> String {
+    let dst = Array::empty(dst_tp).unwrap();
+    dst.assign(src, ErrorMode::Default).unwrap();
+    dst.to_json()
+}
+
+#[test]
+fn structs_match_by_name_and_tuples_by_position() {
+    use ErrorMode::Default;
+    assert_eq!(
+        assign(
+            "{x: float64, y: int8}",
+            "{y: int32, x: int16}",
+            r#"{"y": 5, "x": 7}"#,
+            Default
+        )
+        .unwrap(),
+        r#"{"x":7.0,"y":5}"#
+    );
+    assert_eq!(
+        assign("(int8, float32)", "(int64, int64)", "[1, 2]", Default).unwrap(),
+        "[1,2.0]"
+    );
+    assert_eq!(
+        assign("{a: int8, b: int8}", "(int64, int64)", "[1, 2]", Default).unwrap(),
+        r#"{"a":1,"b":2}"#
+    );
+    let e = assign(
+        "{x: int32, z: int32}",
+        "{x: int32, y: int32}",
+        r#"{"x":1,"y":2}"#,
+        Default,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type);
+    assert!(e.message().contains("no field 'z'"), "{e}");
+    let e = assign(
+        "{x: int32}",
+        "{x: int32, y: int32}",
+        r#"{"x":1,"y":2}"#,
+        Default,
+    )
+    .unwrap_err();
+    assert!(e.message().contains("destination has no field 'y'"), "{e}");
+    assert_eq!(
+        assign("(int8)", "(int8, int8)", "[1, 2]", Default)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Type
+    );
+    // Errors inside a field carry their kind.
+    assert_eq!(
+        assign("{x: int8}", "{x: int32}", r#"{"x": 300}"#, Default)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Overflow
+    );
+    // Structs inside dims, broadcast.
+    assert_eq!(
+        assign(
+            "2 * {x: int8, y: float64}",
+            "{y: int8, x: int8}",
+            r#"{"y": 1, "x": 2}"#,
+            Default
+        )
+        .unwrap(),
+        r#"[{"x":2,"y":1.0},{"x":2,"y":1.0}]"#
+    );
+}
+
+#[test]
+fn options_and_missing_values() {
+    use ErrorMode::*;
+    assert_eq!(
+        assign("3 * ?int64", "3 * ?int8", "[1, null, -1]", Default).unwrap(),
+        "[1,null,-1]"
+    );
+    assert_eq!(
+        assign("3 * ?int32", "3 * float64", "[1, NaN, 2]", Default).unwrap(),
+        "[1,null,2]"
+    );
+    assert_eq!(
+        assign("3 * ?float64", "3 * float64", "[1, NaN, 2]", Default).unwrap(),
+        "[1.0,NaN,2.0]"
+    );
+    assert_eq!(
+        assign("2 * ?int16", "2 * int8", "[1, 2]", Default).unwrap(),
+        "[1,2]"
+    );
+    assert_eq!(
+        assign("2 * int16", "2 * ?int8", "[1, 2]", Default).unwrap(),
+        "[1,2]"
+    );
+    let e = assign("2 * int16", "2 * ?int8", "[1, null]", NoCheck).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Overflow);
+    assert!(
+        e.message()
+            .contains("missing value cannot be assigned to int16"),
+        "{e}"
+    );
+    // The NA marker of the destination is not a storable value.
+    let e = assign("?int8", "int32", "-128", Default).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Overflow);
+    assert_eq!(assign("?int8", "int32", "-128", NoCheck).unwrap(), "null");
+    assert_eq!(assign("?bool", "?bool", "null", Default).unwrap(), "null");
+    assert_eq!(
+        assign("?string", "?string", r#""""#, Default).unwrap(),
+        r#""""#
+    );
+}
+
+#[test]
+fn pointers_are_followed() {
+    use ErrorMode::Default;
+    assert_eq!(
+        assign("int64", "pointer[int32]", "42", Default).unwrap(),
+        "42"
+    );
+    assert_eq!(
+        assign("3 * float64", "pointer[3 * int32]", "[1, 2, 3]", Default).unwrap(),
+        "[1.0,2.0,3.0]"
+    );
+    assert_eq!(
+        assign("2 * int8", "2 * pointer[int16]", "[5, 6]", Default).unwrap(),
+        "[5,6]"
+    );
+    let e = assign("int8", "pointer[int16]", "null", Default).unwrap_err();
+    assert!(e.message().contains("null pointer[int16]"), "{e}");
+    assert_eq!(
+        assign("pointer[int8]", "int8", "1", Default)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Type
+    );
+}
+
+#[test]
+fn cast_makes_a_new_array() {
+    let x = a("2 * 2 * float64", "[[1.5, 2], [3, 4.25]]");
+    let c = x.cast("2 * 2 * int32", ErrorMode::Overflow).unwrap();
+    assert_eq!(c.to_json(), "[[1,2],[3,4]]");
+    assert!(!c.shares_data_with(&x));
+    assert_eq!(
+        x.cast("2 * 2 * int32", ErrorMode::Default)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Fractional
+    );
+    let t = x
+        .permute(&[1, 0])
+        .unwrap()
+        .cast("2 * 2 * float32", ErrorMode::Inexact)
+        .unwrap();
+    assert_eq!(t.to_json(), "[[1.5,3.0],[2.0,4.25]]");
+    assert_eq!(
+        x.cast("int33", ErrorMode::Default).unwrap_err().kind(),
+        ErrorKind::Parse
+    );
+    assert_eq!(
+        x.read_only()
+            .assign(&x, ErrorMode::Default)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidArgument
+    );
+}
+
+#[test]
+fn one_strided_kernel_from_four_threads() {
+    let mut ckb = pin!(CKernelBuilder::new());
+    let (d, s) = (
+        Type::parse("int32").unwrap(),
+        Type::parse("float64").unwrap(),
+    );
+    // SAFETY: a new builder; builtin types have no arrmeta.
+    unsafe {
+        make_assignment_kernel(
+            ckb.as_mut(),
+            0,
+            &d,
+            std::ptr::null(),
+            &s,
+            std::ptr::null(),
+            KernelRequest::Strided,
+            ErrorMode::Fractional,
+        )
+    }
+    .unwrap();
+    let ckb = &*ckb;
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            scope.spawn(move || {
+                for iter in 0..500 {
+                    let src: Vec<f64> = (0..1000).map(|i| (i * 4 + t + iter) as f64).collect();
+                    let mut dst = vec![0i32; 1000];
+                    // SAFETY: built for Strided on int32 <- float64; 1000
+                    // contiguous elements each side, owned by this thread.
+                    unsafe {
+                        ckb.call_strided(
+                            dst.as_mut_ptr().cast(),
+                            4,
+                            &[src.as_ptr().cast()],
+                            &[8],
+                            1000,
+                        )
+                    }
+                    .unwrap();
+                    assert!(
+                        dst.iter()
+                            .enumerate()
+                            .all(|(i, &v)| v == (i * 4 + t + iter) as i32)
+                    );
+                    let bad = [0.5f64];
+                    let mut out = [0i32];
+                    // SAFETY: as above, one element.
+                    let e = unsafe {
+                        ckb.call_strided(
+                            out.as_mut_ptr().cast(),
+                            4,
+                            &[bad.as_ptr().cast()],
+                            &[8],
+                            1,
+                        )
+                    };
+                    assert_eq!(e.unwrap_err().kind(), ErrorKind::Fractional);
+                }
+            });
+        }
+    });
+}
