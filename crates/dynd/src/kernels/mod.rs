@@ -99,6 +99,7 @@
 
 pub mod assign;
 mod builder;
+pub(crate) mod lift;
 mod kernel;
 mod prefix;
 
