@@ -80,18 +80,46 @@ fn main() -> Result<(), dynd::Error> {
     section("Casting between types, under four error modes");
     use dynd::kernels::assign::ErrorMode;
     let x = Array::from_json("4 * float64", "[1.0, 2.5, -3.75, 1e10]")?;
-    for mode in [ErrorMode::NoCheck, ErrorMode::Overflow, ErrorMode::Fractional] {
-        show(&format!("{} as 4 * int32 ({mode})", x.to_json()), x.cast("4 * int32", mode));
+    for mode in [
+        ErrorMode::NoCheck,
+        ErrorMode::Overflow,
+        ErrorMode::Fractional,
+    ] {
+        show(
+            &format!("{} as 4 * int32 ({mode})", x.to_json()),
+            x.cast("4 * int32", mode),
+        );
     }
-    show("33554433 as float32 (default)", Array::from(33554433i64).cast("float32", ErrorMode::Default));
-    show("33554433 as float32 (inexact)", Array::from(33554433i64).cast("float32", ErrorMode::Inexact));
-    show("-1 as uint16 (nocheck)", Array::from(-1i32).cast("uint16", ErrorMode::NoCheck));
+    show(
+        "33554433 as float32 (default)",
+        Array::from(33554433i64).cast("float32", ErrorMode::Default),
+    );
+    show(
+        "33554433 as float32 (inexact)",
+        Array::from(33554433i64).cast("float32", ErrorMode::Inexact),
+    );
+    show(
+        "-1 as uint16 (nocheck)",
+        Array::from(-1i32).cast("uint16", ErrorMode::NoCheck),
+    );
     let ragged = Array::from_json("2 * var * int32", "[[1, 2, 3], [4]]")?;
-    show("[[1,2,3],[4]] into 2 * 3 * float64", ragged.cast("2 * 3 * float64", ErrorMode::Default));
-    show("[9, 2] into 3 * int32", Array::from(vec![9i32, 2]).cast("3 * int32", ErrorMode::Default));
+    show(
+        "[[1,2,3],[4]] into 2 * 3 * float64",
+        ragged.cast("2 * 3 * float64", ErrorMode::Default),
+    );
+    show(
+        "[9, 2] into 3 * int32",
+        Array::from(vec![9i32, 2]).cast("3 * int32", ErrorMode::Default),
+    );
     let rec = Array::from_json("{y: int64, x: float64}", r#"{"y": 2, "x": 0.5}"#)?;
-    show("{y, x} into {x: float32, y: int8} (by name)", rec.cast("{x: float32, y: int8}", ErrorMode::Default));
-    show("[1.0, NaN] into 2 * ?int32", Array::from(vec![1.0f64, f64::NAN]).cast("2 * ?int32", ErrorMode::Default));
+    show(
+        "{y, x} into {x: float32, y: int8} (by name)",
+        rec.cast("{x: float32, y: int8}", ErrorMode::Default),
+    );
+    show(
+        "[1.0, NaN] into 2 * ?int32",
+        Array::from(vec![1.0f64, f64::NAN]).cast("2 * ?int32", ErrorMode::Default),
+    );
 
     section("Bad input is a typed error, never a panic");
     show("uint8 <- 256", Array::from_json("uint8", "256"));

@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 pub mod array;
+pub mod callable;
 pub mod error;
 pub mod kernels;
 pub mod memblock;

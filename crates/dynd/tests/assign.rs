@@ -113,8 +113,9 @@ fn var_dims_allocate_check_and_broadcast() {
     .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Broadcast);
     assert!(
-        e.message()
-            .contains("cannot broadcast a dim of size 2 into size 3 (2 * var * int32 into 2 * 3 * int32)"),
+        e.message().contains(
+            "cannot broadcast a dim of size 2 into size 3 (2 * var * int32 into 2 * 3 * int32)"
+        ),
         "{e}"
     );
     // An allocated var destination keeps its size: equal sizes or size 1.

@@ -17,7 +17,10 @@
 use super::arrmeta::{self, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta};
 use super::{Array, na};
 use crate::error::{Error, ErrorKind, Result};
-use crate::types::{BuiltinType, Encoding, Type, TypeKind};
+// fixed_string encoding and decoding are shared with the text assignment
+// kernels, so JSON and casts validate alike.
+use crate::kernels::assign::string::{decode, encode};
+use crate::types::{BuiltinType, Type, TypeKind};
 use half::f16;
 use std::fmt::{self, Write};
 use std::mem::size_of;
@@ -677,13 +680,13 @@ impl<'t> Parser<'_, 't> {
         let bytes: Vec<u8> = (0..s.len() / 2)
             .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap_or(0))
             .collect();
-        if let Some(n) = len {
-            if bytes.len() != n {
-                return Err(self.err(
-                    ErrorKind::Parse,
-                    format!("expected {n} bytes for {tp}, got {}", bytes.len()),
-                ));
-            }
+        if let Some(n) = len
+            && bytes.len() != n
+        {
+            return Err(self.err(
+                ErrorKind::Parse,
+                format!("expected {n} bytes for {tp}, got {}", bytes.len()),
+            ));
         }
         Ok(bytes)
     }
@@ -1001,59 +1004,6 @@ unsafe fn store_int(
         _ => return Err((ErrorKind::Type, format!("{b} is not an integer type"))),
     }
     Ok(())
-}
-
-/// Encodes `s` as code units of `enc`, native byte order.
-pub(crate) fn encode(s: &str, enc: Encoding) -> std::result::Result<Vec<u8>, String> {
-    Ok(match enc {
-        Encoding::Utf8 => s.as_bytes().to_vec(),
-        Encoding::Ascii => {
-            if let Some(c) = s.chars().find(|c| !c.is_ascii()) {
-                return Err(format!("character {c:?} cannot be encoded as ascii"));
-            }
-            s.as_bytes().to_vec()
-        }
-        Encoding::Utf16 => s.encode_utf16().flat_map(u16::to_ne_bytes).collect(),
-        Encoding::Ucs2 => {
-            if let Some(c) = s.chars().find(|c| (*c as u32) > 0xFFFF) {
-                return Err(format!(
-                    "character {c:?} is outside the basic plane and cannot be encoded as ucs2"
-                ));
-            }
-            s.encode_utf16().flat_map(u16::to_ne_bytes).collect()
-        }
-        Encoding::Utf32 => s.chars().flat_map(|c| (c as u32).to_ne_bytes()).collect(),
-    })
-}
-
-/// Decodes zero-padded code units of `enc` (stops at the first zero unit).
-/// Invalid sequences are an error.
-pub(crate) fn decode(bytes: &[u8], enc: Encoding) -> std::result::Result<String, String> {
-    match enc {
-        Encoding::Utf8 | Encoding::Ascii => {
-            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-            let s =
-                std::str::from_utf8(&bytes[..end]).map_err(|e| format!("invalid utf-8: {e}"))?;
-            if enc == Encoding::Ascii && !s.is_ascii() {
-                return Err("non-ascii byte in ascii string".into());
-            }
-            Ok(s.to_owned())
-        }
-        Encoding::Utf16 | Encoding::Ucs2 => {
-            let units: Vec<u16> = bytes
-                .chunks_exact(2)
-                .map(|c| u16::from_ne_bytes([c[0], c[1]]))
-                .take_while(|&u| u != 0)
-                .collect();
-            String::from_utf16(&units).map_err(|_| "invalid utf-16 (unpaired surrogate)".into())
-        }
-        Encoding::Utf32 => bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
-            .take_while(|&u| u != 0)
-            .map(|u| char::from_u32(u).ok_or_else(|| format!("invalid code point {u:#x}")))
-            .collect(),
-    }
 }
 
 // ---------------------------------------------------------------- printing

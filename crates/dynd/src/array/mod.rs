@@ -58,7 +58,7 @@ struct ArrayBlock {
 }
 
 const PREAMBLE_SIZE: usize = std::mem::size_of::<ArrayBlock>();
-const _: () = assert!(PREAMBLE_SIZE % 8 == 0);
+const _: () = assert!(PREAMBLE_SIZE.is_multiple_of(8));
 const _: () = assert!(std::mem::offset_of!(ArrayBlock, prefix) == 0);
 
 fn block_layout(arrmeta_size: usize) -> Layout {
@@ -216,6 +216,21 @@ impl Array {
     /// The array's own memory block (kind `Array`).
     pub fn memblock(&self) -> &MemBlock {
         &self.block
+    }
+
+    /// The array whose own memory block is `block` — the way back from
+    /// [`Array::memblock`], for the C ABI, where an array *is* its block.
+    /// Gives the block back when it is not an array block.
+    pub fn from_memblock(block: MemBlock) -> std::result::Result<Array, MemBlock> {
+        // SAFETY: a MemBlock's reference keeps its block alive.
+        let kind = unsafe { block.as_ptr().as_ref() }.kind;
+        // Only `from_parts` makes blocks of kind Array, always as an
+        // ArrayBlock, which is what `preamble` relies on.
+        if kind == MemoryBlockKind::Array as u32 {
+            Ok(Array { block })
+        } else {
+            Err(block)
+        }
     }
 
     /// The access flags ([`flags`]).

@@ -259,7 +259,7 @@ impl CKernelBuilder {
                 "a kernel may only need pointer alignment"
             )
         };
-        if offset % KERNEL_ALIGN != 0 {
+        if !offset.is_multiple_of(KERNEL_ALIGN) {
             return Err(Error::invalid_argument(format!(
                 "kernel offset {offset} is not a multiple of {KERNEL_ALIGN}"
             )));
@@ -412,7 +412,7 @@ impl CKernelBuilder {
         let fits = offset
             .checked_add(size)
             .is_some_and(|end| end <= self.capacity());
-        if !fits || offset % KERNEL_ALIGN != 0 {
+        if !fits || !offset.is_multiple_of(KERNEL_ALIGN) {
             return Err(Error::index(format!(
                 "{size} kernel bytes at offset {offset} do not fit a {}-byte builder (or are misaligned)",
                 self.capacity()

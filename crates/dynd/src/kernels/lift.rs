@@ -82,7 +82,14 @@ impl<const N: usize> Lift<N> {
 
     /// Allocates `n` elements for an unwritten var destination element.
     fn allocate(&self, n: usize) -> Result<*mut u8> {
-        let DstDim::Var { block, stride, offset, elem_size, elem_align } = &self.dst else {
+        let DstDim::Var {
+            block,
+            stride,
+            offset,
+            elem_size,
+            elem_align,
+        } = &self.dst
+        else {
             return Err(Error::invalid_argument("not a var destination"));
         };
         if *offset != 0 || *stride != *elem_size as isize {
@@ -91,15 +98,18 @@ impl<const N: usize> Lift<N> {
                 self.dst_tp
             )));
         }
-        let alloc = block.as_ref().and_then(MemBlock::pod_allocator).ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "the destination {} has no POD allocator block to allocate from",
-                self.dst_tp
-            ))
+        let alloc = block
+            .as_ref()
+            .and_then(MemBlock::pod_allocator)
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "the destination {} has no POD allocator block to allocate from",
+                    self.dst_tp
+                ))
+            })?;
+        let bytes = n.checked_mul(*elem_size).ok_or_else(|| {
+            Error::alloc(format!("{n} elements of {} are too large", self.dst_tp))
         })?;
-        let bytes = n
-            .checked_mul(*elem_size)
-            .ok_or_else(|| Error::alloc(format!("{n} elements of {} are too large", self.dst_tp)))?;
         alloc.allocate(bytes, *elem_align)
     }
 }
@@ -173,7 +183,10 @@ impl<const N: usize> Kernel for Lift<N> {
         // SAFETY: the child was built for Strided over the element types;
         // `count` destination elements at `out_stride` from `out`, and each
         // source has `count` elements at its stride (or one, repeated).
-        unsafe { k.child(self.child[0]).call_strided(out, out_stride, &ptrs, &strides, count) }
+        unsafe {
+            k.child(self.child[0])
+                .call_strided(out, out_stride, &ptrs, &strides, count)
+        }
     }
 
     fn child_offsets(&self) -> &[usize] {
@@ -197,7 +210,15 @@ impl<const N: usize> Kernel for LiftFixed<N> {
     unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
         // SAFETY: the child was built for Strided over the element types;
         // the sizes were checked when this was built (Kernel::single 1).
-        unsafe { k.child(self.child[0]).call_strided(dst, self.dst_stride, src, &self.src_strides, self.size) }
+        unsafe {
+            k.child(self.child[0]).call_strided(
+                dst,
+                self.dst_stride,
+                src,
+                &self.src_strides,
+                self.size,
+            )
+        }
     }
 
     unsafe fn strided(
@@ -218,7 +239,13 @@ impl<const N: usize> Kernel for LiftFixed<N> {
             }
             // SAFETY: element j of the outer loop (Kernel::strided 1).
             unsafe {
-                child.call_strided(dst.wrapping_offset(j * dst_stride), self.dst_stride, &ptrs, &self.src_strides, self.size)
+                child.call_strided(
+                    dst.wrapping_offset(j * dst_stride),
+                    self.dst_stride,
+                    &ptrs,
+                    &self.src_strides,
+                    self.size,
+                )
             }?;
         }
         Ok(())
@@ -272,14 +299,15 @@ pub(crate) fn check_broadcast(dst_tp: &Type, src_tps: &[Type]) -> Result<()> {
             )));
         }
         for (dd, sd) in d[d.len() - s.len()..].iter().zip(&s) {
-            if let (Some(n), Some(m)) = (dd, sd) {
-                if n != m && *m != 1 {
-                    return Err(Error::broadcast(format!(
-                        "cannot broadcast shape {} into shape {}: dim of size {m} into size {n} ({s_tp} into {dst_tp})",
-                        shape_text(&s),
-                        shape_text(&d)
-                    )));
-                }
+            if let (Some(n), Some(m)) = (dd, sd)
+                && n != m
+                && *m != 1
+            {
+                return Err(Error::broadcast(format!(
+                    "cannot broadcast shape {} into shape {}: dim of size {m} into size {n} ({s_tp} into {dst_tp})",
+                    shape_text(&s),
+                    shape_text(&d)
+                )));
             }
         }
     }
@@ -321,7 +349,11 @@ pub(crate) unsafe fn make_lifted(
 ) -> Result<usize> {
     let top = (dst_tp, src_tps);
     // SAFETY: the caller's promises.
-    unsafe { lifted(ckb, offset, dst_tp, dst_meta, src_tps, src_metas, req, leaf, top) }
+    unsafe {
+        lifted(
+            ckb, offset, dst_tp, dst_meta, src_tps, src_metas, req, leaf, top,
+        )
+    }
 }
 
 /// [`make_lifted`] one dim down; `top` names the whole types for messages.
@@ -355,7 +387,14 @@ unsafe fn lifted(
             let m: FixedDimMeta = unsafe { read(dst_meta) };
             // SAFETY: (2) the element's arrmeta follows.
             let em = unsafe { dst_meta.add(size_of::<FixedDimMeta>()) };
-            (DstDim::Fixed { size: *size, stride: m.stride }, elem, em)
+            (
+                DstDim::Fixed {
+                    size: *size,
+                    stride: m.stride,
+                },
+                elem,
+                em,
+            )
         }
         TypeKind::VarDim { elem } => {
             // SAFETY: (2) a var dim's arrmeta starts with VarDimMeta.
@@ -390,14 +429,18 @@ unsafe fn lifted(
             TypeKind::FixedDim { size, elem } => {
                 // SAFETY: (2) as for the destination.
                 let m: FixedDimMeta = unsafe { read(s_meta) };
-                if let DstDim::Fixed { size: d, .. } = dst {
-                    if d != *size && *size != 1 {
-                        return Err(Error::broadcast(format!(
-                            "cannot broadcast a dim of size {size} into size {d} ({s_tp} into {dst_tp})"
-                        )));
-                    }
+                if let DstDim::Fixed { size: d, .. } = dst
+                    && d != *size
+                    && *size != 1
+                {
+                    return Err(Error::broadcast(format!(
+                        "cannot broadcast a dim of size {size} into size {d} ({s_tp} into {dst_tp})"
+                    )));
                 }
-                srcs.push(SrcDim::Fixed { size: *size, stride: m.stride });
+                srcs.push(SrcDim::Fixed {
+                    size: *size,
+                    stride: m.stride,
+                });
                 child_tps.push(elem.clone());
                 // SAFETY: (2) the element's arrmeta follows.
                 child_metas.push(unsafe { s_meta.add(size_of::<FixedDimMeta>()) });
@@ -405,7 +448,10 @@ unsafe fn lifted(
             TypeKind::VarDim { elem } => {
                 // SAFETY: (2) as for the destination.
                 let m: VarDimMeta = unsafe { read(s_meta) };
-                srcs.push(SrcDim::Var { stride: m.stride, offset: m.offset });
+                srcs.push(SrcDim::Var {
+                    stride: m.stride,
+                    offset: m.offset,
+                });
                 child_tps.push(elem.clone());
                 // SAFETY: (2) the element's arrmeta follows.
                 child_metas.push(unsafe { s_meta.add(size_of::<VarDimMeta>()) });
@@ -423,7 +469,10 @@ unsafe fn lifted(
                     size: *size,
                     dst_stride: *stride,
                     src_strides: std::array::from_fn(|i| match srcs[i] {
-                        SrcDim::Fixed { size: s, stride: st } if s == *size => st,
+                        SrcDim::Fixed {
+                            size: s,
+                            stride: st,
+                        } if s == *size => st,
                         _ => 0,
                     }),
                     child: [kernel_size::<LiftFixed<$n>>()],
@@ -432,7 +481,17 @@ unsafe fn lifted(
                 // emplace reserves.
                 return unsafe {
                     let at = ckb.as_mut().emplace(offset, req, k)?;
-                    lifted(ckb, at, elem, elem_meta, &child_tps, &child_metas, KernelRequest::Strided, leaf, top)
+                    lifted(
+                        ckb,
+                        at,
+                        elem,
+                        elem_meta,
+                        &child_tps,
+                        &child_metas,
+                        KernelRequest::Strided,
+                        leaf,
+                        top,
+                    )
                 };
             }
             let mut src_arr = [SrcDim::Missing; $n];
@@ -463,6 +522,16 @@ unsafe fn lifted(
     // SAFETY: (1) `at` is the reserved child slot; (2) the element arrmeta
     // pointers are inside the valid arrmeta; (3) passes on.
     unsafe {
-        lifted(ckb, at, elem, elem_meta, &child_tps, &child_metas, KernelRequest::Strided, leaf, top)
+        lifted(
+            ckb,
+            at,
+            elem,
+            elem_meta,
+            &child_tps,
+            &child_metas,
+            KernelRequest::Strided,
+            leaf,
+            top,
+        )
     }
 }

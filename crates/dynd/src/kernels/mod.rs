@@ -99,8 +99,8 @@
 
 pub mod assign;
 mod builder;
-pub(crate) mod lift;
 mod kernel;
+pub(crate) mod lift;
 mod prefix;
 
 pub use builder::CKernelBuilder;

@@ -58,10 +58,11 @@ impl Buffer {
                 how: How::Empty,
             });
         }
-        if size >= HUGE_THRESHOLD && align <= HUGE_PAGE {
-            if let Some(b) = Self::mapped(size) {
-                return Ok(b);
-            }
+        if size >= HUGE_THRESHOLD
+            && align <= HUGE_PAGE
+            && let Some(b) = Self::mapped(size)
+        {
+            return Ok(b);
         }
         let layout = Layout::from_size_align(size, align)
             .map_err(|_| Error::alloc(format!("cannot allocate {size} bytes: size too large")))?;

@@ -436,7 +436,7 @@ impl Type {
                 "fixed_bytes alignment must be 1, 2, 4, 8 or 16, got {align}"
             )));
         }
-        if size % align != 0 {
+        if !size.is_multiple_of(align) {
             return Err(Error::type_error(format!(
                 "fixed_bytes size {size} is not a multiple of its alignment {align}"
             )));
@@ -665,6 +665,83 @@ impl Type {
             )))
         } else {
             Ok(())
+        }
+    }
+}
+
+/// Raw handles for the C ABI (`dynd_type`, DESIGN §3, §5): a builtin is its
+/// id (below [`BUILTIN_TYPE_ID_LIMIT`]); any other type is the address of its
+/// shared node, whose reference count is the `Arc`'s strong count. A handle
+/// is stable for as long as one reference to the node lives, so a borrowed
+/// handle ([`Type::as_raw`]) needs no table and no allocation.
+impl Type {
+    /// Gives up this reference and returns the raw handle: the builtin id,
+    /// or the node's address (which now owns the reference). Take it back
+    /// with [`Type::from_raw`] or drop it with [`Type::decref_raw`].
+    #[doc(hidden)]
+    pub fn into_raw(self) -> usize {
+        match self.0 {
+            Repr::Builtin(b) => b.id() as usize,
+            Repr::Node(n) => Arc::into_raw(n) as usize,
+        }
+    }
+
+    /// The raw handle of this type, borrowed: valid while `self` (or any
+    /// other reference to the same node) lives.
+    #[doc(hidden)]
+    pub fn as_raw(&self) -> usize {
+        match &self.0 {
+            Repr::Builtin(b) => b.id() as usize,
+            Repr::Node(n) => Arc::as_ptr(n) as usize,
+        }
+    }
+
+    /// The type for a raw handle, taking over one reference to it. `None`
+    /// for a value below [`BUILTIN_TYPE_ID_LIMIT`] that is not a builtin id
+    /// (0, 15 = float128, 19..=63). To borrow instead, wrap the result in
+    /// `ManuallyDrop`.
+    ///
+    /// # Safety
+    /// 1. `raw` is below [`BUILTIN_TYPE_ID_LIMIT`], or it came from
+    ///    [`Type::into_raw`] or [`Type::as_raw`] and its node is alive.
+    /// 2. For a node, the caller owns one reference to it, which the returned
+    ///    `Type` now owns (or the caller keeps the `Type` from being dropped).
+    #[doc(hidden)]
+    pub unsafe fn from_raw(raw: usize) -> Option<Type> {
+        if raw < BUILTIN_TYPE_ID_LIMIT {
+            return BuiltinType::from_id(raw as u32).map(Type::builtin);
+        }
+        // SAFETY: (1) `raw` is the address of a live `Arc<Node>`'s node;
+        // (2) the caller hands over the reference `Arc::from_raw` assumes.
+        Some(Type(Repr::Node(unsafe {
+            Arc::from_raw(raw as *const Node)
+        })))
+    }
+
+    /// Adds one reference to the type behind a raw handle (nothing for a
+    /// builtin id).
+    ///
+    /// # Safety
+    /// 1. As for [`Type::from_raw`] (1): a builtin value, or a live node.
+    #[doc(hidden)]
+    pub unsafe fn incref_raw(raw: usize) {
+        if raw >= BUILTIN_TYPE_ID_LIMIT {
+            // SAFETY: (1) a live node made by `Arc`; aborts on overflow.
+            unsafe { Arc::increment_strong_count(raw as *const Node) }
+        }
+    }
+
+    /// Drops one reference to the type behind a raw handle, freeing the
+    /// node with the last (nothing for a builtin id).
+    ///
+    /// # Safety
+    /// 1. As for [`Type::from_raw`] (1).
+    /// 2. The caller owns one reference, which this call consumes.
+    #[doc(hidden)]
+    pub unsafe fn decref_raw(raw: usize) {
+        if raw >= BUILTIN_TYPE_ID_LIMIT {
+            // SAFETY: (1) a live node made by `Arc`; (2) ours to drop.
+            unsafe { Arc::decrement_strong_count(raw as *const Node) }
         }
     }
 }

@@ -28,12 +28,24 @@ pub(crate) unsafe fn make(
 ) -> Result<usize> {
     let srcs = [src_tp.clone()];
     lift::check_broadcast(dst_tp, &srcs)?;
-    let mut leaf = |ckb: Pin<&mut CKernelBuilder>, at, d: &Type, dm, s: &[Type], sm: &[*const u8], r| {
-        // SAFETY: make_lifted calls the leaf under make_lifted's promises,
-        // which are make_assignment_kernel's.
-        unsafe { make_assignment_kernel(ckb, at, d, dm, &s[0], sm[0], r, mode) }
-    };
+    let mut leaf =
+        |ckb: Pin<&mut CKernelBuilder>, at, d: &Type, dm, s: &[Type], sm: &[*const u8], r| {
+            // SAFETY: make_lifted calls the leaf under make_lifted's promises,
+            // which are make_assignment_kernel's.
+            unsafe { make_assignment_kernel(ckb, at, d, dm, &s[0], sm[0], r, mode) }
+        };
     // SAFETY: the caller's promises are make_lifted's (1) and (2); the leaf
     // builds where it is told (3).
-    unsafe { lift::make_lifted(ckb, offset, dst_tp, dst_meta, &srcs, &[src_meta], req, &mut leaf) }
+    unsafe {
+        lift::make_lifted(
+            ckb,
+            offset,
+            dst_tp,
+            dst_meta,
+            &srcs,
+            &[src_meta],
+            req,
+            &mut leaf,
+        )
+    }
 }

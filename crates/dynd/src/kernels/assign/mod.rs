@@ -155,10 +155,13 @@ pub unsafe fn make_assignment_kernel(
             return option::make(ckb, offset, dst_tp, dst_meta, src_tp, src_meta, req, mode);
         }
         match (dst_tp.kind(), src_tp.kind()) {
-            (TypeKind::Builtin(d), TypeKind::Builtin(s)) => numeric::make(ckb, offset, *d, *s, req, mode),
-            (TypeKind::Struct(_) | TypeKind::Tuple(_), TypeKind::Struct(_) | TypeKind::Tuple(_)) => {
-                structs::make(ckb, offset, dst_tp, dst_meta, src_tp, src_meta, req, mode)
+            (TypeKind::Builtin(d), TypeKind::Builtin(s)) => {
+                numeric::make(ckb, offset, *d, *s, req, mode)
             }
+            (
+                TypeKind::Struct(_) | TypeKind::Tuple(_),
+                TypeKind::Struct(_) | TypeKind::Tuple(_),
+            ) => structs::make(ckb, offset, dst_tp, dst_meta, src_tp, src_meta, req, mode),
             _ if (is_text(dst_tp) || is_text(src_tp))
                 && (is_text(dst_tp) || dst_tp.as_builtin().is_some())
                 && (is_text(src_tp) || src_tp.as_builtin().is_some()) =>

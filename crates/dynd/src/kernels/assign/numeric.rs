@@ -79,7 +79,10 @@ pub(crate) trait Conv<S: Prim>: Prim {
         let (kind, why) = if !Self::ok_overflow(s) {
             (ErrorKind::Overflow, "is out of range for")
         } else if mode != ErrorMode::Overflow && !Self::ok_fractional(s) {
-            (ErrorKind::Fractional, "has a fractional part, so it cannot be assigned to")
+            (
+                ErrorKind::Fractional,
+                "has a fractional part, so it cannot be assigned to",
+            )
         } else {
             (ErrorKind::Inexact, "cannot be represented exactly in")
         };
@@ -174,19 +177,19 @@ macro_rules! int_from_float {
                 lower & (s < MAX_P1)
             }
             #[inline(always)]
-            fn ok_fractional(s: $s) -> bool { Self::ok_overflow(s) & s.is_integral() }
+            fn ok_fractional(s: $s) -> bool { Self::ok_overflow(s) & s.integral() }
         }
     )*};
 }
-/// `is_integral` without `trunc` (a libm call without SSE4.1): adding and
+/// `integral`: whether a finite value has no fraction, without `trunc` (a libm call without SSE4.1): adding and
 /// subtracting 2^(mantissa bits) rounds a smaller magnitude to an integer,
 /// which equals it exactly when it was one; larger magnitudes all are.
 trait Integral {
-    fn is_integral(self) -> bool;
+    fn integral(self) -> bool;
 }
 impl Integral for f64 {
     #[inline(always)]
-    fn is_integral(self) -> bool {
+    fn integral(self) -> bool {
         const BIG: f64 = 4503599627370496.0; // 2^52
         let a = self.abs();
         (a >= BIG) | ((a + BIG) - BIG == a)
@@ -194,7 +197,7 @@ impl Integral for f64 {
 }
 impl Integral for f32 {
     #[inline(always)]
-    fn is_integral(self) -> bool {
+    fn integral(self) -> bool {
         const BIG: f32 = 8388608.0; // 2^23
         let a = self.abs();
         (a >= BIG) | ((a + BIG) - BIG == a)
@@ -400,7 +403,9 @@ macro_rules! from_bool {
         }
     )*};
 }
-from_bool!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64);
+from_bool!(
+    i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64
+);
 
 // ------------------------------------------------------------------- complex
 
@@ -512,7 +517,9 @@ impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
         let ok = match mode {
             ErrorMode::NoCheck => true,
             ErrorMode::Overflow => src.iter().fold(true, |a, &s| a & D::ok_overflow(s)),
-            ErrorMode::Fractional | ErrorMode::Default => src.iter().fold(true, |a, &s| a & D::ok_fractional(s)),
+            ErrorMode::Fractional | ErrorMode::Default => {
+                src.iter().fold(true, |a, &s| a & D::ok_fractional(s))
+            }
             ErrorMode::Inexact => src.iter().fold(true, |a, &s| a & D::ok_inexact(s)),
         };
         if ok {
@@ -557,19 +564,20 @@ impl<D: Conv<S>, S: Prim> Kernel for NumericAssign<D, S> {
         let ssize = size_of::<S>() as isize;
         let contiguous = dst_stride == dsize
             && ss == ssize
-            && (dst as usize) % align_of::<D>() == 0
-            && (src as usize) % align_of::<S>() == 0;
-        if contiguous && count > 0 {
-            // SAFETY: (1) `count` contiguous, aligned elements on each side;
-            // a destination never overlaps a source of another type (the
-            // same-type case is a move, which `copy` below handles).
-            if D::TYPE == S::TYPE {
-                // Same type: every mode is a plain copy.
-                unsafe { std::ptr::copy(src, dst, count * size_of::<D>()) };
-                return Ok(());
-            }
-            // SAFETY: as above; the two ranges do not overlap (different
-            // element types of the same count are different buffers).
+            && (dst as usize).is_multiple_of(align_of::<D>())
+            && (src as usize).is_multiple_of(align_of::<S>());
+        if contiguous && count > 0 && D::TYPE == S::TYPE {
+            // Same type: every mode is a plain copy (a move if they overlap).
+            // SAFETY: (1) `count` elements of that type on each side.
+            unsafe { std::ptr::copy(src, dst, count * size_of::<D>()) };
+            return Ok(());
+        }
+        let (dbytes, sbytes) = (count * size_of::<D>(), count * size_of::<S>());
+        let disjoint = (dst as usize).saturating_add(dbytes) <= src as usize
+            || (src as usize).saturating_add(sbytes) <= dst as usize;
+        if contiguous && count > 0 && disjoint {
+            // SAFETY: (1) `count` contiguous, aligned elements on each side,
+            // in ranges that do not overlap, so the slices do not alias.
             let (d, s) = unsafe {
                 (
                     std::slice::from_raw_parts_mut(dst as *mut D, count),
@@ -708,9 +716,18 @@ mod tests {
     #[test]
     fn float_to_int_limits_are_exact() {
         use ErrorMode::Overflow;
-        assert_eq!(ok::<i64, f64>(-9223372036854775808.0, Overflow), Ok(i64::MIN));
-        assert_eq!(ok::<i64, f64>(9223372036854775808.0, Overflow), Err(ErrorKind::Overflow));
-        assert_eq!(ok::<i64, f64>(9223372036854774784.0, Overflow), Ok(9223372036854774784));
+        assert_eq!(
+            ok::<i64, f64>(-9223372036854775808.0, Overflow),
+            Ok(i64::MIN)
+        );
+        assert_eq!(
+            ok::<i64, f64>(9223372036854775808.0, Overflow),
+            Err(ErrorKind::Overflow)
+        );
+        assert_eq!(
+            ok::<i64, f64>(9223372036854774784.0, Overflow),
+            Ok(9223372036854774784)
+        );
         assert_eq!(ok::<u8, f64>(255.9, Overflow), Ok(255));
         assert_eq!(ok::<u8, f64>(256.0, Overflow), Err(ErrorKind::Overflow));
         assert_eq!(ok::<u8, f64>(-0.9, Overflow), Ok(0));
@@ -718,11 +735,20 @@ mod tests {
         assert_eq!(ok::<i8, f32>(-128.9, Overflow), Ok(-128));
         assert_eq!(ok::<i8, f32>(-129.0, Overflow), Err(ErrorKind::Overflow));
         assert_eq!(ok::<u128, f32>(f32::MAX, Overflow), Ok(f32::MAX as u128));
-        assert_eq!(ok::<i128, f32>(f32::MAX, Overflow), Err(ErrorKind::Overflow));
+        assert_eq!(
+            ok::<i128, f32>(f32::MAX, Overflow),
+            Err(ErrorKind::Overflow)
+        );
         for mode in [Overflow, ErrorMode::Fractional, ErrorMode::Inexact] {
             assert_eq!(ok::<i32, f64>(f64::NAN, mode), Err(ErrorKind::Overflow));
-            assert_eq!(ok::<i32, f64>(f64::INFINITY, mode), Err(ErrorKind::Overflow));
-            assert_eq!(ok::<u64, f32>(f32::NEG_INFINITY, mode), Err(ErrorKind::Overflow));
+            assert_eq!(
+                ok::<i32, f64>(f64::INFINITY, mode),
+                Err(ErrorKind::Overflow)
+            );
+            assert_eq!(
+                ok::<u64, f32>(f32::NEG_INFINITY, mode),
+                Err(ErrorKind::Overflow)
+            );
         }
         assert_eq!(ok::<i32, f64>(f64::NAN, ErrorMode::NoCheck), Ok(0));
         assert_eq!(ok::<i32, f64>(1e300, ErrorMode::NoCheck), Ok(i32::MAX));
@@ -733,13 +759,28 @@ mod tests {
         use ErrorMode::Inexact;
         assert_eq!(ok::<f32, i32>(i32::MAX, Inexact), Err(ErrorKind::Inexact));
         assert_eq!(ok::<f32, i32>(1 << 24, Inexact), Ok(16777216.0));
-        assert_eq!(ok::<f32, i32>((1 << 24) + 1, Inexact), Err(ErrorKind::Inexact));
+        assert_eq!(
+            ok::<f32, i32>((1 << 24) + 1, Inexact),
+            Err(ErrorKind::Inexact)
+        );
         assert_eq!(ok::<f64, u64>(u64::MAX, Inexact), Err(ErrorKind::Inexact));
-        assert_eq!(ok::<f64, i64>(i64::MIN, Inexact), Ok(-9223372036854775808.0));
-        assert_eq!(ok::<f32, u128>(u128::MAX, ErrorMode::Overflow), Err(ErrorKind::Overflow));
-        assert_eq!(ok::<f32, u128>(u128::MAX, ErrorMode::NoCheck), Ok(f32::INFINITY));
+        assert_eq!(
+            ok::<f64, i64>(i64::MIN, Inexact),
+            Ok(-9223372036854775808.0)
+        );
+        assert_eq!(
+            ok::<f32, u128>(u128::MAX, ErrorMode::Overflow),
+            Err(ErrorKind::Overflow)
+        );
+        assert_eq!(
+            ok::<f32, u128>(u128::MAX, ErrorMode::NoCheck),
+            Ok(f32::INFINITY)
+        );
         assert_eq!(ok::<f16, i32>(65504, Inexact), Ok(f16::MAX));
-        assert_eq!(ok::<f16, i32>(65520, ErrorMode::Overflow), Err(ErrorKind::Overflow));
+        assert_eq!(
+            ok::<f16, i32>(65520, ErrorMode::Overflow),
+            Err(ErrorKind::Overflow)
+        );
         assert_eq!(ok::<f16, i32>(2049, Inexact), Err(ErrorKind::Inexact));
     }
 
@@ -754,7 +795,10 @@ mod tests {
         assert_eq!(ok::<f32, f64>(0.1, Inexact), Err(ErrorKind::Inexact));
         assert_eq!(ok::<f16, f64>(0.5, Inexact), Ok(f16::from_f32(0.5)));
         assert_eq!(ok::<f16, f32>(1e5, Overflow), Err(ErrorKind::Overflow));
-        assert_eq!(ok::<f64, f16>(f16::from_f32(0.1), Inexact), Ok(f16::from_f32(0.1).to_f64()));
+        assert_eq!(
+            ok::<f64, f16>(f16::from_f32(0.1), Inexact),
+            Ok(f16::from_f32(0.1).to_f64())
+        );
     }
 
     #[test]
@@ -766,7 +810,10 @@ mod tests {
         assert_eq!(ok::<bool, f64>(0.5, Fractional), Err(ErrorKind::Overflow));
         assert_eq!(ok::<i32, bool>(true, Inexact), Ok(1));
         assert_eq!(ok::<f64, bool>(true, Inexact), Ok(1.0));
-        assert_eq!(ok::<Complex<f64>, bool>(true, Inexact), Ok(Complex::new(1.0, 0.0)));
+        assert_eq!(
+            ok::<Complex<f64>, bool>(true, Inexact),
+            Ok(Complex::new(1.0, 0.0))
+        );
     }
 
     #[test]
@@ -777,11 +824,26 @@ mod tests {
         let e = convert::<f64, Complex<f64>>(z, Overflow).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Inexact);
         assert!(e.message().contains("non-zero imaginary part"), "{e}");
-        assert_eq!(ok::<f64, Complex<f64>>(Complex::new(1.5, 0.0), Inexact), Ok(1.5));
-        assert_eq!(ok::<i32, Complex<f64>>(Complex::new(1.5, 0.0), Default), Err(ErrorKind::Fractional));
-        assert_eq!(ok::<Complex<f64>, i32>(7, Inexact), Ok(Complex::new(7.0, 0.0)));
-        assert_eq!(ok::<Complex<f32>, Complex<f64>>(Complex::new(1e300, 0.0), Overflow), Err(ErrorKind::Overflow));
-        assert_eq!(ok::<Complex<f32>, Complex<f64>>(Complex::new(0.5, 0.25), Inexact), Ok(Complex::new(0.5, 0.25)));
+        assert_eq!(
+            ok::<f64, Complex<f64>>(Complex::new(1.5, 0.0), Inexact),
+            Ok(1.5)
+        );
+        assert_eq!(
+            ok::<i32, Complex<f64>>(Complex::new(1.5, 0.0), Default),
+            Err(ErrorKind::Fractional)
+        );
+        assert_eq!(
+            ok::<Complex<f64>, i32>(7, Inexact),
+            Ok(Complex::new(7.0, 0.0))
+        );
+        assert_eq!(
+            ok::<Complex<f32>, Complex<f64>>(Complex::new(1e300, 0.0), Overflow),
+            Err(ErrorKind::Overflow)
+        );
+        assert_eq!(
+            ok::<Complex<f32>, Complex<f64>>(Complex::new(0.5, 0.25), Inexact),
+            Ok(Complex::new(0.5, 0.25))
+        );
     }
 
     #[test]
@@ -789,8 +851,14 @@ mod tests {
         let e = convert::<u8, i32>(300, ErrorMode::Overflow).unwrap_err();
         assert_eq!(e.message(), "int32 value 300 is out of range for uint8");
         let e = convert::<i32, f64>(2.5, ErrorMode::Fractional).unwrap_err();
-        assert_eq!(e.message(), "float64 value 2.5 has a fractional part, so it cannot be assigned to int32");
+        assert_eq!(
+            e.message(),
+            "float64 value 2.5 has a fractional part, so it cannot be assigned to int32"
+        );
         let e = convert::<f32, f64>(0.1, ErrorMode::Inexact).unwrap_err();
-        assert_eq!(e.message(), "float64 value 0.1 cannot be represented exactly in float32");
+        assert_eq!(
+            e.message(),
+            "float64 value 0.1 cannot be represented exactly in float32"
+        );
     }
 }

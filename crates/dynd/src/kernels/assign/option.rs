@@ -51,11 +51,13 @@ unsafe fn is_nan(b: BuiltinType, p: *const u8) -> bool {
             BuiltinType::Float16 => std::ptr::read_unaligned(p as *const f16).is_nan(),
             BuiltinType::Float32 | BuiltinType::Complex64 => {
                 std::ptr::read_unaligned(p as *const f32).is_nan()
-                    || (b == BuiltinType::Complex64 && std::ptr::read_unaligned(p.add(4) as *const f32).is_nan())
+                    || (b == BuiltinType::Complex64
+                        && std::ptr::read_unaligned(p.add(4) as *const f32).is_nan())
             }
             BuiltinType::Float64 | BuiltinType::Complex128 => {
                 std::ptr::read_unaligned(p as *const f64).is_nan()
-                    || (b == BuiltinType::Complex128 && std::ptr::read_unaligned(p.add(8) as *const f64).is_nan())
+                    || (b == BuiltinType::Complex128
+                        && std::ptr::read_unaligned(p.add(8) as *const f64).is_nan())
             }
             _ => false,
         }
@@ -72,7 +74,8 @@ impl Kernel for IntoOption {
                 Missing::Option(v) => na::is_na(v, src[0]),
                 Missing::Text => {
                     let s: StringData = std::ptr::read_unaligned(src[0] as *const StringData);
-                    s.begin.is_null() || matches!(crate::array::string_bytes(s), b"NA" | b"null" | b"")
+                    s.begin.is_null()
+                        || matches!(crate::array::string_bytes(s), b"NA" | b"null" | b"")
                 }
                 Missing::NaN(b) => is_nan(*b, src[0]),
                 Missing::Never => false,
@@ -159,7 +162,9 @@ pub(crate) unsafe fn make(
                 value_tp: dv.clone(),
                 opt_tp: dst_tp.clone(),
                 check_marker: mode != ErrorMode::NoCheck
-                    && dv.as_builtin().is_some_and(|b| !(b.is_float() || b.is_complex())),
+                    && dv
+                        .as_builtin()
+                        .is_some_and(|b| !(b.is_float() || b.is_complex())),
                 child: [kernel_size::<IntoOption>()],
             };
             // SAFETY: (1) `offset` is free; the child goes in the reserved slot.
@@ -181,6 +186,15 @@ pub(crate) unsafe fn make(
     // SAFETY: (1) `at` is the reserved child slot; (2) option arrmeta is the
     // value's arrmeta.
     unsafe {
-        make_assignment_kernel(ckb, at, child_dst, dst_meta, child_src, src_meta, KernelRequest::Single, mode)
+        make_assignment_kernel(
+            ckb,
+            at,
+            child_dst,
+            dst_meta,
+            child_src,
+            src_meta,
+            KernelRequest::Single,
+            mode,
+        )
     }
 }

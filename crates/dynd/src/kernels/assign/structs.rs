@@ -50,7 +50,10 @@ pub(crate) unsafe fn make(
     let (Some(df), Some(sf)) = (dst_tp.fields(), src_tp.fields()) else {
         return Err(super::cannot_assign(dst_tp, src_tp));
     };
-    let by_name = matches!((dst_tp.kind(), src_tp.kind()), (TypeKind::Struct(_), TypeKind::Struct(_)));
+    let by_name = matches!(
+        (dst_tp.kind(), src_tp.kind()),
+        (TypeKind::Struct(_), TypeKind::Struct(_))
+    );
     // For each destination field, the source field that fills it.
     let pairing: Vec<usize> = if by_name {
         let mut v = Vec::with_capacity(df.len());

@@ -30,7 +30,23 @@ macro_rules! bytes_impl {
         }
     )*};
 }
-bytes_impl!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64, Complex<f32>, Complex<f64>);
+bytes_impl!(
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    f16,
+    f32,
+    f64,
+    Complex<f32>,
+    Complex<f64>
+);
 impl Bytes for bool {
     fn put(self, out: &mut [u8]) {
         out[0] = self as u8;
@@ -43,7 +59,10 @@ impl Bytes for bool {
 /// Runs `D ← S` on `values` in every layout under `mode`; returns the
 /// converted values (as bit-comparable bytes) or the error kind, after
 /// checking that all layouts agree.
-fn run_all<D: Bytes, S: Bytes>(values: &[S], mode: ErrorMode) -> std::result::Result<Vec<u8>, ErrorKind> {
+fn run_all<D: Bytes, S: Bytes>(
+    values: &[S],
+    mode: ErrorMode,
+) -> std::result::Result<Vec<u8>, ErrorKind> {
     let (ds, ss) = (std::mem::size_of::<D>(), std::mem::size_of::<S>());
     let n = values.len();
     let mut results = Vec::new();
@@ -109,20 +128,40 @@ fn run_all<D: Bytes, S: Bytes>(values: &[S], mode: ErrorMode) -> std::result::Re
         let (sstride, dstride) = ((step * ss) as isize, (step * ds) as isize);
         // Element i lives at index i*step (or reversed from the end).
         let at = |i: usize, size: usize| {
-            let k = if reversed { (n - 1 - i) * step } else { i * step };
+            let k = if reversed {
+                (n - 1 - i) * step
+            } else {
+                i * step
+            };
             misalign + k * size
         };
         for (i, v) in values.iter().enumerate() {
             v.put(&mut src[at(i, ss)..at(i, ss) + ss]);
         }
-        let (s0, d0) = if n == 0 { (misalign, misalign) } else { (at(0, ss), at(0, ds)) };
-        let (sstride, dstride) = if reversed { (-sstride, -dstride) } else { (sstride, dstride) };
+        let (s0, d0) = if n == 0 {
+            (misalign, misalign)
+        } else {
+            (at(0, ss), at(0, ds))
+        };
+        let (sstride, dstride) = if reversed {
+            (-sstride, -dstride)
+        } else {
+            (sstride, dstride)
+        };
         // SAFETY: built for Strided; n elements at the given strides lie in
         // the buffers.
         let r = unsafe {
-            ckb.call_strided(dst.as_mut_ptr().add(d0), dstride, &[src.as_ptr().add(s0)], &[sstride], n)
+            ckb.call_strided(
+                dst.as_mut_ptr().add(d0),
+                dstride,
+                &[src.as_ptr().add(s0)],
+                &[sstride],
+                n,
+            )
         };
-        let out: Vec<u8> = (0..n).flat_map(|i| dst[at(i, ds)..at(i, ds) + ds].to_vec()).collect();
+        let out: Vec<u8> = (0..n)
+            .flat_map(|i| dst[at(i, ds)..at(i, ds) + ds].to_vec())
+            .collect();
         results.push((name, r.map(|_| out).map_err(|e| e.kind())));
     }
     let (first_name, first) = results[0].clone();
@@ -145,12 +184,30 @@ fn values_of<D: Bytes>(bytes: &[u8]) -> Vec<D> {
 #[test]
 fn exact_cases_from_the_issue() {
     use ErrorMode::*;
-    assert_eq!(run_all::<i8, i32>(&[1, 128], Overflow), Err(ErrorKind::Overflow));
-    assert_eq!(run_all::<i8, f64>(&[1.25], Default), Err(ErrorKind::Fractional));
-    assert_eq!(values_of::<i8>(&run_all::<i8, f64>(&[1.25, -3.75], Overflow).unwrap()), vec![1, -3]);
-    assert_eq!(values_of::<u16>(&run_all::<u16, i32>(&[-1], NoCheck).unwrap()), vec![65535]);
-    assert_eq!(values_of::<f32>(&run_all::<f32, i64>(&[33554433], NoCheck).unwrap()), vec![33554432.0]);
-    assert_eq!(run_all::<f32, i64>(&[33554433], Inexact), Err(ErrorKind::Inexact));
+    assert_eq!(
+        run_all::<i8, i32>(&[1, 128], Overflow),
+        Err(ErrorKind::Overflow)
+    );
+    assert_eq!(
+        run_all::<i8, f64>(&[1.25], Default),
+        Err(ErrorKind::Fractional)
+    );
+    assert_eq!(
+        values_of::<i8>(&run_all::<i8, f64>(&[1.25, -3.75], Overflow).unwrap()),
+        vec![1, -3]
+    );
+    assert_eq!(
+        values_of::<u16>(&run_all::<u16, i32>(&[-1], NoCheck).unwrap()),
+        vec![65535]
+    );
+    assert_eq!(
+        values_of::<f32>(&run_all::<f32, i64>(&[33554433], NoCheck).unwrap()),
+        vec![33554432.0]
+    );
+    assert_eq!(
+        run_all::<f32, i64>(&[33554433], Inexact),
+        Err(ErrorKind::Inexact)
+    );
 }
 
 /// A spread of values of every kind, many past a chunk boundary so the
@@ -161,9 +218,40 @@ fn long<T: Copy>(vals: &[T], n: usize) -> Vec<T> {
 
 #[test]
 fn every_layout_agrees_for_every_pair_and_mode() {
-    let ints: Vec<i64> = long(&[0, 1, -1, 127, -128, 255, 256, 65535, -32769, 1 << 40, i64::MIN, i64::MAX], 700);
-    let floats: Vec<f64> =
-        long(&[0.0, -0.0, 1.0, 0.5, -1.5, 255.0, 1e10, -1e20, f64::NAN, f64::INFINITY, 0.1, 33554433.0], 700);
+    let ints: Vec<i64> = long(
+        &[
+            0,
+            1,
+            -1,
+            127,
+            -128,
+            255,
+            256,
+            65535,
+            -32769,
+            1 << 40,
+            i64::MIN,
+            i64::MAX,
+        ],
+        700,
+    );
+    let floats: Vec<f64> = long(
+        &[
+            0.0,
+            -0.0,
+            1.0,
+            0.5,
+            -1.5,
+            255.0,
+            1e10,
+            -1e20,
+            f64::NAN,
+            f64::INFINITY,
+            0.1,
+            33554433.0,
+        ],
+        700,
+    );
     let small: Vec<i64> = long(&[0, 1, 2, 3, 100, 127], 600);
     let bools: Vec<bool> = long(&[true, false, true], 300);
     for mode in ErrorMode::ALL {
@@ -188,7 +276,24 @@ fn every_layout_agrees_for_every_pair_and_mode() {
                 pair!($d, i16, small.iter().map(|&x| x as i16).collect());
             )*};
         }
-        from_ints!(bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64, Complex<f32>, Complex<f64>);
+        from_ints!(
+            bool,
+            i8,
+            i16,
+            i32,
+            i64,
+            i128,
+            u8,
+            u16,
+            u32,
+            u64,
+            u128,
+            f16,
+            f32,
+            f64,
+            Complex<f32>,
+            Complex<f64>
+        );
     }
 }
 
@@ -196,7 +301,10 @@ fn every_layout_agrees_for_every_pair_and_mode() {
 fn a_failure_in_a_later_chunk_is_found_and_earlier_chunks_are_written() {
     let mut v = vec![1i32; 1000];
     v[700] = 1000;
-    assert_eq!(run_all::<i8, i32>(&v, ErrorMode::Overflow), Err(ErrorKind::Overflow));
+    assert_eq!(
+        run_all::<i8, i32>(&v, ErrorMode::Overflow),
+        Err(ErrorKind::Overflow)
+    );
     let mut ckb = pin!(CKernelBuilder::new());
     // SAFETY: new builder, builtin types.
     unsafe {
@@ -214,10 +322,18 @@ fn a_failure_in_a_later_chunk_is_found_and_earlier_chunks_are_written() {
     .unwrap();
     let mut out = vec![0i8; 1000];
     // SAFETY: 1000 contiguous elements each side.
-    let e = unsafe { ckb.call_strided(out.as_mut_ptr().cast(), 1, &[v.as_ptr().cast()], &[4], 1000) }.unwrap_err();
+    let e =
+        unsafe { ckb.call_strided(out.as_mut_ptr().cast(), 1, &[v.as_ptr().cast()], &[4], 1000) }
+            .unwrap_err();
     assert_eq!(e.message(), "int32 value 1000 is out of range for int8");
-    assert!(out[..512].iter().all(|&x| x == 1), "chunks before the failing one are written");
-    assert!(out[512..].iter().all(|&x| x == 0), "the failing chunk and later ones are untouched");
+    assert!(
+        out[..512].iter().all(|&x| x == 1),
+        "chunks before the failing one are written"
+    );
+    assert!(
+        out[512..].iter().all(|&x| x == 0),
+        "the failing chunk and later ones are untouched"
+    );
 }
 
 #[test]
@@ -227,8 +343,14 @@ fn error_modes_parse_and_round_trip() {
         assert_eq!(ErrorMode::from_raw(m as i32).unwrap(), m);
     }
     assert_eq!(ErrorMode::Default.resolve(), ErrorMode::Fractional);
-    assert_eq!("strict".parse::<ErrorMode>().unwrap_err().kind(), ErrorKind::InvalidArgument);
-    assert_eq!(ErrorMode::from_raw(5).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        "strict".parse::<ErrorMode>().unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        ErrorMode::from_raw(5).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
 }
 
 #[test]
@@ -239,7 +361,16 @@ fn void_and_symbolic_types_are_refused() {
         // SAFETY: offset 0 of an empty builder; the arrmeta pointers are
         // never read for these types (refused before any kernel is built).
         unsafe {
-            make_assignment_kernel(ckb, 0, &d, std::ptr::null(), &s, std::ptr::null(), KernelRequest::Single, ErrorMode::Default)
+            make_assignment_kernel(
+                ckb,
+                0,
+                &d,
+                std::ptr::null(),
+                &s,
+                std::ptr::null(),
+                KernelRequest::Single,
+                ErrorMode::Default,
+            )
         }
         .unwrap_err()
     };

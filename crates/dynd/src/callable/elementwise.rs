@@ -1,0 +1,271 @@
+//! Elementwise lifting of scalar callables, written once for every scalar
+//! callable, ours or a third party's.
+//!
+//! Output dims broadcast the arguments' dims, aligned from the right:
+//!
+//! | dims met at one position | output dim |
+//! |---|---|
+//! | fixed N and fixed N, or fixed N and fixed 1 | fixed N |
+//! | var and fixed N (N ≠ 1) | fixed N (each var element must have N elements, or 1) |
+//! | var and var, or var and fixed 1 | var (element sizes must agree, or be 1) |
+//! | fixed N and fixed M (N ≠ M, neither 1) | a broadcast error naming both shapes |
+//!
+//! The kernel is the generic lifter ([`crate::kernels::lift`]) over the
+//! scalar callable's kernel; var outputs are allocated as it runs.
+//!
+//! Large calls whose output has a fixed outermost dim run that outer loop
+//! on rayon's threads: one kernel is built for the rows and called from
+//! several threads at once, each on its own rows (about 64K elements per
+//! task, DESIGN §10). Results equal the serial ones bit for bit: each
+//! element is computed by the same kernel either way.
+
+use super::{Callable, no_match};
+use crate::array::{Array, FixedDimMeta, VarDimData, VarDimMeta};
+use crate::error::{Error, Result};
+use crate::kernels::lift::{self, dims_of, shape_text};
+use crate::kernels::{CKernelBuilder, KernelRequest};
+use crate::types::{Type, TypeKind};
+use rayon::prelude::*;
+use std::mem::size_of;
+use std::pin::{Pin, pin};
+
+/// The broadcast of the arguments' leading dims (`Some(n)` fixed, `None` var).
+pub fn broadcast_dims(args: &[Type]) -> Result<Vec<Option<usize>>> {
+    let all: Vec<_> = args.iter().map(dims_of).collect();
+    let nd = all.iter().map(|d| d.len()).max().unwrap_or(0);
+    let mut out = Vec::with_capacity(nd);
+    for pos in 0..nd {
+        let mut cur: Option<Option<usize>> = None;
+        for d in &all {
+            let Some(k) = (pos + d.len()).checked_sub(nd) else {
+                continue;
+            };
+            let this = d[k];
+            cur = Some(match (cur, this) {
+                (None, t) => t,
+                (Some(Some(a)), Some(b)) if a == b || b == 1 => Some(a),
+                (Some(Some(1)), Some(b)) => Some(b),
+                (Some(Some(a)), Some(b)) => {
+                    let shapes: Vec<String> = all.iter().map(|d| shape_text(d)).collect();
+                    return Err(Error::broadcast(format!(
+                        "shapes {} do not broadcast: dim {pos} has sizes {a} and {b}",
+                        shapes.join(" and ")
+                    )));
+                }
+                (Some(None), Some(1)) | (Some(Some(1)), None) | (Some(None), None) => None,
+                (Some(None), Some(b)) | (Some(Some(b)), None) => Some(b),
+            });
+        }
+        out.push(cur.flatten());
+    }
+    Ok(out)
+}
+
+/// The output type of a scalar callable over whole argument types.
+pub fn resolve(f: &Callable, args: &[Type]) -> Result<Type> {
+    let dims = broadcast_dims(args)?;
+    let dtypes: Vec<Type> = args.iter().map(|t| t.dtype().clone()).collect();
+    let mut tp = f.implementation().resolve(&dtypes).map_err(|e| {
+        if e.kind() == crate::ErrorKind::Type && args.iter().any(|a| a.is_dim()) {
+            no_match(f.name(), f.signature(), args).context(e.message())
+        } else {
+            e
+        }
+    })?;
+    for d in dims.iter().rev() {
+        tp = match d {
+            Some(n) => Type::fixed_dim(*n, tp),
+            None => Type::var_dim(tp),
+        };
+    }
+    Ok(tp)
+}
+
+/// Builds the lifted kernel of scalar callable `f`.
+///
+/// # Safety
+/// As [`super::CallableImpl::instantiate`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn instantiate(
+    f: &Callable,
+    ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    dst_tp: &Type,
+    dst_meta: *const u8,
+    src_tps: &[Type],
+    src_metas: &[*const u8],
+    req: KernelRequest,
+) -> Result<usize> {
+    lift::check_broadcast(dst_tp, src_tps)?;
+    let imp = f.implementation();
+    let mut leaf =
+        |ckb: Pin<&mut CKernelBuilder>, at, d: &Type, dm, s: &[Type], sm: &[*const u8], r| {
+            // The element types must be ones the scalar callable accepts, with
+            // the destination its result (or a type it assigns into exactly).
+            let want = imp.resolve(s)?;
+            if &want != d {
+                return Err(Error::type_error(format!(
+                    "{} computes {want} for ({}), not {d}",
+                    imp.name(),
+                    s.iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            // SAFETY: make_lifted calls the leaf under the promises of
+            // CallableImpl::instantiate, with types resolve accepted.
+            unsafe { imp.instantiate(ckb, at, d, dm, s, sm, r) }
+        };
+    // SAFETY: the caller's promises are make_lifted's.
+    unsafe {
+        lift::make_lifted(
+            ckb, offset, dst_tp, dst_meta, src_tps, src_metas, req, &mut leaf,
+        )
+    }
+}
+
+/// Elements per parallel task (DESIGN §10).
+const TASK_ELEMENTS: usize = 1 << 16;
+
+/// `true` when a call is worth splitting across threads: a fixed outer
+/// output dim with at least two tasks' worth of elements, and more than one
+/// thread to run them.
+pub(crate) fn can_run_parallel(out: &Array, _args: &[&Array]) -> bool {
+    let TypeKind::FixedDim { size, elem } = out.tp().kind() else {
+        return false;
+    };
+    let dtype_size = out.tp().dtype().data_size().max(1);
+    let elements = size.saturating_mul(elem.data_size().max(dtype_size) / dtype_size);
+    *size >= 2 && elements >= 2 * TASK_ELEMENTS && rayon::current_num_threads() > 1
+}
+
+/// Raw pointers handed to worker threads.
+#[derive(Clone, Copy)]
+struct Shared<T>(T);
+impl<T> Shared<T> {
+    /// The value (a method, so closures capture the whole wrapper).
+    fn get(&self) -> &T {
+        &self.0
+    }
+}
+
+// SAFETY: the pointers address the arrays of one call, which outlive the
+// parallel loop; each task writes only its own output rows.
+unsafe impl<T> Send for Shared<T> {}
+// SAFETY: as above; the kernel tree is immutable while it runs.
+unsafe impl<T> Sync for Shared<T> {}
+
+/// Runs a scalar callable with the outer loop on rayon.
+pub(crate) fn call_parallel(f: &Callable, out: &Array, args: &[&Array]) -> Result<()> {
+    let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
+    lift::check_broadcast(out.tp(), &tps)?;
+    let TypeKind::FixedDim {
+        size: n,
+        elem: out_elem,
+    } = out.tp().kind()
+    else {
+        return Err(Error::invalid_argument(
+            "parallel call needs a fixed outer dim",
+        ));
+    };
+    let n = *n;
+    // SAFETY: the output's arrmeta starts with its fixed dim.
+    let om: FixedDimMeta =
+        unsafe { std::ptr::read_unaligned(out.arrmeta_ptr() as *const FixedDimMeta) };
+    // SAFETY: the element arrmeta follows.
+    let out_elem_meta = unsafe { out.arrmeta_ptr().add(size_of::<FixedDimMeta>()) };
+    // Peel the outer dim off each argument that has it.
+    let mut el_tps = Vec::with_capacity(args.len());
+    let mut el_metas = Vec::with_capacity(args.len());
+    let mut firsts = Vec::with_capacity(args.len());
+    let mut strides = Vec::with_capacity(args.len());
+    for a in args {
+        if a.ndim() < out.ndim() {
+            el_tps.push(a.tp().clone());
+            el_metas.push(a.arrmeta_ptr());
+            firsts.push(a.data_ptr() as *const u8);
+            strides.push(0isize);
+            continue;
+        }
+        match a.tp().kind() {
+            TypeKind::FixedDim { size, elem } => {
+                // SAFETY: fixed dim arrmeta, then the element's.
+                let m: FixedDimMeta =
+                    unsafe { std::ptr::read_unaligned(a.arrmeta_ptr() as *const FixedDimMeta) };
+                el_tps.push(elem.clone());
+                // SAFETY: as above.
+                el_metas.push(unsafe { a.arrmeta_ptr().add(size_of::<FixedDimMeta>()) });
+                firsts.push(a.data_ptr() as *const u8);
+                strides.push(if *size == n { m.stride } else { 0 });
+            }
+            TypeKind::VarDim { elem } => {
+                // SAFETY: var dim arrmeta; the outermost var dim's data is
+                // one element.
+                let (m, d): (VarDimMeta, VarDimData) = unsafe {
+                    (
+                        std::ptr::read_unaligned(a.arrmeta_ptr() as *const VarDimMeta),
+                        std::ptr::read_unaligned(a.data_ptr() as *const VarDimData),
+                    )
+                };
+                if d.size != n && d.size != 1 {
+                    return Err(Error::broadcast(format!(
+                        "cannot broadcast a var element of size {} into size {n} ({} into {})",
+                        d.size,
+                        a.tp(),
+                        out.tp()
+                    )));
+                }
+                el_tps.push(elem.clone());
+                // SAFETY: the element's arrmeta follows.
+                el_metas.push(unsafe { a.arrmeta_ptr().add(size_of::<VarDimMeta>()) });
+                firsts.push(d.begin.wrapping_offset(m.offset) as *const u8);
+                strides.push(if d.size == n { m.stride } else { 0 });
+            }
+            _ => return Err(Error::type_error(format!("cannot lift over {}", a.tp()))),
+        }
+    }
+    let mut ckb = pin!(CKernelBuilder::new());
+    // SAFETY: a new builder; the element arrmeta pointers are inside the
+    // arrays' arrmeta, which outlive the call.
+    unsafe {
+        f.instantiate(
+            ckb.as_mut(),
+            0,
+            out_elem,
+            out_elem_meta,
+            &el_tps,
+            &el_metas,
+            KernelRequest::Strided,
+        )?;
+    }
+    let ckb: &CKernelBuilder = &ckb;
+    let dtype_size = out.tp().dtype().data_size().max(1);
+    let per_row = (out_elem.data_size() / dtype_size).max(1);
+    let rows = (TASK_ELEMENTS / per_row).max(1);
+    let dst = Shared(out.data_ptr());
+    let firsts = Shared(firsts);
+    let dstride = om.stride;
+    (0..n.div_ceil(rows)).into_par_iter().try_for_each(|task| {
+        let (dst, firsts) = (*dst.get(), firsts.get());
+        let start = task * rows;
+        let count = rows.min(n - start);
+        let srcs: Vec<*const u8> = firsts
+            .iter()
+            .zip(strides.iter())
+            .map(|(p, s)| p.wrapping_offset(start as isize * s))
+            .collect();
+        // SAFETY: the kernel was built for Strided on the row types; rows
+        // [start, start + count) of the output are this task's alone, and
+        // every source row is readable.
+        unsafe {
+            ckb.call_strided(
+                dst.wrapping_offset(start as isize * dstride),
+                dstride,
+                &srcs,
+                &strides,
+                count,
+            )
+        }
+    })
+}

@@ -1,0 +1,210 @@
+//! Callables: deferred ckernels (DESIGN §1.5). A callable has a signature
+//! (a callable datashape such as `(T, T) -> T`), resolves its output type
+//! from concrete argument types, and instantiates a ckernel for concrete
+//! arrmeta and a request — NumPy's "resolve descriptors, then get a loop".
+//!
+//! Most callables are *scalar*: their kernels work on one element, and
+//! [`Callable::call`] lifts them over every fixed and var dim of the
+//! arguments with broadcasting ([`elementwise`], through the same lifter
+//! assignment uses). Callables that see whole arrays (reductions) say so
+//! with [`CallableImpl::is_scalar`].
+//!
+//! Callables come from Rust functions ([`Callable::from_fn1`],
+//! [`Callable::from_fn2`] and their fallible forms), from a third party's
+//! raw deferred ckernel ([`deferred`]), and from overload sets
+//! ([`dispatch`]). [`lookup`] finds the built-in ones by name.
+
+pub mod deferred;
+pub mod dispatch;
+pub mod elementwise;
+mod registry;
+mod scalar;
+
+pub use registry::{lookup, names, register};
+
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::kernels::{CKernelBuilder, KernelRequest};
+use crate::types::Type;
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+
+/// What a callable implements.
+pub trait CallableImpl: Send + Sync + 'static {
+    /// Its name (`"add"`), for messages and the registry.
+    fn name(&self) -> &str;
+
+    /// Its signature: a callable type, possibly a pattern (`(T, T) -> T`).
+    fn signature(&self) -> &Type;
+
+    /// `true` (the default) when the kernels work on single elements and
+    /// calls lift them over the arguments' dims.
+    fn is_scalar(&self) -> bool {
+        true
+    }
+
+    /// The output type for these argument types (for a scalar callable:
+    /// element types, dims stripped). A `Type` error names the mismatch.
+    fn resolve(&self, args: &[Type]) -> Result<Type>;
+
+    /// Builds the kernel computing `dst` from `srcs` at `offset`, for the
+    /// request; returns the offset just past it.
+    ///
+    /// # Safety
+    /// 1. `offset` is a free slot of `ckb` (as [`CKernelBuilder::emplace`]).
+    /// 2. Each arrmeta pointer is valid arrmeta of its type, and the types
+    ///    are ones [`CallableImpl::resolve`] accepted (with `dst_tp` its
+    ///    result).
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn instantiate(
+        &self,
+        ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        dst_tp: &Type,
+        dst_meta: *const u8,
+        src_tps: &[Type],
+        src_metas: &[*const u8],
+        req: KernelRequest,
+    ) -> Result<usize>;
+}
+
+/// A callable: a cheap, shareable handle.
+#[derive(Clone)]
+pub struct Callable(Arc<dyn CallableImpl>);
+
+impl Callable {
+    /// Wraps an implementation.
+    pub fn new(imp: impl CallableImpl) -> Callable {
+        Callable(Arc::new(imp))
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    /// Its signature.
+    pub fn signature(&self) -> &Type {
+        self.0.signature()
+    }
+
+    /// `true` when calls lift it elementwise.
+    pub fn is_scalar(&self) -> bool {
+        self.0.is_scalar()
+    }
+
+    /// The implementation.
+    pub fn implementation(&self) -> &dyn CallableImpl {
+        &*self.0
+    }
+
+    /// The output type of a call with arguments of these (whole) types:
+    /// for a scalar callable, the broadcast dims over the element result.
+    pub fn resolve(&self, args: &[Type]) -> Result<Type> {
+        if self.is_scalar() {
+            elementwise::resolve(self, args)
+        } else {
+            self.0.resolve(args)
+        }
+    }
+
+    /// Builds the kernel for whole argument types (lifting a scalar
+    /// callable over their dims).
+    ///
+    /// # Safety
+    /// As [`CallableImpl::instantiate`], with `dst_tp` the result of
+    /// [`Callable::resolve`] (or a type it broadcasts into).
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn instantiate(
+        &self,
+        ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        dst_tp: &Type,
+        dst_meta: *const u8,
+        src_tps: &[Type],
+        src_metas: &[*const u8],
+        req: KernelRequest,
+    ) -> Result<usize> {
+        if src_tps.len() != src_metas.len() {
+            return Err(Error::invalid_argument(format!(
+                "{}: {} argument types but {} arrmeta pointers",
+                self.name(),
+                src_tps.len(),
+                src_metas.len()
+            )));
+        }
+        if self.is_scalar() {
+            // SAFETY: the caller's promises.
+            unsafe {
+                elementwise::instantiate(
+                    self, ckb, offset, dst_tp, dst_meta, src_tps, src_metas, req,
+                )
+            }
+        } else {
+            // SAFETY: the caller's promises.
+            unsafe {
+                self.0
+                    .instantiate(ckb, offset, dst_tp, dst_meta, src_tps, src_metas, req)
+            }
+        }
+    }
+
+    /// Calls the callable on arrays: resolves the output type, allocates the
+    /// output, builds the kernel and runs it (the outer loop in parallel
+    /// when the output is large; see [`elementwise`]).
+    pub fn call(&self, args: &[&Array]) -> Result<Array> {
+        let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
+        let out_tp = self.resolve(&tps)?;
+        let out = Array::empty(out_tp)?;
+        self.call_into(&out, args)?;
+        Ok(out)
+    }
+
+    /// Calls the callable, writing into `out` (whose type the result
+    /// broadcasts into).
+    pub fn call_into(&self, out: &Array, args: &[&Array]) -> Result<()> {
+        out.check_writable()?;
+        let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
+        if self.is_scalar() && elementwise::can_run_parallel(out, args) {
+            return elementwise::call_parallel(self, out, args);
+        }
+        let metas: Vec<*const u8> = args.iter().map(|a| a.arrmeta_ptr()).collect();
+        let datas: Vec<*const u8> = args.iter().map(|a| a.data_ptr() as *const u8).collect();
+        let mut ckb = pin!(CKernelBuilder::new());
+        // SAFETY: a new builder; every arrmeta belongs to its array, which
+        // outlives the call; the output type was resolved from (or is
+        // checked against) the arguments by instantiate.
+        unsafe {
+            self.instantiate(
+                ckb.as_mut(),
+                0,
+                out.tp(),
+                out.arrmeta_ptr(),
+                &tps,
+                &metas,
+                KernelRequest::Single,
+            )?;
+            ckb.call_single(out.data_ptr(), &datas)
+        }
+    }
+}
+
+impl std::fmt::Debug for Callable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Callable({}: {})", self.name(), self.signature())
+    }
+}
+
+/// Installs the built-in callables (each family adds its own).
+fn builtins(map: &mut std::collections::BTreeMap<String, Callable>) {
+    let _ = map;
+}
+
+/// The error for arguments a callable does not accept.
+pub(crate) fn no_match(name: &str, sig: &Type, args: &[Type]) -> Error {
+    let got: Vec<String> = args.iter().map(|t| t.to_string()).collect();
+    Error::type_error(format!(
+        "{name} does not accept arguments ({}); its signature is {sig}",
+        got.join(", ")
+    ))
+}

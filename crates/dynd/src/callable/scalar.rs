@@ -1,0 +1,213 @@
+//! Scalar callables from Rust functions and closures.
+
+use super::{Callable, CallableImpl, no_match};
+use crate::array::Scalar;
+use crate::error::Result;
+use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
+use crate::types::{CallableSignature, Type};
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// A scalar callable over `N` arguments of fixed Rust types.
+struct FnCallable<F, A, R> {
+    name: String,
+    sig: Type,
+    args: Vec<Type>,
+    f: Arc<F>,
+    _types: PhantomData<fn(A) -> R>,
+}
+
+fn signature(args: &[Type], ret: Type) -> Type {
+    Type::callable(CallableSignature {
+        positional: args.to_vec(),
+        keywords: Vec::new(),
+        ret,
+    })
+}
+
+/// `true` when two byte ranges share memory.
+fn overlaps(a: *const u8, a_len: usize, b: *const u8, b_len: usize) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    a < b.saturating_add(b_len) && b < a.saturating_add(a_len)
+}
+
+/// The kernel: calls the function on each element.
+struct FnKernel<F, A, R> {
+    f: Arc<F>,
+    _types: PhantomData<fn(A) -> R>,
+}
+
+macro_rules! fn_callable {
+    ($n:literal; $($a:ident $i:tt),*) => {
+        impl<F, $($a: Scalar,)* R: Scalar> Kernel for FnKernel<F, ($($a,)*), R>
+        where
+            F: Fn($($a),*) -> Result<R> + Send + Sync + 'static,
+        {
+            const NSRC: usize = $n;
+
+            unsafe fn single(&self, _k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+                // SAFETY: each source holds a value of its type and the
+                // destination has room for an R (Kernel::single 1).
+                unsafe {
+                    let r = (self.f)($($a::load(src[$i])),*)?;
+                    r.store(dst);
+                }
+                Ok(())
+            }
+
+            unsafe fn strided(
+                &self,
+                _k: KernelRef<'_>,
+                dst: *mut u8,
+                dst_stride: isize,
+                src: &[*const u8],
+                src_stride: &[isize],
+                count: usize,
+            ) -> Result<()> {
+                let contiguous = dst_stride == size_of::<R>() as isize
+                    && (dst as usize) % align_of::<R>() == 0
+                    $(&& src_stride[$i] == size_of::<$a>() as isize && (src[$i] as usize) % align_of::<$a>() == 0
+                      && !overlaps(dst, count * size_of::<R>(), src[$i], count * size_of::<$a>()))*;
+                if contiguous {
+                    // A plain slice loop that LLVM can vectorise.
+                    // SAFETY: (1) `count` contiguous, aligned elements each,
+                    // and the output overlaps no input (checked above), so
+                    // the slices do not alias.
+                    let out = unsafe { std::slice::from_raw_parts_mut(dst as *mut R, count) };
+                    $(
+                        // SAFETY: as above.
+                        #[allow(non_snake_case)]
+                        let $a = unsafe { std::slice::from_raw_parts(src[$i] as *const $a, count) };
+                    )*
+                    for j in 0..count {
+                        out[j] = (self.f)($($a[j]),*)?;
+                    }
+                    return Ok(());
+                }
+                for j in 0..count as isize {
+                    // SAFETY: element j of each strided range (Kernel::strided 1).
+                    unsafe {
+                        let r = (self.f)($($a::load(src[$i].offset(j * src_stride[$i]))),*)?;
+                        r.store(dst.offset(j * dst_stride));
+                    }
+                }
+                Ok(())
+            }
+        }
+
+        impl<F, $($a: Scalar,)* R: Scalar> CallableImpl for FnCallable<F, ($($a,)*), R>
+        where
+            F: Fn($($a),*) -> Result<R> + Send + Sync + 'static,
+        {
+            fn name(&self) -> &str {
+                &self.name
+            }
+            fn signature(&self) -> &Type {
+                &self.sig
+            }
+            fn resolve(&self, args: &[Type]) -> Result<Type> {
+                if args == self.args.as_slice() {
+                    Ok(Type::builtin(R::TYPE))
+                } else {
+                    Err(no_match(&self.name, &self.sig, args))
+                }
+            }
+            unsafe fn instantiate(
+                &self,
+                ckb: Pin<&mut CKernelBuilder>,
+                offset: usize,
+                dst_tp: &Type,
+                _dst_meta: *const u8,
+                src_tps: &[Type],
+                _src_metas: &[*const u8],
+                req: KernelRequest,
+            ) -> Result<usize> {
+                if self.resolve(src_tps)? != *dst_tp {
+                    return Err(no_match(&self.name, &self.sig, src_tps));
+                }
+                let k = FnKernel::<F, ($($a,)*), R> { f: self.f.clone(), _types: PhantomData };
+                // SAFETY: (1) `offset` is a free slot; the kernel has no
+                // children.
+                unsafe { ckb.emplace(offset, req, k) }
+            }
+        }
+    };
+}
+fn_callable!(1; A 0);
+fn_callable!(2; A 0, B 1);
+fn_callable!(3; A 0, B 1, C 2);
+
+impl Callable {
+    /// A scalar callable `(A) -> R` from a function.
+    ///
+    /// ```
+    /// use dynd::{Array, callable::Callable};
+    /// let square = Callable::from_fn1("square", |x: f64| x * x);
+    /// let a = Array::from_json("2 * var * float64", "[[1, 2], [3]]").unwrap();
+    /// assert_eq!(square.call(&[&a]).unwrap().to_json(), "[[1.0,4.0],[9.0]]");
+    /// ```
+    pub fn from_fn1<A: Scalar, R: Scalar>(
+        name: &str,
+        f: impl Fn(A) -> R + Send + Sync + 'static,
+    ) -> Callable {
+        Callable::try_from_fn1(name, move |a| Ok(f(a)))
+    }
+
+    /// A scalar callable `(A, B) -> R` from a function.
+    pub fn from_fn2<A: Scalar, B: Scalar, R: Scalar>(
+        name: &str,
+        f: impl Fn(A, B) -> R + Send + Sync + 'static,
+    ) -> Callable {
+        Callable::try_from_fn2(name, move |a, b| Ok(f(a, b)))
+    }
+
+    /// A fallible scalar callable `(A) -> R`: an `Err` stops the call.
+    pub fn try_from_fn1<A: Scalar, R: Scalar>(
+        name: &str,
+        f: impl Fn(A) -> Result<R> + Send + Sync + 'static,
+    ) -> Callable {
+        let args = vec![Type::builtin(A::TYPE)];
+        Callable::new(FnCallable::<_, (A,), R> {
+            name: name.to_string(),
+            sig: signature(&args, Type::builtin(R::TYPE)),
+            args,
+            f: Arc::new(f),
+            _types: PhantomData,
+        })
+    }
+
+    /// A fallible scalar callable `(A, B) -> R`.
+    pub fn try_from_fn2<A: Scalar, B: Scalar, R: Scalar>(
+        name: &str,
+        f: impl Fn(A, B) -> Result<R> + Send + Sync + 'static,
+    ) -> Callable {
+        let args = vec![Type::builtin(A::TYPE), Type::builtin(B::TYPE)];
+        Callable::new(FnCallable::<_, (A, B), R> {
+            name: name.to_string(),
+            sig: signature(&args, Type::builtin(R::TYPE)),
+            args,
+            f: Arc::new(f),
+            _types: PhantomData,
+        })
+    }
+
+    /// A fallible scalar callable `(A, B, C) -> R`.
+    pub fn try_from_fn3<A: Scalar, B: Scalar, C: Scalar, R: Scalar>(
+        name: &str,
+        f: impl Fn(A, B, C) -> Result<R> + Send + Sync + 'static,
+    ) -> Callable {
+        let args = vec![
+            Type::builtin(A::TYPE),
+            Type::builtin(B::TYPE),
+            Type::builtin(C::TYPE),
+        ];
+        Callable::new(FnCallable::<_, (A, B, C), R> {
+            name: name.to_string(),
+            sig: signature(&args, Type::builtin(R::TYPE)),
+            args,
+            f: Arc::new(f),
+            _types: PhantomData,
+        })
+    }
+}
