@@ -14,11 +14,14 @@
 //! raw deferred ckernel ([`deferred`]), and from overload sets
 //! ([`dispatch`]). [`lookup`] finds the built-in ones by name.
 
+pub mod arith;
 pub mod deferred;
 pub mod dispatch;
 pub mod elementwise;
+pub mod reduce;
 mod registry;
 mod scalar;
+pub mod strings;
 
 pub use registry::{lookup, names, register};
 
@@ -197,7 +200,9 @@ impl std::fmt::Debug for Callable {
 
 /// Installs the built-in callables (each family adds its own).
 fn builtins(map: &mut std::collections::BTreeMap<String, Callable>) {
-    let _ = map;
+    arith::register(map);
+    reduce::register(map);
+    strings::register(map);
 }
 
 /// The error for arguments a callable does not accept.
