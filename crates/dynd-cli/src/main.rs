@@ -95,8 +95,15 @@ fn run(args: &[String]) -> Result<String, Error> {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
+    let args: Result<Vec<String>, Error> = std::env::args_os()
+        .skip(1)
+        .map(|a| {
+            a.into_string().map_err(|a| {
+                Error::invalid_argument(format!("argument {a:?} is not valid utf-8"))
+            })
+        })
+        .collect();
+    match args.and_then(|args| run(&args)) {
         Ok(out) => {
             let mut stdout = std::io::stdout().lock();
             // A closed stdout (a pipe to `head`) is not worth a panic.

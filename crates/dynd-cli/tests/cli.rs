@@ -145,3 +145,17 @@ fn assign_converts_under_each_mode() {
         assert!(err.starts_with(want), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn non_utf8_arguments_are_an_error_not_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let out = Command::new(env!("CARGO_BIN_EXE_dynd"))
+        .arg("type")
+        .arg(std::ffi::OsStr::from_bytes(b"int\xff"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error[invalid_argument]: argument"), "{err}");
+    assert!(err.contains("not valid utf-8"), "{err}");
+}

@@ -1,1 +1,121 @@
-//! Lazy operators (being written).
+//! # dynd-ops
+//!
+//! Lazy operators over tensors and dynd arrays: MatX's model in Rust
+//! (DESIGN §1.6–§1.7).
+//!
+//! A user-facing function (`add`, `permute`, `lcollapse`, `sum`, `range`,
+//! ...) returns an operator value ([`Expr`]); an operator knows its element
+//! type, its shape (so its rank, at compile time) and gives the element at
+//! an index. Nothing runs until an expression is assigned into an output
+//! with [`LvalueOp::set`] and run on an [`Executor`]: [`Serial`], or
+//! [`Parallel`] on its own rayon pool. The whole expression is fused into
+//! one pass over the output, row by row; only transforms (matmul, sort,
+//! argsort, cumsum, reductions, median) make temporaries, in their prepare
+//! step.
+//!
+//! ```
+//! use dynd_ops::{LvalueOp, Operator, Parallel, Serial, Tensor, permute, sqrt, sum_axes};
+//!
+//! let a = Tensor::from_fn([2, 3], |[i, j]| (i * 3 + j) as f64);
+//! let b = Tensor::full([2, 3], 2.0);
+//! let c = Tensor::full([2, 3], 1.0);
+//!
+//! // out = a * b + c, fused, on two threads.
+//! let mut out = Tensor::zeros([2, 3]);
+//! out.set(&a * &b + &c).run(&Parallel::new(2)?)?;
+//! assert_eq!(out.as_slice(), &[1.0, 3.0, 5.0, 7.0, 9.0, 11.0]);
+//!
+//! // Compose: the shape is known before anything runs; names compose.
+//! let e = sqrt(permute(&a, [1, 0])?);
+//! assert_eq!(e.sizes(), [3, 2]);
+//! assert_eq!(e.name(), "sqrt(permute(tensor))");
+//!
+//! // Reductions over chosen axes; both executors give the same bits.
+//! let s = sum_axes(&a, [1])?;
+//! assert_eq!(s.clone().eval(&Serial)?.as_slice(), &[3.0, 12.0]);
+//! assert_eq!(s.eval(&Parallel::new(2)?)?.as_slice(), &[3.0, 12.0]);
+//! # Ok::<(), dynd::Error>(())
+//! ```
+//!
+//! Rank errors are compile errors (`lcollapse::<4>` of a rank-3 operator,
+//! an index of the wrong length, `transpose_matrix` of a vector); size
+//! errors are `dynd::Error`s naming both shapes, reported when the
+//! expression runs ([`Expr::try_sizes`] checks earlier). Tensors convert
+//! from and to dynd arrays of matching type ([`ArrayView`],
+//! [`ArrayViewMut`], [`to_array`]).
+//!
+//! Each `run` and `eval` opens a `tracing` span (`dynd_ops.run`) with the
+//! expression's name and the executor.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+// Operator types are nested generics by design (the expression is the type).
+#![allow(clippy::type_complexity)]
+
+mod combine;
+mod element;
+mod elementwise;
+mod executor;
+mod generators;
+mod interop;
+mod layout;
+mod operator;
+mod rank;
+mod reduce;
+mod tensor;
+mod transform;
+
+pub use combine::{KEEP, PadMode, clone, concat, diag, diag_embed, pad, repmat, shift, stack};
+pub use element::{Element, Float, Num};
+pub use elementwise::{
+    abs, acos, add, asin, atan, atan2, cast, ceil, cos, cosh, div, eq, exp, floor, ge, gt, isinf,
+    isnan, le, log, log2, log10, logical_and, logical_not, logical_or, logical_xor, lt, maximum,
+    minimum, mul, ne, neg, pow, rem, round, scalar, select, sign, sin, sinh, sqrt, sub, tan, tanh,
+};
+pub use executor::{Executor, Parallel, Serial, Set, TASK_ELEMS, run_set};
+pub use generators::{
+    CounterRng, alternate, diag_const, eye, fill, generate, linspace, logspace, ones, random,
+    random_normal, random_uniform, range, zeros,
+};
+pub use interop::{ArrayElement, ArrayView, ArrayViewMut, array_type, to_array};
+pub use layout::{
+    Collapse, END, drop_dim, flatten, fliplr, flipud, lcollapse, permute, rcollapse, reshape,
+    reverse, slice, transpose, transpose_matrix,
+};
+pub use operator::{Expr, LINE_CHUNK, LvalueOp, MemRegion, Operator, default_fill_line, read_line};
+pub use rank::{
+    AddDim, DropDims, MAX_RANK, Shape, c_strides, checked_numel, numel, ravel, unravel,
+};
+pub use reduce::{
+    REDUCE_BLOCK, Reducer, all, all_axes, any, any_axes, argmax, argmax_axes, argmin, argmin_axes,
+    max, max_axes, mean, mean_axes, median, median_axes, min, min_axes, prod, prod_axes, std,
+    std_axes, sum, sum_axes, var, var_axes,
+};
+pub use tensor::{Tensor, TensorView, TensorViewMut};
+pub use transform::{
+    Gemm, SortDir, SortKind, SortPositions, SortValues, argsort, cumsum, matmul, sort,
+};
+
+/// The operator types the functions return. They are implementation
+/// details — build them through the functions, and name them only when a
+/// signature needs to (MatX's `detail` namespace).
+pub mod detail {
+    pub use crate::combine::{
+        CloneOp, ConcatOp, DiagEmbedOp, DiagOp, PadOp, RepmatOp, ShiftOp, StackOp,
+    };
+    pub use crate::elementwise::{
+        AbsF, AcosF, AddF, AndF, AsinF, Atan2F, AtanF, BinaryFn, BinaryOp, CastF, CeilF, ConstOp,
+        CosF, CoshF, DivF, EqF, ExpF, FloorF, GeF, GtF, IsInfF, IsNanF, LeF, Log2F, Log10F, LogF,
+        LtF, MaxF, MinF, MulF, NeF, NegF, NotF, OrF, PowF, RemF, RoundF, SelectOp, SignF, SinF,
+        SinhF, SqrtF, SubF, TanF, TanhF, UnaryFn, UnaryOp, XorF,
+    };
+    pub use crate::generators::{GenOp, RandomOp};
+    pub use crate::layout::{
+        DropDimOp, LCollapseOp, PermuteOp, RCollapseOp, ReshapeOp, ReverseOp, SliceOp,
+    };
+    pub use crate::reduce::{
+        ArgExtremeR, ExtremeR, LogicR, MeanR, MedianOp, ProdR, ReduceOp, Reduced, ReducedAxes,
+        SumR, VarR,
+    };
+    pub use crate::transform::{CumsumOp, MatmulOp, SortOp};
+}

@@ -1,0 +1,362 @@
+/*
+ * dynd.h -- the C ABI of dynd-rs (libdynd_capi.so / libdynd_capi.a).
+ *
+ * This header is hand-written and normative: the names, struct layouts,
+ * type ids and error codes below are fixed (DESIGN.md sections 3-5) and the
+ * Rust side asserts every layout and constant at compile time.
+ *
+ * General rules (docs/capi.md has the long form):
+ *
+ * - Errors. A function that can fail returns a status (int: 0 = ok,
+ *   -1 = error), a -1 offset, or NULL, and records the error -- a
+ *   DYND_ERR_* code and a message -- in a thread-local slot, read with
+ *   dynd_error_code() and dynd_error_message(). A call that succeeds may
+ *   leave an older error in the slot (as errno does): test the return
+ *   value, then read the slot. NULL or invalid handles are
+ *   DYND_ERR_INVALID_ARGUMENT errors naming the function and the argument,
+ *   never a crash; release functions (*_decref, dynd_string_free,
+ *   dynd_ckernel_builder_destruct) accept NULL as a no-op and leave the
+ *   slot alone, so cleanup code on an error path keeps the error intact.
+ *   Nothing unwinds across this ABI.
+ *
+ * - Ownership. Objects handed out are new references, which the receiver
+ *   releases exactly once (dynd_type_decref, dynd_array_decref,
+ *   dynd_string_free), unless documented as borrowed. A borrowed object is
+ *   valid while the object it was borrowed from lives; incref it to keep it
+ *   longer. Objects passed in are borrowed for the call.
+ *
+ * - Threads. Reference counts are atomic; types are immutable; every
+ *   function may be called from any thread. An array's data is shared,
+ *   mutable memory: writing elements another thread reads or writes at the
+ *   same time is a data race (split the work, as dynd's executors do). A
+ *   ckernel builder is used by one thread at a time while it is built; a
+ *   built ckernel may be called from many threads at once.
+ */
+#ifndef DYND_H
+#define DYND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A dynd_type below this value is a builtin id (DESIGN section 3):
+ *    1 bool      2 int8      3 int16     4 int32     5 int64     6 int128
+ *    7 uint8     8 uint16    9 uint32   10 uint64   11 uint128
+ *   12 float16  13 float32  14 float64  16 complex[float32]
+ *   17 complex[float64]     18 void
+ * 0 (uninitialized), 15 (float128, reserved) and 19..63 are not types. */
+#define DYND_BUILTIN_TYPE_ID_LIMIT 64
+
+/* ------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------ */
+
+enum { DYND_OK = 0, DYND_ERR_INVALID_ARGUMENT = 1, DYND_ERR_TYPE = 2,
+       DYND_ERR_OVERFLOW = 3, DYND_ERR_FRACTIONAL = 4, DYND_ERR_INEXACT = 5,
+       DYND_ERR_INDEX = 6, DYND_ERR_BROADCAST = 7, DYND_ERR_PARSE = 8,
+       DYND_ERR_ALLOC = 9, DYND_ERR_EXTERNAL = 10 };
+/* DYND_ERR_INVALID_ARGUMENT  NULL, an invalid handle, an unknown mode/request
+ * DYND_ERR_TYPE              a type that does not fit the operation
+ * DYND_ERR_OVERFLOW          a value out of the destination's range
+ * DYND_ERR_FRACTIONAL        float -> integer would drop a fractional part
+ * DYND_ERR_INEXACT           a conversion would change the value
+ * DYND_ERR_INDEX             an index or axis out of range
+ * DYND_ERR_BROADCAST         shapes that do not broadcast
+ * DYND_ERR_PARSE             malformed datashape, JSON or utf-8
+ * DYND_ERR_ALLOC             out of memory
+ * DYND_ERR_EXTERNAL          reported by code outside dynd (or an internal
+ *                            panic, caught at the ABI)                      */
+
+/* The code of the error in this thread's slot, DYND_OK (0) if it is empty.
+ * Never fails. */
+int         dynd_error_code(void);
+
+/* The message of the error in this thread's slot, "" if it is empty.
+ * Borrowed: valid until the next call into the library on this thread.
+ * Never returns NULL. */
+const char *dynd_error_message(void);
+
+/* Records an error in this thread's slot: how a third-party kernel reports
+ * a failure before returning -1 (the code and message then reach whoever
+ * called dynd). The message is copied. code DYND_OK clears the slot; a code
+ * that is not a DYND_ERR_* value is recorded as DYND_ERR_EXTERNAL with the
+ * code in the message; a NULL message is recorded as "(no message)".
+ * Never fails. */
+void        dynd_error_set(int code, const char *message);
+
+/* Empties this thread's error slot. Never fails. */
+void        dynd_error_clear(void);
+
+/* Frees a string returned by this library (dynd_type_to_datashape,
+ * dynd_array_to_json). Never pass it anything else, and never free those
+ * strings with free(). NULL is a no-op. */
+void        dynd_string_free(char *s);
+
+/* ------------------------------------------------------------------------
+ * Types
+ *
+ * A dynd_type is either a builtin id cast to a pointer (below
+ * DYND_BUILTIN_TYPE_ID_LIMIT: no allocation, incref/decref do nothing), or
+ * a pointer to an immutable, reference-counted extended type. Equal handles
+ * are equal types; equal types made separately may have different handles.
+ * ------------------------------------------------------------------------ */
+
+typedef const struct dynd_type_s *dynd_type;
+
+/* Parses datashape text ("3 * var * {x: int32, name: string}").
+ * Returns a new reference (release with dynd_type_decref; builtins such as
+ * "int32" come back as their id), or NULL: DYND_ERR_PARSE naming the line,
+ * column and what was expected, DYND_ERR_TYPE for an invalid type,
+ * DYND_ERR_INVALID_ARGUMENT for NULL. */
+dynd_type dynd_type_from_datashape(const char *datashape);
+
+/* The canonical datashape of tp, as a new string (free with
+ * dynd_string_free), or NULL: DYND_ERR_INVALID_ARGUMENT for an invalid tp. */
+char     *dynd_type_to_datashape(dynd_type tp);
+
+/* Adds a reference to tp (nothing for a builtin).
+ * DYND_ERR_INVALID_ARGUMENT (nothing done) for NULL or an invalid id. */
+void      dynd_type_incref(dynd_type tp);
+
+/* Releases a reference to tp, freeing it with the last. Any value below
+ * DYND_BUILTIN_TYPE_ID_LIMIT (NULL included) is a no-op. */
+void      dynd_type_decref(dynd_type tp);
+
+/* Size of one element's data in bytes (DESIGN section 4; 0 for void and
+ * symbolic types). Returns 0 with DYND_ERR_INVALID_ARGUMENT for an invalid
+ * tp (clear the slot first to tell the cases apart). */
+size_t    dynd_type_data_size(dynd_type tp);
+
+/* Alignment of the data in bytes. 0 with DYND_ERR_INVALID_ARGUMENT for an
+ * invalid tp. */
+size_t    dynd_type_data_alignment(dynd_type tp);
+
+/* Size of the arrmeta in bytes (DESIGN section 4; 0 for scalars). 0 with
+ * DYND_ERR_INVALID_ARGUMENT for an invalid tp. */
+size_t    dynd_type_arrmeta_size(dynd_type tp);
+
+/* ------------------------------------------------------------------------
+ * Memory blocks
+ *
+ * Every memory block starts with this header. Arrays are memory blocks, and
+ * so are the blockrefs in var dim, string, bytes and pointer arrmeta.
+ * use_count is atomic: read it only for diagnostics and change it only
+ * through incref/decref. kind: 0 array, 1 external, 2 fixed-size POD,
+ * 3 POD allocator, 4 object.
+ * ------------------------------------------------------------------------ */
+
+typedef struct dynd_memory_block { int32_t use_count; uint32_t kind; } dynd_memory_block;
+
+/* Adds a reference to mb (a block from this library).
+ * DYND_ERR_INVALID_ARGUMENT (nothing done) for NULL. */
+void dynd_memory_block_incref(dynd_memory_block *mb);
+
+/* Releases a reference to mb, freeing it with the last (and releasing what
+ * it holds). NULL is a no-op. */
+void dynd_memory_block_decref(dynd_memory_block *mb);
+
+/* The allocator of a POD allocator block: variable-sized data (var dim
+ * elements, string bytes) for the arrays whose arrmeta holds that block.
+ * Allocations are zero-filled and live as long as the block; only resize
+ * moves data, and only the latest allocation's. All three functions
+ * are thread-safe (the block locks its state), but "the latest allocation"
+ * is per block: grow one output at a time per block. */
+typedef struct dynd_pod_allocator_api {
+  /* Allocates size_bytes at alignment (a power of two up to 4096), zero
+   * filled; writes [*out_begin, *out_end). Call once per output element.
+   * Returns 0, or -1 with the error recorded (DYND_ERR_INVALID_ARGUMENT for
+   * a bad size or alignment or a finalized block, DYND_ERR_ALLOC). */
+  int  (*allocate)(dynd_memory_block *self, intptr_t size_bytes, intptr_t alignment,
+                   char **out_begin, char **out_end);
+  /* Resizes the block's most recent allocation, whose begin is
+   * *inout_begin, to size_bytes (growth is zero-filled; it may move, keeping
+   * the contents); updates both pointers. Use it to grow an output of
+   * unknown size and then trim it. Returns 0, or -1 with the error recorded
+   * (DYND_ERR_INVALID_ARGUMENT when *inout_begin is not the latest
+   * allocation, DYND_ERR_ALLOC). */
+  int  (*resize)(dynd_memory_block *self, intptr_t size_bytes,
+                 char **inout_begin, char **inout_end);
+  /* Marks the block finished: later allocate/resize calls fail. Data
+   * already allocated stays where it is. */
+  void (*finalize)(dynd_memory_block *self);
+} dynd_pod_allocator_api;
+
+/* The allocator API of a POD allocator block (static: never freed), or
+ * NULL with DYND_ERR_INVALID_ARGUMENT for NULL or another kind of block. */
+const dynd_pod_allocator_api *dynd_memory_block_pod_allocator_api(dynd_memory_block *mb);
+
+/* ------------------------------------------------------------------------
+ * Arrays
+ *
+ * An array is its memory block: a dynd_array may be cast to
+ * (dynd_memory_block *) and increfed/decrefed as one. Its data is laid out
+ * as DESIGN section 4 says for its type, described by its arrmeta.
+ * ------------------------------------------------------------------------ */
+
+typedef struct dynd_array_s *dynd_array;
+
+/* A new array of type tp with the default layout (C order; a fresh POD
+ * allocator block in each var dim, string and bytes arrmeta), zero-filled:
+ * numbers 0, strings and var dims empty, pointers NULL. Returns a new
+ * reference, or NULL: DYND_ERR_TYPE for a symbolic type, DYND_ERR_ALLOC,
+ * DYND_ERR_INVALID_ARGUMENT for an invalid tp. */
+dynd_array  dynd_array_empty(dynd_type tp);
+
+/* Parses len bytes of utf-8 JSON (no NUL terminator needed) as an array of
+ * type tp. Returns a new reference, or NULL: DYND_ERR_PARSE (syntax, shape,
+ * utf-8), DYND_ERR_OVERFLOW (a number out of range), DYND_ERR_FRACTIONAL
+ * (1.5 into an integer), ...; messages name the line, column and element
+ * path. DYND_ERR_INVALID_ARGUMENT for an invalid tp or a NULL json. */
+dynd_array  dynd_array_from_json(dynd_type tp, const char *json, size_t len);
+
+/* The array as compact JSON (floats in shortest round-trip form; NaN and
+ * infinities as NaN, Infinity, -Infinity), as a new string (free with
+ * dynd_string_free), or NULL with DYND_ERR_INVALID_ARGUMENT for NULL. */
+char       *dynd_array_to_json(dynd_array a);
+
+/* The array's type. Borrowed: valid while the array lives. An array made
+ * from a type handle returns that same handle. NULL with
+ * DYND_ERR_INVALID_ARGUMENT for NULL. */
+dynd_type   dynd_array_type(dynd_array a);
+
+/* Pointer to the array's data. Borrowed: valid while the array lives.
+ * Arrays made by dynd_array_empty and dynd_array_from_json are writable.
+ * NULL with DYND_ERR_INVALID_ARGUMENT for NULL. */
+char       *dynd_array_data(dynd_array a);
+
+/* Pointer to the array's arrmeta (dynd_type_arrmeta_size(type) bytes,
+ * pointer-aligned). Borrowed: valid while the array lives; do not modify
+ * it. NULL with DYND_ERR_INVALID_ARGUMENT for NULL. */
+const char *dynd_array_arrmeta(dynd_array a);
+
+/* The memory block that owns the array's data. Borrowed: valid while the
+ * array lives (incref it to keep it longer). NULL with
+ * DYND_ERR_INVALID_ARGUMENT for NULL. */
+dynd_memory_block *dynd_array_data_reference(dynd_array a);
+
+/* Assigns src into dst: converts each value under errmode (DYND_ASSIGN_*)
+ * and broadcasts src to dst's shape (DESIGN section 6). Returns 0, or -1:
+ * DYND_ERR_OVERFLOW / _FRACTIONAL / _INEXACT for a value the mode rejects,
+ * DYND_ERR_TYPE for types that cannot be assigned, DYND_ERR_BROADCAST,
+ * DYND_ERR_INVALID_ARGUMENT for NULL, a read-only dst or an unknown
+ * errmode. On error dst may be partly written (elements before the failing
+ * one). */
+int         dynd_array_assign(dynd_array dst, dynd_array src, int errmode);
+
+/* Adds a reference to a. DYND_ERR_INVALID_ARGUMENT (nothing done) for NULL
+ * or a memory block that is not an array. */
+void        dynd_array_incref(dynd_array a);
+
+/* Releases a reference to a, freeing it with the last (with the references
+ * it holds: its type, its data block, its arrmeta's blockrefs). NULL is a
+ * no-op; a memory block that is not an array is DYND_ERR_INVALID_ARGUMENT
+ * and nothing is released. */
+void        dynd_array_decref(dynd_array a);
+
+/* Assignment error modes (DESIGN section 6). */
+enum { DYND_ASSIGN_NOCHECK = 0, DYND_ASSIGN_OVERFLOW = 1,
+       DYND_ASSIGN_FRACTIONAL = 2, DYND_ASSIGN_INEXACT = 3, DYND_ASSIGN_DEFAULT = 4 };
+/* NOCHECK     plain conversion, as C would (wrapping integers)
+ * OVERFLOW    error when a value is out of the destination's range
+ * FRACTIONAL  also error when float -> integer drops a fractional part
+ * INEXACT     also error when any value would change (float64 -> float32
+ *             rounding)
+ * DEFAULT     FRACTIONAL
+ * NaN or infinity to an integer is an overflow error in every checked mode. */
+
+/* ------------------------------------------------------------------------
+ * CKernels
+ *
+ * A ckernel is pointer-aligned memory that starts with a prefix, followed
+ * by the kernel's data and then its children. It is relocatable by memcpy:
+ * it never holds a pointer into its own memory (children are reached by
+ * offset). Its functions return 0, or -1 after dynd_error_set. They take
+ * the kernel by shared reference: a built kernel may be called from many
+ * threads at once, and must not write to its own memory.
+ * ------------------------------------------------------------------------ */
+
+typedef struct dynd_ckernel_prefix dynd_ckernel_prefix;
+struct dynd_ckernel_prefix {
+  /* A dynd_expr_single_t or dynd_expr_strided_t, as the kernel was
+   * requested; cast it before calling. NULL: not built. */
+  void *function;
+  /* Destroys the kernel's data and its children; NULL when there is
+   * nothing to destroy. Called once, by the kernel's owner (its parent, or
+   * the builder for the root). */
+  void (*destructor)(dynd_ckernel_prefix *self);
+};
+
+enum { DYND_KERNEL_REQUEST_SINGLE = 0, DYND_KERNEL_REQUEST_STRIDED = 1 };
+
+/* One prototype family: n sources, one destination; unary is n = 1. src
+ * points at n source pointers (and src_stride at n strides); self is the
+ * kernel's own prefix. Return 0, or -1 with the error in the slot. */
+typedef int (*dynd_expr_single_t)(char *dst, const char *const *src,
+                                  dynd_ckernel_prefix *self);
+typedef int (*dynd_expr_strided_t)(char *dst, intptr_t dst_stride,
+                                   const char *const *src, const intptr_t *src_stride,
+                                   size_t count, dynd_ckernel_prefix *self);
+
+/* The memory a ckernel tree lives in: 16 words inline, then the heap. The
+ * root kernel's prefix is at data (offset 0); a kernel at offset k is at
+ * (char *)data + k. Growth moves the whole tree (relocation by memcpy), so
+ * addresses into data are only valid until the next ensure_capacity*. */
+typedef struct dynd_ckernel_builder {
+  intptr_t *data;            /* pointer-aligned; points at static_data until it grows */
+  intptr_t  capacity;        /* bytes */
+  intptr_t  static_data[16];
+} dynd_ckernel_builder;      /* 18 words; not relocatable once constructed */
+
+/* Constructs an empty builder in the caller's memory (stack or heap): data
+ * = static_data, capacity = 128 bytes, all zero. It must not move until
+ * destructed. DYND_ERR_INVALID_ARGUMENT for NULL or a misaligned ckb. */
+void dynd_ckernel_builder_construct(dynd_ckernel_builder *ckb);
+
+/* Runs the root kernel's destructor (which destroys its children) and frees
+ * the heap buffer. The memory may then be constructed again. NULL is a
+ * no-op. */
+void dynd_ckernel_builder_destruct(dynd_ckernel_builder *ckb);
+
+/* Destroys the kernel tree and returns the builder to the constructed
+ * state (inline, 128 bytes, all zero). DYND_ERR_INVALID_ARGUMENT for
+ * NULL. */
+void dynd_ckernel_builder_reset(dynd_ckernel_builder *ckb);
+
+/* Makes capacity >= requested bytes. Growth moves the buffer to the heap
+ * (data changes) and zero-fills the new memory; existing kernels move with
+ * it. Returns 0, or -1: DYND_ERR_INVALID_ARGUMENT for NULL or a negative
+ * request, DYND_ERR_ALLOC. For leaf kernels (no children). */
+int  dynd_ckernel_builder_ensure_capacity_leaf(dynd_ckernel_builder *ckb, intptr_t requested);
+
+/* As dynd_ckernel_builder_ensure_capacity_leaf, for requested bytes plus
+ * one dynd_ckernel_prefix: room for the kernel and its first child's
+ * prefix. */
+int  dynd_ckernel_builder_ensure_capacity(dynd_ckernel_builder *ckb, intptr_t requested);
+
+/* Builds the assignment kernel dst <- src at offset of ckb (0 for the root,
+ * or the child slot of a kernel being built), for kernreq
+ * (DYND_KERNEL_REQUEST_*) under errmode (DYND_ASSIGN_*). The arrmeta may be
+ * NULL for a type without arrmeta; the kernel copies what it needs from
+ * it. Returns the offset just past the kernel (where a sibling could go),
+ * or -1: DYND_ERR_TYPE (a pair that cannot be assigned, a symbolic type),
+ * DYND_ERR_BROADCAST, DYND_ERR_INVALID_ARGUMENT (NULL, a bad handle, a
+ * negative offset, an unknown kernreq or errmode), DYND_ERR_ALLOC. What was
+ * built before a failure is destroyed with the builder. The kernel is then
+ * called through ((dynd_ckernel_prefix *)ckb->data)->function with the
+ * prefix as self, and reports value errors as the modes say. */
+intptr_t dynd_make_assignment_kernel(dynd_ckernel_builder *ckb, intptr_t offset,
+                                     dynd_type dst_tp, const char *dst_arrmeta,
+                                     dynd_type src_tp, const char *src_arrmeta,
+                                     uint32_t kernreq, int errmode);
+
+/* Callables (dynd_deferred_ckernel, dynd_callable_*) are not part of this
+ * header yet. */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DYND_H */

@@ -1,0 +1,157 @@
+//! Builds the C tests in `tests/c/` against `include/dynd.h` and the
+//! crate's `libdynd_capi.so`, runs them, and runs them again under valgrind
+//! when it is installed.
+//!
+//! `cargo test -p dynd-capi` builds the library's cdylib together with its
+//! rlib before this test runs (one compilation of the lib target makes
+//! every crate type), and puts it next to the test binary's `deps/`
+//! directory; this test finds it there. A C compiler (`cc`, or `$CC`) is
+//! required.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The directory holding `libdynd_capi.so`: the profile directory
+/// (`target/debug`) or its `deps/`, next to this test's executable.
+fn library_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let deps = exe.parent().expect("target/<profile>/deps");
+    let profile = deps.parent().expect("target/<profile>");
+    for dir in [deps, profile] {
+        if dir.join("libdynd_capi.so").is_file() {
+            return dir.to_path_buf();
+        }
+    }
+    panic!(
+        "libdynd_capi.so is in neither {} nor {}: build it with `cargo build -p dynd-capi`",
+        profile.display(),
+        deps.display()
+    );
+}
+
+fn c_compiler() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "cc".to_string())
+}
+
+/// Compiles `tests/c/<source>.c` into the executable `out_name` (one per
+/// test, as tests run in parallel), linked against the library (found at
+/// run time through an rpath).
+fn build_c_test(source: &str, out_name: &str) -> PathBuf {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib_dir = library_dir();
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(out_name);
+    let status = Command::new(c_compiler())
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-pthread"])
+        .arg("-I")
+        .arg(crate_dir.join("include"))
+        .arg(crate_dir.join("tests/c").join(format!("{source}.c")))
+        .arg("-o")
+        .arg(&out)
+        .arg("-L")
+        .arg(&lib_dir)
+        .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
+        .args(["-ldynd_capi", "-lm"])
+        .status()
+        .expect("a C compiler (cc, or $CC) is needed to build the C tests");
+    assert!(status.success(), "compiling tests/c/{source}.c failed");
+    out
+}
+
+fn run(cmd: &mut Command, what: &str) {
+    let output = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    print!("{stdout}");
+    eprint!("{stderr}");
+    assert!(
+        output.status.success(),
+        "{what} failed ({})\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        output.status
+    );
+}
+
+fn have_valgrind() -> bool {
+    Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn c_tests_pass() {
+    let exe = build_c_test("test_capi", "test_capi");
+    run(&mut Command::new(&exe), "the C tests");
+}
+
+#[test]
+fn c_tests_pass_under_valgrind() {
+    if !have_valgrind() {
+        eprintln!("valgrind is not installed: skipping the C tests under valgrind");
+        return;
+    }
+    let exe = build_c_test("test_capi", "test_capi_valgrind");
+    run(
+        Command::new("valgrind")
+            .args([
+                "--quiet",
+                "--error-exitcode=1",
+                "--leak-check=full",
+                "--errors-for-leak-kinds=definite",
+                "--show-leak-kinds=definite",
+            ])
+            .arg(&exe),
+        "the C tests under valgrind",
+    );
+}
+
+/// What `tests/c/example.c` prints.
+const EXAMPLE_OUTPUT: &str = "\
+data_size=32 arrmeta_size=40
+[[1,2,3],[4]] : 2 * var * int32
+refused: error 3: int64 value 300 is out of range for int8
+nocheck: 44
+1 2 3
+4.5: error 4: float64 value 4.5 has a fractional part, so it cannot be assigned to int32
+";
+
+#[test]
+fn the_documented_example_runs() {
+    let exe = build_c_test("example", "example");
+    let output = Command::new(&exe).output().expect("running the example");
+    assert!(output.status.success(), "the example failed: {output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), EXAMPLE_OUTPUT);
+}
+
+#[test]
+fn docs_show_the_tested_example() {
+    // docs/capi.md's complete example is tests/c/example.c, verbatim.
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = std::fs::read_to_string(crate_dir.join("tests/c/example.c")).unwrap();
+    let docs = std::fs::read_to_string(crate_dir.join("../../docs/capi.md")).unwrap();
+    assert!(
+        docs.contains(&format!("```c\n{example}```")),
+        "docs/capi.md must show tests/c/example.c verbatim in a ```c block"
+    );
+    assert!(docs.contains(&format!("```\n{EXAMPLE_OUTPUT}```")));
+}
+
+#[test]
+fn header_compiles_as_cxx() {
+    // The header's `extern "C"` block: a C++ translation unit includes it.
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+    if Command::new(&cxx).arg("--version").output().is_err() {
+        eprintln!("no C++ compiler: skipping the C++ header check");
+        return;
+    }
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let status = Command::new(&cxx)
+        .args(["-std=c++11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only"])
+        .arg("-I")
+        .arg(crate_dir.join("include"))
+        .arg(crate_dir.join("tests/c/header_cxx.cpp"))
+        .status()
+        .expect("running the C++ compiler");
+    assert!(status.success(), "include/dynd.h does not compile as C++");
+}

@@ -1,0 +1,809 @@
+//! Operators that combine or extend operators: concat, stack, clone
+//! (broadcast to a shape), repmat, pad, shift, and diagonals (`diag`,
+//! `diag_embed`).
+//!
+//! ```
+//! use dynd_ops::{concat, ones, zeros, Operator};
+//! let c = concat(0, ones::<f64, _>([4, 4]), zeros([3, 4])).unwrap();
+//! assert_eq!(c.sizes(), [7, 4]);
+//! assert_eq!((c.get([3, 0]), c.get([4, 0])), (1.0, 0.0));
+//! ```
+
+use crate::element::Num;
+use crate::operator::{Expr, LvalueOp, Operator, default_fill_line, forward_hooks, read_line};
+use crate::rank::{AddDim, Shape, fmt_shape};
+use dynd::{Error, Result};
+
+fn check_axis<S: Shape>(what: &str, axis: usize) -> Result<()> {
+    if axis >= S::RANK {
+        return Err(Error::index(format!(
+            "{what}: axis {axis} is out of range for an operator of rank {}",
+            S::RANK
+        )));
+    }
+    Ok(())
+}
+
+/// How many leading elements of the run `p0, p0 + step, ...` (`len` long)
+/// satisfy `p < split` (for `step >= 0`) or `p >= split` (for `step < 0`):
+/// the length of the first piece when a run crosses `split`.
+#[inline]
+fn first_piece(p0: usize, step: isize, len: usize, split: usize) -> usize {
+    let (p0, split) = (p0 as isize, split as isize);
+    let k = if step > 0 {
+        if p0 >= split {
+            0
+        } else {
+            (split - p0 + step - 1) / step
+        }
+    } else if step < 0 {
+        if p0 < split {
+            0
+        } else {
+            (p0 - split) / (-step) + 1
+        }
+    } else if p0 < split {
+        len as isize
+    } else {
+        0
+    };
+    (k.max(0) as usize).min(len)
+}
+
+// ---------------------------------------------------------------- concat
+
+/// `a` followed by `b` along one dim.
+#[derive(Clone)]
+pub struct ConcatOp<A: Operator, B> {
+    a: A,
+    b: B,
+    axis: usize,
+    na: usize,
+    sizes: A::Shape,
+}
+
+impl<A: Operator, B: Operator<Elem = A::Elem, Shape = A::Shape>> ConcatOp<A, B> {
+    #[inline(always)]
+    fn in_b(&self, idx: &A::Shape) -> bool {
+        idx[self.axis] >= self.na
+    }
+    #[inline(always)]
+    fn to_b(&self, idx: A::Shape) -> A::Shape {
+        let mut i = idx;
+        i[self.axis] -= self.na;
+        i
+    }
+    /// The run split: (length of the first piece, whether it lies in `b`);
+    /// the rest of the run lies in the other operand.
+    #[inline]
+    fn split(&self, idx: &A::Shape, axis: usize, step: isize, len: usize) -> (usize, bool) {
+        let first_is_b = self.in_b(idx);
+        let k = if axis != self.axis || step == 0 {
+            len
+        } else if step > 0 {
+            if first_is_b {
+                len
+            } else {
+                first_piece(idx[axis], step, len, self.na)
+            }
+        } else if first_is_b {
+            first_piece(idx[axis], step, len, self.na)
+        } else {
+            len
+        };
+        (k, first_is_b)
+    }
+}
+
+impl<A, B> Operator for ConcatOp<A, B>
+where
+    A: Operator,
+    B: Operator<Elem = A::Elem, Shape = A::Shape>,
+{
+    type Elem = A::Elem;
+    type Shape = A::Shape;
+    fn sizes(&self) -> A::Shape {
+        self.sizes
+    }
+    #[inline(always)]
+    fn get(&self, idx: A::Shape) -> A::Elem {
+        if self.in_b(&idx) {
+            self.b.get(self.to_b(idx))
+        } else {
+            self.a.get(idx)
+        }
+    }
+    fn fill_line(&self, idx: A::Shape, axis: usize, step: isize, out: &mut [A::Elem]) {
+        let (k, first_b) = self.split(&idx, axis, step, out.len());
+        let (head, tail) = out.split_at_mut(k);
+        let fill = |i: A::Shape, in_b: bool, o: &mut [A::Elem]| {
+            if o.is_empty() {
+            } else if in_b {
+                self.b.fill_line(self.to_b(i), axis, step, o)
+            } else {
+                self.a.fill_line(i, axis, step, o)
+            }
+        };
+        fill(idx, first_b, head);
+        if !tail.is_empty() {
+            let mut i = idx;
+            i[axis] = (idx[axis] as isize + k as isize * step) as usize;
+            fill(i, !first_b, tail);
+        }
+    }
+    fn contiguous_line(
+        &self,
+        idx: A::Shape,
+        axis: usize,
+        step: isize,
+        len: usize,
+    ) -> Option<&[A::Elem]> {
+        let (k, first_b) = self.split(&idx, axis, step, len);
+        if k != len {
+            None
+        } else if first_b {
+            self.b.contiguous_line(self.to_b(idx), axis, step, len)
+        } else {
+            self.a.contiguous_line(idx, axis, step, len)
+        }
+    }
+    fn name(&self) -> String {
+        format!(
+            "concat<{}>({}, {})",
+            self.axis,
+            self.a.name(),
+            self.b.name()
+        )
+    }
+    fn validate(&self) -> Result<()> {
+        self.a.validate()?;
+        self.b.validate()
+    }
+    forward_hooks!(a, b);
+}
+
+// SAFETY: (1) writes go to `a` or `b`, both reported; (2) each index
+// reaches one element of `a` or of `b`, distinct within each, and `a`'s
+// and `b`'s memory is disjoint when their regions are; (3) from a child.
+unsafe impl<A, B> LvalueOp for ConcatOp<A, B>
+where
+    A: LvalueOp,
+    B: LvalueOp<Elem = A::Elem, Shape = A::Shape>,
+{
+    unsafe fn write_line(&self, idx: A::Shape, axis: usize, step: isize, vals: &[A::Elem]) {
+        let ax = if A::Shape::RANK == 0 { self.axis } else { axis };
+        let (k, first_b) = self.split(&idx, ax, step, vals.len());
+        let (head, tail) = vals.split_at(k);
+        let write = |i: A::Shape, in_b: bool, v: &[A::Elem]| {
+            if v.is_empty() {
+                return;
+            }
+            // SAFETY: the two pieces partition the caller's run and map to
+            // runs inside `a` and `b`.
+            unsafe {
+                if in_b {
+                    self.b.write_line(self.to_b(i), ax, step, v)
+                } else {
+                    self.a.write_line(i, ax, step, v)
+                }
+            }
+        };
+        write(idx, first_b, head);
+        if !tail.is_empty() {
+            let mut i = idx;
+            i[ax] = (idx[ax] as isize + k as isize * step) as usize;
+            write(i, !first_b, tail);
+        }
+    }
+    fn row_ptr(&self, idx: A::Shape, len: usize) -> Option<*mut A::Elem> {
+        let last = A::Shape::RANK.checked_sub(1)?;
+        let (k, first_b) = self.split(&idx, last, 1, len);
+        if k != len {
+            None
+        } else if first_b {
+            self.b.row_ptr(self.to_b(idx), len)
+        } else {
+            self.a.row_ptr(idx, len)
+        }
+    }
+}
+
+/// `a` then `b` along `axis`; the other dims must match.
+///
+/// # Errors
+/// `Index` for a bad axis; `Broadcast` when the other dims differ (naming
+/// both shapes).
+pub fn concat<A, B>(axis: usize, a: A, b: B) -> Result<Expr<ConcatOp<A, B>>>
+where
+    A: Operator,
+    B: Operator<Elem = A::Elem, Shape = A::Shape>,
+{
+    check_axis::<A::Shape>("concat", axis)?;
+    let (sa, sb) = (a.sizes(), b.sizes());
+    for d in 0..A::Shape::RANK {
+        if d != axis && sa[d] != sb[d] {
+            return Err(Error::broadcast(format!(
+                "concat along axis {axis}: shapes {} and {} differ in dim {d}",
+                fmt_shape(sa.as_ref()),
+                fmt_shape(sb.as_ref())
+            )));
+        }
+    }
+    let mut sizes = sa;
+    sizes[axis] = sa[axis] + sb[axis];
+    Ok(Expr(ConcatOp {
+        a,
+        b,
+        axis,
+        na: sa[axis],
+        sizes,
+    }))
+}
+
+// ---------------------------------------------------------------- stack
+
+/// `a` and `b` along a new dim.
+#[derive(Clone)]
+pub struct StackOp<A: Operator, B, S> {
+    a: A,
+    b: B,
+    axis: usize,
+    sizes: S,
+}
+
+impl<A: Operator, B, S: Shape> StackOp<A, B, S> {
+    #[inline(always)]
+    fn map(&self, idx: S) -> A::Shape {
+        let mut i = A::Shape::zeros();
+        for d in 0..A::Shape::RANK {
+            i[d] = if d < self.axis { idx[d] } else { idx[d + 1] };
+        }
+        i
+    }
+}
+
+impl<A, B, S> Operator for StackOp<A, B, S>
+where
+    A: Operator,
+    B: Operator<Elem = A::Elem, Shape = A::Shape>,
+    S: Shape,
+{
+    type Elem = A::Elem;
+    type Shape = S;
+    fn sizes(&self) -> S {
+        self.sizes
+    }
+    #[inline(always)]
+    fn get(&self, idx: S) -> A::Elem {
+        if idx[self.axis] == 0 {
+            self.a.get(self.map(idx))
+        } else {
+            self.b.get(self.map(idx))
+        }
+    }
+    fn fill_line(&self, idx: S, axis: usize, step: isize, out: &mut [A::Elem]) {
+        if axis == self.axis {
+            return default_fill_line(self, idx, axis, step, out);
+        }
+        let ax = if axis < self.axis { axis } else { axis - 1 };
+        if idx[self.axis] == 0 {
+            read_line(&self.a, self.map(idx), ax, step, out)
+        } else {
+            read_line(&self.b, self.map(idx), ax, step, out)
+        }
+    }
+    fn name(&self) -> String {
+        format!("stack<{}>({}, {})", self.axis, self.a.name(), self.b.name())
+    }
+    fn validate(&self) -> Result<()> {
+        self.a.validate()?;
+        self.b.validate()
+    }
+    forward_hooks!(a, b);
+}
+
+/// `a` and `b` (same shape) stacked along a new dim at `axis` (0 to RANK):
+/// the result has rank `RANK + 1` and size 2 at `axis`.
+///
+/// # Errors
+/// `Index` for a bad axis; `Broadcast` when the shapes differ.
+pub fn stack<A, B>(
+    axis: usize,
+    a: A,
+    b: B,
+) -> Result<Expr<StackOp<A, B, <A::Shape as AddDim>::Out>>>
+where
+    A: Operator,
+    B: Operator<Elem = A::Elem, Shape = A::Shape>,
+    A::Shape: AddDim,
+{
+    check_axis::<<A::Shape as AddDim>::Out>("stack", axis)?;
+    let (sa, sb) = (a.sizes(), b.sizes());
+    if sa != sb {
+        return Err(Error::broadcast(format!(
+            "stack: shapes {} and {} differ",
+            fmt_shape(sa.as_ref()),
+            fmt_shape(sb.as_ref())
+        )));
+    }
+    let mut sizes = <<A::Shape as AddDim>::Out as Shape>::zeros();
+    for d in 0..<A::Shape as AddDim>::Out::RANK {
+        sizes[d] = match d.cmp(&axis) {
+            std::cmp::Ordering::Less => sa[d],
+            std::cmp::Ordering::Equal => 2,
+            std::cmp::Ordering::Greater => sa[d - 1],
+        };
+    }
+    Ok(Expr(StackOp { a, b, axis, sizes }))
+}
+
+// ---------------------------------------------------------------- clone
+
+/// In [`clone`]'s sizes: this dim is one of the input's, in order.
+pub const KEEP: usize = usize::MAX;
+
+/// An operator broadcast to a bigger shape.
+#[derive(Clone)]
+pub struct CloneOp<O: Operator, S> {
+    op: O,
+    sizes: S,
+    /// Output dim of each input dim.
+    from: O::Shape,
+    /// Input dim of each output dim, or `KEEP` for a new (broadcast) dim.
+    to: S,
+}
+
+impl<O: Operator, S: Shape> CloneOp<O, S> {
+    #[inline(always)]
+    fn map(&self, idx: S) -> O::Shape {
+        let mut i = O::Shape::zeros();
+        for d in 0..O::Shape::RANK {
+            i[d] = idx[self.from[d]];
+        }
+        i
+    }
+}
+
+impl<O: Operator, S: Shape> Operator for CloneOp<O, S> {
+    type Elem = O::Elem;
+    type Shape = S;
+    fn sizes(&self) -> S {
+        self.sizes
+    }
+    #[inline(always)]
+    fn get(&self, idx: S) -> O::Elem {
+        self.op.get(self.map(idx))
+    }
+    fn fill_line(&self, idx: S, axis: usize, step: isize, out: &mut [O::Elem]) {
+        let d = self.to[axis];
+        if d == KEEP {
+            out.fill(self.op.get(self.map(idx)));
+        } else {
+            self.op.fill_line(self.map(idx), d, step, out);
+        }
+    }
+    fn contiguous_line(&self, idx: S, axis: usize, step: isize, len: usize) -> Option<&[O::Elem]> {
+        let d = self.to[axis];
+        if d == KEEP {
+            None
+        } else {
+            self.op.contiguous_line(self.map(idx), d, step, len)
+        }
+    }
+    fn name(&self) -> String {
+        format!("clone<{}>({})", S::RANK, self.op.name())
+    }
+    fn validate(&self) -> Result<()> {
+        self.op.validate()
+    }
+    forward_hooks!(op);
+}
+
+/// `op` repeated to the shape `sizes` (MatX's `clone`): entries of `sizes`
+/// that are [`KEEP`] take the input's dims, in order; the others are new
+/// dims along which the input repeats. `clone(v, [5, KEEP])` of a
+/// length-3 `v` is a `[5, 3]` operator whose every row is `v`.
+///
+/// # Errors
+/// `InvalidArgument` when the number of `KEEP`s is not the input's rank.
+pub fn clone<O: Operator, S: Shape>(op: O, sizes: S) -> Result<Expr<CloneOp<O, S>>> {
+    let inner = op.sizes();
+    let keeps = sizes.as_ref().iter().filter(|&&s| s == KEEP).count();
+    if keeps != O::Shape::RANK {
+        return Err(Error::invalid_argument(format!(
+            "clone: {keeps} dims marked KEEP, but the operator has rank {}",
+            O::Shape::RANK
+        )));
+    }
+    let mut out = sizes;
+    let mut from = O::Shape::zeros();
+    let mut to = S::filled(KEEP);
+    let mut k = 0;
+    for d in 0..S::RANK {
+        if sizes[d] == KEEP {
+            out[d] = inner[k];
+            from[k] = d;
+            to[d] = k;
+            k += 1;
+        }
+    }
+    Ok(Expr(CloneOp {
+        op,
+        sizes: out,
+        from,
+        to,
+    }))
+}
+
+// ---------------------------------------------------------------- repmat
+
+/// An operator tiled a number of times along each dim.
+#[derive(Clone)]
+pub struct RepmatOp<O: Operator> {
+    op: O,
+    inner: O::Shape,
+    sizes: O::Shape,
+}
+
+impl<O: Operator> RepmatOp<O> {
+    #[inline(always)]
+    fn map(&self, idx: O::Shape) -> O::Shape {
+        let mut i = idx;
+        for d in 0..O::Shape::RANK {
+            i[d] = idx[d] % self.inner[d];
+        }
+        i
+    }
+}
+
+impl<O: Operator> Operator for RepmatOp<O> {
+    type Elem = O::Elem;
+    type Shape = O::Shape;
+    fn sizes(&self) -> O::Shape {
+        self.sizes
+    }
+    #[inline(always)]
+    fn get(&self, idx: O::Shape) -> O::Elem {
+        self.op.get(self.map(idx))
+    }
+    fn fill_line(&self, idx: O::Shape, axis: usize, step: isize, out: &mut [O::Elem]) {
+        if step != 1 {
+            return default_fill_line(self, idx, axis, step, out);
+        }
+        let n = self.inner[axis];
+        let mut i = self.map(idx);
+        let mut j = 0;
+        while j < out.len() {
+            let k = (n - i[axis]).min(out.len() - j);
+            self.op.fill_line(i, axis, 1, &mut out[j..j + k]);
+            j += k;
+            i[axis] = 0;
+        }
+    }
+    fn name(&self) -> String {
+        format!("repmat({})", self.op.name())
+    }
+    fn validate(&self) -> Result<()> {
+        self.op.validate()
+    }
+    forward_hooks!(op);
+}
+
+/// `op` tiled `reps[d]` times along each dim `d`.
+pub fn repmat<O: Operator>(op: O, reps: O::Shape) -> Expr<RepmatOp<O>> {
+    let inner = op.sizes();
+    let mut sizes = inner;
+    for d in 0..O::Shape::RANK {
+        sizes[d] = inner[d].saturating_mul(reps[d]);
+    }
+    Expr(RepmatOp { op, inner, sizes })
+}
+
+// ---------------------------------------------------------------- shift
+
+/// An operator rotated along one dim.
+#[derive(Clone)]
+pub struct ShiftOp<O: Operator> {
+    op: O,
+    axis: usize,
+    shift: usize,
+    n: usize,
+}
+
+impl<O: Operator> ShiftOp<O> {
+    #[inline(always)]
+    fn map(&self, idx: O::Shape) -> O::Shape {
+        let mut i = idx;
+        i[self.axis] = (idx[self.axis] + self.shift) % self.n;
+        i
+    }
+}
+
+impl<O: Operator> Operator for ShiftOp<O> {
+    type Elem = O::Elem;
+    type Shape = O::Shape;
+    fn sizes(&self) -> O::Shape {
+        self.op.sizes()
+    }
+    #[inline(always)]
+    fn get(&self, idx: O::Shape) -> O::Elem {
+        self.op.get(self.map(idx))
+    }
+    fn fill_line(&self, idx: O::Shape, axis: usize, step: isize, out: &mut [O::Elem]) {
+        if axis != self.axis {
+            return self.op.fill_line(self.map(idx), axis, step, out);
+        }
+        if step != 1 {
+            return default_fill_line(self, idx, axis, step, out);
+        }
+        let mut i = self.map(idx);
+        let mut j = 0;
+        while j < out.len() {
+            let k = (self.n - i[axis]).min(out.len() - j);
+            self.op.fill_line(i, axis, 1, &mut out[j..j + k]);
+            j += k;
+            i[axis] = 0;
+        }
+    }
+    fn name(&self) -> String {
+        format!("shift<{}>({})", self.axis, self.op.name())
+    }
+    fn validate(&self) -> Result<()> {
+        self.op.validate()
+    }
+    forward_hooks!(op);
+}
+
+/// `op` rotated along `axis`: element `i` of the result is element
+/// `(i + amount) mod n` of `op` (MatX's convention; NumPy's `roll` by
+/// `-amount`). Negative amounts rotate the other way.
+///
+/// # Errors
+/// `Index` for a bad axis.
+pub fn shift<O: Operator>(op: O, axis: usize, amount: isize) -> Result<Expr<ShiftOp<O>>> {
+    check_axis::<O::Shape>("shift", axis)?;
+    let n = op.sizes()[axis];
+    let shift = if n == 0 {
+        0
+    } else {
+        amount.rem_euclid(n as isize) as usize
+    };
+    Ok(Expr(ShiftOp { op, axis, shift, n }))
+}
+
+// ---------------------------------------------------------------- pad
+
+/// What [`pad`] puts outside the input.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PadMode<T> {
+    /// A constant value.
+    Constant(T),
+    /// The nearest edge element of the input.
+    Edge,
+}
+
+/// An operator extended along one dim.
+#[derive(Clone)]
+pub struct PadOp<O: Operator> {
+    op: O,
+    axis: usize,
+    before: usize,
+    n: usize,
+    mode: PadMode<O::Elem>,
+    sizes: O::Shape,
+}
+
+impl<O: Operator> PadOp<O> {
+    /// The input index for `idx`, or `None` for a constant element.
+    #[inline(always)]
+    fn map(&self, idx: O::Shape) -> Option<O::Shape> {
+        let p = idx[self.axis];
+        let mut i = idx;
+        if p >= self.before && p < self.before + self.n {
+            i[self.axis] = p - self.before;
+            return Some(i);
+        }
+        match self.mode {
+            PadMode::Constant(_) => None,
+            PadMode::Edge => {
+                i[self.axis] = if p < self.before { 0 } else { self.n - 1 };
+                Some(i)
+            }
+        }
+    }
+}
+
+impl<O: Operator> Operator for PadOp<O> {
+    type Elem = O::Elem;
+    type Shape = O::Shape;
+    fn sizes(&self) -> O::Shape {
+        self.sizes
+    }
+    #[inline(always)]
+    fn get(&self, idx: O::Shape) -> O::Elem {
+        match (self.map(idx), self.mode) {
+            (Some(i), _) => self.op.get(i),
+            (None, PadMode::Constant(v)) => v,
+            (None, PadMode::Edge) => unreachable!("edge padding always maps to the input"),
+        }
+    }
+    fn fill_line(&self, idx: O::Shape, axis: usize, step: isize, out: &mut [O::Elem]) {
+        if axis != self.axis {
+            return match (self.map(idx), self.mode) {
+                (Some(i), _) => self.op.fill_line(i, axis, step, out),
+                (None, PadMode::Constant(v)) => out.fill(v),
+                (None, PadMode::Edge) => unreachable!("edge padding always maps to the input"),
+            };
+        }
+        if step != 1 {
+            return default_fill_line(self, idx, axis, step, out);
+        }
+        // Before the input, the input, after it.
+        let p = idx[axis];
+        let head = self.before.saturating_sub(p).min(out.len());
+        let body_start = p.max(self.before);
+        let body = (self.before + self.n)
+            .saturating_sub(body_start)
+            .min(out.len() - head);
+        let (h, rest) = out.split_at_mut(head);
+        let (b, t) = rest.split_at_mut(body);
+        let mut i = idx;
+        for (region, pos) in [(h, p), (t, p + head + body)] {
+            if !region.is_empty() {
+                i[axis] = pos;
+                region.fill(self.get(i));
+            }
+        }
+        if !b.is_empty() {
+            i[axis] = body_start - self.before;
+            self.op.fill_line(i, axis, 1, b);
+        }
+    }
+    fn name(&self) -> String {
+        format!("pad<{}>({})", self.axis, self.op.name())
+    }
+    fn validate(&self) -> Result<()> {
+        self.op.validate()
+    }
+    forward_hooks!(op);
+}
+
+/// `op` with `before` elements added at the start of `axis` and `after` at
+/// its end, filled as `mode` says.
+///
+/// # Errors
+/// `Index` for a bad axis; `InvalidArgument` for edge padding of an empty
+/// dim.
+pub fn pad<O: Operator>(
+    op: O,
+    axis: usize,
+    before: usize,
+    after: usize,
+    mode: PadMode<O::Elem>,
+) -> Result<Expr<PadOp<O>>> {
+    check_axis::<O::Shape>("pad", axis)?;
+    let mut sizes = op.sizes();
+    let n = sizes[axis];
+    if n == 0 && mode == PadMode::Edge && before + after > 0 {
+        return Err(Error::invalid_argument(
+            "pad: an empty dim has no edge to repeat",
+        ));
+    }
+    sizes[axis] = n + before + after;
+    Ok(Expr(PadOp {
+        op,
+        axis,
+        before,
+        n,
+        mode,
+        sizes,
+    }))
+}
+
+// ---------------------------------------------------------------- diag
+
+/// A diagonal of a matrix.
+#[derive(Clone)]
+pub struct DiagOp<O> {
+    op: O,
+    r0: usize,
+    c0: usize,
+    len: usize,
+}
+
+impl<O: Operator<Shape = [usize; 2]>> Operator for DiagOp<O> {
+    type Elem = O::Elem;
+    type Shape = [usize; 1];
+    fn sizes(&self) -> [usize; 1] {
+        [self.len]
+    }
+    #[inline(always)]
+    fn get(&self, [i]: [usize; 1]) -> O::Elem {
+        self.op.get([self.r0 + i, self.c0 + i])
+    }
+    fn name(&self) -> String {
+        format!("diag({})", self.op.name())
+    }
+    fn validate(&self) -> Result<()> {
+        self.op.validate()
+    }
+    forward_hooks!(op);
+}
+
+// SAFETY: (1) writes go to the matrix; (2) distinct diagonal positions are
+// distinct matrix elements; (3) no `row_ptr`.
+unsafe impl<O: LvalueOp<Shape = [usize; 2]>> LvalueOp for DiagOp<O> {
+    unsafe fn write_line(&self, [i]: [usize; 1], _axis: usize, step: isize, vals: &[O::Elem]) {
+        for (j, v) in vals.iter().enumerate() {
+            let p = (i as isize + j as isize * step) as usize;
+            // SAFETY: element `p` of the diagonal is inside the matrix (the
+            // caller's run is inside the diagonal) and is the caller's to write.
+            unsafe {
+                self.op
+                    .write_line([self.r0 + p, self.c0 + p], 1, 1, std::slice::from_ref(v))
+            };
+        }
+    }
+}
+
+/// Diagonal `k` of a matrix (0 the main one, `k > 0` above it, `k < 0`
+/// below); empty when `k` is past the matrix, as in NumPy.
+pub fn diag<O: Operator<Shape = [usize; 2]>>(op: O, k: isize) -> Expr<DiagOp<O>> {
+    let [r, c] = op.sizes();
+    let (r0, c0) = if k >= 0 {
+        (0, k as usize)
+    } else {
+        ((-k) as usize, 0)
+    };
+    let len = r.saturating_sub(r0).min(c.saturating_sub(c0));
+    Expr(DiagOp {
+        op,
+        r0: r0.min(r),
+        c0: c0.min(c),
+        len,
+    })
+}
+
+/// A square matrix with a vector on a diagonal.
+#[derive(Clone)]
+pub struct DiagEmbedOp<O> {
+    op: O,
+    k: isize,
+    n: usize,
+}
+
+impl<O: Operator<Shape = [usize; 1]>> Operator for DiagEmbedOp<O>
+where
+    O::Elem: Num,
+{
+    type Elem = O::Elem;
+    type Shape = [usize; 2];
+    fn sizes(&self) -> [usize; 2] {
+        [self.n, self.n]
+    }
+    #[inline(always)]
+    fn get(&self, [i, j]: [usize; 2]) -> O::Elem {
+        if j as isize - i as isize == self.k {
+            self.op.get([i.min(j)])
+        } else {
+            O::Elem::ZERO
+        }
+    }
+    fn name(&self) -> String {
+        format!("diag_embed({})", self.op.name())
+    }
+    fn validate(&self) -> Result<()> {
+        self.op.validate()
+    }
+    forward_hooks!(op);
+}
+
+/// The square matrix with `v` on diagonal `k` and 0 elsewhere (NumPy's
+/// `diag` of a vector).
+pub fn diag_embed<O: Operator<Shape = [usize; 1]>>(v: O, k: isize) -> Expr<DiagEmbedOp<O>>
+where
+    O::Elem: Num,
+{
+    let n = v.sizes()[0] + k.unsigned_abs();
+    Expr(DiagEmbedOp { op: v, k, n })
+}

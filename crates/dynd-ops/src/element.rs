@@ -1,0 +1,186 @@
+//! Element types of operators.
+//!
+//! [`Element`] is what any operator can hold (numbers and `bool`); [`Num`]
+//! adds arithmetic with NumPy's integer conventions (wrapping, and `0` for
+//! division or remainder by zero instead of a panic); [`Float`] adds the math
+//! functions.
+
+use std::cmp::Ordering;
+use std::fmt::Debug;
+
+/// A value an operator can produce.
+pub trait Element: Copy + Send + Sync + Default + PartialEq + Debug + 'static {
+    /// The dynd name of the type (`float64`, `int32`, `bool`).
+    const NAME: &'static str;
+    /// A total order for sorting: the usual order, with NaNs last.
+    fn total_order(a: &Self, b: &Self) -> Ordering;
+    /// `true` for a floating-point NaN.
+    fn is_nan_value(self) -> bool {
+        false
+    }
+}
+
+/// A number with the arithmetic the elementwise operators use.
+///
+/// Integer arithmetic wraps on overflow, and integer division or remainder
+/// by zero gives 0 (NumPy gives 0 with a warning); nothing panics.
+pub trait Num: Element + PartialOrd {
+    /// 0.
+    const ZERO: Self;
+    /// 1.
+    const ONE: Self;
+    /// `a + b`.
+    fn plus(self, b: Self) -> Self;
+    /// `a - b`.
+    fn minus(self, b: Self) -> Self;
+    /// `a * b`.
+    fn times(self, b: Self) -> Self;
+    /// `a / b`.
+    fn over(self, b: Self) -> Self;
+    /// `a % b` (the sign of `a`, like C's `fmod` and Rust's `%`).
+    fn modulo(self, b: Self) -> Self;
+    /// `-a`.
+    fn negate(self) -> Self;
+    /// `|a|`.
+    fn magnitude(self) -> Self;
+    /// -1, 0 or 1 (NaN for NaN).
+    fn sign(self) -> Self;
+    /// The value `v` converted as by `as`.
+    fn of_f64(v: f64) -> Self;
+    /// The value converted to `f64` as by `as`.
+    fn as_f64(self) -> f64;
+    /// The value `v` converted as by `as`.
+    fn of_usize(v: usize) -> Self;
+}
+
+/// A floating-point number: a [`Num`] with `num_traits`' math functions.
+pub trait Float: Num + num_traits::Float {}
+impl<T: Num + num_traits::Float> Float for T {}
+
+impl Element for bool {
+    const NAME: &'static str = "bool";
+    fn total_order(a: &Self, b: &Self) -> Ordering {
+        a.cmp(b)
+    }
+}
+
+macro_rules! int_elements {
+    ($($t:ty => $name:literal, $signed:tt;)*) => {$(
+        impl Element for $t {
+            const NAME: &'static str = $name;
+            fn total_order(a: &Self, b: &Self) -> Ordering {
+                a.cmp(b)
+            }
+        }
+        impl Num for $t {
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            #[inline(always)]
+            fn plus(self, b: Self) -> Self { self.wrapping_add(b) }
+            #[inline(always)]
+            fn minus(self, b: Self) -> Self { self.wrapping_sub(b) }
+            #[inline(always)]
+            fn times(self, b: Self) -> Self { self.wrapping_mul(b) }
+            #[inline(always)]
+            fn over(self, b: Self) -> Self { self.checked_div(b).unwrap_or(0) }
+            #[inline(always)]
+            fn modulo(self, b: Self) -> Self { self.checked_rem(b).unwrap_or(0) }
+            #[inline(always)]
+            fn negate(self) -> Self { self.wrapping_neg() }
+            #[inline(always)]
+            fn magnitude(self) -> Self { int_elements!(@abs $signed self) }
+            #[inline(always)]
+            fn sign(self) -> Self { int_elements!(@sign $signed self) }
+            #[inline(always)]
+            fn of_f64(v: f64) -> Self { v as $t }
+            #[inline(always)]
+            fn as_f64(self) -> f64 { self as f64 }
+            #[inline(always)]
+            fn of_usize(v: usize) -> Self { v as $t }
+        }
+    )*};
+    (@abs signed $x:ident) => { $x.wrapping_abs() };
+    (@abs unsigned $x:ident) => { $x };
+    (@sign signed $x:ident) => { $x.signum() };
+    (@sign unsigned $x:ident) => { if $x > 0 { 1 } else { 0 } };
+}
+
+int_elements! {
+    i8 => "int8", signed;
+    i16 => "int16", signed;
+    i32 => "int32", signed;
+    i64 => "int64", signed;
+    u8 => "uint8", unsigned;
+    u16 => "uint16", unsigned;
+    u32 => "uint32", unsigned;
+    u64 => "uint64", unsigned;
+}
+
+macro_rules! float_elements {
+    ($($t:ty => $name:literal;)*) => {$(
+        impl Element for $t {
+            const NAME: &'static str = $name;
+            fn total_order(a: &Self, b: &Self) -> Ordering {
+                match (a.is_nan(), b.is_nan()) {
+                    (false, false) => a.partial_cmp(b).unwrap_or(Ordering::Equal),
+                    (true, true) => Ordering::Equal,
+                    (true, false) => Ordering::Greater,
+                    (false, true) => Ordering::Less,
+                }
+            }
+            #[inline(always)]
+            fn is_nan_value(self) -> bool { self.is_nan() }
+        }
+        impl Num for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            #[inline(always)]
+            fn plus(self, b: Self) -> Self { self + b }
+            #[inline(always)]
+            fn minus(self, b: Self) -> Self { self - b }
+            #[inline(always)]
+            fn times(self, b: Self) -> Self { self * b }
+            #[inline(always)]
+            fn over(self, b: Self) -> Self { self / b }
+            #[inline(always)]
+            fn modulo(self, b: Self) -> Self { self % b }
+            #[inline(always)]
+            fn negate(self) -> Self { -self }
+            #[inline(always)]
+            fn magnitude(self) -> Self { self.abs() }
+            #[inline(always)]
+            fn sign(self) -> Self {
+                if self > 0.0 { 1.0 } else if self < 0.0 { -1.0 } else { self }
+            }
+            #[inline(always)]
+            fn of_f64(v: f64) -> Self { v as $t }
+            #[inline(always)]
+            fn as_f64(self) -> f64 { self as f64 }
+            #[inline(always)]
+            fn of_usize(v: usize) -> Self { v as $t }
+        }
+    )*};
+}
+
+float_elements! {
+    f32 => "float32";
+    f64 => "float64";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ops_integer_arithmetic_never_panics() {
+        assert_eq!(7i32.over(0), 0);
+        assert_eq!(7i32.modulo(0), 0);
+        assert_eq!(i32::MIN.over(-1), 0);
+        assert_eq!(i8::MAX.plus(1), i8::MIN);
+        assert_eq!(i8::MIN.magnitude(), i8::MIN);
+        assert_eq!(3u8.minus(4), 255);
+        assert_eq!((-2.5f64).sign(), -1.0);
+        assert!(f64::NAN.sign().is_nan());
+        assert_eq!(f64::total_order(&f64::NAN, &1.0), Ordering::Greater);
+    }
+}

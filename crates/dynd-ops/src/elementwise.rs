@@ -1,0 +1,640 @@
+//! Elementwise operators: arithmetic (also as `+ - * / %` and unary `-`),
+//! math functions, comparisons, logical operators, `select` and casts.
+//!
+//! Operands have the same rank; a dim of size 1 in one operand broadcasts
+//! against the other's (scalars are all-1 shapes). Sizes that do not match
+//! are reported when the expression runs (or by [`Expr::try_sizes`]), as a
+//! `Broadcast` error naming both shapes.
+//!
+//! ```
+//! use dynd_ops::{Tensor, Serial, Operator, sqrt, maximum, gt, select};
+//! let a = Tensor::from_vec([4], vec![1.0f64, 4.0, 9.0, 16.0]).unwrap();
+//! let r = select(gt(&a, 5.0f64 * dynd_ops::ones([1])), sqrt(&a), -&a).eval(&Serial).unwrap();
+//! assert_eq!(r.as_slice(), &[-1.0, -4.0, 3.0, 4.0]);
+//! let m = maximum(&a, dynd_ops::fill([4], 5.0)).eval(&Serial).unwrap();
+//! assert_eq!(m.as_slice(), &[5.0, 5.0, 9.0, 16.0]);
+//! ```
+
+use crate::element::{Element, Float, Num};
+use crate::operator::{Expr, LINE_CHUNK, LineBuf, Operator, advance, forward_hooks, line_slice};
+use crate::rank::{Shape, fmt_shape};
+use crate::tensor::{Tensor, TensorView};
+use dynd::{Error, Result};
+use num_traits::AsPrimitive;
+use std::marker::PhantomData;
+
+/// A scalar function applied elementwise.
+pub trait UnaryFn<T>: Send + Sync + 'static {
+    /// The result type.
+    type Out: Element;
+    /// The function's name in operator names.
+    fn name() -> String;
+    /// The function.
+    fn apply(x: T) -> Self::Out;
+}
+
+/// A scalar function of two operands applied elementwise.
+pub trait BinaryFn<A, B>: Send + Sync + 'static {
+    /// The result type.
+    type Out: Element;
+    /// The function's name in operator names.
+    fn name() -> String;
+    /// The function.
+    fn apply(a: A, b: B) -> Self::Out;
+}
+
+/// The broadcast shape of two operand shapes (the first where they clash).
+#[inline]
+pub(crate) fn broadcast_sizes<S: Shape>(a: &S, b: &S) -> S {
+    let mut s = *a;
+    for d in 0..S::RANK {
+        if a[d] == 1 {
+            s[d] = b[d];
+        }
+    }
+    s
+}
+
+pub(crate) fn check_broadcast<S: Shape>(what: &str, a: &S, b: &S) -> Result<()> {
+    for d in 0..S::RANK {
+        if a[d] != b[d] && a[d] != 1 && b[d] != 1 {
+            return Err(Error::broadcast(format!(
+                "{what}: operand shapes {} and {} do not match (dim {d}: {} vs {})",
+                fmt_shape(a.as_ref()),
+                fmt_shape(b.as_ref()),
+                a[d],
+                b[d]
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The operand's index and step for the output run at `idx` along `axis`:
+/// broadcast dims (size 1 in the operand) stay at 0.
+#[inline(always)]
+fn operand_run<S: Shape>(idx: S, sizes: &S, out: &S, axis: usize, step: isize) -> (S, isize) {
+    let mut i = idx;
+    for d in 0..S::RANK {
+        if sizes[d] == 1 && out[d] != 1 {
+            i[d] = 0;
+        }
+    }
+    let s = if S::RANK > 0 && sizes[axis] == 1 {
+        0
+    } else {
+        step
+    };
+    (i, s)
+}
+
+#[inline(always)]
+fn operand_index<S: Shape>(idx: S, sizes: &S) -> S {
+    let mut i = idx;
+    for d in 0..S::RANK {
+        if sizes[d] == 1 {
+            i[d] = 0;
+        }
+    }
+    i
+}
+
+/// A constant: a scalar in an expression (all sizes 1, broadcasting), or a
+/// filled shape ([`fill`](crate::fill), [`zeros`](crate::zeros), [`ones`](crate::ones)).
+#[derive(Clone, Copy, Debug)]
+pub struct ConstOp<T, S> {
+    value: T,
+    sizes: S,
+}
+
+impl<T: Element, S: Shape> ConstOp<T, S> {
+    /// `value` with every size 1 (broadcasts against any shape).
+    pub fn scalar(value: T) -> Self {
+        ConstOp {
+            value,
+            sizes: S::filled(1),
+        }
+    }
+    pub(crate) fn new(sizes: S, value: T) -> Self {
+        ConstOp { value, sizes }
+    }
+}
+
+impl<T: Element, S: Shape> Operator for ConstOp<T, S> {
+    type Elem = T;
+    type Shape = S;
+    fn sizes(&self) -> S {
+        self.sizes
+    }
+    #[inline(always)]
+    fn get(&self, _idx: S) -> T {
+        self.value
+    }
+    #[inline(always)]
+    fn fill_line(&self, _idx: S, _axis: usize, _step: isize, out: &mut [T]) {
+        out.fill(self.value);
+    }
+    fn name(&self) -> String {
+        format!("{:?}", self.value)
+    }
+    fn validate(&self) -> Result<()> {
+        Ok(())
+    }
+    forward_hooks!();
+}
+
+/// `F` applied to every element of `A`.
+pub struct UnaryOp<A, F> {
+    a: A,
+    _f: PhantomData<fn() -> F>,
+}
+
+impl<A: Clone, F> Clone for UnaryOp<A, F> {
+    fn clone(&self) -> Self {
+        UnaryOp {
+            a: self.a.clone(),
+            _f: PhantomData,
+        }
+    }
+}
+
+impl<A, F> UnaryOp<A, F> {
+    pub(crate) fn new(a: A) -> Self {
+        UnaryOp { a, _f: PhantomData }
+    }
+}
+
+impl<A: Operator, F: UnaryFn<A::Elem>> Operator for UnaryOp<A, F> {
+    type Elem = F::Out;
+    type Shape = A::Shape;
+    #[inline(always)]
+    fn sizes(&self) -> A::Shape {
+        self.a.sizes()
+    }
+    #[inline(always)]
+    fn get(&self, idx: A::Shape) -> F::Out {
+        F::apply(self.a.get(idx))
+    }
+    #[inline]
+    fn fill_line(&self, idx: A::Shape, axis: usize, step: isize, out: &mut [F::Out]) {
+        let mut buf = LineBuf::new();
+        let mut j = 0;
+        while j < out.len() {
+            let k = LINE_CHUNK.min(out.len() - j);
+            let x = line_slice(
+                &self.a,
+                advance(idx, axis, j, step),
+                axis,
+                step,
+                k,
+                &mut buf,
+            );
+            for (o, &v) in out[j..j + k].iter_mut().zip(x) {
+                *o = F::apply(v);
+            }
+            j += k;
+        }
+    }
+    fn name(&self) -> String {
+        format!("{}({})", F::name(), self.a.name())
+    }
+    fn validate(&self) -> Result<()> {
+        self.a.validate()
+    }
+    forward_hooks!(a);
+}
+
+/// `F` applied to the elements of `A` and `B` pairwise (with broadcasting).
+pub struct BinaryOp<A: Operator, B, F> {
+    a: A,
+    b: B,
+    asz: A::Shape,
+    bsz: A::Shape,
+    sz: A::Shape,
+    _f: PhantomData<fn() -> F>,
+}
+
+impl<A: Operator + Clone, B: Clone, F> Clone for BinaryOp<A, B, F> {
+    fn clone(&self) -> Self {
+        BinaryOp {
+            a: self.a.clone(),
+            b: self.b.clone(),
+            asz: self.asz,
+            bsz: self.bsz,
+            sz: self.sz,
+            _f: PhantomData,
+        }
+    }
+}
+
+impl<A: Operator, B: Operator<Shape = A::Shape>, F> BinaryOp<A, B, F> {
+    pub(crate) fn new(a: A, b: B) -> Self {
+        let (asz, bsz) = (a.sizes(), b.sizes());
+        BinaryOp {
+            a,
+            b,
+            asz,
+            bsz,
+            sz: broadcast_sizes(&asz, &bsz),
+            _f: PhantomData,
+        }
+    }
+}
+
+impl<A, B, F> Operator for BinaryOp<A, B, F>
+where
+    A: Operator,
+    B: Operator<Shape = A::Shape>,
+    F: BinaryFn<A::Elem, B::Elem>,
+{
+    type Elem = F::Out;
+    type Shape = A::Shape;
+    #[inline(always)]
+    fn sizes(&self) -> A::Shape {
+        self.sz
+    }
+    #[inline(always)]
+    fn get(&self, idx: A::Shape) -> F::Out {
+        F::apply(
+            self.a.get(operand_index(idx, &self.asz)),
+            self.b.get(operand_index(idx, &self.bsz)),
+        )
+    }
+    #[inline]
+    fn fill_line(&self, idx: A::Shape, axis: usize, step: isize, out: &mut [F::Out]) {
+        let (ia, sa) = operand_run(idx, &self.asz, &self.sz, axis, step);
+        let (ib, sb) = operand_run(idx, &self.bsz, &self.sz, axis, step);
+        let mut ba = LineBuf::new();
+        let mut bb = LineBuf::new();
+        let mut j = 0;
+        while j < out.len() {
+            let k = LINE_CHUNK.min(out.len() - j);
+            let xa = line_slice(&self.a, advance(ia, axis, j, sa), axis, sa, k, &mut ba);
+            let xb = line_slice(&self.b, advance(ib, axis, j, sb), axis, sb, k, &mut bb);
+            for ((o, &x), &y) in out[j..j + k].iter_mut().zip(xa).zip(xb) {
+                *o = F::apply(x, y);
+            }
+            j += k;
+        }
+    }
+    fn name(&self) -> String {
+        format!("{}({}, {})", F::name(), self.a.name(), self.b.name())
+    }
+    fn validate(&self) -> Result<()> {
+        self.a.validate()?;
+        self.b.validate()?;
+        check_broadcast(&F::name(), &self.asz, &self.bsz)
+    }
+    forward_hooks!(a, b);
+}
+
+/// `if c { a } else { b }` elementwise (with broadcasting).
+#[derive(Clone)]
+pub struct SelectOp<C: Operator, A, B> {
+    c: C,
+    a: A,
+    b: B,
+    csz: C::Shape,
+    asz: C::Shape,
+    bsz: C::Shape,
+    sz: C::Shape,
+}
+
+impl<C, A, B> Operator for SelectOp<C, A, B>
+where
+    C: Operator<Elem = bool>,
+    A: Operator<Shape = C::Shape>,
+    B: Operator<Elem = A::Elem, Shape = C::Shape>,
+{
+    type Elem = A::Elem;
+    type Shape = C::Shape;
+    fn sizes(&self) -> C::Shape {
+        self.sz
+    }
+    #[inline(always)]
+    fn get(&self, idx: C::Shape) -> A::Elem {
+        if self.c.get(operand_index(idx, &self.csz)) {
+            self.a.get(operand_index(idx, &self.asz))
+        } else {
+            self.b.get(operand_index(idx, &self.bsz))
+        }
+    }
+    #[inline]
+    fn fill_line(&self, idx: C::Shape, axis: usize, step: isize, out: &mut [A::Elem]) {
+        let (ic, sc) = operand_run(idx, &self.csz, &self.sz, axis, step);
+        let (ia, sa) = operand_run(idx, &self.asz, &self.sz, axis, step);
+        let (ib, sb) = operand_run(idx, &self.bsz, &self.sz, axis, step);
+        let (mut bc, mut ba, mut bb) = (LineBuf::new(), LineBuf::new(), LineBuf::new());
+        let mut j = 0;
+        while j < out.len() {
+            let k = LINE_CHUNK.min(out.len() - j);
+            let xc = line_slice(&self.c, advance(ic, axis, j, sc), axis, sc, k, &mut bc);
+            let xa = line_slice(&self.a, advance(ia, axis, j, sa), axis, sa, k, &mut ba);
+            let xb = line_slice(&self.b, advance(ib, axis, j, sb), axis, sb, k, &mut bb);
+            for (((o, &c), &x), &y) in out[j..j + k].iter_mut().zip(xc).zip(xa).zip(xb) {
+                *o = if c { x } else { y };
+            }
+            j += k;
+        }
+    }
+    fn name(&self) -> String {
+        format!(
+            "select({}, {}, {})",
+            self.c.name(),
+            self.a.name(),
+            self.b.name()
+        )
+    }
+    fn validate(&self) -> Result<()> {
+        self.c.validate()?;
+        self.a.validate()?;
+        self.b.validate()?;
+        check_broadcast("select", &self.csz, &self.asz)?;
+        check_broadcast("select", &self.csz, &self.bsz)?;
+        check_broadcast("select", &self.asz, &self.bsz)
+    }
+    forward_hooks!(c, a, b);
+}
+
+/// `if c { a } else { b }`, elementwise: MatX's `if_else`.
+pub fn select<C, A, B>(c: C, a: A, b: B) -> Expr<SelectOp<C, A, B>>
+where
+    C: Operator<Elem = bool>,
+    A: Operator<Shape = C::Shape>,
+    B: Operator<Elem = A::Elem, Shape = C::Shape>,
+{
+    let (csz, asz, bsz) = (c.sizes(), a.sizes(), b.sizes());
+    let sz = broadcast_sizes(&broadcast_sizes(&csz, &asz), &bsz);
+    Expr(SelectOp {
+        c,
+        a,
+        b,
+        csz,
+        asz,
+        bsz,
+        sz,
+    })
+}
+
+/// A scalar as an operator of any rank (all sizes 1), for the function
+/// forms: `add(&a, scalar(2.0))`.
+pub fn scalar<T: Element, S: Shape>(value: T) -> Expr<ConstOp<T, S>> {
+    Expr(ConstOp::scalar(value))
+}
+
+macro_rules! unary_fns {
+    ($($(#[$doc:meta])* $fname:ident, $F:ident, [$($bound:tt)*], $Out:ty, |$x:ident| $body:expr;)*) => {$(
+        #[doc = concat!("The scalar function of [`", stringify!($fname), "`].")]
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $F;
+        impl<T: $($bound)*> UnaryFn<T> for $F {
+            type Out = $Out;
+            fn name() -> String {
+                stringify!($fname).into()
+            }
+            #[inline(always)]
+            fn apply($x: T) -> $Out {
+                $body
+            }
+        }
+        $(#[$doc])*
+        pub fn $fname<A: Operator>(a: A) -> Expr<UnaryOp<A, $F>>
+        where
+            A::Elem: $($bound)*,
+        {
+            Expr(UnaryOp::new(a))
+        }
+    )*};
+}
+
+unary_fns! {
+    /// `-a` (wrapping for integers).
+    neg, NegF, [Num], T, |x| x.negate();
+    /// `|a|` (wrapping for the most negative integer).
+    abs, AbsF, [Num], T, |x| x.magnitude();
+    /// -1, 0 or 1 by the sign of `a` (NaN for NaN; `-0.0`/`0.0` kept).
+    sign, SignF, [Num], T, |x| x.sign();
+    /// Square root.
+    sqrt, SqrtF, [Float], T, |x| x.sqrt();
+    /// `e^a`.
+    exp, ExpF, [Float], T, |x| x.exp();
+    /// Natural logarithm.
+    log, LogF, [Float], T, |x| x.ln();
+    /// Base-2 logarithm.
+    log2, Log2F, [Float], T, |x| x.log2();
+    /// Base-10 logarithm.
+    log10, Log10F, [Float], T, |x| x.log10();
+    /// Sine.
+    sin, SinF, [Float], T, |x| x.sin();
+    /// Cosine.
+    cos, CosF, [Float], T, |x| x.cos();
+    /// Tangent.
+    tan, TanF, [Float], T, |x| x.tan();
+    /// Arcsine.
+    asin, AsinF, [Float], T, |x| x.asin();
+    /// Arccosine.
+    acos, AcosF, [Float], T, |x| x.acos();
+    /// Arctangent.
+    atan, AtanF, [Float], T, |x| x.atan();
+    /// Hyperbolic sine.
+    sinh, SinhF, [Float], T, |x| x.sinh();
+    /// Hyperbolic cosine.
+    cosh, CoshF, [Float], T, |x| x.cosh();
+    /// Hyperbolic tangent.
+    tanh, TanhF, [Float], T, |x| x.tanh();
+    /// Largest integer not above `a`.
+    floor, FloorF, [Float], T, |x| x.floor();
+    /// Smallest integer not below `a`.
+    ceil, CeilF, [Float], T, |x| x.ceil();
+    /// Nearest integer, halves away from zero (Rust's `round`; NumPy rounds
+    /// halves to even).
+    round, RoundF, [Float], T, |x| x.round();
+    /// `true` where `a` is NaN.
+    isnan, IsNanF, [Float], bool, |x| x.is_nan();
+    /// `true` where `a` is infinite.
+    isinf, IsInfF, [Float], bool, |x| x.is_infinite();
+    /// Logical not.
+    logical_not, NotF, [Into<bool> + Element], bool, |x| !x.into();
+}
+
+macro_rules! binary_fns {
+    ($($(#[$doc:meta])* $fname:ident, $F:ident, [$($bound:tt)*], $Out:ty, |$x:ident, $y:ident| $body:expr;)*) => {$(
+        #[doc = concat!("The scalar function of [`", stringify!($fname), "`].")]
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $F;
+        impl<T: $($bound)*> BinaryFn<T, T> for $F {
+            type Out = $Out;
+            fn name() -> String {
+                stringify!($fname).into()
+            }
+            #[inline(always)]
+            fn apply($x: T, $y: T) -> $Out {
+                $body
+            }
+        }
+        $(#[$doc])*
+        pub fn $fname<A, B>(a: A, b: B) -> Expr<BinaryOp<A, B, $F>>
+        where
+            A: Operator,
+            B: Operator<Elem = A::Elem, Shape = A::Shape>,
+            A::Elem: $($bound)*,
+        {
+            Expr(BinaryOp::new(a, b))
+        }
+    )*};
+}
+
+binary_fns! {
+    /// `a + b` (wrapping for integers).
+    add, AddF, [Num], T, |a, b| a.plus(b);
+    /// `a - b` (wrapping for integers).
+    sub, SubF, [Num], T, |a, b| a.minus(b);
+    /// `a * b` (wrapping for integers).
+    mul, MulF, [Num], T, |a, b| a.times(b);
+    /// `a / b` (integers: truncating; 0 where `b` is 0).
+    div, DivF, [Num], T, |a, b| a.over(b);
+    /// `a % b`, with the sign of `a` (integers: 0 where `b` is 0).
+    rem, RemF, [Num], T, |a, b| a.modulo(b);
+    /// `a` raised to `b`.
+    pow, PowF, [Float], T, |a, b| a.powf(b);
+    /// The angle of the point `(b, a)`: `atan2(y = a, x = b)`.
+    atan2, Atan2F, [Float], T, |a, b| a.atan2(b);
+    /// The larger of `a` and `b` (NaN if either is NaN, like NumPy's `maximum`).
+    maximum, MaxF, [Num], T, |a, b| if a.is_nan_value() || a >= b { a } else { b };
+    /// The smaller of `a` and `b` (NaN if either is NaN, like NumPy's `minimum`).
+    minimum, MinF, [Num], T, |a, b| if a.is_nan_value() || a <= b { a } else { b };
+    /// `a < b`.
+    lt, LtF, [Num], bool, |a, b| a < b;
+    /// `a <= b`.
+    le, LeF, [Num], bool, |a, b| a <= b;
+    /// `a > b`.
+    gt, GtF, [Num], bool, |a, b| a > b;
+    /// `a >= b`.
+    ge, GeF, [Num], bool, |a, b| a >= b;
+    /// `a == b`.
+    eq, EqF, [Element], bool, |a, b| a == b;
+    /// `a != b`.
+    ne, NeF, [Element], bool, |a, b| a != b;
+    /// Logical and.
+    logical_and, AndF, [Into<bool> + Element], bool, |a, b| a.into() & b.into();
+    /// Logical or.
+    logical_or, OrF, [Into<bool> + Element], bool, |a, b| a.into() | b.into();
+    /// Logical exclusive or.
+    logical_xor, XorF, [Into<bool> + Element], bool, |a, b| a.into() ^ b.into();
+}
+
+/// The scalar function of [`cast`]: Rust's `as` conversion to `U`
+/// (float to integer saturates; NaN becomes 0).
+pub struct CastF<U>(PhantomData<fn() -> U>);
+
+impl<T: AsPrimitive<U>, U: Element> UnaryFn<T> for CastF<U> {
+    type Out = U;
+    fn name() -> String {
+        format!("cast<{}>", U::NAME)
+    }
+    #[inline(always)]
+    fn apply(x: T) -> U {
+        x.as_()
+    }
+}
+
+/// Every element converted to `U` as by Rust's `as` (float to integer
+/// saturates, NaN to 0; `bool` to numbers gives 0 or 1). To get `bool`, compare:
+/// `ne(a, scalar(0))`.
+pub fn cast<U: Element, A: Operator>(a: A) -> Expr<UnaryOp<A, CastF<U>>>
+where
+    A::Elem: AsPrimitive<U>,
+{
+    Expr(UnaryOp::new(a))
+}
+
+impl<O: Operator> Expr<O> {
+    /// [`cast`] as a method: `expr.cast::<f32>()`.
+    pub fn cast<U: Element>(self) -> Expr<UnaryOp<O, CastF<U>>>
+    where
+        O::Elem: AsPrimitive<U>,
+    {
+        cast(self.0)
+    }
+}
+
+/// `+ - * / %` (with operators or scalars of the element type on either
+/// side) and unary `-` for a user-facing operator type.
+macro_rules! std_ops {
+    ([$($gen:tt)*] $ty:ty) => {
+        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Add, add, AddF);
+        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Sub, sub, SubF);
+        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Mul, mul, MulF);
+        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Div, div, DivF);
+        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Rem, rem, RemF);
+        impl<$($gen)*> std::ops::Neg for $ty
+        where
+            $ty: $crate::operator::Operator,
+            <$ty as $crate::operator::Operator>::Elem: $crate::element::Num,
+        {
+            type Output = $crate::operator::Expr<$crate::elementwise::UnaryOp<$ty, $crate::elementwise::NegF>>;
+            fn neg(self) -> Self::Output {
+                $crate::operator::Expr($crate::elementwise::UnaryOp::new(self))
+            }
+        }
+    };
+    (@op [$($gen:tt)*] $ty:ty, $Tr:ident, $m:ident, $F:ident) => {
+        impl<$($gen)*, Rhs> std::ops::$Tr<Rhs> for $ty
+        where
+            $ty: $crate::operator::Operator,
+            Rhs: $crate::operator::Operator<
+                Elem = <$ty as $crate::operator::Operator>::Elem,
+                Shape = <$ty as $crate::operator::Operator>::Shape,
+            >,
+            <$ty as $crate::operator::Operator>::Elem: $crate::element::Num,
+        {
+            type Output = $crate::operator::Expr<$crate::elementwise::BinaryOp<$ty, Rhs, $crate::elementwise::$F>>;
+            fn $m(self, rhs: Rhs) -> Self::Output {
+                $crate::operator::Expr($crate::elementwise::BinaryOp::new(self, rhs))
+            }
+        }
+        $crate::elementwise::std_ops!(@scalar [$($gen)*] $ty, $Tr, $m, $F, f32 f64 i8 i16 i32 i64 u8 u16 u32 u64);
+    };
+    (@scalar $gens:tt $ty:ty, $Tr:ident, $m:ident, $F:ident, $($s:ty)*) => {$(
+        $crate::elementwise::std_ops!(@one $gens $ty, $Tr, $m, $F, $s);
+    )*};
+    (@one [$($gen:tt)*] $ty:ty, $Tr:ident, $m:ident, $F:ident, $s:ty) => {
+        impl<$($gen)*> std::ops::$Tr<$s> for $ty
+        where
+            $ty: $crate::operator::Operator<Elem = $s>,
+        {
+            type Output = $crate::operator::Expr<$crate::elementwise::BinaryOp<
+                $ty,
+                $crate::elementwise::ConstOp<$s, <$ty as $crate::operator::Operator>::Shape>,
+                $crate::elementwise::$F,
+            >>;
+            fn $m(self, rhs: $s) -> Self::Output {
+                $crate::operator::Expr($crate::elementwise::BinaryOp::new(
+                    self,
+                    $crate::elementwise::ConstOp::scalar(rhs),
+                ))
+            }
+        }
+        impl<$($gen)*> std::ops::$Tr<$ty> for $s
+        where
+            $ty: $crate::operator::Operator<Elem = $s>,
+        {
+            type Output = $crate::operator::Expr<$crate::elementwise::BinaryOp<
+                $crate::elementwise::ConstOp<$s, <$ty as $crate::operator::Operator>::Shape>,
+                $ty,
+                $crate::elementwise::$F,
+            >>;
+            fn $m(self, rhs: $ty) -> Self::Output {
+                $crate::operator::Expr($crate::elementwise::BinaryOp::new(
+                    $crate::elementwise::ConstOp::scalar(self),
+                    rhs,
+                ))
+            }
+        }
+    };
+}
+pub(crate) use std_ops;
+
+std_ops!([O] Expr<O>);
+std_ops!(['a, T: Element, S: Shape] TensorView<'a, T, S>);
+std_ops!(['a, T: Element, S: Shape] &'a Tensor<T, S>);

@@ -1,0 +1,870 @@
+//! Reductions: sum, prod, mean, min, max, any, all, argmax, argmin, var,
+//! std (with `ddof`) and median — over all dims (`sum`) or over a list of
+//! axes (`sum_axes`), which are permuted last first (MatX's way).
+//!
+//! A reduction computes its values when an executor prepares it (MatX
+//! treats reductions as transforms), so an expression that reads it many
+//! times does not recompute it; read outside an executor, it computes each
+//! value on demand.
+//!
+//! # Order of float operations
+//! Every output value folds its reduced slice (flattened in C order over the
+//! reduced axes, in the order given) in blocks of [`REDUCE_BLOCK`]
+//! positions; within a block, 8 interleaved accumulators per chunk of at
+//! most [`LINE_CHUNK`] elements, combined pairwise; blocks merged left to
+//! right. The split never depends on the executor or its thread count, so
+//! serial and parallel runs give bit-identical results. Float sums differ
+//! from NumPy's pairwise summation in the last bits.
+//!
+//! ```
+//! use dynd_ops::{ones, sum_axes, mean, var, Operator, Serial, Tensor};
+//! let s = sum_axes(ones::<f64, _>([3, 4, 5, 6]), [1, 2, 3]).unwrap();
+//! assert_eq!(s.eval(&Serial).unwrap().as_slice(), &[120.0, 120.0, 120.0]);
+//! let t = Tensor::from_vec([4], vec![1.0, 2.0, 3.0, 4.0]).unwrap();
+//! assert_eq!(mean(&t).get([]), 2.5);
+//! assert_eq!(var(&t, 1).get([]), 5.0 / 3.0);
+//! ```
+
+use crate::element::{Element, Float, Num};
+use crate::executor::{Executor, grain_ranges, par_pieces};
+use crate::layout::{PermuteOp, for_runs, permute};
+use crate::operator::{Expr, LINE_CHUNK, LineBuf, Operator, line_slice};
+use crate::rank::{DropDims, Shape, numel, ravel, unravel};
+use dynd::{Error, Result};
+
+/// Positions of a reduced slice folded as one block (see the module docs).
+pub const REDUCE_BLOCK: usize = 1 << 16;
+
+/// How a reduction folds values.
+pub trait Reducer<T: Element>: Clone + Send + Sync + 'static {
+    /// The running state.
+    type Acc: Copy + Send + Sync;
+    /// The result type.
+    type Out: Element;
+    /// The name in operator names.
+    fn name(&self) -> String;
+    /// `false` when an empty slice has no result (min, max, argmax, ...).
+    fn allows_empty(&self) -> bool {
+        true
+    }
+    /// The state before any value.
+    fn init(&self) -> Self::Acc;
+    /// Folds `chunk`, whose first value is at flattened position `pos` of
+    /// the reduced slice.
+    fn accumulate(&self, acc: &mut Self::Acc, chunk: &[T], pos: usize);
+    /// Folds `b`, which covers positions after `a`'s, into `a`.
+    fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The result for a slice of `count` values.
+    fn finish(&self, acc: Self::Acc, count: usize) -> Self::Out;
+}
+
+#[inline(always)]
+fn lanes<T: Copy>(x: &[T], id: T, f: impl Fn(T, T) -> T) -> T {
+    let mut l = [id; 8];
+    let mut it = x.chunks_exact(8);
+    for c in &mut it {
+        for k in 0..8 {
+            l[k] = f(l[k], c[k]);
+        }
+    }
+    let mut tail = id;
+    for &v in it.remainder() {
+        tail = f(tail, v);
+    }
+    f(
+        f(f(l[0], l[1]), f(l[2], l[3])),
+        f(f(f(l[4], l[5]), f(l[6], l[7])), tail),
+    )
+}
+
+/// Sum (wrapping for integers).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SumR;
+impl<T: Num> Reducer<T> for SumR {
+    type Acc = T;
+    type Out = T;
+    fn name(&self) -> String {
+        "sum".into()
+    }
+    fn init(&self) -> T {
+        T::ZERO
+    }
+    #[inline]
+    fn accumulate(&self, acc: &mut T, chunk: &[T], _pos: usize) {
+        *acc = acc.plus(lanes(chunk, T::ZERO, T::plus));
+    }
+    fn merge(&self, a: T, b: T) -> T {
+        a.plus(b)
+    }
+    fn finish(&self, acc: T, _count: usize) -> T {
+        acc
+    }
+}
+
+/// Product (wrapping for integers).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProdR;
+impl<T: Num> Reducer<T> for ProdR {
+    type Acc = T;
+    type Out = T;
+    fn name(&self) -> String {
+        "prod".into()
+    }
+    fn init(&self) -> T {
+        T::ONE
+    }
+    #[inline]
+    fn accumulate(&self, acc: &mut T, chunk: &[T], _pos: usize) {
+        *acc = acc.times(lanes(chunk, T::ONE, T::times));
+    }
+    fn merge(&self, a: T, b: T) -> T {
+        a.times(b)
+    }
+    fn finish(&self, acc: T, _count: usize) -> T {
+        acc
+    }
+}
+
+/// Arithmetic mean (NaN for an empty slice).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MeanR;
+impl<T: Float> Reducer<T> for MeanR {
+    type Acc = T;
+    type Out = T;
+    fn name(&self) -> String {
+        "mean".into()
+    }
+    fn init(&self) -> T {
+        <T as Num>::ZERO
+    }
+    #[inline]
+    fn accumulate(&self, acc: &mut T, chunk: &[T], pos: usize) {
+        SumR.accumulate(acc, chunk, pos)
+    }
+    fn merge(&self, a: T, b: T) -> T {
+        a.plus(b)
+    }
+    fn finish(&self, acc: T, count: usize) -> T {
+        acc.over(T::of_usize(count))
+    }
+}
+
+#[inline(always)]
+fn better<T: Num>(x: T, best: T, max: bool) -> bool {
+    if best.is_nan_value() {
+        false
+    } else if x.is_nan_value() {
+        true
+    } else if max {
+        x > best
+    } else {
+        x < best
+    }
+}
+
+/// Largest or smallest value; NaN wins (as in NumPy).
+#[derive(Clone, Copy, Debug)]
+pub struct ExtremeR {
+    max: bool,
+}
+impl<T: Num> Reducer<T> for ExtremeR {
+    type Acc = Option<T>;
+    type Out = T;
+    fn name(&self) -> String {
+        if self.max { "max" } else { "min" }.into()
+    }
+    fn allows_empty(&self) -> bool {
+        false
+    }
+    fn init(&self) -> Option<T> {
+        None
+    }
+    #[inline]
+    fn accumulate(&self, acc: &mut Option<T>, chunk: &[T], _pos: usize) {
+        let Some((&first, rest)) = chunk.split_first() else {
+            return;
+        };
+        let mut best = match *acc {
+            Some(b) if !better(first, b, self.max) => b,
+            _ => first,
+        };
+        for &x in rest {
+            if better(x, best, self.max) {
+                best = x;
+            }
+        }
+        *acc = Some(best);
+    }
+    fn merge(&self, a: Option<T>, b: Option<T>) -> Option<T> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(if better(y, x, self.max) { y } else { x }),
+            (x, None) => x,
+            (None, y) => y,
+        }
+    }
+    fn finish(&self, acc: Option<T>, _count: usize) -> T {
+        acc.unwrap_or_default()
+    }
+}
+
+/// Position of the largest or smallest value within the reduced slice; the
+/// first one on ties; the first NaN if any.
+#[derive(Clone, Copy, Debug)]
+pub struct ArgExtremeR {
+    max: bool,
+}
+impl<T: Num> Reducer<T> for ArgExtremeR {
+    type Acc = Option<(T, usize)>;
+    type Out = i64;
+    fn name(&self) -> String {
+        if self.max { "argmax" } else { "argmin" }.into()
+    }
+    fn allows_empty(&self) -> bool {
+        false
+    }
+    fn init(&self) -> Self::Acc {
+        None
+    }
+    #[inline]
+    fn accumulate(&self, acc: &mut Self::Acc, chunk: &[T], pos: usize) {
+        for (k, &x) in chunk.iter().enumerate() {
+            match *acc {
+                Some((b, _)) if !better(x, b, self.max) => {}
+                _ => *acc = Some((x, pos + k)),
+            }
+        }
+    }
+    fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(if better(y.0, x.0, self.max) { y } else { x }),
+            (x, None) => x,
+            (None, y) => y,
+        }
+    }
+    fn finish(&self, acc: Self::Acc, _count: usize) -> i64 {
+        acc.map_or(0, |(_, i)| i as i64)
+    }
+}
+
+/// Logical or / and of `bool`s.
+#[derive(Clone, Copy, Debug)]
+pub struct LogicR {
+    any: bool,
+}
+impl Reducer<bool> for LogicR {
+    type Acc = bool;
+    type Out = bool;
+    fn name(&self) -> String {
+        if self.any { "any" } else { "all" }.into()
+    }
+    fn init(&self) -> bool {
+        !self.any
+    }
+    #[inline]
+    fn accumulate(&self, acc: &mut bool, chunk: &[bool], _pos: usize) {
+        if self.any {
+            *acc |= chunk.iter().any(|&b| b);
+        } else {
+            *acc &= chunk.iter().all(|&b| b);
+        }
+    }
+    fn merge(&self, a: bool, b: bool) -> bool {
+        if self.any { a | b } else { a & b }
+    }
+    fn finish(&self, acc: bool, _count: usize) -> bool {
+        acc
+    }
+}
+
+/// Variance (or standard deviation) with `ddof` delta degrees of freedom:
+/// `sum((x - mean)^2) / (n - ddof)`, NaN when `n <= ddof`. Chunks are
+/// folded exactly (two passes over each chunk) and merged with Chan's
+/// formula.
+#[derive(Clone, Copy, Debug)]
+pub struct VarR {
+    ddof: usize,
+    std: bool,
+}
+impl<T: Float> Reducer<T> for VarR {
+    /// (count, mean, sum of squared deviations)
+    type Acc = (usize, T, T);
+    type Out = T;
+    fn name(&self) -> String {
+        if self.std { "std" } else { "var" }.into()
+    }
+    fn init(&self) -> Self::Acc {
+        (0, <T as Num>::ZERO, <T as Num>::ZERO)
+    }
+    #[inline]
+    fn accumulate(&self, acc: &mut Self::Acc, chunk: &[T], _pos: usize) {
+        if chunk.is_empty() {
+            return;
+        }
+        let n = chunk.len();
+        let mean = lanes(chunk, <T as Num>::ZERO, T::plus).over(T::of_usize(n));
+        let m2 = chunk.iter().fold(<T as Num>::ZERO, |s, &x| {
+            let d = x.minus(mean);
+            s.plus(d.times(d))
+        });
+        *acc = Reducer::<T>::merge(self, *acc, (n, mean, m2));
+    }
+    fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc {
+        if a.0 == 0 {
+            return b;
+        }
+        if b.0 == 0 {
+            return a;
+        }
+        let n = a.0 + b.0;
+        let (na, nb, nn) = (T::of_usize(a.0), T::of_usize(b.0), T::of_usize(n));
+        let delta = b.1.minus(a.1);
+        let mean = a.1.plus(delta.times(nb).over(nn));
+        let m2 =
+            a.2.plus(b.2)
+                .plus(delta.times(delta).times(na).times(nb).over(nn));
+        (n, mean, m2)
+    }
+    fn finish(&self, acc: Self::Acc, count: usize) -> T {
+        let v = if count > self.ddof {
+            acc.2.over(T::of_usize(count - self.ddof))
+        } else {
+            T::nan()
+        };
+        if self.std { v.sqrt() } else { v }
+    }
+}
+
+/// A reduction of an operator's trailing dims. Build it with the functions
+/// ([`sum`], [`sum_axes`], ...).
+#[derive(Clone)]
+pub struct ReduceOp<O: Operator, R: Reducer<O::Elem>, S> {
+    op: O,
+    red: R,
+    inner: O::Shape,
+    sizes: S,
+    /// Number of values folded per output value.
+    m: usize,
+    cache: Option<Vec<R::Out>>,
+}
+
+impl<O: Operator, R: Reducer<O::Elem>, S: Shape> ReduceOp<O, R, S> {
+    pub(crate) fn new(op: O, red: R) -> Self {
+        let inner = op.sizes();
+        let mut sizes = S::zeros();
+        for d in 0..S::RANK {
+            sizes[d] = inner[d];
+        }
+        let m = inner.as_ref()[S::RANK..].iter().product();
+        ReduceOp {
+            op,
+            red,
+            inner,
+            sizes,
+            m,
+            cache: None,
+        }
+    }
+
+    fn blocks(&self) -> usize {
+        self.m.div_ceil(REDUCE_BLOCK).max(1)
+    }
+
+    fn base(&self, out: S) -> O::Shape {
+        let mut i = O::Shape::zeros();
+        for d in 0..S::RANK {
+            i[d] = out[d];
+        }
+        i
+    }
+
+    /// Folds block `b` of the slice of output `out`.
+    fn reduce_block(&self, out: S, b: usize) -> R::Acc {
+        let mut acc = self.red.init();
+        let n = O::Shape::RANK;
+        let start = b * REDUCE_BLOCK;
+        let end = self.m.min(start + REDUCE_BLOCK);
+        if start >= end {
+            return acc;
+        }
+        let mut idx = self.base(out);
+        if n == S::RANK {
+            // Nothing reduced: one value per output.
+            self.red.accumulate(&mut acc, &[self.op.get(idx)], 0);
+            return acc;
+        }
+        let mut flat = start;
+        for d in (S::RANK..n).rev() {
+            idx[d] = flat % self.inner[d];
+            flat /= self.inner[d];
+        }
+        let mut buf = LineBuf::new();
+        for_runs(idx, &self.inner, S::RANK, n, end - start, |i, at, k| {
+            let mut c = 0;
+            while c < k {
+                let len = LINE_CHUNK.min(k - c);
+                let mut ic = i;
+                ic[n - 1] += c;
+                let x = line_slice(&self.op, ic, n - 1, 1, len, &mut buf);
+                self.red.accumulate(&mut acc, x, start + at + c);
+                c += len;
+            }
+        });
+        acc
+    }
+
+    fn reduce_one(&self, out: S) -> R::Out {
+        let mut acc = self.red.init();
+        for b in 0..self.blocks() {
+            acc = self.red.merge(acc, self.reduce_block(out, b));
+        }
+        self.red.finish(acc, self.m)
+    }
+
+    fn compute(&self, ex: &dyn Executor) -> Vec<R::Out> {
+        let n_out = numel(&self.sizes);
+        let mut cache = vec![R::Out::default(); n_out];
+        let nb = self.blocks();
+        if nb > 1 {
+            let mut partials = vec![self.red.init(); n_out * nb];
+            par_pieces(ex, &mut partials, &grain_ranges(n_out * nb, 1), &|r, p| {
+                p[0] = self.reduce_block(unravel(r.start / nb, &self.sizes), r.start % nb);
+            });
+            for (o, c) in cache.iter_mut().enumerate() {
+                let acc = partials[o * nb..(o + 1) * nb]
+                    .iter()
+                    .fold(self.red.init(), |a, &b| self.red.merge(a, b));
+                *c = self.red.finish(acc, self.m);
+            }
+        } else {
+            let grain = REDUCE_BLOCK / self.m.max(1);
+            par_pieces(ex, &mut cache, &grain_ranges(n_out, grain), &|r, p| {
+                for (k, o) in r.enumerate() {
+                    p[k] = self.reduce_one(unravel(o, &self.sizes));
+                }
+            });
+        }
+        cache
+    }
+}
+
+impl<O: Operator, R: Reducer<O::Elem>, S: Shape> Operator for ReduceOp<O, R, S> {
+    type Elem = R::Out;
+    type Shape = S;
+    fn sizes(&self) -> S {
+        self.sizes
+    }
+    fn get(&self, idx: S) -> R::Out {
+        match &self.cache {
+            Some(c) => c[ravel(&idx, &self.sizes)],
+            None => self.reduce_one(idx),
+        }
+    }
+    fn contiguous_line(&self, idx: S, axis: usize, step: isize, len: usize) -> Option<&[R::Out]> {
+        let c = self.cache.as_ref()?;
+        if axis + 1 != S::RANK || step != 1 || idx[axis] + len > self.sizes[axis] {
+            return None;
+        }
+        let at = ravel(&idx, &self.sizes);
+        Some(&c[at..at + len])
+    }
+    fn name(&self) -> String {
+        let d = O::Shape::RANK - S::RANK;
+        if S::RANK == 0 {
+            format!("{}({})", self.red.name(), self.op.name())
+        } else {
+            format!("{}<{d}>({})", self.red.name(), self.op.name())
+        }
+    }
+    fn validate(&self) -> Result<()> {
+        self.op.validate()?;
+        if self.m == 0 && !self.red.allows_empty() && numel(&self.sizes) > 0 {
+            return Err(Error::invalid_argument(format!(
+                "{}: cannot reduce an empty slice (operator shape {:?})",
+                self.red.name(),
+                self.inner.as_ref()
+            )));
+        }
+        Ok(())
+    }
+    fn prepare(&mut self, ex: &dyn Executor) -> Result<()> {
+        self.op.prepare(ex)?;
+        self.cache = Some(self.compute(ex));
+        Ok(())
+    }
+    fn finish(&mut self) {
+        self.cache = None;
+        self.op.finish();
+    }
+    fn visit_memory(&self, f: &mut dyn FnMut(crate::operator::MemRegion)) {
+        self.op.visit_memory(f);
+    }
+}
+
+/// The permutation that moves `axes` last (in the order given).
+pub(crate) fn axes_last<S: Shape>(what: &str, axes: &[usize]) -> Result<S> {
+    let n = S::RANK;
+    let mut seen = vec![false; n];
+    for &a in axes {
+        if a >= n || std::mem::replace(&mut seen[a], true) {
+            return Err(Error::index(format!(
+                "{what}: axes {axes:?} are not distinct axes of a rank-{n} operator"
+            )));
+        }
+    }
+    let mut perm = S::zeros();
+    let mut k = 0;
+    for (d, &s) in seen.iter().enumerate() {
+        if !s {
+            perm[k] = d;
+            k += 1;
+        }
+    }
+    for &a in axes {
+        perm[k] = a;
+        k += 1;
+    }
+    Ok(perm)
+}
+
+/// A reduction over all dims.
+pub type Reduced<O, R> = Expr<ReduceOp<O, R, [usize; 0]>>;
+/// A reduction over `D` axes.
+pub type ReducedAxes<O, R, const D: usize> =
+    Expr<ReduceOp<PermuteOp<O>, R, <<O as Operator>::Shape as DropDims<D>>::Out>>;
+
+fn reduce_all<O: Operator, R: Reducer<O::Elem>>(op: O, red: R) -> Reduced<O, R> {
+    Expr(ReduceOp::new(op, red))
+}
+
+fn reduce_axes<O, R, const D: usize>(
+    what: &str,
+    op: O,
+    axes: [usize; D],
+    red: R,
+) -> Result<ReducedAxes<O, R, D>>
+where
+    O: Operator,
+    O::Shape: DropDims<D>,
+    R: Reducer<O::Elem>,
+{
+    let perm = axes_last::<O::Shape>(what, &axes)?;
+    Ok(Expr(ReduceOp::new(permute(op, perm)?.0, red)))
+}
+
+macro_rules! reductions {
+    ($($(#[$doc:meta])* $all:ident, $axes:ident, [$($bound:tt)*], $red:expr;)*) => {$(
+        $(#[$doc])*
+        pub fn $all<O: Operator>(op: O) -> Reduced<O, impl Reducer<O::Elem, Out = O::Elem>>
+        where
+            O::Elem: $($bound)*,
+        {
+            reduce_all(op, $red)
+        }
+        $(#[$doc])*
+        /// Over the dims `axes` only: the result keeps the other dims, in order.
+        ///
+        /// # Errors
+        /// `Index` when the axes are not distinct dims of `op`.
+        pub fn $axes<O: Operator, const D: usize>(
+            op: O,
+            axes: [usize; D],
+        ) -> Result<ReducedAxes<O, impl Reducer<O::Elem, Out = O::Elem>, D>>
+        where
+            O::Elem: $($bound)*,
+            O::Shape: DropDims<D>,
+        {
+            reduce_axes(stringify!($all), op, axes, $red)
+        }
+    )*};
+}
+
+reductions! {
+    /// The sum (wrapping for integers).
+    sum, sum_axes, [Num], SumR;
+    /// The product (wrapping for integers).
+    prod, prod_axes, [Num], ProdR;
+    /// The arithmetic mean (NaN for an empty slice).
+    mean, mean_axes, [Float], MeanR;
+    /// The smallest value (NaN if any is NaN). An empty slice is an error.
+    min, min_axes, [Num], ExtremeR { max: false };
+    /// The largest value (NaN if any is NaN). An empty slice is an error.
+    max, max_axes, [Num], ExtremeR { max: true };
+}
+
+/// `true` if any element is `true` (`false` for an empty slice).
+pub fn any<O: Operator<Elem = bool>>(op: O) -> Reduced<O, impl Reducer<bool, Out = bool>> {
+    reduce_all(op, LogicR { any: true })
+}
+
+/// `true` if any element over `axes` is `true`.
+///
+/// # Errors
+/// `Index` when the axes are not distinct dims of `op`.
+pub fn any_axes<O: Operator<Elem = bool>, const D: usize>(
+    op: O,
+    axes: [usize; D],
+) -> Result<ReducedAxes<O, impl Reducer<bool, Out = bool>, D>>
+where
+    O::Shape: DropDims<D>,
+{
+    reduce_axes("any", op, axes, LogicR { any: true })
+}
+
+/// `true` if every element is `true` (`true` for an empty slice).
+pub fn all<O: Operator<Elem = bool>>(op: O) -> Reduced<O, impl Reducer<bool, Out = bool>> {
+    reduce_all(op, LogicR { any: false })
+}
+
+/// `true` if every element over `axes` is `true`.
+///
+/// # Errors
+/// `Index` when the axes are not distinct dims of `op`.
+pub fn all_axes<O: Operator<Elem = bool>, const D: usize>(
+    op: O,
+    axes: [usize; D],
+) -> Result<ReducedAxes<O, impl Reducer<bool, Out = bool>, D>>
+where
+    O::Shape: DropDims<D>,
+{
+    reduce_axes("all", op, axes, LogicR { any: false })
+}
+
+/// The position of the largest value **within the reduced slice**: the
+/// flat C-order index over the reduced dims (for [`argmax`], over all dims
+/// — `unravel` it with the operator's sizes to get the index). Ties give
+/// the first; a NaN, the first NaN. An empty slice is an error.
+pub fn argmax<O: Operator>(op: O) -> Reduced<O, impl Reducer<O::Elem, Out = i64>>
+where
+    O::Elem: Num,
+{
+    reduce_all(op, ArgExtremeR { max: true })
+}
+
+/// [`argmax`] over `axes`: each value is the flat position within that
+/// output element's slice, in the order the axes are given (not an index
+/// into the input).
+///
+/// # Errors
+/// `Index` when the axes are not distinct dims of `op`.
+pub fn argmax_axes<O: Operator, const D: usize>(
+    op: O,
+    axes: [usize; D],
+) -> Result<ReducedAxes<O, impl Reducer<O::Elem, Out = i64>, D>>
+where
+    O::Elem: Num,
+    O::Shape: DropDims<D>,
+{
+    reduce_axes("argmax", op, axes, ArgExtremeR { max: true })
+}
+
+/// As [`argmax`], for the smallest value.
+pub fn argmin<O: Operator>(op: O) -> Reduced<O, impl Reducer<O::Elem, Out = i64>>
+where
+    O::Elem: Num,
+{
+    reduce_all(op, ArgExtremeR { max: false })
+}
+
+/// As [`argmax_axes`], for the smallest value.
+///
+/// # Errors
+/// `Index` when the axes are not distinct dims of `op`.
+pub fn argmin_axes<O: Operator, const D: usize>(
+    op: O,
+    axes: [usize; D],
+) -> Result<ReducedAxes<O, impl Reducer<O::Elem, Out = i64>, D>>
+where
+    O::Elem: Num,
+    O::Shape: DropDims<D>,
+{
+    reduce_axes("argmin", op, axes, ArgExtremeR { max: false })
+}
+
+/// The variance `sum((x - mean)^2) / (n - ddof)` (NaN when `n <= ddof`):
+/// `ddof = 0` is the population variance, `1` the sample variance.
+pub fn var<O: Operator>(op: O, ddof: usize) -> Reduced<O, impl Reducer<O::Elem, Out = O::Elem>>
+where
+    O::Elem: Float,
+{
+    reduce_all(op, VarR { ddof, std: false })
+}
+
+/// [`var`] over `axes`.
+///
+/// # Errors
+/// `Index` when the axes are not distinct dims of `op`.
+pub fn var_axes<O: Operator, const D: usize>(
+    op: O,
+    axes: [usize; D],
+    ddof: usize,
+) -> Result<ReducedAxes<O, impl Reducer<O::Elem, Out = O::Elem>, D>>
+where
+    O::Elem: Float,
+    O::Shape: DropDims<D>,
+{
+    reduce_axes("var", op, axes, VarR { ddof, std: false })
+}
+
+/// The standard deviation: the square root of [`var`].
+pub fn std<O: Operator>(op: O, ddof: usize) -> Reduced<O, impl Reducer<O::Elem, Out = O::Elem>>
+where
+    O::Elem: Float,
+{
+    reduce_all(op, VarR { ddof, std: true })
+}
+
+/// [`std()`] over `axes`.
+///
+/// # Errors
+/// `Index` when the axes are not distinct dims of `op`.
+pub fn std_axes<O: Operator, const D: usize>(
+    op: O,
+    axes: [usize; D],
+    ddof: usize,
+) -> Result<ReducedAxes<O, impl Reducer<O::Elem, Out = O::Elem>, D>>
+where
+    O::Elem: Float,
+    O::Shape: DropDims<D>,
+{
+    reduce_axes("std", op, axes, VarR { ddof, std: true })
+}
+
+// ---------------------------------------------------------------- median
+
+/// The median of an operator's trailing dims.
+#[derive(Clone)]
+pub struct MedianOp<O: Operator, S> {
+    op: O,
+    inner: O::Shape,
+    sizes: S,
+    m: usize,
+    cache: Option<Vec<O::Elem>>,
+}
+
+impl<O: Operator, S: Shape> MedianOp<O, S>
+where
+    O::Elem: Float,
+{
+    fn new(op: O) -> Self {
+        let inner = op.sizes();
+        let mut sizes = S::zeros();
+        for d in 0..S::RANK {
+            sizes[d] = inner[d];
+        }
+        let m = inner.as_ref()[S::RANK..].iter().product();
+        MedianOp {
+            op,
+            inner,
+            sizes,
+            m,
+            cache: None,
+        }
+    }
+
+    fn median_one(&self, out: S, scratch: &mut Vec<O::Elem>) -> O::Elem {
+        let n = O::Shape::RANK;
+        let mut idx = O::Shape::zeros();
+        for d in 0..S::RANK {
+            idx[d] = out[d];
+        }
+        scratch.clear();
+        scratch.resize(self.m, O::Elem::default());
+        if n == S::RANK {
+            scratch[0] = self.op.get(idx);
+        } else {
+            for_runs(idx, &self.inner, S::RANK, n, self.m, |i, at, k| {
+                self.op.fill_line(i, n - 1, 1, &mut scratch[at..at + k]);
+            });
+        }
+        if scratch.iter().any(|x| x.is_nan_value()) {
+            return <O::Elem as num_traits::Float>::nan();
+        }
+        let mid = self.m / 2;
+        let (_, &mut hi, _) = scratch.select_nth_unstable_by(mid, O::Elem::total_order);
+        if self.m % 2 == 1 {
+            return hi;
+        }
+        let lo = scratch[..mid].iter().copied().fold(
+            <O::Elem as num_traits::Float>::neg_infinity(),
+            |a, b| {
+                if b > a { b } else { a }
+            },
+        );
+        lo.plus(hi.minus(lo).over(O::Elem::of_usize(2)))
+    }
+}
+
+impl<O: Operator, S: Shape> Operator for MedianOp<O, S>
+where
+    O::Elem: Float,
+{
+    type Elem = O::Elem;
+    type Shape = S;
+    fn sizes(&self) -> S {
+        self.sizes
+    }
+    fn get(&self, idx: S) -> O::Elem {
+        match &self.cache {
+            Some(c) => c[ravel(&idx, &self.sizes)],
+            None => self.median_one(idx, &mut Vec::new()),
+        }
+    }
+    fn name(&self) -> String {
+        format!("median({})", self.op.name())
+    }
+    fn validate(&self) -> Result<()> {
+        self.op.validate()?;
+        if self.m == 0 && numel(&self.sizes) > 0 {
+            return Err(Error::invalid_argument(
+                "median: cannot reduce an empty slice",
+            ));
+        }
+        Ok(())
+    }
+    fn prepare(&mut self, ex: &dyn Executor) -> Result<()> {
+        self.op.prepare(ex)?;
+        let mut cache = vec![O::Elem::default(); numel(&self.sizes)];
+        let grain = (REDUCE_BLOCK / self.m.max(1)).max(1);
+        let n = cache.len();
+        par_pieces(ex, &mut cache, &grain_ranges(n, grain), &|r, p| {
+            let mut scratch = Vec::new();
+            for (k, o) in r.enumerate() {
+                p[k] = self.median_one(unravel(o, &self.sizes), &mut scratch);
+            }
+        });
+        self.cache = Some(cache);
+        Ok(())
+    }
+    fn finish(&mut self) {
+        self.cache = None;
+        self.op.finish();
+    }
+    fn visit_memory(&self, f: &mut dyn FnMut(crate::operator::MemRegion)) {
+        self.op.visit_memory(f);
+    }
+}
+
+/// The median of all elements (the mean of the two middle values for an
+/// even count; NaN if any is NaN). An empty operator is an error.
+pub fn median<O: Operator>(op: O) -> Expr<MedianOp<O, [usize; 0]>>
+where
+    O::Elem: Float,
+{
+    Expr(MedianOp::new(op))
+}
+
+/// [`median`] over `axes`.
+///
+/// # Errors
+/// `Index` when the axes are not distinct dims of `op`.
+pub fn median_axes<O: Operator, const D: usize>(
+    op: O,
+    axes: [usize; D],
+) -> Result<Expr<MedianOp<PermuteOp<O>, <O::Shape as DropDims<D>>::Out>>>
+where
+    O::Elem: Float,
+    O::Shape: DropDims<D>,
+{
+    let perm = axes_last::<O::Shape>("median", &axes)?;
+    Ok(Expr(MedianOp::new(permute(op, perm)?.0)))
+}
