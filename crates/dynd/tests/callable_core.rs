@@ -1,0 +1,372 @@
+//! Callables: scalar callables from Rust functions and from a third party's
+//! raw deferred ckernel, lifted over fixed and var dims with broadcasting;
+//! parallel and serial execution agree.
+
+use dynd::callable::Callable;
+use dynd::callable::deferred::Deferred;
+use dynd::callable::dispatch::DispatchBuilder;
+use dynd::kernels::CKernelBuilder;
+use dynd::{Array, ErrorKind, Index, Type};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn a(tp: &str, json: &str) -> Array {
+    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
+}
+
+fn add_i32() -> Callable {
+    Callable::from_fn2("add_i32", |x: i32, y: i32| x.wrapping_add(y))
+}
+
+#[test]
+fn lifting_over_var_and_fixed_dims_follows_the_issue() {
+    let f = add_i32();
+    let r = f
+        .call(&[
+            &a("2 * var * int32", "[[1,2,3],[4]]"),
+            &a("2 * 3 * int32", "[[5,6,7],[8,9,10]]"),
+        ])
+        .unwrap();
+    assert_eq!(r.tp().to_string(), "2 * 3 * int32");
+    assert_eq!(r.to_json(), "[[6,8,10],[12,13,14]]");
+    let r = f
+        .call(&[
+            &a("2 * var * int32", "[[1,2,3],[4]]"),
+            &a("2 * var * int32", "[[5],[6,7]]"),
+        ])
+        .unwrap();
+    assert_eq!(r.tp().to_string(), "2 * var * int32");
+    assert_eq!(r.to_json(), "[[6,7,8],[10,11]]");
+}
+
+#[test]
+fn broadcasting_rules_and_errors() {
+    let f = add_i32();
+    let cases = [
+        (
+            "3 * int32",
+            "[1,2,3]",
+            "int32",
+            "10",
+            "3 * int32",
+            "[11,12,13]",
+        ),
+        (
+            "2 * 1 * int32",
+            "[[1],[2]]",
+            "3 * int32",
+            "[10,20,30]",
+            "2 * 3 * int32",
+            "[[11,21,31],[12,22,32]]",
+        ),
+        (
+            "var * int32",
+            "[1,2]",
+            "1 * int32",
+            "[5]",
+            "var * int32",
+            "[6,7]",
+        ),
+        (
+            "2 * var * int32",
+            "[[1,2],[3]]",
+            "2 * 1 * int32",
+            "[[10],[20]]",
+            "2 * var * int32",
+            "[[11,12],[23]]",
+        ),
+        (
+            "var * var * int32",
+            "[[1],[2,3]]",
+            "int32",
+            "100",
+            "var * var * int32",
+            "[[101],[102,103]]",
+        ),
+    ];
+    for (t1, j1, t2, j2, rt, rj) in cases {
+        let r = f.call(&[&a(t1, j1), &a(t2, j2)]).unwrap();
+        assert_eq!(
+            (r.tp().to_string().as_str(), r.to_json().as_str()),
+            (rt, rj),
+            "{t1} + {t2}"
+        );
+        // Arguments the other way round give the same.
+        let r = f.call(&[&a(t2, j2), &a(t1, j1)]).unwrap();
+        assert_eq!(r.to_json(), rj, "{t2} + {t1}");
+    }
+    let e = f
+        .call(&[&a("3 * int32", "[1,2,3]"), &a("2 * int32", "[1,2]")])
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Broadcast);
+    assert!(e.message().contains("(3) and (2)"), "{e}");
+    let e = f
+        .call(&[
+            &a("2 * var * int32", "[[1,2,3],[4]]"),
+            &a("2 * 2 * int32", "[[1,2],[3,4]]"),
+        ])
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Broadcast);
+    assert!(e.message().contains("size 3 into size 2"), "{e}");
+    let e = f
+        .call(&[
+            &a("2 * var * int32", "[[1,2],[4]]"),
+            &a("2 * var * int32", "[[1,2,3],[4]]"),
+        ])
+        .unwrap_err();
+    assert!(
+        e.message().contains("sizes 2 and 3 do not broadcast"),
+        "{e}"
+    );
+    let e = f
+        .call(&[&a("3 * float64", "[1,2,3]"), &a("int32", "1")])
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type);
+    assert!(e.message().contains("add_i32 does not accept"), "{e}");
+}
+
+#[test]
+fn views_are_read_with_their_strides() {
+    let f = Callable::from_fn1("neg", |x: i64| -x);
+    let m = a("3 * 4 * int64", "[[0,1,2,3],[4,5,6,7],[8,9,10,11]]");
+    let v = m
+        .index(&[Index::slice(None, None, -1), Index::slice(Some(1), None, 2)])
+        .unwrap();
+    assert_eq!(
+        f.call(&[&v]).unwrap().to_json(),
+        "[[-9,-11],[-5,-7],[-1,-3]]"
+    );
+    assert_eq!(
+        f.call(&[&m.permute(&[1, 0]).unwrap()]).unwrap().to_json(),
+        "[[0,-4,-8],[-1,-5,-9],[-2,-6,-10],[-3,-7,-11]]"
+    );
+}
+
+#[test]
+fn fallible_functions_report_errors() {
+    let div = Callable::try_from_fn2("div", |x: i32, y: i32| {
+        x.checked_div(y)
+            .ok_or_else(|| dynd::Error::invalid_argument("integer division by zero"))
+    });
+    assert_eq!(
+        div.call(&[&a("2 * int32", "[7,8]"), &a("int32", "2")])
+            .unwrap()
+            .to_json(),
+        "[3,4]"
+    );
+    let e = div
+        .call(&[&a("2 * int32", "[7,8]"), &a("2 * int32", "[1,0]")])
+        .unwrap_err();
+    assert!(e.message().contains("division by zero"), "{e}");
+}
+
+#[test]
+fn parallel_and_serial_results_agree() {
+    let f = Callable::from_fn2("fma", |x: f64, y: f64| x * y + 0.5);
+    let n = 300_000;
+    let xs: Vec<f64> = (0..n).map(|i| (i as f64).sin()).collect();
+    let ys: Vec<f64> = (0..n).map(|i| (i as f64) * 0.25).collect();
+    let big = f
+        .call(&[&Array::from(xs.clone()), &Array::from(ys.clone())])
+        .unwrap();
+    // Serial: the same computation in small pieces (under the parallel size).
+    for start in (0..n).step_by(50_000) {
+        let piece = f
+            .call(&[
+                &Array::from(xs[start..start + 50_000].to_vec()),
+                &Array::from(ys[start..start + 50_000].to_vec()),
+            ])
+            .unwrap();
+        let got = big
+            .index(&[Index::slice(
+                Some(start as isize),
+                Some(start as isize + 50_000),
+                1,
+            )])
+            .unwrap();
+        assert_eq!(got.to_json(), piece.to_json());
+    }
+    // And a 2-d case whose rows split across threads, against a Rust loop.
+    let m = Array::empty("600 * 1000 * float64").unwrap();
+    let r = f.call(&[&m, &Array::from(2.0f64)]).unwrap();
+    assert_eq!(r.tp().to_string(), "600 * 1000 * float64");
+    assert!(
+        r.index(&[599.into(), 999.into()])
+            .unwrap()
+            .as_scalar::<f64>()
+            .unwrap()
+            == 0.5
+    );
+    // An error on one element of a large input reaches the caller.
+    let g = Callable::try_from_fn1("check", |x: f64| {
+        if x == 123_456.0 {
+            Err(dynd::Error::overflow("bad value 123456"))
+        } else {
+            Ok(x)
+        }
+    });
+    let e = g
+        .call(&[&Array::from((0..n).map(|i| i as f64).collect::<Vec<_>>())])
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Overflow);
+    assert!(e.message().contains("bad value 123456"), "{e}");
+}
+
+// ---- a third party's kernel, through the raw deferred-ckernel path ----
+
+static FREED: AtomicUsize = AtomicUsize::new(0);
+
+/// `dst = src * factor` for int32, where the factor is this kernel's data.
+#[repr(C)]
+struct ScaleKernel {
+    function: *mut c_void,
+    destructor: *mut c_void,
+    factor: i32,
+}
+
+unsafe extern "C" fn scale_single(dst: *mut u8, src: *const *const u8, k: *mut c_void) -> i32 {
+    // SAFETY: the ABI: one int32 source, an int32 destination, our kernel.
+    unsafe {
+        let f = (*(k as *const ScaleKernel)).factor;
+        *(dst as *mut i32) = (*(*src as *const i32)) * f;
+    }
+    0
+}
+
+unsafe extern "C" fn scale_strided(
+    dst: *mut u8,
+    dst_stride: isize,
+    src: *const *const u8,
+    src_stride: *const isize,
+    count: usize,
+    k: *mut c_void,
+) -> i32 {
+    // SAFETY: the ABI: `count` int32 elements at the strides.
+    unsafe {
+        let f = (*(k as *const ScaleKernel)).factor;
+        let (s, ss) = (*src, *src_stride);
+        for i in 0..count as isize {
+            let v = *(s.offset(i * ss) as *const i32);
+            if v == -1 {
+                dynd::error::set_last_error(&dynd::Error::external("the scale kernel refuses -1"));
+                return -1;
+            }
+            *(dst.offset(i * dst_stride) as *mut i32) = v * f;
+        }
+    }
+    0
+}
+
+unsafe extern "C" fn scale_instantiate(
+    data: *mut c_void,
+    ckb: *mut CKernelBuilder,
+    offset: isize,
+    _arrmeta: *const *const u8,
+    kernreq: u32,
+) -> isize {
+    let end = offset + std::mem::size_of::<ScaleKernel>() as isize;
+    // SAFETY: the builder is valid (the instantiate contract); written the
+    // way C code would: ensure capacity, then fill the prefix and data.
+    unsafe {
+        if CKernelBuilder::ensure_capacity_leaf_raw(ckb, end).is_err() {
+            return -1;
+        }
+        let k = CKernelBuilder::raw_data(ckb).offset(offset) as *mut ScaleKernel;
+        (*k).function = if kernreq == 0 {
+            scale_single as *mut c_void
+        } else {
+            scale_strided as *mut c_void
+        };
+        (*k).destructor = std::ptr::null_mut();
+        (*k).factor = *(data as *const i32);
+    }
+    end
+}
+
+unsafe extern "C" fn scale_free(data: *mut c_void) {
+    FREED.fetch_add(1, Ordering::SeqCst);
+    // SAFETY: made by Box::into_raw in the test.
+    drop(unsafe { Box::from_raw(data as *mut i32) });
+}
+
+#[test]
+fn a_third_party_deferred_kernel_is_lifted_over_var_dims() {
+    let before = FREED.load(Ordering::SeqCst);
+    let factor = Box::into_raw(Box::new(3i32)) as *mut c_void;
+    let d = Deferred {
+        name: "scale3".into(),
+        types: vec![Type::int32(), Type::int32()],
+        data: factor,
+        instantiate: scale_instantiate,
+        free: Some(scale_free),
+    };
+    // SAFETY: the kernel follows DESIGN §5 and is thread-safe.
+    let f = unsafe { Callable::from_deferred(d) }.unwrap();
+    let x = a("3 * var * int32", "[[1,2,3],[],[4,5]]");
+    let r = f.call(&[&x]).unwrap();
+    assert_eq!(r.tp().to_string(), "3 * var * int32");
+    assert_eq!(r.to_json(), "[[3,6,9],[],[12,15]]");
+    let e = f.call(&[&a("2 * var * int32", "[[1],[-1]]")]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::External);
+    assert!(e.message().contains("refuses -1"), "{e}");
+    assert_eq!(
+        f.call(&[&a("float64", "1")]).unwrap_err().kind(),
+        ErrorKind::Type
+    );
+    let g = f.clone();
+    drop(f);
+    assert_eq!(
+        FREED.load(Ordering::SeqCst),
+        before,
+        "not freed while a clone lives"
+    );
+    drop(g);
+    assert_eq!(
+        FREED.load(Ordering::SeqCst),
+        before + 1,
+        "freed exactly once"
+    );
+    // A bad deferred kernel is refused, and its data still freed once.
+    let bad = Deferred {
+        name: "bad".into(),
+        types: vec![Type::int32()],
+        data: Box::into_raw(Box::new(1i32)) as *mut c_void,
+        instantiate: scale_instantiate,
+        free: Some(scale_free),
+    };
+    // SAFETY: as above.
+    let e = unsafe { Callable::from_deferred(bad) }.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(FREED.load(Ordering::SeqCst), before + 2);
+}
+
+#[test]
+fn dispatch_picks_the_most_specific_overload_and_refuses_ambiguity() {
+    let generic = Callable::from_fn2("first_f64", |x: f64, _y: f64| x);
+    let mut b = DispatchBuilder::new("pick");
+    b.add(Callable::from_fn2("pick_i32", |x: i32, y: i32| x * 100 + y))
+        .unwrap();
+    b.add(generic).unwrap();
+    let f = b.build();
+    assert_eq!(
+        f.call(&[&a("int32", "1"), &a("int32", "2")])
+            .unwrap()
+            .to_json(),
+        "102"
+    );
+    assert_eq!(
+        f.call(&[&a("2 * float64", "[1.5, 2]"), &a("float64", "0")])
+            .unwrap()
+            .to_json(),
+        "[1.5,2.0]"
+    );
+    let e = f.call(&[&a("int8", "1"), &a("int8", "2")]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type);
+    assert!(e.message().contains("no overload for (int8, int8)"), "{e}");
+    // Duplicates are refused at registration.
+    let e = b
+        .add(Callable::from_fn2("again", |x: i32, _y: i32| x))
+        .err()
+        .unwrap();
+    assert!(e.message().contains("duplicates"), "{e}");
+}
