@@ -98,9 +98,8 @@ fn main() -> ExitCode {
     let args: Result<Vec<String>, Error> = std::env::args_os()
         .skip(1)
         .map(|a| {
-            a.into_string().map_err(|a| {
-                Error::invalid_argument(format!("argument {a:?} is not valid utf-8"))
-            })
+            a.into_string()
+                .map_err(|a| Error::invalid_argument(format!("argument {a:?} is not valid utf-8")))
         })
         .collect();
     match args.and_then(|args| run(&args)) {

@@ -156,6 +156,9 @@ fn non_utf8_arguments_are_an_error_not_a_panic() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("error[invalid_argument]: argument"), "{err}");
+    assert!(
+        err.starts_with("error[invalid_argument]: argument"),
+        "{err}"
+    );
     assert!(err.contains("not valid utf-8"), "{err}");
 }
