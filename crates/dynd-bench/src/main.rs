@@ -4,6 +4,7 @@
 //! (bytes read + written) and the ratio to a plain memory copy measured in
 //! the same run. Performance targets live here, never in timed unit tests.
 
+mod callables;
 mod casts;
 mod harness;
 
@@ -30,5 +31,8 @@ fn main() {
     let wants = |name: &str| only.as_deref().is_none_or(|o| o == name);
     if wants("casts") {
         casts::run(n, runs, bandwidth);
+    }
+    if wants("callables") {
+        callables::run(n, runs, bandwidth);
     }
 }

@@ -21,16 +21,21 @@
  *
  * - Ownership. Objects handed out are new references, which the receiver
  *   releases exactly once (dynd_type_decref, dynd_array_decref,
- *   dynd_string_free), unless documented as borrowed. A borrowed object is
- *   valid while the object it was borrowed from lives; incref it to keep it
- *   longer. Objects passed in are borrowed for the call.
+ *   dynd_callable_decref, dynd_string_free), unless documented as
+ *   borrowed. A borrowed object is valid while the object it was borrowed
+ *   from lives; incref it to keep it longer. Objects passed in are borrowed
+ *   for the call, except the deferred ckernel that
+ *   dynd_callable_from_deferred takes over.
  *
  * - Threads. Reference counts are atomic; types are immutable; every
  *   function may be called from any thread. An array's data is shared,
  *   mutable memory: writing elements another thread reads or writes at the
  *   same time is a data race (split the work, as dynd's executors do). A
  *   ckernel builder is used by one thread at a time while it is built; a
- *   built ckernel may be called from many threads at once.
+ *   built ckernel may be called from many threads at once. Callables are
+ *   immutable and may be called and instantiated from many threads at
+ *   once; dynd_callable_call may itself run a kernel on several threads, so
+ *   a third party's instantiate function and kernels must be thread-safe.
  */
 #ifndef DYND_H
 #define DYND_H
@@ -352,8 +357,131 @@ intptr_t dynd_make_assignment_kernel(dynd_ckernel_builder *ckb, intptr_t offset,
                                      dynd_type src_tp, const char *src_arrmeta,
                                      uint32_t kernreq, int errmode);
 
-/* Callables (dynd_deferred_ckernel, dynd_callable_*) are not part of this
- * header yet. */
+/* ------------------------------------------------------------------------
+ * Deferred ckernels: how a third party hands a kernel family to dynd
+ *
+ * A deferred ckernel names concrete types (the destination, then the
+ * sources), owns an opaque data_ptr, and builds kernels on request: dynd
+ * calls instantiate_func with a builder, an offset and the arrmeta of the
+ * concrete arrays, and gets back a kernel whose prefix is at that offset.
+ * ------------------------------------------------------------------------ */
+
+/* Builds one kernel of the family into ckb at ckb_offset, for the arrmeta
+ * of the operands (arrmeta[0] the destination's, then one per source; NULL
+ * for a type without arrmeta) and kernreq (DYND_KERNEL_REQUEST_SINGLE or
+ * _STRIDED: set the prefix's function to a dynd_expr_single_t or a
+ * dynd_expr_strided_t accordingly; refuse anything else).
+ *
+ * It must first make room -- dynd_ckernel_builder_ensure_capacity_leaf(ckb,
+ * end) for a kernel without children -- and only then write the kernel at
+ * (char *)ckb->data + ckb_offset (memory it gets zero-filled). The kernel
+ * starts with a dynd_ckernel_prefix; its destructor may be NULL when it owns
+ * nothing. It must be relocatable by memcpy (no pointers into itself), and
+ * should copy what it needs from self_data and the arrmeta.
+ *
+ * Returns the offset just past the kernel (greater than ckb_offset;
+ * pointer-size multiples are customary), or -1 after dynd_error_set (the
+ * code and message reach whoever asked dynd for the kernel).
+ *
+ * Threads: it may be called from several threads at once (each with its own
+ * builder), and the kernels it builds may be called from several threads at
+ * once (each on its own output elements): keep them free of shared mutable
+ * state. */
+typedef intptr_t (*dynd_instantiate_fn)(void *self_data, dynd_ckernel_builder *ckb,
+                                        intptr_t ckb_offset,
+                                        const char *const *arrmeta, /* dst, then srcs */
+                                        uint32_t kernreq);
+
+/* Six words. Given to dynd_callable_from_deferred, which takes it over. */
+typedef struct dynd_deferred_ckernel {
+  size_t ckernel_funcproto;        /* 0: expr (the only one today) */
+  size_t data_types_size;          /* 1 + number of sources */
+  const dynd_type *data_dynd_types; /* dst type, then source types */
+  void *data_ptr;                  /* the family's data, passed to the functions */
+  dynd_instantiate_fn instantiate_func;
+  void (*free_func)(void *data_ptr); /* frees data_ptr; may be NULL */
+} dynd_deferred_ckernel;
+
+/* ------------------------------------------------------------------------
+ * Callables
+ *
+ * A dynd_callable is an immutable, reference-counted function: dynd's own
+ * (looked up by name) or a third party's (from a deferred ckernel). Handles
+ * may be shared between threads and called from several at once.
+ * ------------------------------------------------------------------------ */
+
+typedef struct dynd_callable_s *dynd_callable;
+
+/* Makes a callable from a deferred ckernel, taking ownership of it: on
+ * return *dck is all zero whatever happened (so the caller cannot free it
+ * twice), and dck->free_func(dck->data_ptr) is called exactly once -- when
+ * the callable's last reference is released on success, before this
+ * function returns on failure. The types are copied: dynd takes its own
+ * references, and the array data_dynd_types points to (and the references
+ * in it) stay the caller's, free to release after the call (or in
+ * free_func).
+ *
+ * The callable is scalar: dynd_callable_call lifts it over every dim of its
+ * arguments (fixed and var, with broadcasting) and may run the kernels on
+ * several threads at once.
+ *
+ * Returns a new reference (dynd_callable_decref), or NULL with
+ * DYND_ERR_INVALID_ARGUMENT for a NULL dck, a ckernel_funcproto other than
+ * 0, fewer than 2 or more than 5 data types, a NULL data_dynd_types or
+ * instantiate_func, or an invalid type handle; DYND_ERR_TYPE for a symbolic
+ * type (the types must be concrete). */
+dynd_callable dynd_callable_from_deferred(dynd_deferred_ckernel *dck);
+
+/* The callable registered under name ("add", "multiply", "sum", ...), as a
+ * new reference, or NULL: DYND_ERR_INVALID_ARGUMENT for an unknown name
+ * (the message lists the known ones) or NULL, DYND_ERR_PARSE for a name that
+ * is not utf-8. */
+dynd_callable dynd_callable_lookup(const char *name);
+
+/* Calls f on nargs arrays (args may be NULL when nargs is 0; the arrays are
+ * borrowed). The result type is resolved from the arguments' types -- for a
+ * scalar callable, the broadcast of their dims (DESIGN section 6) over the
+ * element result -- and a new array of it is returned (a new reference).
+ * Large calls run the outer loop on several threads.
+ *
+ * Returns NULL with the error recorded: DYND_ERR_TYPE (arguments f does not
+ * accept), DYND_ERR_BROADCAST, DYND_ERR_INVALID_ARGUMENT (NULL, an invalid
+ * handle), DYND_ERR_ALLOC, or whatever a kernel reported: an error a
+ * third-party kernel records with dynd_error_set comes back here with its
+ * code and message, also when the kernel ran on another thread. */
+dynd_array    dynd_callable_call(dynd_callable f, size_t nargs, const dynd_array *args);
+
+/* Builds f's kernel for concrete types and arrmeta into ckb at offset (0 for
+ * the root, or the child slot of a kernel the caller is building), for
+ * kernreq (DYND_KERNEL_REQUEST_*): the kernel computing dst from the nsrc
+ * sources. A scalar callable's kernel is lifted over the dims (dst_tp must
+ * be the type the call would produce, or one it broadcasts into). Arrmeta
+ * may be NULL for a type without arrmeta, and src_arrmeta may be NULL when
+ * no source has any.
+ *
+ * Returns the offset just past the kernel, or -1: DYND_ERR_TYPE (types f
+ * does not accept), DYND_ERR_BROADCAST, DYND_ERR_INVALID_ARGUMENT (NULL, a
+ * bad handle, a negative offset, an unknown kernreq), or what a deferred
+ * ckernel's instantiate_func reported. What was built before a failure is
+ * destroyed with the builder. The kernel is then called through
+ * ((dynd_ckernel_prefix *)((char *)ckb->data + offset))->function.
+ *
+ * The kernel may use f's data (a deferred ckernel's data_ptr): keep a
+ * reference to f until the builder is destructed or reset. The builder is
+ * used by one thread during the call; f may be instantiated on several
+ * threads at once (each with its own builder). */
+intptr_t      dynd_callable_instantiate(dynd_callable f, dynd_ckernel_builder *ckb, intptr_t offset,
+                                        dynd_type dst_tp, const char *dst_arrmeta,
+                                        size_t nsrc, const dynd_type *src_tp,
+                                        const char *const *src_arrmeta, uint32_t kernreq);
+
+/* Adds a reference to f. DYND_ERR_INVALID_ARGUMENT (nothing done) for NULL
+ * or a handle that is not a callable. */
+void          dynd_callable_incref(dynd_callable f);
+
+/* Releases a reference to f, freeing it with the last (a deferred ckernel's
+ * free_func runs then, on the releasing thread). NULL is a no-op. */
+void          dynd_callable_decref(dynd_callable f);
 
 #ifdef __cplusplus
 } /* extern "C" */

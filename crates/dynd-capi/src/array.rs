@@ -61,7 +61,7 @@ pub(crate) unsafe fn borrow_array(
 }
 
 /// Hands an owned array to C as a new reference.
-fn array_out(a: Array) -> dynd_array {
+pub(crate) fn array_out(a: Array) -> dynd_array {
     let block = a.memblock().clone();
     drop(a);
     block.into_raw().as_ptr().cast()

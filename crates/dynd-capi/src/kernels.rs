@@ -28,7 +28,7 @@ pub const DYND_KERNEL_REQUEST_SINGLE: u32 = 0;
 pub const DYND_KERNEL_REQUEST_STRIDED: u32 = 1;
 
 /// `ckb` as a non-null, aligned builder pointer.
-fn builder_arg(ckb: *mut CKernelBuilder, func: &str) -> Result<NonNull<CKernelBuilder>> {
+pub(crate) fn builder_arg(ckb: *mut CKernelBuilder, func: &str) -> Result<NonNull<CKernelBuilder>> {
     let ckb = non_null(ckb, func, "ckb")?;
     if !(ckb.as_ptr() as usize).is_multiple_of(KERNEL_ALIGN) {
         return Err(Error::invalid_argument(format!(
@@ -138,7 +138,12 @@ pub unsafe extern "C" fn dynd_ckernel_builder_ensure_capacity(
 
 /// A type argument's arrmeta pointer: may be NULL only for a type with no
 /// arrmeta.
-fn arrmeta_arg(meta: *const c_char, tp: &Type, func: &str, arg: &str) -> Result<*const u8> {
+pub(crate) fn arrmeta_arg(
+    meta: *const c_char,
+    tp: &Type,
+    func: &str,
+    arg: &str,
+) -> Result<*const u8> {
     if meta.is_null() && tp.arrmeta_size() != 0 {
         return Err(Error::invalid_argument(format!(
             "{func}: argument '{arg}' is NULL, but {tp} has {} bytes of arrmeta",

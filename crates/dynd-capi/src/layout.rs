@@ -9,6 +9,7 @@
 //! through the transcription.
 
 use crate::array::*;
+use crate::callable::*;
 use crate::error::*;
 use crate::kernels::*;
 use crate::memblock::*;
@@ -72,9 +73,24 @@ const _: () = assert!(offset_of!(PodAllocatorApi, allocate) == 0);
 const _: () = assert!(offset_of!(PodAllocatorApi, resize) == WORD);
 const _: () = assert!(offset_of!(PodAllocatorApi, finalize) == 2 * WORD);
 
+// dynd_deferred_ckernel: 6 words, {ckernel_funcproto, data_types_size,
+// data_dynd_types, data_ptr, instantiate_func, free_func}; the function
+// pointers are nullable (Option) at one word each.
+const _: () = assert!(size_of::<dynd_deferred_ckernel>() == 6 * WORD);
+const _: () = assert!(align_of::<dynd_deferred_ckernel>() == WORD);
+const _: () = assert!(offset_of!(dynd_deferred_ckernel, ckernel_funcproto) == 0);
+const _: () = assert!(offset_of!(dynd_deferred_ckernel, data_types_size) == WORD);
+const _: () = assert!(offset_of!(dynd_deferred_ckernel, data_dynd_types) == 2 * WORD);
+const _: () = assert!(offset_of!(dynd_deferred_ckernel, data_ptr) == 3 * WORD);
+const _: () = assert!(offset_of!(dynd_deferred_ckernel, instantiate_func) == 4 * WORD);
+const _: () = assert!(offset_of!(dynd_deferred_ckernel, free_func) == 5 * WORD);
+const _: () = assert!(size_of::<Option<dynd_instantiate_fn>>() == WORD);
+const _: () = assert!(size_of::<Option<dynd_free_fn>>() == WORD);
+
 // Handles are one pointer; function pointers fit in `void *function`.
 const _: () = assert!(size_of::<dynd_type>() == WORD);
 const _: () = assert!(size_of::<dynd_array>() == WORD);
+const _: () = assert!(size_of::<dynd_callable>() == WORD);
 const _: () = assert!(size_of::<dynd_expr_single_t>() == WORD);
 const _: () = assert!(size_of::<dynd_expr_strided_t>() == WORD);
 

@@ -23,9 +23,9 @@
 //! - `dynd_memory_block`, `dynd_pod_allocator_api`, `dynd_ckernel_builder`,
 //!   `dynd_ckernel_prefix`: the dynd crate's `#[repr(C)]` structs themselves
 //!   (their layouts are asserted at compile time in [`layout`]).
-//!
-//! The callable part of §5 (`dynd_deferred_ckernel`, `dynd_callable_*`) is
-//! not here yet.
+//! - `dynd_callable`: an `Arc` around a [`dynd::callable::Callable`] (see
+//!   [`callable`]); `dynd_deferred_ckernel` is a `#[repr(C)]` struct that
+//!   [`dynd_callable_from_deferred`] turns into a scalar callable.
 //!
 //! `docs/capi.md` has the ownership, threading and error rules and a
 //! complete C example.
@@ -36,6 +36,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod array;
+pub mod callable;
 pub mod error;
 pub mod kernels;
 pub mod layout;
@@ -43,6 +44,7 @@ pub mod memblock;
 pub mod types;
 
 pub use array::*;
+pub use callable::*;
 pub use error::*;
 pub use kernels::*;
 pub use memblock::*;

@@ -57,8 +57,20 @@ fn build_c_test(source: &str, out_name: &str) -> PathBuf {
     out
 }
 
+/// `LD_LIBRARY_PATH` with the library's directory first: cargo's own value
+/// (inherited by the test) lists `target/<profile>` before the rpath is
+/// consulted, where a stale `libdynd_capi.so` from an older build may lie.
+fn library_path() -> std::ffi::OsString {
+    let mut paths = vec![library_dir()];
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+        paths.extend(std::env::split_paths(&old));
+    }
+    std::env::join_paths(paths).expect("library paths without ':'")
+}
+
 fn run(cmd: &mut Command, what: &str) {
     let output = cmd
+        .env("LD_LIBRARY_PATH", library_path())
         .output()
         .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -79,6 +91,22 @@ fn have_valgrind() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Runs `exe` under valgrind: any memory error or definite leak fails.
+fn run_under_valgrind(exe: &Path, what: &str) {
+    run(
+        Command::new("valgrind")
+            .args([
+                "--quiet",
+                "--error-exitcode=1",
+                "--leak-check=full",
+                "--errors-for-leak-kinds=definite",
+                "--show-leak-kinds=definite",
+            ])
+            .arg(exe),
+        &format!("{what} under valgrind"),
+    );
+}
+
 #[test]
 fn c_tests_pass() {
     let exe = build_c_test("test_capi", "test_capi");
@@ -92,18 +120,42 @@ fn c_tests_pass_under_valgrind() {
         return;
     }
     let exe = build_c_test("test_capi", "test_capi_valgrind");
-    run(
-        Command::new("valgrind")
-            .args([
-                "--quiet",
-                "--error-exitcode=1",
-                "--leak-check=full",
-                "--errors-for-leak-kinds=definite",
-                "--show-leak-kinds=definite",
-            ])
-            .arg(&exe),
-        "the C tests under valgrind",
-    );
+    run_under_valgrind(&exe, "the C tests");
+}
+
+#[test]
+fn c_callable_tests_pass() {
+    let exe = build_c_test("test_callables", "test_callables");
+    run(&mut Command::new(&exe), "the C callable tests");
+}
+
+#[test]
+fn c_callable_tests_pass_under_valgrind() {
+    if !have_valgrind() {
+        eprintln!("valgrind is not installed: skipping the C callable tests under valgrind");
+        return;
+    }
+    let exe = build_c_test("test_callables", "test_callables_valgrind");
+    run_under_valgrind(&exe, "the C callable tests");
+}
+
+/// `tests/c/design_only.c` is written from DESIGN §5 alone (not from this
+/// crate's tests or docs): the acceptance check that the header is the
+/// contract the design states.
+#[test]
+fn design_only_program_passes() {
+    let exe = build_c_test("design_only", "design_only");
+    run(&mut Command::new(&exe), "tests/c/design_only.c");
+}
+
+#[test]
+fn design_only_program_passes_under_valgrind() {
+    if !have_valgrind() {
+        eprintln!("valgrind is not installed: skipping design_only.c under valgrind");
+        return;
+    }
+    let exe = build_c_test("design_only", "design_only_valgrind");
+    run_under_valgrind(&exe, "tests/c/design_only.c");
 }
 
 /// What `tests/c/example.c` prints.
@@ -119,9 +171,54 @@ nocheck: 44
 #[test]
 fn the_documented_example_runs() {
     let exe = build_c_test("example", "example");
-    let output = Command::new(&exe).output().expect("running the example");
+    let output = Command::new(&exe)
+        .env("LD_LIBRARY_PATH", library_path())
+        .output()
+        .expect("running the example");
     assert!(output.status.success(), "the example failed: {output:?}");
     assert_eq!(String::from_utf8_lossy(&output.stdout), EXAMPLE_OUTPUT);
+}
+
+/// What `tests/c/example_kernel.c` prints.
+const EXAMPLE_KERNEL_OUTPUT: &str = "\
+[[3,6,9],[],[12,15]] : 3 * var * int32
+error 3: multiply: the product overflows int32
+";
+
+#[test]
+fn the_documented_kernel_example_runs() {
+    let exe = build_c_test("example_kernel", "example_kernel");
+    let output = Command::new(&exe)
+        .env("LD_LIBRARY_PATH", library_path())
+        .output()
+        .expect("running the example");
+    assert!(output.status.success(), "the example failed: {output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        EXAMPLE_KERNEL_OUTPUT
+    );
+}
+
+#[test]
+fn the_documented_kernel_example_passes_valgrind() {
+    if !have_valgrind() {
+        eprintln!("valgrind is not installed: skipping example_kernel.c under valgrind");
+        return;
+    }
+    let exe = build_c_test("example_kernel", "example_kernel_valgrind");
+    run_under_valgrind(&exe, "tests/c/example_kernel.c");
+}
+
+#[test]
+fn docs_show_the_tested_kernel_example() {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = std::fs::read_to_string(crate_dir.join("tests/c/example_kernel.c")).unwrap();
+    let docs = std::fs::read_to_string(crate_dir.join("../../docs/capi.md")).unwrap();
+    assert!(
+        docs.contains(&format!("```c\n{example}```")),
+        "docs/capi.md must show tests/c/example_kernel.c verbatim in a ```c block"
+    );
+    assert!(docs.contains(&format!("```\n{EXAMPLE_KERNEL_OUTPUT}```")));
 }
 
 #[test]

@@ -97,13 +97,15 @@ impl CallableImpl for DeferredCallable {
         let off = isize::try_from(offset)
             .map_err(|_| Error::invalid_argument("kernel offset too large"))?;
         crate::error::clear_last_error();
+        // `as_mut_ptr` points `data` at the buffer: a builder made by
+        // `CKernelBuilder::new` leaves it null until first used, and C code
+        // writes its kernel at `ckb->data + offset`.
+        let raw = ckb.as_mut_ptr();
         // SAFETY: (1) `offset` is a free slot of the pinned builder, which
         // the C side sees as its `dynd_ckernel_builder`; (2) one arrmeta
         // pointer per type; the instantiate contract is the third party's.
-        let end = unsafe {
-            let raw = Pin::get_unchecked_mut(ckb) as *mut CKernelBuilder;
-            (self.d.instantiate)(self.d.data, raw, off, metas.as_ptr(), req as u32)
-        };
+        let end =
+            unsafe { (self.d.instantiate)(self.d.data, raw, off, metas.as_ptr(), req as u32) };
         if end < 0 {
             return Err(crate::error::take_last_error().unwrap_or_else(|| {
                 Error::external(format!(

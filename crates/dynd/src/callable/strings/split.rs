@@ -1,0 +1,192 @@
+//! `split` over whole types: its element result `var * string` is a dim,
+//! so it lifts itself over the arguments' broadcast dims.
+//!
+//! The generic lifter ([`crate::kernels::lift`]) peels every dim of the
+//! destination it is given. Given the destination with its element
+//! `var * string` seen as the one-field tuple `(var * string)` — the same
+//! data and arrmeta layout (DESIGN §4: field 0 at offset 0 of both) — it
+//! peels exactly the broadcast dims and calls the leaf, the split kernel,
+//! with the field's arrmeta. A small root kernel puts the real type back
+//! into the lifter's run-time messages.
+
+use super::{Op, StrFn};
+use crate::callable::elementwise::broadcast_dims;
+use crate::callable::no_match;
+use crate::error::{Error, ErrorKind, Result};
+use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size, lift};
+use crate::types::{Type, TypeKind};
+use std::pin::Pin;
+
+/// Builds `tp` under `dims` (outermost first).
+fn under_dims(dims: &[Option<usize>], mut tp: Type) -> Type {
+    for d in dims.iter().rev() {
+        tp = match d {
+            Some(n) => Type::fixed_dim(*n, tp),
+            None => Type::var_dim(tp),
+        };
+    }
+    tp
+}
+
+impl StrFn {
+    /// `split` over whole argument types: the broadcast dims, then
+    /// `var * string`.
+    pub(super) fn resolve_split(&self, args: &[Type]) -> Result<Type> {
+        let dims = broadcast_dims(args)?;
+        let dtypes: Vec<Type> = args.iter().map(|t| t.dtype().clone()).collect();
+        let elem = self.resolve_elem(&dtypes).map_err(|e| {
+            if e.kind() == ErrorKind::Type && args.iter().any(Type::is_dim) {
+                no_match(self.op.name(), &self.sig, args).context(e.message())
+            } else {
+                e
+            }
+        })?;
+        Ok(under_dims(&dims, elem))
+    }
+
+    /// `split` lifted over the destination's dims above its own
+    /// `var * string`.
+    ///
+    /// # Safety
+    /// As [`crate::callable::CallableImpl::instantiate`], for whole types.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn instantiate_split(
+        &self,
+        mut ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        dst_tp: &Type,
+        dst_meta: *const u8,
+        src_tps: &[Type],
+        src_metas: &[*const u8],
+        req: KernelRequest,
+    ) -> Result<usize> {
+        let elem = Op::Split.result();
+        let mut dims = Vec::new();
+        let mut t = dst_tp;
+        while t.ndim() > elem.ndim() {
+            match t.kind() {
+                TypeKind::FixedDim { size, elem } => {
+                    dims.push(Some(*size));
+                    t = elem;
+                }
+                TypeKind::VarDim { elem } => {
+                    dims.push(None);
+                    t = elem;
+                }
+                _ => break,
+            }
+        }
+        if *t != elem {
+            return Err(Error::type_error(format!(
+                "split writes {elem} under the broadcast dims, so it cannot write into {dst_tp}"
+            )));
+        }
+        let cell = Type::tuple_of([elem.clone()]);
+        let same_layout = cell.data_size() == elem.data_size()
+            && cell.data_alignment() == elem.data_alignment()
+            && cell.arrmeta_size() == elem.arrmeta_size()
+            && cell.fields().is_some_and(|f| {
+                f.data_offsets().first() == Some(&0) && f.arrmeta_offsets().first() == Some(&0)
+            });
+        if !same_layout {
+            return Err(Error::invalid_argument(format!(
+                "split: {cell} does not lay out as {elem}"
+            )));
+        }
+        let cells = under_dims(&dims, cell.clone());
+        let renamer = Renamed {
+            from: cells.to_string(),
+            to: dst_tp.to_string(),
+            child: [kernel_size::<Renamed>()],
+        };
+        lift::check_broadcast(&cells, src_tps).map_err(|e| renamer.rename(e))?;
+        let mut leaf = |ckb: Pin<&mut CKernelBuilder>,
+                        at: usize,
+                        d: &Type,
+                        dm: *const u8,
+                        s: &[Type],
+                        _sm: &[*const u8],
+                        r: KernelRequest| {
+            if *d != cell {
+                return Err(Error::type_error(format!(
+                    "split: the lifter reached {d}, not {cell}"
+                )));
+            }
+            // SAFETY: make_lifted calls the leaf at a free slot with the
+            // element arrmeta of `cells`: the arrmeta of its one field,
+            // `var * string`, at offset 0 (checked above).
+            unsafe { self.instantiate_elem(ckb, at, &elem, dm, s, r) }
+        };
+        if dims.is_empty() {
+            // No dims: the split kernel itself, with no lifter messages to fix.
+            // SAFETY: the caller's promises; `dst_tp` is `var * string`.
+            return unsafe { self.instantiate_elem(ckb, offset, &elem, dst_meta, src_tps, req) };
+        }
+        if src_tps.len() != Renamed::NSRC {
+            return Err(no_match(self.op.name(), &self.sig, src_tps));
+        }
+        // SAFETY: `offset` is a free slot (the caller's promise); the
+        // child goes in the slot emplace reserves.
+        let at = unsafe { ckb.as_mut().emplace(offset, req, renamer) }?;
+        // SAFETY: `at` is the renamer's child slot; `cells` has the data
+        // and arrmeta layout of `dst_tp` (the same dims over a type laid out
+        // as its element), so `dst_meta` is valid arrmeta of `cells`; the
+        // sources are the caller's; the leaf builds at the offset it is given.
+        unsafe {
+            lift::make_lifted(
+                ckb, at, &cells, dst_meta, src_tps, src_metas, req, &mut leaf,
+            )
+        }
+    }
+}
+
+/// Runs its child (the lifted split), naming the real destination type
+/// instead of the lifter's view of it in errors.
+struct Renamed {
+    /// The lifter's view (`2 * var * (var * string)`).
+    from: String,
+    /// The destination type (`2 * var * var * string`).
+    to: String,
+    child: [usize; 1],
+}
+
+impl Renamed {
+    fn rename(&self, e: Error) -> Error {
+        if e.message().contains(&self.from) {
+            Error::new(e.kind(), e.message().replace(&self.from, &self.to))
+        } else {
+            e
+        }
+    }
+}
+
+impl Kernel for Renamed {
+    const NSRC: usize = 2;
+
+    unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+        // SAFETY: the child was built for the same request, types and
+        // arrmeta (Kernel::single 1).
+        unsafe { k.child(self.child[0]).call_single(dst, src) }.map_err(|e| self.rename(e))
+    }
+
+    unsafe fn strided(
+        &self,
+        k: KernelRef<'_>,
+        dst: *mut u8,
+        dst_stride: isize,
+        src: &[*const u8],
+        src_stride: &[isize],
+        count: usize,
+    ) -> Result<()> {
+        // SAFETY: as in `single` (Kernel::strided 1).
+        unsafe {
+            k.child(self.child[0])
+                .call_strided(dst, dst_stride, src, src_stride, count)
+        }
+        .map_err(|e| self.rename(e))
+    }
+
+    fn child_offsets(&self) -> &[usize] {
+        &self.child
+    }
+}
