@@ -24,23 +24,47 @@ fn named(name: &str) -> Option<Callable> {
 pub fn run(n: usize, runs: usize, bandwidth: f64) {
     let a = f64_array(n, |i| i as f64 * 0.5);
     let b = f64_array(n, |i| 1.0 + (i % 7) as f64);
-    for (name, out_tp, out_size) in [("add", "float64", 8), ("multiply", "float64", 8), ("less", "bool", 1)] {
+    for (name, out_tp, out_size) in [
+        ("add", "float64", 8),
+        ("multiply", "float64", 8),
+        ("less", "bool", 1),
+    ] {
         let Some(f) = named(name) else { continue };
-        let out = Array::empty(Type::fixed_dim(n, Type::parse(out_tp).expect("type"))).expect("alloc");
+        let out =
+            Array::empty(Type::fixed_dim(n, Type::parse(out_tp).expect("type"))).expect("alloc");
         let t = median_time(runs, || f.call_into(&out, &[&a, &b]).expect("call"));
-        let m = Measurement { name: format!("{name} into preallocated"), n, median: t, bytes: n * (16 + out_size) };
+        let m = Measurement {
+            name: format!("{name} into preallocated"),
+            n,
+            median: t,
+            bytes: n * (16 + out_size),
+        };
         row(&m, bandwidth, "");
         let t = median_time(runs, || {
             black_box(f.call(&[&a, &b]).expect("call"));
         });
-        let m = Measurement { name: format!("{name} into new output"), n, median: t, bytes: n * (16 + out_size) };
+        let m = Measurement {
+            name: format!("{name} into new output"),
+            n,
+            median: t,
+            bytes: n * (16 + out_size),
+        };
         row(&m, bandwidth, "");
     }
     if let Some(sum) = named("sum") {
         let t = median_time(runs, || {
             black_box(sum.call(&[&a]).expect("sum"));
         });
-        row(&Measurement { name: "sum".into(), n, median: t, bytes: n * 8 }, bandwidth, "");
+        row(
+            &Measurement {
+                name: "sum".into(),
+                n,
+                median: t,
+                bytes: n * 8,
+            },
+            bandwidth,
+            "",
+        );
     }
     if let Some(add) = named("add") {
         let x = f64_array(10, |i| i as f64);

@@ -16,7 +16,10 @@ usage:
   dynd parse DATASHAPE JSON
       the array as compact JSON (one line)
   dynd assign [--errmode nocheck|overflow|fractional|inexact|default] DST_DATASHAPE SRC_DATASHAPE JSON
-      parses JSON as SRC, assigns it into a new DST array, prints DST as compact JSON";
+      parses JSON as SRC, assigns it into a new DST array, prints DST as compact JSON
+  dynd call FUNC [--axes I,J,...] [--keepdims] DATASHAPE JSON [DATASHAPE JSON ...]
+      applies the named callable to the arguments; line 1: the result's datashape;
+      line 2: its JSON";
 
 fn run(args: &[String]) -> Result<String, Error> {
     let arg = |i: usize, what: &str| {
@@ -86,6 +89,90 @@ fn run(args: &[String]) -> Result<String, Error> {
             };
             let src = Array::from_json(Type::parse(src)?, json)?;
             Ok(src.cast(Type::parse(dst)?, mode)?.to_json())
+        }
+        "call" => {
+            let name = arg(1, "FUNC")?;
+            let mut rest = &args[2..];
+            let mut axes: Option<Vec<i64>> = None;
+            let mut keepdims = false;
+            while let Some(first) = rest.first() {
+                if first == "--keepdims" {
+                    keepdims = true;
+                    rest = &rest[1..];
+                } else if first == "--axes" || first.starts_with("--axes=") {
+                    let (value, used) = match first.strip_prefix("--axes=") {
+                        Some(v) => (v.to_string(), 1),
+                        None => (
+                            rest.get(1)
+                                .ok_or_else(|| {
+                                    Error::invalid_argument(format!(
+                                        "--axes needs a value\n{USAGE}"
+                                    ))
+                                })?
+                                .clone(),
+                            2,
+                        ),
+                    };
+                    let parsed: Result<Vec<i64>, Error> = value
+                        .split(',')
+                        .map(|s| {
+                            s.trim().parse::<i64>().map_err(|_| {
+                                Error::invalid_argument(format!(
+                                    "--axes takes comma-separated integers, got '{value}'"
+                                ))
+                            })
+                        })
+                        .collect();
+                    axes = Some(parsed?);
+                    rest = &rest[used..];
+                } else if first.starts_with("--") {
+                    return Err(Error::invalid_argument(format!(
+                        "unknown option '{first}'\n{USAGE}"
+                    )));
+                } else {
+                    break;
+                }
+            }
+            if rest.is_empty() || !rest.len().is_multiple_of(2) {
+                return Err(Error::invalid_argument(format!(
+                    "call takes DATASHAPE JSON pairs after the function name, got {} argument{}\n{USAGE}",
+                    rest.len(),
+                    if rest.len() == 1 { "" } else { "s" }
+                )));
+            }
+            let arrays: Vec<Array> = rest
+                .chunks(2)
+                .map(|p| Array::from_json(Type::parse(&p[0])?, &p[1]))
+                .collect::<Result<_, Error>>()?;
+            let refs: Vec<&Array> = arrays.iter().collect();
+            let out = if axes.is_some() || keepdims {
+                use dynd::callable::reduce;
+                let f = match name {
+                    "sum" => reduce::sum,
+                    "prod" => reduce::prod,
+                    "min" => reduce::min,
+                    "max" => reduce::max,
+                    "mean" => reduce::mean,
+                    "all" => reduce::all,
+                    "any" => reduce::any,
+                    _ => {
+                        return Err(Error::invalid_argument(format!(
+                            "--axes and --keepdims apply to reductions (sum, prod, min, max, mean, all, any), not '{name}'"
+                        )));
+                    }
+                };
+                let [a] = refs.as_slice() else {
+                    return Err(Error::invalid_argument(format!(
+                        "{name} takes one array, got {}",
+                        refs.len()
+                    )));
+                };
+                let axes = axes.map(|a| reduce::signed_axes(&a)).transpose()?;
+                f(a, axes.as_deref(), keepdims)?
+            } else {
+                dynd::callable::lookup(name)?.call(&refs)?
+            };
+            Ok(format!("{}\n{}", out.tp(), out.to_json()))
         }
         "help" | "--help" | "-h" => Ok(USAGE.to_string()),
         other => Err(Error::invalid_argument(format!(

@@ -162,3 +162,79 @@ fn non_utf8_arguments_are_an_error_not_a_panic() {
     );
     assert!(err.contains("not valid utf-8"), "{err}");
 }
+
+#[test]
+fn call_applies_callables_and_reductions() {
+    let (code, out, err) = dynd(&[
+        "call",
+        "add",
+        "2 * var * int32",
+        "[[1,2,3],[4]]",
+        "2 * 3 * int32",
+        "[[5,6,7],[8,9,10]]",
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(out, "2 * 3 * int32\n[[6,8,10],[12,13,14]]\n");
+    let (_, out, _) = dynd(&[
+        "call",
+        "sum",
+        "--axes",
+        "1",
+        "2 * 3 * float64",
+        "[[1.5,2,7],[-2.25,7,2.125]]",
+    ]);
+    assert_eq!(out, "2 * float64\n[10.5,6.875]\n");
+    let (_, out, _) = dynd(&[
+        "call",
+        "sum",
+        "--axes=1",
+        "--keepdims",
+        "2 * 3 * float64",
+        "[[1.5,2,7],[-2.25,7,2.125]]",
+    ]);
+    assert_eq!(out, "2 * 1 * float64\n[[10.5],[6.875]]\n");
+    let (_, out, _) = dynd(&[
+        "call",
+        "sum",
+        "--axes",
+        "1",
+        "3 * var * int32",
+        "[[1,2],[3,4,5],[6,7,8,9]]",
+    ]);
+    assert_eq!(out.lines().nth(1), Some("[3,12,30]"));
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["call", "frobnicate", "int32", "1"],
+            "error[invalid_argument]: no callable named 'frobnicate'",
+        ),
+        (
+            &["call", "add", "3 * int32", "[1,2,3]", "2 * int32", "[1,2]"],
+            "error[broadcast]:",
+        ),
+        (
+            &["call", "add", "int32"],
+            "error[invalid_argument]: call takes DATASHAPE JSON pairs",
+        ),
+        (
+            &["call", "add", "--axes", "1", "int32", "1"],
+            "error[invalid_argument]: --axes and --keepdims apply to reductions",
+        ),
+        (
+            &["call", "sum", "--axes", "x", "int32", "1"],
+            "error[invalid_argument]: --axes takes comma-separated integers",
+        ),
+        (
+            &["call", "sum", "--axes", "-1", "3 * int32", "[1,2,3]"],
+            "error[index]:",
+        ),
+        (
+            &["call", "divide", "int32", "7", "int32", "0"],
+            "error[invalid_argument]: int32 division by zero",
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, out, err) = dynd(args);
+        assert_eq!((code, out.as_str()), (1, ""), "{args:?}");
+        assert!(err.starts_with(want), "{args:?}: {err}");
+    }
+}

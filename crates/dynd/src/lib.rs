@@ -22,6 +22,7 @@
 pub mod array;
 pub mod callable;
 pub mod error;
+pub mod func;
 pub mod kernels;
 pub mod memblock;
 pub mod types;

@@ -1,0 +1,253 @@
+//! Comparisons and the two-argument logical functions, on numbers (in
+//! their common type) and on text.
+//!
+//! - Numbers compare by value in the common type: false < true; floats by
+//!   IEEE 754 (NaN is unordered: every comparison with it is false except
+//!   `not_equal`, which is true); float16 through float32. Complex numbers
+//!   have `equal` and `not_equal` only: ordering them is a `Type` error.
+//! - `string` with `string`, and `bytes` with `bytes`, compare
+//!   lexicographically by bytes. For utf-8 that is code point order, and a
+//!   proper prefix is smaller: `"abcd" < "abcde"`.
+//! - `logical_and` and `logical_or` take each side's truthiness
+//!   ([`super::unary::Truthy`]) and give a bool.
+
+use super::kernels::{Binary, BinaryOp, CoreKernel, Elem, core};
+use super::unary::Truthy;
+use crate::array::{StringData, string_bytes};
+use crate::callable::{CallableImpl, no_match};
+use crate::error::Result;
+use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
+use crate::types::{BuiltinType, CallableSignature, Type};
+use half::f16;
+use num_complex::Complex;
+use std::marker::PhantomData;
+use std::pin::Pin;
+
+/// One comparison, for any comparable values.
+pub(crate) trait Cmp: Send + Sync + 'static {
+    /// `a` compared with `b` by this comparison.
+    fn test<K: PartialOrd + ?Sized>(a: &K, b: &K) -> bool;
+}
+
+macro_rules! comparisons {
+    ($($name:ident => $e:tt),*) => {$(
+        /// A comparison.
+        pub(crate) struct $name;
+        impl Cmp for $name {
+            #[inline(always)]
+            fn test<K: PartialOrd + ?Sized>(a: &K, b: &K) -> bool { a $e b }
+        }
+    )*};
+}
+comparisons!(Less => <, LessEqual => <=, Equal => ==, NotEqual => !=, Greater => >, GreaterEqual => >=);
+
+/// What a number compares as.
+pub(crate) trait Key: Elem {
+    /// The comparable form.
+    type K: PartialOrd;
+    /// The comparable form of the value.
+    fn key(self) -> Self::K;
+}
+
+macro_rules! own_key {
+    ($($t:ty),*) => {$(
+        impl Key for $t {
+            type K = $t;
+            #[inline(always)]
+            fn key(self) -> $t { self }
+        }
+    )*};
+}
+own_key!(
+    bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f32, f64
+);
+
+impl Key for f16 {
+    type K = f32;
+    #[inline(always)]
+    fn key(self) -> f32 {
+        self.to_f32()
+    }
+}
+
+/// Complex numbers compare as the pair of their parts. Only `equal` and
+/// `not_equal` are offered for them ([`compare`]), where this is exactly
+/// complex equality.
+impl Key for Complex<f32> {
+    type K = (f32, f32);
+    #[inline(always)]
+    fn key(self) -> (f32, f32) {
+        (self.re, self.im)
+    }
+}
+impl Key for Complex<f64> {
+    type K = (f64, f64);
+    #[inline(always)]
+    fn key(self) -> (f64, f64) {
+        (self.re, self.im)
+    }
+}
+
+/// A comparison of numbers.
+pub(crate) struct Compare<C>(PhantomData<fn() -> C>);
+
+impl<T: Key, C: Cmp> BinaryOp<T> for Compare<C> {
+    type Out = bool;
+    #[inline(always)]
+    fn apply(a: T, b: T) -> bool {
+        C::test(&a.key(), &b.key())
+    }
+}
+
+/// `logical_and`.
+pub(crate) struct And;
+/// `logical_or`.
+pub(crate) struct Or;
+
+impl<T: Truthy> BinaryOp<T> for And {
+    type Out = bool;
+    #[inline(always)]
+    fn apply(a: T, b: T) -> bool {
+        a.truthy() & b.truthy()
+    }
+}
+impl<T: Truthy> BinaryOp<T> for Or {
+    type Out = bool;
+    #[inline(always)]
+    fn apply(a: T, b: T) -> bool {
+        a.truthy() | b.truthy()
+    }
+}
+
+/// The kernel of `$op` for compute type `$c`: every numeric type, or the
+/// real ones (no complex).
+macro_rules! by_type {
+    (real $op:ty, $c:expr) => {
+        match $c {
+            BuiltinType::Bool => Some(core::<Binary<bool, $op>>()),
+            BuiltinType::Int8 => Some(core::<Binary<i8, $op>>()),
+            BuiltinType::Int16 => Some(core::<Binary<i16, $op>>()),
+            BuiltinType::Int32 => Some(core::<Binary<i32, $op>>()),
+            BuiltinType::Int64 => Some(core::<Binary<i64, $op>>()),
+            BuiltinType::Int128 => Some(core::<Binary<i128, $op>>()),
+            BuiltinType::UInt8 => Some(core::<Binary<u8, $op>>()),
+            BuiltinType::UInt16 => Some(core::<Binary<u16, $op>>()),
+            BuiltinType::UInt32 => Some(core::<Binary<u32, $op>>()),
+            BuiltinType::UInt64 => Some(core::<Binary<u64, $op>>()),
+            BuiltinType::UInt128 => Some(core::<Binary<u128, $op>>()),
+            BuiltinType::Float16 => Some(core::<Binary<f16, $op>>()),
+            BuiltinType::Float32 => Some(core::<Binary<f32, $op>>()),
+            BuiltinType::Float64 => Some(core::<Binary<f64, $op>>()),
+            _ => None,
+        }
+    };
+    (all $op:ty, $c:expr) => {
+        match $c {
+            BuiltinType::Complex64 => Some(core::<Binary<Complex<f32>, $op>>()),
+            BuiltinType::Complex128 => Some(core::<Binary<Complex<f64>, $op>>()),
+            c => by_type!(real $op, c),
+        }
+    };
+}
+
+/// The ordering comparison `C`'s kernel for `c` (no complex).
+pub(crate) fn order<C: Cmp>(c: BuiltinType) -> Option<CoreKernel> {
+    by_type!(real Compare<C>, c)
+}
+
+/// The equality comparison `C`'s kernel for `c` (every numeric type).
+pub(crate) fn equality<C: Cmp>(c: BuiltinType) -> Option<CoreKernel> {
+    by_type!(all Compare<C>, c)
+}
+
+/// `logical_and`'s kernel for `c`.
+pub(crate) fn logical_and(c: BuiltinType) -> Option<CoreKernel> {
+    by_type!(all And, c)
+}
+
+/// `logical_or`'s kernel for `c`.
+pub(crate) fn logical_or(c: BuiltinType) -> Option<CoreKernel> {
+    by_type!(all Or, c)
+}
+
+// ------------------------------------------------------------------- text
+
+/// Compares two `string`s (or two `bytes`) by their bytes.
+struct TextKernel<C>(PhantomData<fn() -> C>);
+
+impl<C: Cmp> Kernel for TextKernel<C> {
+    const NSRC: usize = 2;
+
+    unsafe fn single(&self, _k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+        // SAFETY: (1) each source is string or bytes data — `{begin, end}`
+        // over bytes the arrays being read keep alive — and `dst` is a
+        // writable bool.
+        unsafe {
+            let a: StringData = std::ptr::read_unaligned(src[0].cast());
+            let b: StringData = std::ptr::read_unaligned(src[1].cast());
+            *dst = C::test(string_bytes(a), string_bytes(b)) as u8;
+        }
+        Ok(())
+    }
+}
+
+/// The overload `(T, T) -> bool` of comparison `C` for a text type `T`
+/// (`string` or `bytes`).
+pub(crate) struct TextCompare<C> {
+    name: String,
+    tp: Type,
+    sig: Type,
+    _cmp: PhantomData<fn() -> C>,
+}
+
+impl<C: Cmp> TextCompare<C> {
+    pub(crate) fn new(name: &str, tp: Type) -> TextCompare<C> {
+        let sig = Type::callable(CallableSignature {
+            positional: vec![tp.clone(), tp.clone()],
+            keywords: Vec::new(),
+            ret: Type::bool(),
+        });
+        TextCompare {
+            name: name.to_string(),
+            tp,
+            sig,
+            _cmp: PhantomData,
+        }
+    }
+}
+
+impl<C: Cmp> CallableImpl for TextCompare<C> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn signature(&self) -> &Type {
+        &self.sig
+    }
+
+    fn resolve(&self, args: &[Type]) -> Result<Type> {
+        if args.len() == 2 && args.iter().all(|a| *a == self.tp) {
+            Ok(Type::bool())
+        } else {
+            Err(no_match(&self.name, &self.sig, args))
+        }
+    }
+
+    unsafe fn instantiate(
+        &self,
+        ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        dst_tp: &Type,
+        _dst_meta: *const u8,
+        src_tps: &[Type],
+        _src_metas: &[*const u8],
+        req: KernelRequest,
+    ) -> Result<usize> {
+        if self.resolve(src_tps)? != *dst_tp {
+            return Err(no_match(&self.name, &self.sig, src_tps));
+        }
+        // SAFETY: (1) `offset` is free (CallableImpl::instantiate 1); the
+        // kernel has no children.
+        unsafe { ckb.emplace(offset, req, TextKernel::<C>(PhantomData)) }
+    }
+}

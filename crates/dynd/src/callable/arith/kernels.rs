@@ -1,0 +1,659 @@
+//! The kernels of this family, written once: a same-type kernel per
+//! operation and compute type ([`Unary`], [`Binary`]), and one generic
+//! promotion wrapper ([`Promote`]) that converts mismatched inputs.
+//!
+//! A same-type kernel's strided loop takes one of two shapes, chosen per
+//! call: when the output and every operand are contiguous and aligned, or
+//! an operand is broadcast (stride 0), a plain slice loop that LLVM
+//! vectorises, with no `Result` per element; otherwise an element-by-element
+//! loop through unaligned reads. Operations that can fail (integer
+//! division) check a chunk of [`CHUNK`] elements with a branch-free pass
+//! first and compute it only when it is clean: on error every chunk before
+//! the failing one has been written, and nothing from it on (in the
+//! element-by-element loop: every element before the failing one).
+//!
+//! [`Promote`] sits above a same-type kernel when an input's type differs
+//! from the compute type: per chunk it converts each such input into a
+//! bounded buffer on its own stack through a child assignment kernel
+//! (`nocheck`: a promotion cannot fail), then calls the same-type kernel on
+//! the buffers. A broadcast input (stride 0) is converted once per call.
+//! Nothing is kept in the kernel, so one built kernel runs on many threads.
+
+use crate::error::{Error, Result};
+use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
+use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
+use crate::types::{BuiltinType, Type};
+use half::f16;
+use num_complex::Complex;
+use std::marker::PhantomData;
+use std::mem::{MaybeUninit, align_of, size_of};
+use std::pin::Pin;
+
+/// Elements per chunk, for checked division and promotion buffers.
+pub const CHUNK: usize = 256;
+
+/// The largest element a promotion buffer holds (int128, complex\[float64\]).
+const MAX_ELEM: usize = 16;
+
+/// A builtin scalar as these kernels see it.
+pub(crate) trait Elem: Copy + Send + Sync + 'static {
+    /// Its builtin type.
+    const TYPE: BuiltinType;
+    /// How it lies in memory. For bool this is `u8`: data written by C code
+    /// may hold any byte, and any non-zero byte reads as true.
+    type Raw: Copy + Send + Sync + 'static;
+    /// The value of a stored element.
+    fn get(r: Self::Raw) -> Self;
+    /// The stored form of a value.
+    fn put(self) -> Self::Raw;
+}
+
+macro_rules! plain_elem {
+    ($($t:ty => $b:ident),* $(,)?) => {$(
+        impl Elem for $t {
+            const TYPE: BuiltinType = BuiltinType::$b;
+            type Raw = $t;
+            #[inline(always)]
+            fn get(r: $t) -> $t { r }
+            #[inline(always)]
+            fn put(self) -> $t { self }
+        }
+    )*};
+}
+plain_elem!(
+    i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64, i128 => Int128,
+    u8 => UInt8, u16 => UInt16, u32 => UInt32, u64 => UInt64, u128 => UInt128,
+    f16 => Float16, f32 => Float32, f64 => Float64,
+    Complex<f32> => Complex64, Complex<f64> => Complex128,
+);
+
+impl Elem for bool {
+    const TYPE: BuiltinType = BuiltinType::Bool;
+    type Raw = u8;
+    #[inline(always)]
+    fn get(r: u8) -> bool {
+        r != 0
+    }
+    #[inline(always)]
+    fn put(self) -> u8 {
+        self as u8
+    }
+}
+
+/// A one-argument operation on `T`. Total: every input has a result.
+pub(crate) trait UnaryOp<T: Elem>: Send + Sync + 'static {
+    /// The result type.
+    type Out: Elem;
+    /// The result for one element.
+    fn apply(a: T) -> Self::Out;
+}
+
+/// A two-argument operation on `T`.
+pub(crate) trait BinaryOp<T: Elem>: Send + Sync + 'static {
+    /// The result type.
+    type Out: Elem;
+    /// `true` when some inputs are errors ([`BinaryOp::bad`]).
+    const CHECKED: bool = false;
+    /// The result for one pair. Total (never panics), even for pairs that
+    /// [`BinaryOp::bad`] rejects; those results are never stored.
+    fn apply(a: T, b: T) -> Self::Out;
+    /// `true` when the pair is an error (branch-free, so a chunk's check
+    /// vectorises).
+    #[inline(always)]
+    fn bad(_a: T, _b: T) -> bool {
+        false
+    }
+    /// The error for a pair [`BinaryOp::bad`] rejects.
+    fn error(_a: T, _b: T) -> Error {
+        Error::invalid_argument("invalid arguments")
+    }
+}
+
+/// A same-type kernel: built with no data and no children.
+pub(crate) trait Core: Kernel + Default {
+    /// The result type.
+    const OUT: BuiltinType;
+}
+
+/// Builds a same-type kernel at a free slot and returns the offset past
+/// it. The function is `unsafe`: the offset must be a free slot of the
+/// builder (as [`CKernelBuilder::emplace`] 1).
+pub(crate) type Emplace =
+    unsafe fn(Pin<&mut CKernelBuilder>, usize, KernelRequest) -> Result<usize>;
+
+/// [`Emplace`] for `K`.
+///
+/// # Safety
+/// 1. `offset` is a free slot of `ckb` (as [`CKernelBuilder::emplace`]).
+unsafe fn emplace_core<K: Core>(
+    ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    req: KernelRequest,
+) -> Result<usize> {
+    // SAFETY: (1); a same-type kernel has no children.
+    unsafe { ckb.emplace(offset, req, K::default()) }
+}
+
+/// A same-type kernel as data: how to build it and what it returns.
+#[derive(Clone, Copy)]
+pub(crate) struct CoreKernel {
+    /// Builds it.
+    pub emplace: Emplace,
+    /// Its result type.
+    pub out: BuiltinType,
+}
+
+/// The [`CoreKernel`] for `K`.
+pub(crate) fn core<K: Core>() -> CoreKernel {
+    CoreKernel {
+        emplace: emplace_core::<K>,
+        out: K::OUT,
+    }
+}
+
+// ------------------------------------------------------------------ lanes
+
+/// An operand of a contiguous loop: a slice, or one value repeated.
+trait Lane<R: Copy>: Copy {
+    /// `len` values from `start`.
+    fn sub(self, start: usize, len: usize) -> Self;
+    /// The values (as many as the loop takes).
+    fn values(self) -> impl Iterator<Item = R>;
+}
+
+impl<R: Copy> Lane<R> for &[R] {
+    #[inline(always)]
+    fn sub(self, start: usize, len: usize) -> Self {
+        &self[start..start + len]
+    }
+    #[inline(always)]
+    fn values(self) -> impl Iterator<Item = R> {
+        self.iter().copied()
+    }
+}
+
+/// One value, repeated (a broadcast operand).
+#[derive(Clone, Copy)]
+struct Splat<R>(R);
+
+impl<R: Copy> Lane<R> for Splat<R> {
+    #[inline(always)]
+    fn sub(self, _start: usize, _len: usize) -> Self {
+        self
+    }
+    #[inline(always)]
+    fn values(self) -> impl Iterator<Item = R> {
+        std::iter::repeat(self.0)
+    }
+}
+
+/// How an operand of a strided call can be read.
+enum Access<'a, R> {
+    Slice(&'a [R]),
+    Splat(R),
+    Strided,
+}
+
+/// `true` when two byte ranges share memory.
+fn overlaps(a: *const u8, a_len: usize, b: *const u8, b_len: usize) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    a < b.saturating_add(b_len) && b < a.saturating_add(a_len)
+}
+
+/// How to read `count` elements of `R` at `p` with `stride`, given the
+/// output's byte range `(start, length)`: a slice only when they are
+/// contiguous, aligned and apart from the output.
+///
+/// # Safety
+/// 1. `count > 0`, and the `count` elements at `p` with `stride` are
+///    readable and stay unwritten for `'a` except through the output
+///    range.
+unsafe fn access<'a, R: Copy>(
+    p: *const u8,
+    stride: isize,
+    count: usize,
+    out: (*const u8, usize),
+) -> Access<'a, R> {
+    if stride == 0 {
+        // SAFETY: (1) element 0 is readable.
+        return Access::Splat(unsafe { std::ptr::read_unaligned(p.cast::<R>()) });
+    }
+    if stride == size_of::<R>() as isize
+        && (p as usize).is_multiple_of(align_of::<R>())
+        && !overlaps(p, count * size_of::<R>(), out.0, out.1)
+    {
+        // SAFETY: (1) `count` contiguous, aligned elements, not written
+        // while the slice lives (they do not overlap the output).
+        return Access::Slice(unsafe { std::slice::from_raw_parts(p.cast::<R>(), count) });
+    }
+    Access::Strided
+}
+
+/// The output as a slice when it is contiguous and aligned.
+///
+/// # Safety
+/// 1. `count` elements at `dst` with `stride` are writable, and nothing
+///    else reads or writes them for `'a` (sources that overlap them are
+///    read only through raw pointers, or once before the loop).
+unsafe fn out_slice<'a, R>(dst: *mut u8, stride: isize, count: usize) -> Option<&'a mut [R]> {
+    if stride == size_of::<R>() as isize && (dst as usize).is_multiple_of(align_of::<R>()) {
+        // SAFETY: (1) `count` contiguous, aligned elements, ours alone.
+        Some(unsafe { std::slice::from_raw_parts_mut(dst.cast::<R>(), count) })
+    } else {
+        None
+    }
+}
+
+// ------------------------------------------------------------------ unary
+
+/// `Op` on `T`, one source.
+pub(crate) struct Unary<T, Op>(PhantomData<fn() -> (T, Op)>);
+
+impl<T, Op> Default for Unary<T, Op> {
+    fn default() -> Self {
+        Unary(PhantomData)
+    }
+}
+
+impl<T: Elem, Op: UnaryOp<T>> Core for Unary<T, Op> {
+    const OUT: BuiltinType = <Op::Out as Elem>::TYPE;
+}
+
+#[inline(always)]
+fn unary_loop<T: Elem, Op: UnaryOp<T>>(out: &mut [<Op::Out as Elem>::Raw], a: impl Lane<T::Raw>) {
+    for (o, x) in out.iter_mut().zip(a.values()) {
+        *o = Op::apply(T::get(x)).put();
+    }
+}
+
+impl<T: Elem, Op: UnaryOp<T>> Kernel for Unary<T, Op> {
+    const NSRC: usize = 1;
+
+    unsafe fn single(&self, _k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+        // SAFETY: (1) src[0] holds a T and dst has room for the result;
+        // unaligned access, as the data may be.
+        unsafe {
+            let a = T::get(std::ptr::read_unaligned(src[0].cast::<T::Raw>()));
+            std::ptr::write_unaligned(dst.cast(), Op::apply(a).put());
+        }
+        Ok(())
+    }
+
+    unsafe fn strided(
+        &self,
+        _k: KernelRef<'_>,
+        dst: *mut u8,
+        dst_stride: isize,
+        src: &[*const u8],
+        src_stride: &[isize],
+        count: usize,
+    ) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        // SAFETY: (1) of Kernel::strided: `count` writable output elements.
+        if let Some(out) = unsafe { out_slice::<<Op::Out as Elem>::Raw>(dst, dst_stride, count) } {
+            let out_range = (dst.cast_const(), size_of_val(out));
+            // SAFETY: (1) of Kernel::strided: `count` readable source
+            // elements; `access` makes a slice only of one that does not
+            // overlap the output.
+            match unsafe { access::<T::Raw>(src[0], src_stride[0], count, out_range) } {
+                Access::Slice(a) => {
+                    unary_loop::<T, Op>(out, a);
+                    return Ok(());
+                }
+                Access::Splat(a) => {
+                    unary_loop::<T, Op>(out, Splat(a));
+                    return Ok(());
+                }
+                Access::Strided => {}
+            }
+        }
+        for j in 0..count as isize {
+            // SAFETY: (1) element j of each range.
+            unsafe {
+                let a = T::get(std::ptr::read_unaligned(
+                    src[0].offset(j * src_stride[0]).cast::<T::Raw>(),
+                ));
+                std::ptr::write_unaligned(dst.offset(j * dst_stride).cast(), Op::apply(a).put());
+            }
+        }
+        Ok(())
+    }
+}
+
+// ----------------------------------------------------------------- binary
+
+/// `Op` on `T`, two sources.
+pub(crate) struct Binary<T, Op>(PhantomData<fn() -> (T, Op)>);
+
+impl<T, Op> Default for Binary<T, Op> {
+    fn default() -> Self {
+        Binary(PhantomData)
+    }
+}
+
+impl<T: Elem, Op: BinaryOp<T>> Core for Binary<T, Op> {
+    const OUT: BuiltinType = <Op::Out as Elem>::TYPE;
+}
+
+/// The contiguous loop: plain when the operation cannot fail, else a
+/// branch-free check per chunk, then the chunk.
+#[inline(always)]
+fn binary_loop<T: Elem, Op: BinaryOp<T>>(
+    out: &mut [<Op::Out as Elem>::Raw],
+    a: impl Lane<T::Raw>,
+    b: impl Lane<T::Raw>,
+) -> Result<()> {
+    if !Op::CHECKED {
+        for ((o, x), y) in out.iter_mut().zip(a.values()).zip(b.values()) {
+            *o = Op::apply(T::get(x), T::get(y)).put();
+        }
+        return Ok(());
+    }
+    let mut start = 0;
+    for chunk in out.chunks_mut(CHUNK) {
+        let n = chunk.len();
+        let (a, b) = (a.sub(start, n), b.sub(start, n));
+        let pairs = || {
+            a.values()
+                .zip(b.values())
+                .take(n)
+                .map(|(x, y)| (T::get(x), T::get(y)))
+        };
+        if pairs().fold(false, |acc, (x, y)| acc | Op::bad(x, y))
+            && let Some((x, y)) = pairs().find(|&(x, y)| Op::bad(x, y))
+        {
+            return Err(Op::error(x, y));
+        }
+        for ((o, x), y) in chunk.iter_mut().zip(a.values()).zip(b.values()) {
+            *o = Op::apply(T::get(x), T::get(y)).put();
+        }
+        start += n;
+    }
+    Ok(())
+}
+
+impl<T: Elem, Op: BinaryOp<T>> Kernel for Binary<T, Op> {
+    const NSRC: usize = 2;
+
+    unsafe fn single(&self, _k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+        // SAFETY: (1) each source holds a T; unaligned reads, as the data
+        // may be.
+        let (a, b) = unsafe {
+            (
+                T::get(std::ptr::read_unaligned(src[0].cast::<T::Raw>())),
+                T::get(std::ptr::read_unaligned(src[1].cast::<T::Raw>())),
+            )
+        };
+        if Op::CHECKED && Op::bad(a, b) {
+            return Err(Op::error(a, b));
+        }
+        // SAFETY: (1) dst has room for the result.
+        unsafe { std::ptr::write_unaligned(dst.cast(), Op::apply(a, b).put()) };
+        Ok(())
+    }
+
+    unsafe fn strided(
+        &self,
+        _k: KernelRef<'_>,
+        dst: *mut u8,
+        dst_stride: isize,
+        src: &[*const u8],
+        src_stride: &[isize],
+        count: usize,
+    ) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        // SAFETY: (1) of Kernel::strided: `count` writable output elements.
+        if let Some(out) = unsafe { out_slice::<<Op::Out as Elem>::Raw>(dst, dst_stride, count) } {
+            let out_range = (dst.cast_const(), size_of_val(out));
+            // SAFETY: (1) of Kernel::strided: `count` readable elements of
+            // each source; `access` makes a slice only of one that does not
+            // overlap the output.
+            let (a, b) = unsafe {
+                (
+                    access::<T::Raw>(src[0], src_stride[0], count, out_range),
+                    access::<T::Raw>(src[1], src_stride[1], count, out_range),
+                )
+            };
+            match (a, b) {
+                (Access::Slice(a), Access::Slice(b)) => return binary_loop::<T, Op>(out, a, b),
+                (Access::Slice(a), Access::Splat(b)) => {
+                    return binary_loop::<T, Op>(out, a, Splat(b));
+                }
+                (Access::Splat(a), Access::Slice(b)) => {
+                    return binary_loop::<T, Op>(out, Splat(a), b);
+                }
+                (Access::Splat(a), Access::Splat(b)) => {
+                    return binary_loop::<T, Op>(out, Splat(a), Splat(b));
+                }
+                _ => {}
+            }
+        }
+        for j in 0..count as isize {
+            // SAFETY: (1) element j of each source.
+            let (a, b) = unsafe {
+                (
+                    T::get(std::ptr::read_unaligned(
+                        src[0].offset(j * src_stride[0]).cast::<T::Raw>(),
+                    )),
+                    T::get(std::ptr::read_unaligned(
+                        src[1].offset(j * src_stride[1]).cast::<T::Raw>(),
+                    )),
+                )
+            };
+            if Op::CHECKED && Op::bad(a, b) {
+                return Err(Op::error(a, b));
+            }
+            // SAFETY: (1) element j of the output.
+            unsafe {
+                std::ptr::write_unaligned(dst.offset(j * dst_stride).cast(), Op::apply(a, b).put())
+            };
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------- promote
+
+/// A chunk of converted values on the stack, aligned for any builtin.
+#[repr(C, align(16))]
+struct Buffer(MaybeUninit<[u8; CHUNK * MAX_ELEM]>);
+
+/// Converts mismatched inputs into the compute type a chunk at a time,
+/// then calls the same-type kernel on the chunk.
+pub(crate) struct Promote<const N: usize> {
+    /// Offsets of the same-type kernel, then of each source's conversion
+    /// (0: the source is already of the compute type).
+    children: [usize; 3],
+    /// Bytes of one compute-type element (at most `MAX_ELEM`).
+    elem_size: usize,
+}
+
+impl<const N: usize> Kernel for Promote<N> {
+    const NSRC: usize = N;
+
+    unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+        // SAFETY: one element is a strided call of count 1 (strided's
+        // promises for count 1 are single's).
+        unsafe { self.strided(k, dst, 0, src, &[0; N], 1) }
+    }
+
+    unsafe fn strided(
+        &self,
+        k: KernelRef<'_>,
+        dst: *mut u8,
+        dst_stride: isize,
+        src: &[*const u8],
+        src_stride: &[isize],
+        count: usize,
+    ) -> Result<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        let size = self.elem_size as isize;
+        // SAFETY: (2) children[0] is this kernel's same-type child, built
+        // for Strided.
+        let core = unsafe { k.child(self.children[0]) };
+        let mut bufs = [const { Buffer(MaybeUninit::uninit()) }; N];
+        let mut ptrs = [std::ptr::null::<u8>(); N];
+        let mut strides = [0isize; N];
+        // A broadcast source is converted once.
+        for i in 0..N {
+            let conv = self.children[1 + i];
+            if conv != 0 && src_stride[i] == 0 {
+                let buf = bufs[i].0.as_mut_ptr().cast::<u8>();
+                // SAFETY: (2) `conv` is this kernel's conversion child for
+                // source i, built for Strided into the compute type; source
+                // i's element 0 is readable (1), and the buffer has room for
+                // CHUNK elements of up to MAX_ELEM bytes.
+                unsafe { k.child(conv).call_strided(buf, size, &[src[i]], &[0], 1) }?;
+                ptrs[i] = buf;
+            }
+        }
+        let mut done = 0usize;
+        while done < count {
+            let n = (count - done).min(CHUNK);
+            let at = done as isize;
+            for i in 0..N {
+                let conv = self.children[1 + i];
+                let p = src[i].wrapping_offset(at * src_stride[i]);
+                if conv == 0 {
+                    ptrs[i] = p;
+                    strides[i] = src_stride[i];
+                } else if src_stride[i] != 0 {
+                    let buf = bufs[i].0.as_mut_ptr().cast::<u8>();
+                    // SAFETY: as above; elements [done, done + n) of source
+                    // i are readable (1), and n <= CHUNK.
+                    unsafe {
+                        k.child(conv)
+                            .call_strided(buf, size, &[p], &[src_stride[i]], n)
+                    }?;
+                    ptrs[i] = buf;
+                    strides[i] = size;
+                }
+            }
+            // SAFETY: (2) the same-type child reads n compute-type elements
+            // from each operand (the caller's source, or the buffer just
+            // written) and writes elements [done, done + n) of the output
+            // (1).
+            unsafe {
+                core.call_strided(
+                    dst.wrapping_offset(at * dst_stride),
+                    dst_stride,
+                    &ptrs,
+                    &strides,
+                    n,
+                )
+            }?;
+            done += n;
+        }
+        Ok(())
+    }
+
+    fn child_offsets(&self) -> &[usize] {
+        &self.children[..N + 1]
+    }
+}
+
+/// Builds `core` (a same-type kernel on `compute`) over sources of
+/// `src_tps`, under a [`Promote`] wrapper when some source is of another
+/// type. Returns the offset past what it built.
+///
+/// # Safety
+/// 1. `offset` is a free slot of `ckb` (as [`CKernelBuilder::emplace`]).
+/// 2. Each arrmeta pointer is valid arrmeta of its type.
+/// 3. `core` builds a same-type kernel on `compute` with `src_tps.len()`
+///    sources.
+pub(crate) unsafe fn build(
+    ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    req: KernelRequest,
+    compute: BuiltinType,
+    core: Emplace,
+    src_tps: &[Type],
+    src_metas: &[*const u8],
+) -> Result<usize> {
+    let c = Type::builtin(compute);
+    if src_tps.iter().all(|t| *t == c) {
+        // SAFETY: (1).
+        return unsafe { core(ckb, offset, req) };
+    }
+    if compute.data_size() > MAX_ELEM {
+        return Err(Error::type_error(format!(
+            "cannot promote to {compute}: elements over {MAX_ELEM} bytes"
+        )));
+    }
+    // SAFETY: the caller's promises.
+    unsafe {
+        match src_tps.len() {
+            1 => build_promote::<1>(ckb, offset, req, &c, core, src_tps, src_metas),
+            2 => build_promote::<2>(ckb, offset, req, &c, core, src_tps, src_metas),
+            n => Err(Error::invalid_argument(format!(
+                "promotion wraps 1 or 2 sources, got {n}"
+            ))),
+        }
+    }
+}
+
+/// [`build`] with the wrapper, for `N` sources.
+///
+/// # Safety
+/// As [`build`]; `compute` is a builtin of at most `MAX_ELEM` bytes.
+unsafe fn build_promote<const N: usize>(
+    mut ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    req: KernelRequest,
+    compute: &Type,
+    core: Emplace,
+    src_tps: &[Type],
+    src_metas: &[*const u8],
+) -> Result<usize> {
+    if src_tps.len() != N || src_metas.len() != N {
+        return Err(Error::invalid_argument(format!(
+            "{} source types and {} arrmeta pointers for a {N}-source kernel",
+            src_tps.len(),
+            src_metas.len()
+        )));
+    }
+    let kernel = Promote::<N> {
+        children: [kernel_size::<Promote<N>>(), 0, 0],
+        elem_size: compute.data_size(),
+    };
+    // SAFETY: (1) `offset` is free; children[0] is the slot emplace
+    // reserves, where the same-type kernel goes next; the others are 0 and
+    // set below to the slots their conversions are built in.
+    let first = unsafe { ckb.as_mut().emplace(offset, req, kernel) }?;
+    // SAFETY: `first` is the free slot past the wrapper; (3).
+    let mut at = unsafe { core(ckb.as_mut(), first, KernelRequest::Strided) }?;
+    // A builtin has no arrmeta: any non-null pointer is valid for it.
+    let no_meta = std::ptr::NonNull::<u8>::dangling().as_ptr().cast_const();
+    for i in 0..N {
+        if src_tps[i] == *compute {
+            continue;
+        }
+        let child_at = at;
+        // SAFETY: (1) `at` is the free slot past everything built so far;
+        // (2) the source's arrmeta is the caller's, and the compute type
+        // has none.
+        at = unsafe {
+            make_assignment_kernel(
+                ckb.as_mut(),
+                child_at,
+                compute,
+                no_meta,
+                &src_tps[i],
+                src_metas[i],
+                KernelRequest::Strided,
+                ErrorMode::NoCheck,
+            )
+        }?;
+        // SAFETY: the kernel at `offset` is a Promote<N>; the child it now
+        // names was just built at `child_at` (emplace 2).
+        unsafe { ckb.as_mut().kernel_mut::<Promote<N>>(offset) }?.children[1 + i] =
+            child_at - offset;
+    }
+    Ok(at)
+}

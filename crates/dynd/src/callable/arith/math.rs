@@ -1,0 +1,152 @@
+//! sqrt, exp, log, sin, cos, tan, pow on floats and complex numbers.
+//!
+//! Real arguments use Rust's `f32`/`f64` functions (the platform libm), so
+//! the results are IEEE special values where NumPy's are: `sqrt(-1)` and
+//! `log(-1)` are NaN, `log(0)` is -inf. Complex arguments use num-complex
+//! (principal branches). float16 computes in float32 and rounds. Bool and
+//! integer arguments compute in float64 (see [`super::promote::inexact`]).
+
+use super::kernels::{Binary, BinaryOp, CoreKernel, Unary, UnaryOp, core};
+use crate::types::BuiltinType;
+use half::f16;
+use num_complex::Complex;
+
+macro_rules! unary_math {
+    ($($name:ident => $real:ident, $cplx:ident);* $(;)?) => {$(
+        /// A math function.
+        pub(crate) struct $name;
+        impl UnaryOp<f32> for $name {
+            type Out = f32;
+            #[inline(always)]
+            fn apply(a: f32) -> f32 { a.$real() }
+        }
+        impl UnaryOp<f64> for $name {
+            type Out = f64;
+            #[inline(always)]
+            fn apply(a: f64) -> f64 { a.$real() }
+        }
+        impl UnaryOp<f16> for $name {
+            type Out = f16;
+            #[inline(always)]
+            fn apply(a: f16) -> f16 { f16::from_f32(a.to_f32().$real()) }
+        }
+        impl UnaryOp<Complex<f32>> for $name {
+            type Out = Complex<f32>;
+            #[inline(always)]
+            fn apply(a: Complex<f32>) -> Complex<f32> { a.$cplx() }
+        }
+        impl UnaryOp<Complex<f64>> for $name {
+            type Out = Complex<f64>;
+            #[inline(always)]
+            fn apply(a: Complex<f64>) -> Complex<f64> { a.$cplx() }
+        }
+    )*};
+}
+unary_math!(
+    Sqrt => sqrt, sqrt;
+    Exp => exp, exp;
+    Log => ln, ln;
+    Sin => sin, sin;
+    Cos => cos, cos;
+    Tan => tan, tan;
+);
+
+/// `a` to the power `b`.
+pub(crate) struct Pow;
+
+impl BinaryOp<f32> for Pow {
+    type Out = f32;
+    #[inline(always)]
+    fn apply(a: f32, b: f32) -> f32 {
+        a.powf(b)
+    }
+}
+impl BinaryOp<f64> for Pow {
+    type Out = f64;
+    #[inline(always)]
+    fn apply(a: f64, b: f64) -> f64 {
+        a.powf(b)
+    }
+}
+impl BinaryOp<f16> for Pow {
+    type Out = f16;
+    #[inline(always)]
+    fn apply(a: f16, b: f16) -> f16 {
+        f16::from_f32(a.to_f32().powf(b.to_f32()))
+    }
+}
+impl BinaryOp<Complex<f32>> for Pow {
+    type Out = Complex<f32>;
+    #[inline(always)]
+    fn apply(a: Complex<f32>, b: Complex<f32>) -> Complex<f32> {
+        complex_pow32(a, b)
+    }
+}
+impl BinaryOp<Complex<f64>> for Pow {
+    type Out = Complex<f64>;
+    #[inline(always)]
+    fn apply(a: Complex<f64>, b: Complex<f64>) -> Complex<f64> {
+        complex_pow64(a, b)
+    }
+}
+
+macro_rules! complex_pow {
+    ($($name:ident: $t:ty),*) => {$(
+        /// `a^b` on the principal branch, with `a^0 = 1` (0^0 included, as
+        /// NumPy) and `0^b = 0` for real `b > 0`, where `exp(b·ln 0)` would
+        /// give NaN.
+        #[inline(always)]
+        fn $name(a: Complex<$t>, b: Complex<$t>) -> Complex<$t> {
+            if b.re == 0.0 && b.im == 0.0 {
+                return Complex::new(1.0, 0.0);
+            }
+            if a.re == 0.0 && a.im == 0.0 && b.im == 0.0 && b.re > 0.0 {
+                return Complex::new(0.0, 0.0);
+            }
+            a.powc(b)
+        }
+    )*};
+}
+complex_pow!(complex_pow32: f32, complex_pow64: f64);
+
+macro_rules! by_type {
+    ($kernel:ident, $op:ty, $c:expr) => {
+        match $c {
+            BuiltinType::Float16 => Some(core::<$kernel<f16, $op>>()),
+            BuiltinType::Float32 => Some(core::<$kernel<f32, $op>>()),
+            BuiltinType::Float64 => Some(core::<$kernel<f64, $op>>()),
+            BuiltinType::Complex64 => Some(core::<$kernel<Complex<f32>, $op>>()),
+            BuiltinType::Complex128 => Some(core::<$kernel<Complex<f64>, $op>>()),
+            _ => None,
+        }
+    };
+}
+
+/// The kernels of the one-argument functions for `c` (a float or complex).
+pub(crate) fn sqrt(c: BuiltinType) -> Option<CoreKernel> {
+    by_type!(Unary, Sqrt, c)
+}
+/// `exp`.
+pub(crate) fn exp(c: BuiltinType) -> Option<CoreKernel> {
+    by_type!(Unary, Exp, c)
+}
+/// `log` (natural).
+pub(crate) fn log(c: BuiltinType) -> Option<CoreKernel> {
+    by_type!(Unary, Log, c)
+}
+/// `sin`.
+pub(crate) fn sin(c: BuiltinType) -> Option<CoreKernel> {
+    by_type!(Unary, Sin, c)
+}
+/// `cos`.
+pub(crate) fn cos(c: BuiltinType) -> Option<CoreKernel> {
+    by_type!(Unary, Cos, c)
+}
+/// `tan`.
+pub(crate) fn tan(c: BuiltinType) -> Option<CoreKernel> {
+    by_type!(Unary, Tan, c)
+}
+/// `pow`.
+pub(crate) fn pow(c: BuiltinType) -> Option<CoreKernel> {
+    by_type!(Binary, Pow, c)
+}

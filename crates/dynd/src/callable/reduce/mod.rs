@@ -1,0 +1,698 @@
+//! Reductions: sum, prod, min, max, mean, all, any, and reductions built
+//! from any binary callable (DESIGN §6).
+//!
+//! ```
+//! use dynd::Array;
+//! use dynd::callable::reduce;
+//! let a = Array::from_json("2 * 3 * float64", "[[1.5, 2, 7], [-2.25, 7, 2.125]]").unwrap();
+//! assert_eq!(reduce::sum(&a, Some(&[1]), false).unwrap().to_json(), "[10.5,6.875]");
+//! assert_eq!(reduce::sum(&a, Some(&[1]), true).unwrap().tp().to_string(), "2 * 1 * float64");
+//! let v = Array::from_json("3 * var * int32", "[[1, 2], [3, 4, 5], [6, 7, 8, 9]]").unwrap();
+//! assert_eq!(reduce::sum(&v, Some(&[1]), false).unwrap().to_json(), "[3,12,30]");
+//! assert_eq!(reduce::max(&v, None, false).unwrap().to_json(), "9");
+//! ```
+//!
+//! # API
+//! - Functions on arrays: [`sum`], [`prod`], [`min`], [`max`], [`mean`],
+//!   [`all`], [`any`] take `axes` (`None`: every axis) and `keepdims`.
+//! - [`Reduction`]: a reduction with its options; [`Reduction::with`]
+//!   gives a [`Callable`] for one configuration (options reach
+//!   `instantiate` through it). The registry holds `"sum"`, `"prod"`,
+//!   `"min"`, `"max"`, `"mean"`, `"all"` and `"any"` over every axis,
+//!   without keepdims.
+//! - [`reduce_with`]: a reduction from any binary callable `(T, T) -> T`
+//!   and an optional identity.
+//! - [`signed_axes`]: axes given as signed numbers (a command line's),
+//!   checked.
+//!
+//! Reduction callables are not scalar ([`CallableImpl::is_scalar`] is
+//! false): they resolve and instantiate on whole array types.
+//!
+//! # Result types
+//!
+//! | source | sum, prod | min, max | mean | all, any |
+//! |---|---|---|---|---|
+//! | bool | int64 | bool | float64 | bool |
+//! | int8 … int64 | int64 | same | float64 | bool |
+//! | uint8 … uint64 | uint64 | same | float64 | bool |
+//! | int128, uint128 | same | same | float64 | bool |
+//! | float16 | float16 | float16 | float64 | bool |
+//! | float32, float64 | same | same | float64 | bool |
+//! | complex[float32], complex[float64] | same | a `Type` error | complex[float64] | bool |
+//!
+//! Like NumPy: integer sums and products wrap on overflow; float16 sums
+//! and products accumulate in float32 within each run and are rounded to
+//! float16 when stored; min and max propagate NaN; all and any test values
+//! against zero (NaN is true). Other element types (strings, structs,
+//! options) are a `Type` error naming the type.
+//!
+//! # Identities and empty extents
+//! sum 0, prod 1, all true, any false: an empty extent reduces to them
+//! (`sum` of `0 * int32` is 0). min and max have none: an empty extent is
+//! an `InvalidArgument` error naming the axis (as NumPy's ValueError). The
+//! mean of an empty extent is NaN (0/0), as NumPy's (without its warning).
+//!
+//! # Axes
+//! Axes number the dims of the type from 0 at the outermost; var dims
+//! count. An axis out of range or given twice is an `Index` error naming
+//! it (and [`signed_axes`] refuses negative ones). `Some(&[])` reduces
+//! nothing (the values converted to the result type).
+//!
+//! With `keepdims`, each reduced dim stays as `1 *` — a reduced var dim
+//! too.
+//!
+//! # Var dims
+//! - A reduced var dim gives one result per var element: the sum over axis
+//!   1 of `3 * var * int32` `[[1,2],[3,4,5],[6,7,8,9]]` is `3 * int32`
+//!   `[3,12,30]`. Var dims reduced together with the dims inside them (or
+//!   outside, over fixed dims) work at any nesting: every value under an
+//!   output element is combined into it.
+//! - A kept var dim stays var in the output, with the source's lengths.
+//!   When a reduced dim lies outside it (axis 0 of `3 * var * int32`),
+//!   the elements combined must all have the same length, or the call is a
+//!   `Broadcast` error: "cannot reduce over axis 0 of 3 * var * int32: its
+//!   elements are ragged (...)". (Rows of length 1 do not broadcast.) An
+//!   output var element under an empty reduced extent is empty.
+//! - mean over var dims is supported when the output has no var dims, or
+//!   when the reduced dims are the innermost ones; otherwise (a kept var
+//!   dim inside a reduced var dim with further reduced var dims inside it)
+//!   it is a `Type` error.
+//!
+//! # Order and speed
+//! A run along a reduced axis is folded with 8 accumulators (element `j`
+//! to lane `j % 8`, lanes combined pairwise, the tail after), block by
+//! block of 16K elements, so sums run at memory speed. Float sums and
+//! products therefore differ from a strictly ordered loop, and from
+//! NumPy's pairwise order, in the last bits. Built-in reductions also walk
+//! the fixed dims inside the last var dim in memory order (a transposed
+//! view is read contiguously), which changes the order again; the result
+//! depends only on the shape and strides, never on the thread count.
+//! Reducing the outer axis of a C-order array accumulates row by row into
+//! the output. User reductions ([`reduce_with`]) combine in index order,
+//! left to right, one element at a time, with no reassociation.
+//!
+//! Large reductions (128K elements and up, fixed dims) run on rayon's
+//! threads: split over a kept dim (each output computed by one task as
+//! the serial loop computes it), or, for a long reduced run, block by
+//! block with the block results combined in order. Either way the result
+//! equals the serial one bit for bit.
+
+mod ops;
+mod plan;
+
+use super::{Callable, CallableImpl};
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::kernels::assign::ErrorMode;
+use crate::kernels::{CKernelBuilder, KernelRequest, kernel_size};
+use crate::types::{Type, TypeKind};
+use plan::{DstDim, Finish, Info, ReduceKernel, SrcDim};
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::sync::LazyLock;
+
+/// The built-in reductions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BuiltinReduction {
+    /// The sum (identity 0).
+    Sum,
+    /// The product (identity 1).
+    Prod,
+    /// The smallest value (no identity).
+    Min,
+    /// The largest value (no identity).
+    Max,
+    /// The arithmetic mean, as float64 or complex[float64].
+    Mean,
+    /// `true` when every value is non-zero (identity true).
+    All,
+    /// `true` when some value is non-zero (identity false).
+    Any,
+}
+
+impl BuiltinReduction {
+    /// Every built-in reduction.
+    pub const ALL: [BuiltinReduction; 7] = [
+        BuiltinReduction::Sum,
+        BuiltinReduction::Prod,
+        BuiltinReduction::Min,
+        BuiltinReduction::Max,
+        BuiltinReduction::Mean,
+        BuiltinReduction::All,
+        BuiltinReduction::Any,
+    ];
+
+    /// Its name (`"sum"`), as registered.
+    pub fn name(self) -> &'static str {
+        match self {
+            BuiltinReduction::Sum => "sum",
+            BuiltinReduction::Prod => "prod",
+            BuiltinReduction::Min => "min",
+            BuiltinReduction::Max => "max",
+            BuiltinReduction::Mean => "mean",
+            BuiltinReduction::All => "all",
+            BuiltinReduction::Any => "any",
+        }
+    }
+
+    /// The result element type over elements of type `elem`; a `Type`
+    /// error when the reduction does not take them.
+    pub fn result_type(self, elem: &Type) -> Result<Type> {
+        elem.as_builtin()
+            .and_then(|b| ops::builtin(self, b))
+            .map(|(r, _)| Type::builtin(r))
+            .ok_or_else(|| {
+                let takes = match self {
+                    BuiltinReduction::Min | BuiltinReduction::Max => {
+                        "bool, integers and floats (complex values have no order)"
+                    }
+                    _ => "bool, integers, floats and complex",
+                };
+                Error::type_error(format!(
+                    "{} does not take elements of type {elem}: it takes {takes}",
+                    self.name()
+                ))
+            })
+    }
+}
+
+/// What a reduction combines with.
+#[derive(Clone)]
+enum Op {
+    Builtin(BuiltinReduction),
+    /// A binary callable `(T, T) -> T`, and an identity (a 0-d array).
+    User {
+        op: Callable,
+        identity: Option<Array>,
+    },
+}
+
+/// A reduction and its options: the axes (`None`: all) and `keepdims`.
+///
+/// ```
+/// use dynd::Array;
+/// use dynd::callable::reduce::{BuiltinReduction, Reduction};
+/// let a = Array::from_json("2 * 2 * int32", "[[1, 2], [3, 4]]").unwrap();
+/// let f = Reduction::builtin(BuiltinReduction::Prod).with(Some(&[0]), true);
+/// let r = f.call(&[&a]).unwrap();
+/// assert_eq!((r.tp().to_string(), r.to_json()), ("1 * 2 * int64".into(), "[[3,8]]".into()));
+/// ```
+#[derive(Clone)]
+pub struct Reduction {
+    name: String,
+    op: Op,
+    axes: Option<Vec<usize>>,
+    keepdims: bool,
+}
+
+impl Reduction {
+    /// A built-in reduction over every axis, without keepdims.
+    pub fn builtin(kind: BuiltinReduction) -> Reduction {
+        Reduction {
+            name: kind.name().to_string(),
+            op: Op::Builtin(kind),
+            axes: None,
+            keepdims: false,
+        }
+    }
+
+    /// A reduction by the binary callable `op`, which must compute
+    /// `(T, T) -> T` for the element type `T` it is used on (checked when
+    /// it is), with an optional identity: a 0-d array, converted to `T`
+    /// (under the default error mode) where it is used. Without one, an
+    /// empty extent is an error. `T` must be plain data (no arrmeta: a
+    /// builtin, fixed string or struct of such).
+    ///
+    /// The op is called in place (its destination is also its first
+    /// source), in index order, left to right; it should be associative
+    /// for the result to mean "the reduction".
+    ///
+    /// Errors: `InvalidArgument` when the identity is not 0-d.
+    pub fn user(name: &str, op: &Callable, identity: Option<&Array>) -> Result<Reduction> {
+        if let Some(id) = identity
+            && id.ndim() != 0
+        {
+            return Err(Error::invalid_argument(format!(
+                "the identity of {name} must be a single value (0-d), not an array of type {}",
+                id.tp()
+            )));
+        }
+        Ok(Reduction {
+            name: name.to_string(),
+            op: Op::User {
+                op: op.clone(),
+                identity: identity.cloned(),
+            },
+            axes: None,
+            keepdims: false,
+        })
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The axes it reduces (`None`: all).
+    pub fn axes(&self) -> Option<&[usize]> {
+        self.axes.as_deref()
+    }
+
+    /// Whether reduced dims stay as `1 *`.
+    pub fn keepdims(&self) -> bool {
+        self.keepdims
+    }
+
+    /// The same reduction over `axes` (`None`: all), with `keepdims`, as a
+    /// callable. Bad axes are an `Index` error when it is resolved.
+    pub fn with(&self, axes: Option<&[usize]>, keepdims: bool) -> Callable {
+        Callable::new(Reduction {
+            axes: axes.map(<[usize]>::to_vec),
+            keepdims,
+            ..self.clone()
+        })
+    }
+
+    /// The reduction with its own options, as a callable.
+    pub fn callable(&self) -> Callable {
+        Callable::new(self.clone())
+    }
+
+    /// Reduces `a` over `axes` (`None`: all), with `keepdims`.
+    pub fn apply(&self, a: &Array, axes: Option<&[usize]>, keepdims: bool) -> Result<Array> {
+        self.with(axes, keepdims).call(&[a])
+    }
+
+    /// The reduced flag of each axis of `tp`.
+    fn reduced(&self, tp: &Type) -> Result<Vec<bool>> {
+        let ndim = tp.ndim();
+        let Some(axes) = &self.axes else {
+            return Ok(vec![true; ndim]);
+        };
+        let mut reduced = vec![false; ndim];
+        for &axis in axes {
+            let Some(r) = reduced.get_mut(axis) else {
+                return Err(Error::index(format!(
+                    "{}: axis {axis} is out of range for {tp}, which has {ndim} dimension{}",
+                    self.name,
+                    if ndim == 1 { "" } else { "s" }
+                )));
+            };
+            if std::mem::replace(r, true) {
+                return Err(Error::index(format!(
+                    "{}: axis {axis} is given twice in {axes:?}",
+                    self.name
+                )));
+            }
+        }
+        Ok(reduced)
+    }
+
+    /// The result element type over `elem`.
+    fn result_elem(&self, elem: &Type) -> Result<Type> {
+        match &self.op {
+            Op::Builtin(kind) => kind.result_type(elem),
+            Op::User { op, .. } => {
+                if elem.is_symbolic() || elem.arrmeta_size() != 0 || elem.has_blockref() {
+                    return Err(Error::type_error(format!(
+                        "{}: a user reduction needs plain data elements (builtins, fixed strings, structs of those), not {elem}",
+                        self.name
+                    )));
+                }
+                let pair = [elem.clone(), elem.clone()];
+                let r = op.resolve(&pair).map_err(|e| {
+                    e.context(format!(
+                        "{}: the operation {} must take ({elem}, {elem})",
+                        self.name,
+                        op.name()
+                    ))
+                })?;
+                if &r != elem {
+                    return Err(Error::type_error(format!(
+                        "{}: the operation {} must compute ({elem}, {elem}) -> {elem}, but gives {r}",
+                        self.name,
+                        op.name()
+                    )));
+                }
+                Ok(r)
+            }
+        }
+    }
+
+    /// The output type for a source of type `src`, and the reduced flags.
+    fn resolve_one(&self, src: &Type) -> Result<(Type, Vec<bool>)> {
+        src.require_concrete("a reduction")?;
+        let reduced = self.reduced(src)?;
+        let elem = self.result_elem(src.dtype())?;
+        let out = self.out_type(src, &reduced, elem)?;
+        Ok((out, reduced))
+    }
+
+    /// The output type under the dims of `t`, whose reduced flags are
+    /// `reduced`, over result elements `elem`.
+    fn out_type(&self, t: &Type, reduced: &[bool], elem: Type) -> Result<Type> {
+        let Some((&red, rest)) = reduced.split_first() else {
+            return Ok(elem);
+        };
+        let inner = match t.dim_elem() {
+            Some(e) => self.out_type(e, rest, elem)?,
+            None => return Err(Error::type_error(format!("cannot reduce over {t}"))),
+        };
+        Ok(match (t.kind(), red) {
+            (_, true) if self.keepdims => Type::fixed_dim(1, inner),
+            (_, true) => inner,
+            (TypeKind::FixedDim { size, .. }, false) => Type::fixed_dim(*size, inner),
+            (_, false) => Type::var_dim(inner),
+        })
+    }
+
+    /// The only argument's type.
+    fn one<'a>(&self, args: &'a [Type]) -> Result<&'a Type> {
+        match args {
+            [a] => Ok(a),
+            _ => Err(Error::invalid_argument(format!(
+                "{} takes one argument, got {}",
+                self.name,
+                args.len()
+            ))),
+        }
+    }
+}
+
+/// The signature reductions show: any array in, any array out.
+static SIGNATURE: LazyLock<Type> =
+    LazyLock::new(|| Type::parse("(Dims... * T) -> Any").unwrap_or_else(|_| Type::any()));
+
+impl CallableImpl for Reduction {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn signature(&self) -> &Type {
+        &SIGNATURE
+    }
+
+    fn is_scalar(&self) -> bool {
+        false
+    }
+
+    fn resolve(&self, args: &[Type]) -> Result<Type> {
+        Ok(self.resolve_one(self.one(args)?)?.0)
+    }
+
+    unsafe fn instantiate(
+        &self,
+        mut ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        dst_tp: &Type,
+        dst_meta: *const u8,
+        src_tps: &[Type],
+        src_metas: &[*const u8],
+        req: KernelRequest,
+    ) -> Result<usize> {
+        let src_tp = self.one(src_tps)?;
+        let &[src_meta] = src_metas else {
+            return Err(Error::invalid_argument(format!(
+                "{}: {} arrmeta pointers for one argument",
+                self.name,
+                src_metas.len()
+            )));
+        };
+        let (want, reduced) = self.resolve_one(src_tp)?;
+        if &want != dst_tp {
+            return Err(Error::type_error(format!(
+                "{} of {src_tp} is {want}, not {dst_tp}",
+                self.name
+            )));
+        }
+        // SAFETY: the caller's promise (2): valid arrmeta of both types.
+        let dims = unsafe {
+            plan::build_dims(src_tp, src_meta, dst_tp, dst_meta, &reduced, self.keepdims)
+        }?;
+        let builtin = matches!(self.op, Op::Builtin(_));
+        let mut dims = plan::simplify(dims, builtin);
+        let elem = src_tp.dtype();
+        let out_elem = dst_tp.dtype();
+        let (op, finish, user) = match &self.op {
+            Op::Builtin(kind) => {
+                let (_, make) = elem
+                    .as_builtin()
+                    .and_then(|b| ops::builtin(*kind, b))
+                    .ok_or_else(|| Error::type_error(format!("{} of {src_tp}", self.name)))?;
+                let finish = if *kind == BuiltinReduction::Mean {
+                    self.mean_finish(src_tp, &mut dims)?
+                } else {
+                    Finish::None
+                };
+                (make(), finish, None)
+            }
+            Op::User { op, identity } => {
+                let identity = match identity {
+                    Some(id) => Some(self.identity_bytes(id, elem)?),
+                    None => None,
+                };
+                let user = ops::UserOp {
+                    size: elem.data_size(),
+                    identity,
+                };
+                (
+                    Box::new(user) as Box<dyn ops::ReduceOp>,
+                    Finish::None,
+                    Some(op),
+                )
+            }
+        };
+        let split = plan::split(&dims, out_elem.data_size());
+        let first_child = kernel_size::<ReduceKernel>();
+        let kernel = ReduceKernel {
+            dims: dims.into_boxed_slice(),
+            op,
+            finish,
+            split,
+            children: [if user.is_some() { first_child } else { 0 }, 0],
+            info: Box::new(Info {
+                name: self.name.clone(),
+                src_tp: src_tp.clone(),
+                dst_tp: dst_tp.clone(),
+            }),
+        };
+        // SAFETY: (1) `offset` is a free slot; the first child goes in the
+        // slot emplace reserves, the second where the first ends.
+        let at = unsafe { ckb.as_mut().emplace(offset, req, kernel) }?;
+        let Some(f) = user else {
+            return Ok(at);
+        };
+        // The elements have no arrmeta (checked by resolve): any pointer
+        // into the arrays' arrmeta is theirs.
+        let em = src_meta.wrapping_add(src_tp.arrmeta_size());
+        let dm = dst_meta.wrapping_add(dst_tp.arrmeta_size());
+        let pair = [elem.clone(), elem.clone()];
+        // SAFETY: `at` is the slot reserved for the first child; the types
+        // are ones the op resolved to (T, T) -> T, with empty arrmeta.
+        let end = unsafe {
+            f.instantiate(
+                ckb.as_mut(),
+                at,
+                out_elem,
+                dm,
+                &pair,
+                &[em, em],
+                KernelRequest::Single,
+            )
+        }?;
+        // SAFETY: a ReduceKernel was emplaced at `offset`; its second child
+        // offset now names the free slot at `end`, where it is built next.
+        unsafe { ckb.as_mut().kernel_mut::<ReduceKernel>(offset) }?.children[1] = end - offset;
+        // SAFETY: `end` is the free slot just past the first child.
+        unsafe {
+            f.instantiate(
+                ckb,
+                end,
+                out_elem,
+                dm,
+                &pair,
+                &[em, em],
+                KernelRequest::Strided,
+            )
+        }
+    }
+}
+
+impl Reduction {
+    /// How a mean divides its sums by the counts, for this plan (setting
+    /// the plan's side-buffer strides when it counts into one).
+    fn mean_finish(&self, src_tp: &Type, dims: &mut [plan::Dim]) -> Result<Finish> {
+        let reduced_var = dims
+            .iter()
+            .any(|d| matches!(d.dst, DstDim::Reduced) && matches!(d.src, SrcDim::Var { .. }));
+        if !reduced_var {
+            // The same count everywhere: the reduced dims are fixed.
+            let mut count = 1f64;
+            for d in dims.iter() {
+                if let (DstDim::Reduced, SrcDim::Fixed { size, .. }) = (&d.dst, d.src) {
+                    count *= size as f64;
+                }
+            }
+            return Ok(Finish::Divide(count));
+        }
+        if dims.iter().all(|d| !matches!(d.dst, DstDim::Var(_))) {
+            // Fixed outputs: count into a C-order side buffer.
+            let mut len = 1usize;
+            for d in dims.iter_mut().rev() {
+                if let (DstDim::Fixed { .. }, SrcDim::Fixed { size, .. }) = (&d.dst, d.src) {
+                    d.aux = (len * size_of::<f64>()) as isize;
+                    len = len.checked_mul(size).ok_or_else(|| {
+                        Error::alloc(format!("the counts of a mean of {src_tp} are too large"))
+                    })?;
+                }
+            }
+            let counting = dims
+                .iter()
+                .map(|d| {
+                    let mut c = d.clone();
+                    if let DstDim::Fixed { .. } = c.dst {
+                        c.dst = DstDim::Fixed { stride: d.aux };
+                    }
+                    c
+                })
+                .collect();
+            return Ok(Finish::Counts(Box::new(plan::Counts {
+                dims: counting,
+                len,
+            })));
+        }
+        match dims.iter().position(|d| matches!(d.dst, DstDim::Reduced)) {
+            Some(b) if dims[b..].iter().all(|d| matches!(d.dst, DstDim::Reduced)) => {
+                Ok(Finish::AtLevel(b))
+            }
+            _ => Err(Error::type_error(format!(
+                "{}: a mean over axes {:?} of {src_tp} is not supported: a kept var dim lies between reduced dims, one of them var (reduce the inner axes first)",
+                self.name,
+                self.axes.as_deref().unwrap_or(&[])
+            ))),
+        }
+    }
+
+    /// The identity's bytes as a `T`.
+    fn identity_bytes(&self, id: &Array, elem: &Type) -> Result<Box<[u8]>> {
+        let v = id.cast(elem, ErrorMode::Default).map_err(|e| {
+            e.context(format!(
+                "{}: the identity {} does not convert to {elem}",
+                self.name,
+                id.to_json()
+            ))
+        })?;
+        let n = elem.data_size();
+        // SAFETY: a fresh array of the plain data type `elem` holds `n` bytes.
+        Ok(unsafe { std::slice::from_raw_parts(v.data_ptr().cast_const(), n) }.into())
+    }
+}
+
+/// A reduction from a binary callable `(T, T) -> T` and an optional
+/// identity (a 0-d array); see [`Reduction::user`].
+///
+/// ```
+/// use dynd::Array;
+/// use dynd::callable::{Callable, reduce::reduce_with};
+/// let gcd = Callable::from_fn2("gcd", |mut a: i64, mut b: i64| {
+///     while b != 0 { (a, b) = (b, a % b); }
+///     a.abs()
+/// });
+/// let r = reduce_with(&gcd, Some(&Array::from(0i64))).unwrap();
+/// let a = Array::from_json("2 * 3 * int64", "[[12, 18, 24], [7, 14, 21]]").unwrap();
+/// assert_eq!(r.apply(&a, Some(&[1]), false).unwrap().to_json(), "[6,7]");
+/// ```
+pub fn reduce_with(op: &Callable, identity: Option<&Array>) -> Result<Reduction> {
+    Reduction::user(&format!("reduce({})", op.name()), op, identity)
+}
+
+/// Axes given as signed numbers, checked: a negative one is an `Index`
+/// error naming it (axes count from 0 at the outermost dim). Range and
+/// repeats are checked against the array when the reduction resolves.
+pub fn signed_axes(axes: &[i64]) -> Result<Vec<usize>> {
+    axes.iter()
+        .map(|&a| {
+            usize::try_from(a).map_err(|_| {
+                Error::index(format!(
+                    "axis {a} is negative (axes count from 0 at the outermost dim) in {axes:?}"
+                ))
+            })
+        })
+        .collect()
+}
+
+macro_rules! reduction_fns {
+    ($($f:ident => $kind:ident: $what:literal;)*) => {$(
+        #[doc = concat!("The ", $what, " of `a` over `axes` (`None`: all), keeping reduced dims as `1 *` with `keepdims`. See the [module docs](self) for result types.")]
+        pub fn $f(a: &Array, axes: Option<&[usize]>, keepdims: bool) -> Result<Array> {
+            Reduction::builtin(BuiltinReduction::$kind).apply(a, axes, keepdims)
+        }
+    )*};
+}
+
+reduction_fns! {
+    sum => Sum: "sum";
+    prod => Prod: "product";
+    min => Min: "smallest value";
+    max => Max: "largest value";
+    mean => Mean: "mean";
+    all => All: "logical and (every value non-zero)";
+    any => Any: "logical or (some value non-zero)";
+}
+
+/// Registers the built-in reductions, over every axis, without keepdims.
+pub(crate) fn register(map: &mut BTreeMap<String, Callable>) {
+    for kind in BuiltinReduction::ALL {
+        map.insert(kind.name().to_string(), Reduction::builtin(kind).callable());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::BuiltinType;
+
+    fn a(tp: &str, json: &str) -> Array {
+        Array::from_json(tp, json).unwrap()
+    }
+
+    #[test]
+    fn the_plan_merges_contiguous_dims_and_drops_size_one() {
+        let x = a("2 * 1 * 3 * int32", "[[[1,2,3]],[[4,5,6]]]");
+        let r = sum(&x, None, false).unwrap();
+        assert_eq!(r.to_json(), "21");
+        let t = Reduction::builtin(BuiltinReduction::Sum);
+        let (out, reduced) = t.resolve_one(x.tp()).unwrap();
+        assert_eq!(out.to_string(), "int64");
+        let o = Array::empty(out.clone()).unwrap();
+        // SAFETY: both arrmeta pointers belong to their arrays.
+        let dims = unsafe {
+            plan::build_dims(
+                x.tp(),
+                x.arrmeta_ptr(),
+                &out,
+                o.arrmeta_ptr(),
+                &reduced,
+                false,
+            )
+        }
+        .unwrap();
+        assert_eq!(dims.len(), 3);
+        let dims = plan::simplify(dims, true);
+        assert_eq!(dims.len(), 1);
+        assert!(matches!(dims[0].src, SrcDim::Fixed { size: 6, stride: 4 }));
+    }
+
+    #[test]
+    fn builtin_table_covers_every_numeric_type() {
+        for b in BuiltinType::ALL {
+            for kind in BuiltinReduction::ALL {
+                let r = ops::builtin(kind, b);
+                let expect_none = b == BuiltinType::Void
+                    || (matches!(kind, BuiltinReduction::Min | BuiltinReduction::Max)
+                        && matches!(b, BuiltinType::Complex64 | BuiltinType::Complex128));
+                assert_eq!(r.is_none(), expect_none, "{kind:?} of {b}");
+            }
+        }
+    }
+}
