@@ -121,6 +121,56 @@ fn main() -> Result<(), dynd::Error> {
         Array::from(vec![1.0f64, f64::NAN]).cast("2 * ?int32", ErrorMode::Default),
     );
 
+    section("Callables: lifted over fixed and var dims, with broadcasting");
+    let ragged = Array::from_json("2 * var * int32", "[[1, 2, 3], [4]]")?;
+    let fixed = Array::from_json("2 * 3 * int32", "[[5, 6, 7], [8, 9, 10]]")?;
+    show("[[1,2,3],[4]] + [[5,6,7],[8,9,10]]", &ragged + &fixed);
+    show(
+        "[[1,2,3],[4]] + [[5],[6,7]]",
+        &ragged + &Array::from_json("2 * var * int32", "[[5], [6, 7]]")?,
+    );
+    show(
+        "[[1,2,3],[4]] * 2.5 (promoted)",
+        &ragged * &Array::from(2.5f64),
+    );
+    show(
+        "[[1,2,3],[4]] + [1, 2] (broadcast error)",
+        &ragged + &Array::from(vec![1i32, 2]),
+    );
+    let add_one = dynd::callable::Callable::from_fn1("add_one", |x: i32| x + 1);
+    show(
+        "a Rust closure over [[1,2,3],[4]]",
+        add_one.call(&[&ragged]),
+    );
+    let words = Array::from(vec!["abc", "ababc", "ababab", "abd"]);
+    show(
+        "find(words, \"abc\")",
+        dynd::callable::strings::find(&words, &Array::from("abc")),
+    );
+    show(
+        "split(\"xaxxbxxxc\", \"x\")",
+        dynd::callable::strings::split(&Array::from("xaxxbxxxc"), &Array::from("x")),
+    );
+
+    section("Reductions over axes, keepdims, and var dims");
+    use dynd::callable::reduce;
+    let m = Array::from_json("2 * 3 * float64", "[[1.5, 2, 7], [-2.25, 7, 2.125]]")?;
+    show("sum over axis 1", reduce::sum(&m, Some(&[1]), false));
+    show(
+        "sum over axis 1, keepdims",
+        reduce::sum(&m, Some(&[1]), true),
+    );
+    show("max over all axes", reduce::max(&m, None, false));
+    let r = Array::from_json("3 * var * int32", "[[1, 2], [3, 4, 5], [6, 7, 8, 9]]")?;
+    show(
+        "sum over the var axis of [[1,2],[3,4,5],[6,7,8,9]]",
+        reduce::sum(&r, Some(&[1]), false),
+    );
+    show(
+        "min of an empty extent",
+        reduce::min(&Array::from_json("0 * int32", "[]")?, None, false),
+    );
+
     section("Bad input is a typed error, never a panic");
     show("uint8 <- 256", Array::from_json("uint8", "256"));
     show("int32 <- 1.5", Array::from_json("int32", "1.5"));

@@ -937,4 +937,20 @@ fn means() {
         ok(reduce::mean(&w, Some(&[0, 1]), false)).1,
         "[3.0,4.333333333333333]"
     );
+    // Var outputs over reduced var dims: each output divided as it completes.
+    let n = a("2 * var * var * int32", "[[[1],[2,3]],[[4],[],[5,6]]]");
+    assert_eq!(
+        ok(reduce::mean(&n, Some(&[2]), false)),
+        (
+            "2 * var * float64".into(),
+            "[[1.0,2.5],[4.0,NaN,5.5]]".into()
+        )
+    );
+    assert_eq!(ok(reduce::mean(&n, Some(&[1, 2]), false)).1, "[2.0,5.0]");
+    assert_eq!(ok(reduce::mean(&n, None, true)).1, "[[[3.5]]]");
+    let f = a("2 * 3 * float32", "[[1,2,3],[4,5,6]]");
+    assert_eq!(
+        ok(reduce::mean(&f, Some(&[0]), false)),
+        ("3 * float64".into(), "[2.5,3.5,4.5]".into())
+    );
 }
