@@ -800,6 +800,66 @@ proptest! {
     }
 }
 
+/// JSON of a list of integers.
+fn list(v: &[i64]) -> String {
+    let parts: Vec<String> = v.iter().map(i64::to_string).collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// The expected JSON (or `None`: an error of `kind`) of `kind` over
+/// `axes` (a mask of {0, 1}) of the ragged rows.
+fn ragged_reference(rows: &[Vec<i64>], mask: u8, max: bool) -> Result<String, ErrorKind> {
+    let fold = |v: &[i64]| -> Option<i64> {
+        if max {
+            v.iter().copied().max()
+        } else {
+            Some(v.iter().sum())
+        }
+    };
+    let empty = ErrorKind::InvalidArgument;
+    match mask {
+        0 => Ok(format!(
+            "[{}]",
+            rows.iter().map(|r| list(r)).collect::<Vec<_>>().join(",")
+        )),
+        1 => {
+            let Some(first) = rows.first() else {
+                return Ok("[]".into());
+            };
+            if rows.iter().any(|r| r.len() != first.len()) {
+                return Err(ErrorKind::Broadcast);
+            }
+            let cols: Vec<i64> = (0..first.len())
+                .map(|j| fold(&rows.iter().map(|r| r[j]).collect::<Vec<_>>()).unwrap_or(0))
+                .collect();
+            Ok(list(&cols))
+        }
+        2 => {
+            let per: Option<Vec<i64>> = rows.iter().map(|r| fold(r)).collect();
+            per.map(|p| list(&p)).ok_or(empty)
+        }
+        _ => fold(&rows.concat()).map(|v| v.to_string()).ok_or(empty),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn random_ragged_arrays_match_the_reference(
+        rows in proptest::collection::vec(proptest::collection::vec(-20i64..20, 0..5), 0..6),
+        mask in 0u8..4,
+    ) {
+        let json = format!("[{}]", rows.iter().map(|r| list(r)).collect::<Vec<_>>().join(","));
+        let x = a(&format!("{} * var * int32", rows.len()), &json);
+        let axes: Vec<usize> = (0..2).filter(|i| mask & (1 << i) != 0).collect();
+        for (max, f) in [(false, reduce::sum as fn(&Array, Option<&[usize]>, bool) -> dynd::Result<Array>), (true, reduce::max)] {
+            let got = f(&x, Some(&axes), false).map(|r| r.to_json()).map_err(|e| e.kind());
+            prop_assert_eq!(got, ragged_reference(&rows, mask, max), "max={} over {:?} of {}", max, axes, json);
+        }
+    }
+}
+
 #[test]
 fn float_sums_are_close_to_an_ordered_sum() {
     let n = 100_003usize;

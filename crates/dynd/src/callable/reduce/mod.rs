@@ -63,20 +63,31 @@
 //!
 //! # Var dims
 //! - A reduced var dim gives one result per var element: the sum over axis
-//!   1 of `3 * var * int32` `[[1,2],[3,4,5],[6,7,8,9]]` is `3 * int32`
-//!   `[3,12,30]`. Var dims reduced together with the dims inside them (or
-//!   outside, over fixed dims) work at any nesting: every value under an
-//!   output element is combined into it.
+//!   1 of `3 * var * int32` `[[1,2],[3,4,5],[6,7,8,9]]` is `3 * int64`
+//!   `[3,12,30]`. Var dims reduced together with the dims inside them, or
+//!   with fixed dims outside them, work at any nesting: every value under
+//!   an output element is combined into it, and empty var elements add
+//!   nothing (the min over every axis of `[[],[4,2]]` is 2).
 //! - A kept var dim stays var in the output, with the source's lengths.
 //!   When a reduced dim lies outside it (axis 0 of `3 * var * int32`),
 //!   the elements combined must all have the same length, or the call is a
 //!   `Broadcast` error: "cannot reduce over axis 0 of 3 * var * int32: its
-//!   elements are ragged (...)". (Rows of length 1 do not broadcast.) An
+//!   elements are ragged (...)". Rows of length 1 do not broadcast. An
 //!   output var element under an empty reduced extent is empty.
-//! - mean over var dims is supported when the output has no var dims, or
-//!   when the reduced dims are the innermost ones; otherwise (a kept var
-//!   dim inside a reduced var dim with further reduced var dims inside it)
-//!   it is a `Type` error.
+//!
+//! Not supported (clear errors, not wrong values):
+//! - min, max and user reductions without identity, when a kept dim lies
+//!   between reduced axes and an output element's values would start after
+//!   the first row of the outer reduced axis (its first row is an empty var
+//!   element): an `InvalidArgument` error saying so. With an identity this
+//!   works.
+//! - mean with a reduced var dim, a var dim in the output, and reduced
+//!   dims that are not all inside the kept ones (`2 * var * var * int32`
+//!   over axes 0 and 2): a `Type` error. Means over var dims into fixed
+//!   outputs, or over the innermost axes, work.
+//! - min and max of complex values (no order): a `Type` error.
+//! - user reductions over elements with arrmeta (strings, var, pointers):
+//!   a `Type` error.
 //!
 //! # Order and speed
 //! A run along a reduced axis is folded with 8 accumulators (element `j`
@@ -87,6 +98,8 @@
 //! the fixed dims inside the last var dim in memory order (a transposed
 //! view is read contiguously), which changes the order again; the result
 //! depends only on the shape and strides, never on the thread count.
+//! Float min and max compare once per element in the hot loop and fold a
+//! block again when it held a NaN.
 //! Reducing the outer axis of a C-order array accumulates row by row into
 //! the output. User reductions ([`reduce_with`]) combine in index order,
 //! left to right, one element at a time, with no reassociation.

@@ -84,7 +84,8 @@ pub(super) trait ReduceOp: Send + Sync + 'static {
     ) -> Result<()>;
 
     /// `*dst = op(x[0], …, x[n-1])` when `first`, else
-    /// `*dst = op(*dst, x[0], …, x[n-1])`; `n >= 1`.
+    /// `*dst = op(*dst, x[0], …, x[n-1])`. With `n == 0`: the identity when
+    /// `first` (an error without one), else nothing.
     ///
     /// # Safety
     /// The trait's contract for `src` (with `ds` = 0: one `dst`), and
@@ -624,6 +625,10 @@ where
         ss: isize,
         n: usize,
     ) -> Result<()> {
+        if n == 0 {
+            // Nothing to touch (and an empty array's data may be null).
+            return Ok(());
+        }
         let put = |x: S| -> D {
             let a: A = x.cvt();
             a.cvt()
@@ -666,6 +671,9 @@ where
         ss: isize,
         n: usize,
     ) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
         let step = |d: D, x: S| -> D {
             let a: A = d.cvt();
             K::combine(a, x.cvt()).cvt()
@@ -696,13 +704,20 @@ where
 
     unsafe fn fold(
         &self,
-        _cx: Ctx<'_>,
+        cx: Ctx<'_>,
         dst: *mut u8,
         src: *const u8,
         ss: isize,
         n: usize,
         first: bool,
     ) -> Result<()> {
+        if n == 0 {
+            if !first {
+                return Ok(());
+            }
+            // SAFETY: (1) dst is writable.
+            return unsafe { self.fill(cx, dst, 0, 1) };
+        }
         // SAFETY: (1) the run's n elements.
         let r: A = unsafe { fold_run::<K, S, A>(src, ss, n) };
         let r = if first {
@@ -974,6 +989,13 @@ impl ReduceOp for UserOp {
         n: usize,
         first: bool,
     ) -> Result<()> {
+        if n == 0 {
+            if !first {
+                return Ok(());
+            }
+            // SAFETY: (1) dst is writable.
+            return unsafe { self.fill(cx, dst, 0, 1) };
+        }
         // SAFETY: the caller's promises.
         let single = unsafe { self.child(cx, 0) }?;
         let mut j = 0;

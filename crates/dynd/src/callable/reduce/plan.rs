@@ -4,7 +4,11 @@
 //! The walk carries a `first` flag: an output element's first visit
 //! writes it (`init`, or `fold` with `first`), later visits — from a
 //! reduced dim outside it — combine into it (`accumulate`, `fold`). So no
-//! identity is needed except for empty extents, which `fill` with it. The
+//! identity is needed except for empty extents, which `fill` with it.
+//! Where only reduced dims lie below a reduced dim, its rows all go into
+//! one output element, and an empty row (a var element of length 0)
+//! passes `first` on to the next row: only an element that gets no value
+//! at all is filled (or, without an identity, is an error). The
 //! innermost dim is one call of the op: a reduced one folds its run with
 //! several accumulators; a kept one under a reduced outer dim accumulates
 //! row by row into the output (strided adds, no gathering of columns).
