@@ -16,8 +16,11 @@
 //! Checked loops work in chunks of up to [`CHUNK`] values: a check pass
 //! with no branch per element (so it vectorises), then a conversion pass
 //! that may skip what the check proved unneeded (float to integer converts
-//! without Rust's clamping). Only a chunk with a failure is searched for the
-//! first bad value. On error, every chunk before the failing one has been
+//! without Rust's clamping). Narrowing float conversions (to float32 and
+//! float16) instead convert a chunk into a buffer in L1 and look for
+//! infinities among the results, which is cheaper than checking the wider
+//! sources; only a chunk with a suspect result checks its sources. Only a
+//! chunk with a failure is searched for the first bad value. On error, every chunk before the failing one has been
 //! written, and nothing from the failing chunk on is.
 
 use super::ErrorMode;
@@ -66,6 +69,17 @@ pub(crate) trait Conv<S: Prim>: Prim {
     }
     /// `true` when `s` converts without overflow.
     fn ok_overflow(s: S) -> bool;
+    /// `true` when [`Conv::suspect`] is a filter for the overflow check:
+    /// if no converted value of a chunk is suspect, every source passed
+    /// [`Conv::ok_overflow`] (and [`Conv::ok_fractional`], which must equal
+    /// it). Narrowing float conversions check their results this way: an
+    /// infinity is rare and cheap to look for, four to a vector register.
+    const RESULT_FILTER: bool = false;
+    /// A converted value that may come from a failing source.
+    #[inline(always)]
+    fn suspect(_d: Self) -> bool {
+        true
+    }
     /// `true` when `s` converts without overflow or loss of a fraction.
     fn ok_fractional(s: S) -> bool {
         Self::ok_overflow(s)
@@ -273,9 +287,15 @@ impl Conv<f32> for f64 {
     }
 }
 impl Conv<f64> for f32 {
+    const RESULT_FILTER: bool = true;
     #[inline(always)]
     fn cast(s: f64) -> f32 {
         s as f32
+    }
+    #[inline(always)]
+    fn suspect(d: f32) -> bool {
+        // Overflow turns a finite value into an infinity.
+        d.abs() == f32::INFINITY
     }
     #[inline(always)]
     fn ok_overflow(s: f64) -> bool {
@@ -314,8 +334,11 @@ from_f16!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f32, f64);
 macro_rules! f16_from {
     ($($s:ty),*) => {$(
         impl Conv<$s> for f16 {
+            const RESULT_FILTER: bool = true;
             #[inline(always)]
             fn cast(s: $s) -> f16 { f16::from_f64(s as f64) }
+            #[inline(always)]
+            fn suspect(d: f16) -> bool { d.is_infinite() }
             #[inline(always)]
             fn ok_overflow(s: $s) -> bool {
                 let v = s as f64;
@@ -332,9 +355,14 @@ macro_rules! f16_from {
 f16_from!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f64);
 
 impl Conv<f32> for f16 {
+    const RESULT_FILTER: bool = true;
     #[inline(always)]
     fn cast(s: f32) -> f16 {
         f16::from_f32(s)
+    }
+    #[inline(always)]
+    fn suspect(d: f16) -> bool {
+        d.is_infinite()
     }
     #[inline(always)]
     fn ok_overflow(s: f32) -> bool {
@@ -509,6 +537,27 @@ impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
             for (d, &s) in dst.iter_mut().zip(src) {
                 *d = D::cast(s);
             }
+            return Ok(());
+        }
+        if D::RESULT_FILTER
+            && matches!(
+                mode,
+                ErrorMode::Overflow | ErrorMode::Fractional | ErrorMode::Default
+            )
+        {
+            // Convert into a buffer in L1, look for suspect results there
+            // (cheap), and copy out only a chunk that passed: as fast as the
+            // nocheck loop for data in memory.
+            let mut buf = [D::default(); CHUNK];
+            let buf = &mut buf[..src.len()];
+            for (d, &s) in buf.iter_mut().zip(src) {
+                *d = D::cast(s);
+            }
+            let suspect = buf.iter().fold(false, |a, &d| a | D::suspect(d));
+            if suspect && let Some(&bad) = src.iter().find(|&&s| !check(s)) {
+                return Err(D::failure(bad, mode));
+            }
+            dst.copy_from_slice(buf);
             return Ok(());
         }
         // Check the whole chunk (it is in L1), then convert it; a fused

@@ -249,6 +249,9 @@ fn every_layout_agrees_for_every_pair_and_mode() {
             f64::INFINITY,
             0.1,
             33554433.0,
+            1e300,
+            -3.5e38,
+            f64::NEG_INFINITY,
         ],
         700,
     );
@@ -334,6 +337,90 @@ fn a_failure_in_a_later_chunk_is_found_and_earlier_chunks_are_written() {
         out[512..].iter().all(|&x| x == 0),
         "the failing chunk and later ones are untouched"
     );
+}
+
+#[test]
+fn narrowing_floats_check_their_results_chunk_by_chunk() {
+    // float64 -> float32 and -> float16 look for infinities among the
+    // converted values; infinite sources are not overflow, finite ones that
+    // round to infinity are, and the failing chunk is not written.
+    let mut v = vec![1.5f64; 1000];
+    v[3] = f64::INFINITY;
+    v[4] = f64::NEG_INFINITY;
+    v[5] = f64::NAN;
+    v[6] = f32::MAX as f64; // exactly representable
+    for mode in [
+        ErrorMode::Overflow,
+        ErrorMode::Fractional,
+        ErrorMode::Default,
+    ] {
+        let out =
+            values_of::<f32>(&run_all::<f32, f64>(&v, mode).expect("infinities and NaN pass"));
+        assert_eq!(out[3], f32::INFINITY);
+        assert!(out[5].is_nan());
+        assert_eq!(out[6], f32::MAX);
+    }
+    let mut bad = v.clone();
+    bad[600] = 1e39;
+    for mode in [
+        ErrorMode::Overflow,
+        ErrorMode::Fractional,
+        ErrorMode::Default,
+    ] {
+        assert_eq!(run_all::<f32, f64>(&bad, mode), Err(ErrorKind::Overflow));
+    }
+    let mut ckb = pin!(CKernelBuilder::new());
+    // SAFETY: new builder, builtin types.
+    unsafe {
+        make_assignment_kernel(
+            ckb.as_mut(),
+            0,
+            &BuiltinType::Float32.into(),
+            std::ptr::null(),
+            &BuiltinType::Float64.into(),
+            std::ptr::null(),
+            KernelRequest::Strided,
+            ErrorMode::Overflow,
+        )
+    }
+    .unwrap();
+    let mut out = vec![0f32; 1000];
+    // SAFETY: 1000 contiguous elements each side.
+    let e = unsafe {
+        ckb.call_strided(
+            out.as_mut_ptr().cast(),
+            4,
+            &[bad.as_ptr().cast()],
+            &[8],
+            1000,
+        )
+    }
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Overflow);
+    assert!(
+        e.message()
+            .contains("1000000000000000000000000000000000000000"),
+        "{}",
+        e.message()
+    );
+    assert!(
+        out[..512]
+            .iter()
+            .all(|&x| x == 1.5 || !x.is_finite() || x == f32::MAX)
+    );
+    assert!(
+        out[512..].iter().all(|&x| x == 0.0),
+        "the failing chunk is not written"
+    );
+    let mut halves = vec![1.0f32; 700];
+    halves[650] = 65520.0; // rounds to infinity in float16
+    halves[10] = f32::INFINITY;
+    assert_eq!(
+        run_all::<f16, f32>(&halves, ErrorMode::Overflow),
+        Err(ErrorKind::Overflow)
+    );
+    halves[650] = 65504.0;
+    assert!(run_all::<f16, f32>(&halves, ErrorMode::Overflow).is_ok());
 }
 
 #[test]
