@@ -13,6 +13,13 @@
 //! The kernel is the generic lifter ([`crate::kernels::lift`]) over the
 //! scalar callable's kernel; var outputs are allocated as it runs.
 //!
+//! The flat case comes first: when every argument is a scalar or
+//! C-contiguous fixed dims of one shape (and a preallocated output is too,
+//! of the computed element type), the call is one strided loop of the
+//! scalar kernel over all elements, resolved and built with no per-dim
+//! work. That is what makes a 10-element call cheap and a large one a
+//! single vectorised loop (split in ranges across threads when large).
+//!
 //! Large calls whose output has a fixed outermost dim run that outer loop
 //! on rayon's threads: one kernel is built for the rows and called from
 //! several threads at once, each on its own rows (about 64K elements per
@@ -26,6 +33,7 @@ use crate::kernels::lift::{self, dims_of, shape_text};
 use crate::kernels::{CKernelBuilder, KernelRequest};
 use crate::types::{Type, TypeKind};
 use rayon::prelude::*;
+use smallvec::SmallVec;
 use std::mem::size_of;
 use std::pin::{Pin, pin};
 
@@ -268,4 +276,201 @@ pub(crate) fn call_parallel(f: &Callable, out: &Array, args: &[&Array]) -> Resul
             )
         }
     })
+}
+
+// ------------------------------------------------------------------ flat case
+
+/// The arguments of a call in the flat case: each is a scalar or
+/// C-contiguous fixed dims of one common shape, so the whole call is one
+/// strided loop of the scalar kernel over every element (NumPy's "trivial
+/// loop"). Calls take this path before the general lifter; it resolves,
+/// builds and runs with no per-dim work and no broadcasting analysis.
+struct FlatArgs<'a> {
+    /// Each argument's element type.
+    dtypes: SmallVec<[Type; 4]>,
+    /// Each argument's element arrmeta (after its dims' arrmeta).
+    metas: SmallVec<[*const u8; 4]>,
+    /// Each argument's byte stride per element (0 for a scalar).
+    strides: SmallVec<[isize; 4]>,
+    /// An argument with the common shape (its type gives the dims), if any.
+    shaped: Option<&'a Array>,
+    /// The common shape.
+    shape: SmallVec<[usize; 4]>,
+    /// Elements in the shape.
+    count: usize,
+}
+
+/// Walks `a`'s fixed dims: its shape, element type and element arrmeta, if
+/// it is C-contiguous fixed dims (size-1 dims with any stride) over a
+/// non-dim element; `None` for var dims or any other layout.
+fn contiguous_fixed(a: &Array) -> Option<(SmallVec<[usize; 4]>, &Type, *const u8)> {
+    let mut shape = SmallVec::new();
+    let mut strides: SmallVec<[isize; 4]> = SmallVec::new();
+    let mut tp = a.tp();
+    let mut meta = a.arrmeta_ptr();
+    while let TypeKind::FixedDim { size, elem } = tp.kind() {
+        // SAFETY: a fixed dim's arrmeta starts with its FixedDimMeta, and
+        // the element's arrmeta follows (DESIGN §4).
+        let m = unsafe { std::ptr::read_unaligned(meta as *const FixedDimMeta) };
+        shape.push(*size);
+        strides.push(m.stride);
+        // SAFETY: as above.
+        meta = unsafe { meta.add(size_of::<FixedDimMeta>()) };
+        tp = elem;
+    }
+    if tp.is_dim() {
+        return None;
+    }
+    let mut expect = tp.data_size() as isize;
+    for (&n, &s) in shape.iter().zip(&strides).rev() {
+        if n != 1 && s != expect {
+            return None;
+        }
+        expect = expect.checked_mul(n as isize)?;
+    }
+    Some((shape, tp, meta))
+}
+
+fn flat_args<'a>(args: &[&'a Array]) -> Option<FlatArgs<'a>> {
+    let mut flat = FlatArgs {
+        dtypes: SmallVec::new(),
+        metas: SmallVec::new(),
+        strides: SmallVec::new(),
+        shaped: None,
+        shape: SmallVec::new(),
+        count: 1,
+    };
+    for a in args {
+        let (shape, dtype, meta) = contiguous_fixed(a)?;
+        flat.strides.push(if shape.is_empty() {
+            0
+        } else {
+            dtype.data_size() as isize
+        });
+        flat.dtypes.push(dtype.clone());
+        flat.metas.push(meta);
+        if shape.is_empty() {
+            continue;
+        }
+        match flat.shaped {
+            None => {
+                flat.count = shape.iter().try_fold(1usize, |c, &n| c.checked_mul(n))?;
+                flat.shape = shape;
+                flat.shaped = Some(a);
+            }
+            // Different shapes broadcast (or fail): the general path.
+            Some(_) if shape != flat.shape => return None,
+            Some(_) => {}
+        }
+    }
+    Some(flat)
+}
+
+/// Calls scalar callable `f` in the flat case, into a new output (`out`
+/// `None`) or into `out`; `None` when the call is not flat (or the types do
+/// not resolve: the general path then reports the error in full).
+pub(crate) fn call_flat(
+    f: &Callable,
+    out: Option<&Array>,
+    args: &[&Array],
+) -> Option<Result<Array>> {
+    let flat = flat_args(args)?;
+    let imp = f.implementation();
+    let dtype = imp.resolve(&flat.dtypes).ok()?;
+    let out = match out {
+        Some(out) => {
+            let (shape, odtype, _) = contiguous_fixed(out)?;
+            if shape != flat.shape || odtype != &dtype {
+                return None;
+            }
+            out.clone()
+        }
+        None => {
+            if dtype.arrmeta_size() != 0 {
+                return None;
+            }
+            let tp = match flat.shaped {
+                Some(a) if a.tp().dtype() == &dtype => a.tp().clone(),
+                Some(_) => flat
+                    .shape
+                    .iter()
+                    .rev()
+                    .fold(dtype.clone(), |t, &n| Type::fixed_dim(n, t)),
+                None => dtype.clone(),
+            };
+            match Array::empty(tp) {
+                Ok(a) => a,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    };
+    Some(run_flat(f, &out, &dtype, &flat, args).map(|()| out))
+}
+
+fn run_flat(
+    f: &Callable,
+    out: &Array,
+    dtype: &Type,
+    flat: &FlatArgs<'_>,
+    args: &[&Array],
+) -> Result<()> {
+    if flat.count == 0 {
+        return Ok(());
+    }
+    let out_meta = {
+        let nd = flat.shape.len();
+        // SAFETY: the output has `nd` fixed dims, whose arrmeta comes first.
+        unsafe { out.arrmeta_ptr().add(nd * size_of::<FixedDimMeta>()) }
+    };
+    let mut ckb = pin!(CKernelBuilder::new());
+    // SAFETY: a new builder; the element arrmeta pointers lie inside the
+    // arrays' arrmeta, which outlive the call; `dtype` is what the scalar
+    // callable resolved for these element types.
+    unsafe {
+        f.implementation().instantiate(
+            ckb.as_mut(),
+            0,
+            dtype,
+            out_meta,
+            &flat.dtypes,
+            &flat.metas,
+            KernelRequest::Strided,
+        )?;
+    }
+    let dst = out.data_ptr();
+    let dstride = dtype.data_size() as isize;
+    let srcs: SmallVec<[*const u8; 4]> = args.iter().map(|a| a.data_ptr() as *const u8).collect();
+    let n = flat.count;
+    if n < 2 * TASK_ELEMENTS || rayon::current_num_threads() < 2 {
+        // SAFETY: built for Strided on the element types; `n` elements at
+        // these strides lie in each array's data (C-contiguous, or a scalar
+        // read with stride 0).
+        return unsafe { ckb.call_strided(dst, dstride, &srcs, &flat.strides, n) };
+    }
+    let ckb: &CKernelBuilder = &ckb;
+    let strides: &[isize] = &flat.strides;
+    let (dst, srcs) = (Shared(dst), Shared(srcs));
+    (0..n.div_ceil(TASK_ELEMENTS))
+        .into_par_iter()
+        .try_for_each(|task| {
+            let (dst, srcs) = (*dst.get(), srcs.get());
+            let start = task * TASK_ELEMENTS;
+            let count = TASK_ELEMENTS.min(n - start);
+            let these: SmallVec<[*const u8; 4]> = srcs
+                .iter()
+                .zip(strides)
+                .map(|(p, s)| p.wrapping_offset(start as isize * s))
+                .collect();
+            // SAFETY: as above, for elements [start, start + count), which are
+            // this task's alone in the output.
+            unsafe {
+                ckb.call_strided(
+                    dst.wrapping_offset(start as isize * dstride),
+                    dstride,
+                    &these,
+                    strides,
+                    count,
+                )
+            }
+        })
 }

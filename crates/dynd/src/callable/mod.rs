@@ -156,6 +156,11 @@ impl Callable {
     /// output, builds the kernel and runs it (the outer loop in parallel
     /// when the output is large; see [`elementwise`]).
     pub fn call(&self, args: &[&Array]) -> Result<Array> {
+        if self.is_scalar()
+            && let Some(r) = elementwise::call_flat(self, None, args)
+        {
+            return r;
+        }
         let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
         let out_tp = self.resolve(&tps)?;
         let out = Array::empty(out_tp)?;
@@ -167,6 +172,11 @@ impl Callable {
     /// broadcasts into).
     pub fn call_into(&self, out: &Array, args: &[&Array]) -> Result<()> {
         out.check_writable()?;
+        if self.is_scalar()
+            && let Some(r) = elementwise::call_flat(self, Some(out), args)
+        {
+            return r.map(drop);
+        }
         let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
         if self.is_scalar() && elementwise::can_run_parallel(out, args) {
             return elementwise::call_parallel(self, out, args);

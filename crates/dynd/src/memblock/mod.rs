@@ -268,7 +268,8 @@ pub(crate) fn block_as<T>(block: &MemBlock, kind: MemoryBlockKind) -> Option<&T>
 
 impl MemBlock {
     /// A fixed-size block of `size` zero bytes aligned to `align` (at least
-    /// 64; buffers of 2 MiB and more are backed by transparent huge pages).
+    /// 64 for 1 KiB and more; buffers of 2 MiB and more are backed by
+    /// transparent huge pages).
     pub fn new_fixed(size: usize, align: usize) -> Result<MemBlock> {
         fixed::new(size, align)
     }

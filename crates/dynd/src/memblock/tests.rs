@@ -25,11 +25,21 @@ fn refcount_counts_clones_and_drops() {
 
 #[test]
 fn fixed_blocks_are_zeroed_and_aligned() {
-    for (size, align) in [(0, 1), (1, 1), (100, 8), (4096, 64), (1000, 256)] {
+    // 1 KiB and more: at least a cache line; smaller: what was asked for.
+    for (size, align, want) in [
+        (0, 1, 1),
+        (1, 1, 1),
+        (100, 8, 8),
+        (1023, 8, 8),
+        (1024, 8, 64),
+        (4096, 64, 64),
+        (1000, 256, 256),
+        (3 << 20, 8, 2 << 20),
+    ] {
         let b = MemBlock::new_fixed(size, align).unwrap();
         let (ptr, len) = b.fixed_data().unwrap();
         assert_eq!(len, size);
-        assert_eq!(ptr as usize % align.max(64), 0, "size {size} align {align}");
+        assert_eq!(ptr as usize % want, 0, "size {size} align {align}");
         // SAFETY: the block owns `len` readable bytes at `ptr`.
         let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
         assert!(bytes.iter().all(|&x| x == 0));

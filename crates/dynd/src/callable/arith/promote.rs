@@ -7,6 +7,7 @@
 //! ([`promotion_table`]) and the tests compare it with a hand-written grid.
 
 use crate::types::BuiltinType;
+use std::sync::LazyLock;
 
 use BuiltinType::*;
 
@@ -87,6 +88,23 @@ pub fn safe_cast(from: BuiltinType, to: BuiltinType) -> bool {
 /// assert_eq!(promote(Void, Int8), None);
 /// ```
 pub fn promote(a: BuiltinType, b: BuiltinType) -> Option<BuiltinType> {
+    // Every call resolves through here, so the derived rule is computed once
+    // into a table indexed by type id (ids are below 32).
+    static TABLE: LazyLock<[[Option<BuiltinType>; 32]; 32]> = LazyLock::new(|| {
+        let mut t = [[None; 32]; 32];
+        for a in BuiltinType::ALL {
+            for b in BuiltinType::ALL {
+                t[a.id() as usize][b.id() as usize] = derive_promote(a, b);
+            }
+        }
+        t
+    });
+    TABLE[a.id() as usize & 31][b.id() as usize & 31]
+}
+
+/// The rule itself: the first type in [`LATTICE`] order both convert to
+/// safely.
+fn derive_promote(a: BuiltinType, b: BuiltinType) -> Option<BuiltinType> {
     LATTICE
         .into_iter()
         .find(|&c| safe_cast(a, c) && safe_cast(b, c))
@@ -224,5 +242,23 @@ mod tests {
         let left = promote(promote(Int8, UInt8).unwrap(), Float16);
         let right = promote(Int8, promote(UInt8, Float16).unwrap());
         assert_eq!((left, right), (Some(Float32), Some(Float16)));
+    }
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_the_derived_rule() {
+        const _: () = assert!(BuiltinType::Void as u32 <= 31);
+        for a in BuiltinType::ALL {
+            assert!(a.id() < 32, "{a} has id {}", a.id());
+            for b in BuiltinType::ALL {
+                assert_eq!(promote(a, b), derive_promote(a, b), "{a}, {b}");
+            }
+        }
+        assert_eq!(promote(Int8, UInt8), Some(Int16));
+        assert_eq!(promote(Void, Float64), None);
     }
 }
