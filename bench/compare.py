@@ -133,7 +133,7 @@ class Missing(Exception):
 def need(mod):
     m = LIBS.get(mod)
     if m is None:
-        raise Missing(f"{mod} is not installed ({LIB_ERRORS.get(mod, 'import failed')})")
+        raise Missing(f"{mod} not installed")
     return m
 
 
@@ -562,7 +562,7 @@ def run_theirs(ours, quick, runs):
                 t = median_time_per_call(runs, reps, f) if reps else median_time(runs, f)
                 results[key] = (t, shape, None)
             except Missing as e:
-                results[key] = (None, shape, f"missing: {e}")
+                results[key] = (None, shape, str(e))
             except Exception as e:  # noqa: BLE001 - report and go on
                 results[key] = (None, shape, f"failed: {type(e).__name__}: {e}")
     return results
