@@ -637,6 +637,13 @@ def report(ours, skipped, dynd_err, theirs, quick, runs):
             rows.append([label, our_cell, their_cell, f"{lib}: {what}", rs])
             first = False
     table(["operation", "dynd ms", "their ms", "library", "ratio"], rows)
+    print(
+        "notes: NumPy and awkward run on one thread, as do our rows unless they say "
+        "2 threads. JSON: dynd parses into a typed array; json.loads builds Python "
+        "objects (lists, floats, dicts); np.array(json.loads(..)) adds the typed "
+        "conversion; ak.from_json parses into typed columnar arrays (the closest "
+        "counterpart). Both sides parse the same text."
+    )
 
     # Ours without a counterpart.
     internal_names = set()
