@@ -1,7 +1,7 @@
 //! Casts through the assignment kernels: f64→i32, i32→f64 and f64→f32 in
 //! each error mode, against nocheck and against a plain Rust loop.
 
-use crate::harness::{Measurement, median_time, row};
+use crate::harness::{Ctx, Measurement, median_time};
 use dynd::kernels::assign::{ErrorMode, make_assignment_kernel};
 use dynd::kernels::{CKernelBuilder, KernelRequest};
 use dynd::{Array, Type};
@@ -37,7 +37,8 @@ fn filled<T: dynd::array::Scalar>(n: usize, f: impl Fn(usize) -> T) -> Array {
     Array::from(v)
 }
 
-pub fn run(n: usize, runs: usize, bandwidth: f64) {
+pub fn run(ctx: &Ctx) {
+    let (n, runs) = (ctx.n(), ctx.runs);
     let f64_src = filled(n, |i| (i % 1000) as f64 - 500.0);
     let i32_src = filled(n, |i| (i % 1000) as i32 - 500);
     let i32_dst = Array::empty(Type::fixed_dim(n, Type::int32())).expect("alloc");
@@ -86,13 +87,13 @@ pub fn run(n: usize, runs: usize, bandwidth: f64) {
     ];
     for (name, dst, src, bytes_per, plain) in cases {
         let plain_t = median_time(runs, || plain(dst, src, n));
-        let plain_m = Measurement {
-            name: format!("cast {name} plain Rust loop"),
+        let plain_m = Measurement::new(
+            format!("cast {name} plain Rust loop"),
             n,
-            median: plain_t,
-            bytes: n * bytes_per,
-        };
-        row(&plain_m, bandwidth, "baseline");
+            plain_t,
+            n * bytes_per,
+        );
+        ctx.row(&plain_m, "baseline");
         let nocheck = time_kernel(dst, src, ErrorMode::NoCheck, runs);
         for mode in [
             ErrorMode::NoCheck,
@@ -105,12 +106,7 @@ pub fn run(n: usize, runs: usize, bandwidth: f64) {
             } else {
                 time_kernel(dst, src, mode, runs)
             };
-            let m = Measurement {
-                name: format!("cast {name} {mode}"),
-                n,
-                median: t,
-                bytes: n * bytes_per,
-            };
+            let m = Measurement::new(format!("cast {name} {mode}"), n, t, n * bytes_per);
             let note = if mode == ErrorMode::NoCheck {
                 format!(
                     "plain/nocheck speed = {:.2} (target >= 0.91)",
@@ -122,7 +118,7 @@ pub fn run(n: usize, runs: usize, bandwidth: f64) {
                     nocheck.as_secs_f64() / t.as_secs_f64()
                 )
             };
-            row(&m, bandwidth, &note);
+            ctx.row(&m, &note);
         }
     }
 }

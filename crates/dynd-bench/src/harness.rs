@@ -1,21 +1,66 @@
-//! Timing: medians over repeated runs, throughput in GB/s, and the ratio to
-//! a plain memory copy of the same number of bytes measured in this run.
+//! Timing and reporting: medians over repeated runs, throughput in GB/s,
+//! and the ratio to a plain memory copy measured in this run; rows printed
+//! as a table or, with `--json`, as one JSON object per line.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 /// One measured operation.
 pub struct Measurement {
+    /// The operation's name (the comparison script maps rows by it).
     pub name: String,
-    pub n: usize,
+    /// The shape of the main operand; its product is the row's `n`.
+    pub shape: Vec<usize>,
+    /// Median time of one operation.
     pub median: Duration,
-    /// Bytes read plus bytes written by one run.
-    pub bytes: usize,
+    /// Bytes read plus bytes written by one operation (`None`: the row is
+    /// about latency, not throughput, and has no GB/s).
+    pub bytes: Option<usize>,
 }
 
 impl Measurement {
-    pub fn gbps(&self) -> f64 {
-        self.bytes as f64 / self.median.as_secs_f64() / 1e9
+    /// A throughput row over a 1-d operand of `n` elements.
+    pub fn new(name: impl Into<String>, n: usize, median: Duration, bytes: usize) -> Measurement {
+        Measurement {
+            name: name.into(),
+            shape: vec![n],
+            median,
+            bytes: Some(bytes),
+        }
+    }
+
+    /// The same, over an operand of `shape`.
+    pub fn shaped(
+        name: impl Into<String>,
+        shape: &[usize],
+        median: Duration,
+        bytes: usize,
+    ) -> Measurement {
+        Measurement {
+            name: name.into(),
+            shape: shape.to_vec(),
+            median,
+            bytes: Some(bytes),
+        }
+    }
+
+    /// A latency row (per call or per build): no GB/s.
+    pub fn latency(name: impl Into<String>, n: usize, median: Duration) -> Measurement {
+        Measurement {
+            name: name.into(),
+            shape: vec![n],
+            median,
+            bytes: None,
+        }
+    }
+
+    pub fn n(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn gbps(&self) -> Option<f64> {
+        self.bytes
+            .map(|b| b as f64 / self.median.as_secs_f64() / 1e9)
     }
 }
 
@@ -33,34 +78,167 @@ pub fn median_time(runs: usize, mut f: impl FnMut()) -> Duration {
     times[times.len() / 2]
 }
 
-/// Copy bandwidth in GB/s (read + write) over buffers of `bytes` each.
-pub fn copy_bandwidth(bytes: usize, runs: usize) -> f64 {
+/// The median time of one call of `f`, timing batches of `reps` calls
+/// (for operations too short to time one at a time).
+pub fn median_time_per_call(runs: usize, reps: usize, mut f: impl FnMut()) -> Duration {
+    let reps = reps.max(1);
+    median_time(runs, || {
+        for _ in 0..reps {
+            f();
+        }
+    }) / reps as u32
+}
+
+/// Copy bandwidth in GB/s (read + write) over buffers of `bytes` each, and
+/// the median time of one copy.
+pub fn copy_bandwidth(bytes: usize, runs: usize) -> (f64, Duration) {
     let src = vec![1u8; bytes];
     let mut dst = vec![0u8; bytes];
     let t = median_time(runs, || {
         dst.copy_from_slice(black_box(&src));
         black_box(&mut dst);
     });
-    2.0 * bytes as f64 / t.as_secs_f64() / 1e9
+    (2.0 * bytes as f64 / t.as_secs_f64() / 1e9, t)
 }
 
-/// Prints the table header.
-pub fn header(bandwidth: f64) {
-    println!("memory copy bandwidth (read + write), measured now: {bandwidth:.1} GB/s");
-    println!(
-        "{:<44} {:>10} {:>10} {:>8} {:>8}  note",
-        "operation", "n", "median ms", "GB/s", "÷copy"
-    );
+/// Where rows go, and what every module needs to know about the run.
+pub struct Ctx {
+    /// Reduced sizes and fewer runs.
+    pub quick: bool,
+    /// Timed runs per operation (after one warm-up).
+    pub runs: usize,
+    /// Memory copy bandwidth (read + write) measured at the start, GB/s.
+    pub bandwidth: f64,
+    /// One JSON object per row instead of a table.
+    pub json: bool,
+    /// A rayon pool of one thread: callables run serially inside it.
+    pub one: rayon::ThreadPool,
+    /// A rayon pool of two threads: callables split large calls inside it.
+    pub two: rayon::ThreadPool,
 }
 
-/// Prints one row; `note` is free text (ratios to a baseline).
-pub fn row(m: &Measurement, bandwidth: f64, note: &str) {
-    println!(
-        "{:<44} {:>10} {:>10.3} {:>8.2} {:>8.2}  {note}",
-        m.name,
-        m.n,
-        m.median.as_secs_f64() * 1e3,
-        m.gbps(),
-        m.gbps() / bandwidth
-    );
+impl Ctx {
+    /// Elements of the main 1-d operands (10M, or 2M with `--quick`).
+    pub fn n(&self) -> usize {
+        if self.quick { 2_000_000 } else { 10_000_000 }
+    }
+
+    /// Prints the table header (nothing in JSON mode).
+    pub fn header(&self) {
+        if self.json {
+            return;
+        }
+        println!(
+            "memory copy bandwidth (read + write), measured now: {:.1} GB/s; median of {} runs; callables on 1 thread unless a row says otherwise",
+            self.bandwidth, self.runs
+        );
+        println!(
+            "{:<62} {:>10} {:>10} {:>8} {:>8}  note",
+            "operation", "n", "median ms", "GB/s", "÷copy"
+        );
+    }
+
+    /// Prints one row; `note` is free text (ratios to a baseline), shown in
+    /// the table and carried as `note` in JSON.
+    pub fn row(&self, m: &Measurement, note: &str) {
+        let ms = m.median.as_secs_f64() * 1e3;
+        let gbps = m.gbps();
+        let ratio = gbps.map(|g| g / self.bandwidth);
+        if self.json {
+            let num = |v: Option<f64>| match v {
+                Some(v) if v.is_finite() => format!("{v:.6}"),
+                _ => "null".to_string(),
+            };
+            let shape: Vec<String> = m.shape.iter().map(usize::to_string).collect();
+            println!(
+                "{{\"name\": {}, \"n\": {}, \"shape\": [{}], \"median_ms\": {}, \"gbps\": {}, \"ratio_copy\": {}, \"note\": {}}}",
+                json_string(&m.name),
+                m.n(),
+                shape.join(", "),
+                num(Some(ms)),
+                num(gbps),
+                num(ratio),
+                json_string(note)
+            );
+        } else {
+            let opt = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
+            let ms = if ms < 0.01 {
+                format!("{ms:.6}")
+            } else {
+                format!("{ms:.3}")
+            };
+            println!(
+                "{:<62} {:>10} {:>10} {:>8} {:>8}  {note}",
+                m.name,
+                m.n(),
+                ms,
+                opt(gbps),
+                opt(ratio)
+            );
+        }
+    }
+
+    /// Reports an operation that could not be measured.
+    pub fn skipped(&self, name: &str, reason: &str) {
+        if self.json {
+            println!(
+                "{{\"name\": {}, \"skipped\": {}}}",
+                json_string(name),
+                json_string(reason)
+            );
+        } else {
+            println!("{name:<62} skipped: {reason}");
+        }
+    }
+}
+
+/// `s` as a JSON string literal.
+pub fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Unwraps a setup step's result or reports the row as skipped.
+pub fn or_skip<T>(ctx: &Ctx, name: &str, r: dynd::Result<T>) -> Option<T> {
+    match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            ctx.skipped(name, &e.to_string());
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_strings_are_escaped() {
+        assert_eq!(json_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
+        assert_eq!(json_string("i32->f64"), "\"i32->f64\"");
+    }
+
+    #[test]
+    fn medians_and_rates() {
+        let m = Measurement::new("x", 10, Duration::from_millis(2), 2_000_000);
+        assert!((m.gbps().unwrap() - 1.0).abs() < 1e-9);
+        assert_eq!(
+            Measurement::latency("y", 10, Duration::from_micros(1)).gbps(),
+            None
+        );
+        let t = median_time_per_call(3, 10, || {});
+        assert!(t < Duration::from_millis(10));
+    }
 }

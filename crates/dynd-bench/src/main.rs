@@ -1,38 +1,110 @@
-//! `cargo run --release -p dynd-bench [-- --quick] [-- --only NAME]`
+//! `cargo run --release -p dynd-bench [-- --quick] [--json] [--only NAME[,NAME…]]`
 //!
 //! Prints, for each operation: name, n, median ms over repeated runs, GB/s
 //! (bytes read + written) and the ratio to a plain memory copy measured in
-//! the same run. Performance targets live here, never in timed unit tests.
+//! the same run. `--json` prints one JSON object per operation instead
+//! (`name`, `n`, `shape`, `median_ms`, `gbps`, `ratio_copy`, `note`; or
+//! `name`, `skipped`), which `bench/compare.py` reads. Callables run inside
+//! a one-thread rayon pool unless a row names its thread count. Performance
+//! targets live here, never in timed unit tests.
 
 mod callables;
 mod casts;
+mod copies;
+mod fused;
 mod harness;
+mod json_parse;
+mod overhead;
+mod ragged;
+mod reductions;
+
+use harness::{Ctx, Measurement};
+
+/// The groups `--only` selects, in the order they run.
+const GROUPS: [&str; 8] = [
+    "copies",
+    "casts",
+    "callables",
+    "fused",
+    "reductions",
+    "ragged",
+    "json",
+    "overhead",
+];
+
+fn usage_error(msg: &str) -> ! {
+    eprintln!(
+        "error[invalid_argument]: {msg} (expected --quick, --json, --only NAME[,NAME...] with NAME one of {})",
+        GROUPS.join(", ")
+    );
+    std::process::exit(1);
+}
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(move |i| format!("bench-{threads}t-{i}"))
+        .build()
+        .unwrap_or_else(|e| {
+            eprintln!("error[alloc]: cannot start a pool of {threads} threads: {e}");
+            std::process::exit(1)
+        })
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let quick = args.iter().any(|a| a == "--quick");
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .and_then(|i| args.get(i + 1).cloned());
-    if let Some(bad) = args
-        .iter()
-        .find(|a| a.starts_with("--") && *a != "--quick" && *a != "--only")
-    {
-        eprintln!(
-            "error[invalid_argument]: unknown option '{bad}' (expected --quick, --only NAME)"
-        );
-        std::process::exit(1);
+    let mut quick = false;
+    let mut json = false;
+    let mut only: Option<Vec<String>> = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => quick = true,
+            "--json" => json = true,
+            "--only" => {
+                let Some(v) = it.next() else {
+                    usage_error("--only needs a NAME")
+                };
+                let names: Vec<String> = v.split(',').map(str::to_string).collect();
+                if let Some(bad) = names.iter().find(|n| !GROUPS.contains(&n.as_str())) {
+                    usage_error(&format!("unknown group '{bad}'"));
+                }
+                only = Some(names);
+            }
+            other => usage_error(&format!("unknown argument '{other}'")),
+        }
     }
-    let n = if quick { 2_000_000 } else { 10_000_000 };
     let runs = if quick { 5 } else { 15 };
-    let bandwidth = harness::copy_bandwidth(n * 8, runs);
-    harness::header(bandwidth);
-    let wants = |name: &str| only.as_deref().is_none_or(|o| o == name);
-    if wants("casts") {
-        casts::run(n, runs, bandwidth);
-    }
-    if wants("callables") {
-        callables::run(n, runs, bandwidth);
+    let n = if quick { 2_000_000 } else { 10_000_000 };
+    let (bandwidth, copy_t) = harness::copy_bandwidth(n * 8, runs);
+    let ctx = Ctx {
+        quick,
+        runs,
+        bandwidth,
+        json,
+        one: pool(1),
+        two: pool(2),
+    };
+    ctx.header();
+    ctx.row(
+        &Measurement::new("memory copy (copy_from_slice)", n, copy_t, 2 * n * 8),
+        "the baseline of ÷copy",
+    );
+    let wants = |g: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == g));
+    for g in GROUPS {
+        if !wants(g) {
+            continue;
+        }
+        ctx.one.install(|| match g {
+            "copies" => copies::run(&ctx),
+            "casts" => casts::run(&ctx),
+            "callables" => callables::run(&ctx),
+            "fused" => fused::run(&ctx),
+            "reductions" => reductions::run(&ctx),
+            "ragged" => ragged::run(&ctx),
+            "json" => json_parse::run(&ctx),
+            "overhead" => overhead::run(&ctx),
+            _ => unreachable!("GROUPS lists every group"),
+        });
     }
 }

@@ -1,0 +1,735 @@
+#!/usr/bin/env python3
+"""Compare dynd-rs against NumPy, numexpr, awkward and Python's json.
+
+    python3 bench/compare.py [--quick]
+
+On first run this creates bench/.venv, installs numpy, numexpr and awkward
+into it with pip, and re-executes itself inside it. It then builds and runs
+`dynd-bench --json` (passing --quick through), times the same operations on
+the same sizes in the Python libraries, and prints a side-by-side table:
+operation, dynd ms, their ms, library, and ratio = their time / our time
+(above 1: dynd is faster). It ends with the line `worst ratio: X (operation)`.
+
+What is compared (their side):
+  - NumPy runs every operation on one thread; dynd's callables run inside a
+    one-thread rayon pool unless the row says "2 threads".
+  - casts: np.copyto(dst, src, casting='unsafe') into a preallocated array,
+    against dynd's nocheck cast kernel. Checked casts have no NumPy
+    counterpart: they are measured against our own nocheck ("internal
+    targets"), not in the worst ratio.
+  - a*b+c: NumPy `a*b+c` (two passes, a temporary), NumPy with out=, and
+    numexpr on 1 and 2 threads (one pass, like dynd-ops lazy operators).
+  - ragged: awkward ak.sum(x, axis=1) and x + 1.0 on the same ragged array.
+  - JSON: dynd parses into a typed array. Python's json.loads builds Python
+    objects (lists, dicts, floats), np.array(json.loads(text)) adds the typed
+    conversion for numbers, and ak.from_json parses into typed columnar
+    arrays (the closest counterpart). Same text on both sides.
+"""
+
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+VENV = os.path.join(HERE, ".venv")
+VENV_PY = os.path.join(VENV, "bin", "python")
+PACKAGES = ["numpy", "numexpr", "awkward"]
+REEXEC_FLAG = "DYND_COMPARE_IN_VENV"
+
+
+# ---------------------------------------------------------------------------
+# The virtual environment.
+
+
+def say(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def in_venv():
+    return os.path.realpath(sys.prefix) == os.path.realpath(VENV)
+
+
+def missing_packages(python):
+    """The PACKAGES that `python` cannot import."""
+    missing = []
+    for p in PACKAGES:
+        r = subprocess.run(
+            [python, "-c", f"import {p}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        if r.returncode != 0:
+            missing.append(p)
+    return missing
+
+
+def ensure_venv_and_reexec():
+    if in_venv() or os.environ.get(REEXEC_FLAG):
+        return
+    if not os.path.exists(VENV_PY):
+        say(f"compare.py: creating the virtual environment {VENV} ...")
+        r = subprocess.run([sys.executable, "-m", "venv", VENV])
+        if r.returncode != 0 or not os.path.exists(VENV_PY):
+            say(
+                "compare.py: error: could not create a virtual environment with "
+                f"'{sys.executable} -m venv {VENV}'. Install the venv module "
+                "(Debian/Ubuntu: apt-get install python3-venv) and run again."
+            )
+            sys.exit(1)
+    missing = missing_packages(VENV_PY)
+    if missing:
+        say(f"compare.py: installing {' '.join(missing)} into {VENV} with pip ...")
+        r = subprocess.run(
+            [VENV_PY, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+            + missing
+        )
+        if r.returncode != 0:
+            say(
+                f"compare.py: warning: pip could not install {' '.join(missing)} "
+                "(no network or no PyPI?); rows that need them are reported as "
+                "missing."
+            )
+    env = dict(os.environ)
+    env[REEXEC_FLAG] = "1"
+    os.execve(VENV_PY, [VENV_PY, os.path.abspath(__file__)] + sys.argv[1:], env)
+
+
+# ---------------------------------------------------------------------------
+# Timing.
+
+
+def median_time(runs, f):
+    """Median seconds of one call of f over `runs` timed calls (after a
+    warm-up call), like the Rust harness."""
+    import time
+
+    f()
+    ts = []
+    for _ in range(max(1, runs)):
+        t = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def median_time_per_call(runs, reps, f):
+    def batch():
+        for _ in range(reps):
+            f()
+
+    return median_time(runs, batch) / reps
+
+
+class Missing(Exception):
+    """A library or feature the counterpart needs is not there."""
+
+
+# ---------------------------------------------------------------------------
+# The data: the same formulas as crates/dynd-bench.
+
+
+def need(mod):
+    m = LIBS.get(mod)
+    if m is None:
+        raise Missing(f"{mod} not installed")
+    return m
+
+
+def f64(n, kind):
+    np = need("numpy")
+    i = np.arange(n, dtype=np.int64)
+    if kind == "copy":
+        return i * 0.25
+    if kind == "cast":
+        return (i % 1000).astype(np.float64) - 500.0
+    if kind == "a":
+        return i * 0.5
+    if kind == "b":
+        return 1.0 + (i % 7).astype(np.float64)
+    if kind == "fa":
+        return (i % 1000) * 0.001
+    if kind == "fb":
+        return (i % 7) + 0.5
+    if kind == "fc":
+        return -((i % 13).astype(np.float64))
+    if kind == "sum":
+        return (i % 100) * 0.5
+    if kind == "iota":
+        return i.astype(np.float64)
+    if kind == "mat17":
+        return (i % 17).astype(np.float64)
+    raise KeyError(kind)
+
+
+def numbers_text(count):
+    items = [f"{i % 1000}.{(7 * i) % 1000:03d}" for i in range(count)]
+    return "[" + ", ".join(items) + "]"
+
+
+def records_text(count):
+    items = [
+        '{"id": %d, "x": %d.%03d, "name": "r%d"}' % (i, i % 1000, (7 * i) % 1000, i % 100)
+        for i in range(count)
+    ]
+    return "[" + ", ".join(items) + "]"
+
+
+def ragged(rows):
+    np = need("numpy")
+    ak = need("awkward")
+    lengths = (np.arange(rows, dtype=np.int64) * 7 + 3) % 21
+    offsets = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    content = (np.arange(total, dtype=np.int64) % 100) * 0.25
+    layout = ak.contents.ListOffsetArray(
+        ak.index.Index64(offsets), ak.contents.NumpyArray(content)
+    )
+    return ak.Array(layout)
+
+
+# ---------------------------------------------------------------------------
+# Their operations. Each factory takes the shape dynd reported and returns
+# (function timed, reps per timed batch or None).
+
+
+def op_memcpy(shape):
+    np = need("numpy")
+    src = np.ones(shape[0] * 8, dtype=np.uint8)
+    dst = np.zeros_like(src)
+    return lambda: np.copyto(dst, src)
+
+
+def op_copyto(shape):
+    np = need("numpy")
+    a = f64(shape[0], "copy")
+    out = np.empty_like(a)
+    return lambda: np.copyto(out, a)
+
+
+def op_copy_new(shape):
+    a = f64(shape[0], "copy")
+    return lambda: a.copy()
+
+
+def op_cast(src, dst):
+    def make(shape):
+        np = need("numpy")
+        n = shape[0]
+        s = f64(n, "cast").astype(src)
+        d = np.empty(n, dtype=dst)
+        return lambda: np.copyto(d, s, casting="unsafe")
+
+    return make
+
+
+def op_astype(src, dst):
+    def make(shape):
+        s = f64(shape[0], "cast").astype(src)
+        return lambda: s.astype(dst)
+
+    return make
+
+
+def op_binary(fn, out_dtype, prealloc):
+    def make(shape):
+        np = need("numpy")
+        n = shape[0]
+        a, b = f64(n, "a"), f64(n, "b")
+        f = getattr(np, fn)
+        if prealloc:
+            out = np.empty(n, dtype=out_dtype)
+            return lambda: f(a, b, out=out)
+        return lambda: f(a, b)
+
+    return make
+
+
+def with_threads(threads, f):
+    """f, with numexpr set to `threads` threads (set once here, just
+    before f is timed: set_num_threads itself is not free)."""
+    need("numexpr").set_num_threads(threads)
+    return f
+
+
+def op_ne_add(threads, prealloc):
+    def make(shape):
+        np = need("numpy")
+        ne = need("numexpr")
+        n = shape[0]
+        names = {"a": f64(n, "a"), "b": f64(n, "b")}
+        if prealloc:
+            out = np.empty(n)
+            return with_threads(
+                threads, lambda: ne.evaluate("a + b", local_dict=names, out=out)
+            )
+        return with_threads(threads, lambda: ne.evaluate("a + b", local_dict=names))
+
+    return make
+
+
+def fused_inputs(n):
+    return f64(n, "fa"), f64(n, "fb"), f64(n, "fc")
+
+
+def op_np_fused_new(shape):
+    a, b, c = fused_inputs(shape[0])
+    return lambda: a * b + c
+
+
+def op_np_fused_out(shape):
+    np = need("numpy")
+    a, b, c = fused_inputs(shape[0])
+    out = np.empty_like(a)
+
+    def f():
+        np.multiply(a, b, out=out)
+        np.add(out, c, out=out)
+
+    return f
+
+
+def op_ne_fused(threads, prealloc):
+    def make(shape):
+        np = need("numpy")
+        ne = need("numexpr")
+        a, b, c = fused_inputs(shape[0])
+        names = {"a": a, "b": b, "c": c}
+        if prealloc:
+            out = np.empty_like(a)
+            return with_threads(
+                threads, lambda: ne.evaluate("a * b + c", local_dict=names, out=out)
+            )
+        return with_threads(threads, lambda: ne.evaluate("a * b + c", local_dict=names))
+
+    return make
+
+
+def op_sum(shape):
+    a = f64(shape[0], "sum")
+    return lambda: a.sum()
+
+
+def op_sum_axis(axis):
+    def make(shape):
+        rows, cols = shape
+        a = f64(rows * cols, "mat17").reshape(rows, cols)
+        return lambda: a.sum(axis=axis)
+
+    return make
+
+
+def op_strided(shape):
+    np = need("numpy")
+    a = f64(shape[0], "iota")
+    v = a[::2]
+    out = np.empty(v.shape[0])
+    return lambda: np.copyto(out, v)
+
+
+def op_transpose_copyto(shape):
+    np = need("numpy")
+    rows, cols = shape
+    a = f64(rows * cols, "iota").reshape(rows, cols)
+    out = np.empty((cols, rows))
+    return lambda: np.copyto(out, a.T)
+
+
+def op_transpose_ascontig(shape):
+    np = need("numpy")
+    rows, cols = shape
+    a = f64(rows * cols, "iota").reshape(rows, cols)
+    return lambda: np.ascontiguousarray(a.T)
+
+
+def op_ak_sum(shape):
+    ak = need("awkward")
+    x = ragged(shape[0])
+    return lambda: ak.sum(x, axis=1)
+
+
+def op_ak_add(shape):
+    x = ragged(shape[0])
+    return lambda: x + 1.0
+
+
+def op_json_loads(textf):
+    def make(shape):
+        import json
+
+        text = textf(shape[0])
+        return lambda: json.loads(text)
+
+    return make
+
+
+def op_json_np(shape):
+    import json
+
+    np = need("numpy")
+    text = numbers_text(shape[0])
+    return lambda: np.array(json.loads(text), dtype=np.float64)
+
+
+def op_ak_json(textf):
+    def make(shape):
+        ak = need("awkward")
+        text = textf(shape[0])
+        return lambda: ak.from_json(text)
+
+    return make
+
+
+def op_add10(shape):
+    np = need("numpy")
+    x = np.arange(10, dtype=np.float64)
+    return lambda: np.add(x, x)
+
+
+# key: (library, what it runs, factory, reps per call or None)
+THEIRS = {
+    "np memcpy": ("NumPy", "np.copyto of uint8 buffers", op_memcpy, None),
+    "np copyto": ("NumPy", "np.copyto(out, a)", op_copyto, None),
+    "np copy": ("NumPy", "a.copy()", op_copy_new, None),
+    "np cast f64->i32": ("NumPy", "np.copyto(i32, f64, casting='unsafe')", op_cast("float64", "int32"), None),
+    "np cast i32->f64": ("NumPy", "np.copyto(f64, i32, casting='unsafe')", op_cast("int32", "float64"), None),
+    "np cast f64->f32": ("NumPy", "np.copyto(f32, f64, casting='unsafe')", op_cast("float64", "float32"), None),
+    "np astype f64->i32": ("NumPy", "a.astype(int32) (new)", op_astype("float64", "int32"), None),
+    "np astype i32->f64": ("NumPy", "a.astype(float64) (new)", op_astype("int32", "float64"), None),
+    "np astype f64->f32": ("NumPy", "a.astype(float32) (new)", op_astype("float64", "float32"), None),
+    "np add out": ("NumPy", "np.add(a, b, out=out)", op_binary("add", "float64", True), None),
+    "np add": ("NumPy", "np.add(a, b)", op_binary("add", "float64", False), None),
+    "np multiply out": ("NumPy", "np.multiply(a, b, out=out)", op_binary("multiply", "float64", True), None),
+    "np multiply": ("NumPy", "np.multiply(a, b)", op_binary("multiply", "float64", False), None),
+    "np less out": ("NumPy", "np.less(a, b, out=out)", op_binary("less", "bool", True), None),
+    "np less": ("NumPy", "np.less(a, b)", op_binary("less", "bool", False), None),
+    "ne add out 2t": ("numexpr", "evaluate('a + b', out=out), 2 threads", op_ne_add(2, True), None),
+    "ne add 2t": ("numexpr", "evaluate('a + b'), 2 threads", op_ne_add(2, False), None),
+    "np fused": ("NumPy", "a * b + c", op_np_fused_new, None),
+    "np fused out": ("NumPy", "multiply(a, b, out=o); add(o, c, out=o)", op_np_fused_out, None),
+    "ne fused out 1t": ("numexpr", "evaluate('a*b+c', out=out), 1 thread", op_ne_fused(1, True), None),
+    "ne fused out 2t": ("numexpr", "evaluate('a*b+c', out=out), 2 threads", op_ne_fused(2, True), None),
+    "ne fused 1t": ("numexpr", "evaluate('a*b+c'), 1 thread", op_ne_fused(1, False), None),
+    "np sum": ("NumPy", "a.sum()", op_sum, None),
+    "np sum axis 0": ("NumPy", "a.sum(axis=0)", op_sum_axis(0), None),
+    "np sum axis 1": ("NumPy", "a.sum(axis=1)", op_sum_axis(1), None),
+    "np strided": ("NumPy", "np.copyto(out, a[::2])", op_strided, None),
+    "np transpose copyto": ("NumPy", "np.copyto(out, a.T)", op_transpose_copyto, None),
+    "np transpose ascontig": ("NumPy", "np.ascontiguousarray(a.T)", op_transpose_ascontig, None),
+    "ak sum": ("awkward", "ak.sum(x, axis=1)", op_ak_sum, None),
+    "ak add": ("awkward", "x + 1.0", op_ak_add, None),
+    "json numbers loads": ("Python json", "json.loads(text) (list of floats)", op_json_loads(numbers_text), None),
+    "json numbers np": ("NumPy+json", "np.array(json.loads(text))", op_json_np, None),
+    "ak json numbers": ("awkward", "ak.from_json(text)", op_ak_json(numbers_text), None),
+    "json records loads": ("Python json", "json.loads(text) (list of dicts)", op_json_loads(records_text), None),
+    "ak json records": ("awkward", "ak.from_json(text) (typed records)", op_ak_json(records_text), None),
+    "np add10": ("NumPy", "np.add(x, x), 10 elements, per call", op_add10, 10_000),
+}
+
+# Our operation (the `name` dynd-bench prints) -> their counterparts, each
+# compared as their time / our time. Operations not listed here, or listed
+# with no counterparts, are shown without a ratio.
+COUNTERPARTS = {
+    "memory copy (copy_from_slice)": ["np memcpy"],
+    "copy f64 (assign, same type)": ["np copyto"],
+    "copy f64 (Array::copy, new)": ["np copy"],
+    "strided copy a[::2] (assign into contiguous)": ["np strided"],
+    "transpose copy (permute view, assign)": ["np transpose copyto", "np transpose ascontig"],
+    "cast f64->i32 nocheck": ["np cast f64->i32"],
+    "cast i32->f64 nocheck": ["np cast i32->f64"],
+    "cast f64->f32 nocheck": ["np cast f64->f32"],
+    "add into preallocated": ["np add out"],
+    "add into new output": ["np add"],
+    "multiply into preallocated": ["np multiply out"],
+    "multiply into new output": ["np multiply"],
+    "less into preallocated": ["np less out"],
+    "less into new output": ["np less"],
+    "add into preallocated, 2 threads": ["ne add out 2t"],
+    "add into new output, 2 threads": ["ne add 2t"],
+    "fused a*b+c callables, new temp + new output": ["np fused"],
+    "fused a*b+c callables, preallocated temp + output": ["np fused out"],
+    "fused a*b+c lazy ops Serial, preallocated output": ["ne fused out 1t", "np fused out", "np fused"],
+    "fused a*b+c lazy ops Parallel(2), preallocated output": ["ne fused out 2t"],
+    "fused a*b+c lazy ops Serial, new output": ["ne fused 1t", "np fused"],
+    "sum": ["np sum"],
+    "sum axis 0": ["np sum axis 0"],
+    "sum axis 1": ["np sum axis 1"],
+    "ragged sum inner axis": ["ak sum"],
+    "ragged + scalar (new output)": ["ak add"],
+    "json parse numbers": ["ak json numbers", "json numbers np", "json numbers loads"],
+    "json parse records": ["ak json records", "json records loads"],
+    "add, 10 elements (per call)": ["np add10"],
+}
+
+# Rows that are measured beside the others but left out of the worst ratio.
+NOT_IN_WORST = {"memory copy (copy_from_slice)"}
+
+# Shapes to use when dynd-bench did not report a row (it failed to build or
+# run): the same sizes as crates/dynd-bench.
+def default_shape(name, quick):
+    n = 2_000_000 if quick else 10_000_000
+    if name.startswith("transpose"):
+        s = 2000 if quick else 4000
+        return [s, s]
+    if name.startswith("sum axis"):
+        return [200 if quick else 1000, 10_000]
+    if name.startswith("ragged"):
+        return [200_000 if quick else 1_000_000]
+    chars = 2_000_000 if quick else 10_000_000
+    if name == "json parse numbers":
+        return [chars * 10 // 84]
+    if name == "json parse records":
+        return [chars // 45]
+    if name.startswith("add, 10"):
+        return [10]
+    return [n]
+
+
+# ---------------------------------------------------------------------------
+# Running both sides.
+
+LIBS = {}
+LIB_ERRORS = {}
+
+
+def import_libs():
+    import importlib
+
+    for p in PACKAGES:
+        try:
+            LIBS[p] = importlib.import_module(p)
+        except Exception as e:  # noqa: BLE001 - report any import failure
+            LIB_ERRORS[p] = f"{type(e).__name__}: {e}"
+            say(
+                f"compare.py: {p} is not available ({LIB_ERRORS[p]}); "
+                f"rows that need it are shown as missing. Try: {VENV_PY} -m pip install {p}"
+            )
+
+
+def run_dynd(quick):
+    """Builds and runs dynd-bench --json; returns (rows by name, skipped
+    rows, an error message or None)."""
+    import json
+    import shutil
+
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        return {}, {}, "cargo is not on PATH: cannot build dynd-bench (install Rust from https://rustup.rs)"
+    say("compare.py: building dynd-bench (cargo build --release -p dynd-bench) ...")
+    r = subprocess.run([cargo, "build", "--release", "-q", "-p", "dynd-bench"], cwd=ROOT)
+    if r.returncode != 0:
+        return {}, {}, "cargo build --release -p dynd-bench failed (see above)"
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+    exe = os.path.join(target, "release", "dynd-bench")
+    args = [exe, "--json"] + (["--quick"] if quick else [])
+    say(f"compare.py: running {' '.join(os.path.relpath(a, ROOT) if a == exe else a for a in args)} ...")
+    r = subprocess.run(args, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    rows, skipped = {}, {}
+    for line in r.stdout.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            say(f"compare.py: ignoring a line dynd-bench printed that is not JSON: {line[:80]}")
+            continue
+        if "skipped" in obj:
+            skipped[obj["name"]] = obj["skipped"]
+        else:
+            rows[obj["name"]] = obj
+    err = None
+    if r.returncode != 0:
+        err = f"dynd-bench exited with status {r.returncode}; {len(rows)} rows were read before that"
+    return rows, skipped, err
+
+
+def run_theirs(ours, quick, runs):
+    """Times every counterpart; returns {key: (seconds or None, shape,
+    message)} for the keys some row of ours maps to."""
+    results = {}
+    for name, keys in COUNTERPARTS.items():
+        shape = ours[name]["shape"] if name in ours else default_shape(name, quick)
+        for key in keys:
+            if key in results:
+                continue
+            lib, what, factory, reps = THEIRS[key]
+            say(f"compare.py: timing {lib}: {what} {shape} ...")
+            try:
+                f = factory(shape)
+                t = median_time_per_call(runs, reps, f) if reps else median_time(runs, f)
+                results[key] = (t, shape, None)
+            except Missing as e:
+                results[key] = (None, shape, str(e))
+            except Exception as e:  # noqa: BLE001 - report and go on
+                results[key] = (None, shape, f"failed: {type(e).__name__}: {e}")
+    return results
+
+
+# ---------------------------------------------------------------------------
+# The report.
+
+
+def fmt_ms(ms):
+    if ms is None:
+        return "-"
+    if ms < 0.01:
+        return f"{ms:.6f}"
+    return f"{ms:.3f}"
+
+
+def table(headers, rows, right=(1, 2, 4)):
+    """Prints rows under headers; columns in `right` are right-aligned."""
+    widths = [len(h) for h in headers]
+    for r in rows:
+        for i, c in enumerate(r):
+            widths[i] = max(widths[i], len(c))
+
+    def line(cells):
+        return "  ".join(
+            c.rjust(widths[i]) if i in right else c.ljust(widths[i])
+            for i, c in enumerate(cells)
+        ).rstrip()
+
+    print(line(headers))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
+
+
+def report(ours, skipped, dynd_err, theirs, quick, runs):
+    print()
+    print(
+        f"dynd-rs vs NumPy / numexpr / awkward / Python json — {'--quick' if quick else 'full'} run, "
+        f"median of {runs} runs; ratio = their time / our time (above 1: dynd is faster)"
+    )
+    if dynd_err:
+        print(f"dynd-bench: {dynd_err}")
+    versions = ", ".join(
+        f"{p} {getattr(LIBS[p], '__version__', '?')}" if p in LIBS else f"{p} missing"
+        for p in PACKAGES
+    )
+    print(f"python {sys.version.split()[0]}; {versions}")
+    print()
+
+    rows = []
+    ratios = []
+    for name, keys in COUNTERPARTS.items():
+        our = ours.get(name)
+        our_ms = our["median_ms"] if our else None
+        first = True
+        for key in keys:
+            lib, what, _, _ = THEIRS[key]
+            t, _, msg = theirs.get(key, (None, None, "not run"))
+            their_ms = t * 1e3 if t is not None else None
+            if our_ms and their_ms:
+                ratio = their_ms / our_ms
+                rs = f"{ratio:.2f}"
+                if name not in NOT_IN_WORST:
+                    ratios.append((ratio, f"{name} vs {lib} {what}"))
+            else:
+                rs = "-"
+            label = name if first else ""
+            our_cell = (fmt_ms(our_ms) if our else (f"skipped: {skipped[name]}" if name in skipped else "missing")) if first else ""
+            their_cell = fmt_ms(their_ms) if their_ms is not None else (msg or "-")
+            rows.append([label, our_cell, their_cell, f"{lib}: {what}", rs])
+            first = False
+    table(["operation", "dynd ms", "their ms", "library", "ratio"], rows)
+    print(
+        "notes: NumPy and awkward run on one thread, as do our rows unless they say "
+        "2 threads. JSON: dynd parses into a typed array; json.loads builds Python "
+        "objects (lists, floats, dicts); np.array(json.loads(..)) adds the typed "
+        "conversion; ak.from_json parses into typed columnar arrays (the closest "
+        "counterpart). Both sides parse the same text."
+    )
+
+    # Ours without a counterpart.
+    internal_names = set()
+    for name in ours:
+        if name.startswith("cast ") and not name.endswith(" nocheck"):
+            internal_names.add(name)
+    solo = [
+        n for n in ours if n not in COUNTERPARTS and n not in internal_names
+    ]
+    if solo:
+        print()
+        print("dynd only (no counterpart; no ratio)")
+        table(
+            ["operation", "dynd ms", "GB/s", "note"],
+            [
+                [
+                    n,
+                    fmt_ms(ours[n]["median_ms"]),
+                    "-" if ours[n].get("gbps") is None else f"{ours[n]['gbps']:.2f}",
+                    ours[n].get("note", ""),
+                ]
+                for n in solo
+            ],
+            right=(1, 2),
+        )
+
+    # Internal targets: checked casts against our own nocheck.
+    print()
+    print("internal targets (not in the worst ratio): checked casts vs our nocheck, "
+          "ratio = nocheck time / checked time; target: fractional >= 0.9; "
+          "nocheck vs a plain Rust loop, ratio = loop time / nocheck time, target >= 0.91")
+    irows = []
+    for conv in ["f64->i32", "i32->f64", "f64->f32"]:
+        nocheck = ours.get(f"cast {conv} nocheck")
+        plain = ours.get(f"cast {conv} plain Rust loop")
+        if nocheck and plain:
+            r = plain["median_ms"] / nocheck["median_ms"]
+            irows.append([f"cast {conv} nocheck", fmt_ms(nocheck["median_ms"]),
+                          fmt_ms(plain["median_ms"]), "plain Rust loop",
+                          f"{r:.2f}", "ok" if r >= 0.91 else "BELOW 0.91"])
+        for mode in ["overflow", "fractional", "inexact"]:
+            checked = ours.get(f"cast {conv} {mode}")
+            if not (checked and nocheck):
+                continue
+            r = nocheck["median_ms"] / checked["median_ms"]
+            verdict = ("ok" if r >= 0.9 else "BELOW 0.9") if mode == "fractional" else "(no target)"
+            irows.append([f"cast {conv} {mode}", fmt_ms(checked["median_ms"]),
+                          fmt_ms(nocheck["median_ms"]), "our nocheck", f"{r:.2f}", verdict])
+    if irows:
+        table(["operation", "dynd ms", "base ms", "baseline", "ratio", "target"], irows)
+    else:
+        print("(no cast rows from dynd-bench)")
+
+    if skipped:
+        print()
+        print("skipped by dynd-bench")
+        for n, why in skipped.items():
+            print(f"  {n}: {why}")
+
+    print()
+    if ratios:
+        worst = min(ratios, key=lambda r: r[0])
+        print(f"worst ratio: {worst[0]:.2f} ({worst[1]})")
+    else:
+        print("worst ratio: n/a (no operation was measured on both sides)")
+
+
+def main():
+    args = sys.argv[1:]
+    for a in args:
+        if a not in ("--quick", "-h", "--help"):
+            say(f"compare.py: unknown argument '{a}' (usage: python3 bench/compare.py [--quick])")
+            sys.exit(2)
+    if "-h" in args or "--help" in args:
+        print(__doc__)
+        return
+    quick = "--quick" in args
+    ensure_venv_and_reexec()
+    import_libs()
+    runs = 5 if quick else 15
+    ours, skipped, dynd_err = run_dynd(quick)
+    if dynd_err:
+        say(f"compare.py: {dynd_err}")
+    theirs = run_theirs(ours, quick, runs)
+    report(ours, skipped, dynd_err, theirs, quick, runs)
+
+
+if __name__ == "__main__":
+    main()

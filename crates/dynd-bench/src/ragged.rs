@@ -1,0 +1,176 @@
+//! Var dims: a ragged `R * var * float64` of R = 1M rows (200K with
+//! `--quick`) of 0–20 elements: sum over the inner axis, and `+ 1.0` into
+//! a new array.
+//!
+//! Row `i` has `(7 i + 3) mod 21` elements; the element at flat position
+//! `k` is `(k mod 100) / 4` (`bench/compare.py` builds the same array for
+//! awkward). The array is built directly in its layout: one allocation for
+//! all elements in the var dim's arena and one `VarDimData` per row: the
+//! fastest way through the public API (no text to format and parse, no
+//! per-row allocation). Its time is reported too.
+
+use crate::callables::named;
+use crate::harness::{Ctx, Measurement, median_time, or_skip};
+use dynd::array::{FixedDimMeta, VarDimData, VarDimMeta};
+use dynd::callable::reduce;
+use dynd::memblock::MemBlock;
+use dynd::{Array, Error, Result, Type};
+use std::hint::black_box;
+use std::ptr::NonNull;
+
+/// Elements of row `i`.
+pub fn row_len(i: usize) -> usize {
+    (7 * i + 3) % 21
+}
+
+/// The element at flat position `k`.
+pub fn value(k: usize) -> f64 {
+    (k % 100) as f64 * 0.25
+}
+
+/// Builds the ragged array of `rows` rows described in the module docs.
+pub fn build(rows: usize) -> Result<Array> {
+    let a = Array::empty(Type::fixed_dim(rows, Type::var_dim(Type::float64())))?;
+    let total: usize = (0..rows).map(row_len).sum();
+    // SAFETY: the arrmeta of `rows * var * float64` is a FixedDimMeta then
+    // a VarDimMeta (DESIGN §4); read unaligned to be safe.
+    let (fm, vm) = unsafe {
+        let meta = a.arrmeta_ptr();
+        (
+            std::ptr::read_unaligned(meta.cast::<FixedDimMeta>()),
+            std::ptr::read_unaligned(meta.add(size_of::<FixedDimMeta>()).cast::<VarDimMeta>()),
+        )
+    };
+    if vm.offset != 0 || vm.stride != 8 {
+        return Err(Error::type_error(format!(
+            "unexpected var dim arrmeta: offset {}, stride {}",
+            vm.offset, vm.stride
+        )));
+    }
+    let block = NonNull::new(vm.blockref)
+        .ok_or_else(|| Error::alloc("a new var dim has no arena block"))?;
+    // SAFETY: the arrmeta holds an owned reference to this block, alive as
+    // long as `a`; from_borrowed takes a reference of its own.
+    let block = unsafe { MemBlock::from_borrowed(block) };
+    let alloc = block
+        .pod_allocator()
+        .ok_or_else(|| Error::type_error("the var dim's block is not a POD arena"))?;
+    let base = alloc.allocate(total.max(1) * 8, 8)?.cast::<f64>();
+    // SAFETY: `base` holds `total` float64, just allocated, zeroed.
+    let elems = unsafe { std::slice::from_raw_parts_mut(base, total) };
+    for (k, x) in elems.iter_mut().enumerate() {
+        *x = value(k);
+    }
+    let mut start = 0usize;
+    for i in 0..rows {
+        let len = row_len(i);
+        // SAFETY: row i's VarDimData is at data + i * stride inside the
+        // array's data; its elements [start, start + len) lie in `elems`.
+        unsafe {
+            let d = a.data_ptr().offset(i as isize * fm.stride);
+            std::ptr::write_unaligned(
+                d.cast::<VarDimData>(),
+                VarDimData {
+                    begin: base.add(start).cast::<u8>(),
+                    size: len,
+                },
+            );
+        }
+        start += len;
+    }
+    Ok(a)
+}
+
+pub fn run(ctx: &Ctx) {
+    let rows = if ctx.quick { 200_000 } else { 1_000_000 };
+    let total: usize = (0..rows).map(row_len).sum();
+    let Some(x) = or_skip(ctx, "ragged build", build(rows)) else {
+        return;
+    };
+    let t = median_time(ctx.runs.min(5), || {
+        black_box(build(rows).expect("build"));
+    });
+    ctx.row(
+        &Measurement::new(
+            "ragged build (arena, direct layout)",
+            rows,
+            t,
+            total * 8 + rows * 16,
+        ),
+        &format!("{total} elements; bytes: elements + row descriptors written"),
+    );
+
+    let name = "ragged sum inner axis";
+    match reduce::sum(&x, Some(&[1]), false) {
+        Err(e) => ctx.skipped(name, &e.to_string()),
+        Ok(r) => {
+            // Check a few rows against the formula.
+            let mut start = 0usize;
+            for i in 0..rows.min(50) {
+                let want: f64 = (start..start + row_len(i)).map(value).sum();
+                let got = r
+                    .index(&[i.into()])
+                    .and_then(|v| v.as_scalar::<f64>())
+                    .expect("element");
+                assert_eq!(got, want, "row {i}");
+                start += row_len(i);
+            }
+            let t = median_time(ctx.runs, || {
+                black_box(reduce::sum(&x, Some(&[1]), false).expect("sum"));
+            });
+            ctx.row(
+                &Measurement::new(name, rows, t, total * 8 + rows * (16 + 8)),
+                &format!("{total} elements"),
+            );
+        }
+    }
+
+    let name = "ragged + scalar (new output)";
+    let Some(add) = named(ctx, "add") else { return };
+    let one = Array::from(1.0f64);
+    match add.call(&[&x, &one]) {
+        Err(e) => ctx.skipped(name, &e.to_string()),
+        Ok(r) => {
+            let row3 = r.index(&[3.into()]).expect("row").to_json();
+            let start: usize = (0..3).map(row_len).sum();
+            let want: Vec<String> = (start..start + row_len(3))
+                .map(|k| format!("{:?}", value(k) + 1.0))
+                .collect();
+            assert_eq!(row3, format!("[{}]", want.join(",")));
+            let t = median_time(ctx.runs, || {
+                black_box(add.call(&[&x, &one]).expect("add"));
+            });
+            ctx.row(
+                &Measurement::new(name, rows, t, 2 * (total * 8 + rows * 16)),
+                &format!("{total} elements"),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_direct_build_matches_json() {
+        let rows = 40;
+        let a = build(rows).unwrap();
+        let mut k = 0;
+        let text: Vec<String> = (0..rows)
+            .map(|i| {
+                let r: Vec<String> = (0..row_len(i))
+                    .map(|_| {
+                        k += 1;
+                        format!("{:?}", value(k - 1))
+                    })
+                    .collect();
+                format!("[{}]", r.join(","))
+            })
+            .collect();
+        let text = format!("[{}]", text.join(","));
+        let b = Array::from_json(format!("{rows} * var * float64").as_str(), &text).unwrap();
+        assert_eq!(a.to_json(), b.to_json());
+        assert_eq!(a.tp(), b.tp());
+    }
+}
