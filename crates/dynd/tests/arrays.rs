@@ -336,3 +336,43 @@ fn types_can_be_given_as_values() {
     let b = Array::from_json(tp, r#"["c","d"]"#).unwrap();
     assert_eq!(b.to_json(), r#"["c","d"]"#);
 }
+
+#[test]
+fn copies_of_every_layout_hold_the_same_values_in_their_own_memory() {
+    let base = Array::from_json("2 * 3 * int64", "[[1,2,3],[4,5,6]]").unwrap();
+    let views = [
+        base.clone(),
+        base.permute(&[1, 0]).unwrap(),
+        base.index(&[Index::ALL, Index::slice(None, None, 2)])
+            .unwrap(),
+        base.index(&[Index::slice(None, None, -1)]).unwrap(),
+        Array::from_json(
+            "2 * {x: int32, y: ?float64}",
+            r#"[{"x":1,"y":null},{"x":2,"y":2.5}]"#,
+        )
+        .unwrap(),
+        Array::from_json("2 * var * string", r#"[["a","bc"],[]]"#).unwrap(),
+    ];
+    for v in &views {
+        let c = v.copy().unwrap();
+        assert_eq!(c.tp(), v.tp());
+        assert_eq!(c.to_json(), v.to_json());
+        assert!(!c.shares_data_with(v), "{}", v.tp());
+        assert!(c.is_writable());
+    }
+    assert_eq!(views[1].copy().unwrap().to_json(), "[[1,4],[2,5],[3,6]]");
+    // A large copy (mapped memory, maybe reused from a freed array) holds
+    // exactly the source's values.
+    let big = Array::from((0..1_000_000).map(|i| i as f64).collect::<Vec<f64>>());
+    for _ in 0..3 {
+        let c = big.copy().unwrap();
+        assert_eq!(
+            c.index(&[Index::At(999_999)])
+                .unwrap()
+                .as_scalar::<f64>()
+                .unwrap(),
+            999_999.0
+        );
+        drop(c);
+    }
+}

@@ -149,9 +149,26 @@ impl Array {
     /// An array of type `tp` with the default layout (C order), its data
     /// zero-filled: numbers are 0, strings and var dims empty, pointers null.
     pub fn empty(tp: impl TypeArg) -> Result<Array> {
-        let tp = tp.into_type()?;
+        Array::new_default(tp.into_type()?, true)
+    }
+
+    /// An array of type `tp` whose data the caller overwrites in full
+    /// before reading it: for plain types (no strings, var dims or
+    /// pointers) the bytes are zero or those of a freed array — never
+    /// uninitialized memory — which spares a large output the zeroing and
+    /// page faults of fresh memory. Other types get [`Array::empty`]'s
+    /// zeroed data, which their arrmeta needs.
+    pub fn empty_for_overwrite(tp: impl TypeArg) -> Result<Array> {
+        Array::new_default(tp.into_type()?, false)
+    }
+
+    fn new_default(tp: Type, zero: bool) -> Result<Array> {
         tp.require_concrete("an array")?;
-        let data_ref = MemBlock::new_fixed(tp.data_size(), tp.data_alignment())?;
+        let data_ref = if zero || tp.has_blockref() {
+            MemBlock::new_fixed(tp.data_size(), tp.data_alignment())?
+        } else {
+            MemBlock::new_fixed_for_overwrite(tp.data_size(), tp.data_alignment())?
+        };
         let (data, _) = data_ref
             .fixed_data()
             .ok_or_else(|| Error::alloc("fixed data block has no data"))?;
@@ -331,7 +348,25 @@ impl Array {
 
     /// A copy of the array with the default layout and its own data.
     pub fn copy(&self) -> Result<Array> {
+        if !self.tp().has_blockref()
+            && let Some(bytes) = copy::contiguous_bytes(self)
+        {
+            // Plain data in C order: one memcpy into memory that needs no
+            // zeroing first.
+            let dst = Array::empty_for_overwrite(self.tp().clone())?;
+            // SAFETY: both arrays hold `bytes` contiguous bytes of the same
+            // plain type in default layout; `dst` is fresh, so they do not
+            // overlap.
+            unsafe { std::ptr::copy_nonoverlapping(self.data_ptr(), dst.data_ptr(), bytes) };
+            return Ok(dst);
+        }
         let dst = Array::empty(self.tp().clone())?;
+        if !self.tp().has_blockref() && self.tp().dtype().as_builtin().is_some() {
+            // Plain numbers in another layout (strided, transposed): the
+            // assignment kernel's chunked loops.
+            dst.assign(self, crate::kernels::assign::ErrorMode::NoCheck)?;
+            return Ok(dst);
+        }
         copy::copy_value(&dst, self)?;
         Ok(dst)
     }

@@ -398,7 +398,9 @@ pub(crate) fn call_flat(
                     .fold(dtype.clone(), |t, &n| Type::fixed_dim(n, t)),
                 None => dtype.clone(),
             };
-            match Array::empty(tp) {
+            // Every element is written by the loop (or the array is dropped
+            // with the error), so the data need not be zeroed first.
+            match Array::empty_for_overwrite(tp) {
                 Ok(a) => a,
                 Err(e) => return Some(Err(e)),
             }

@@ -7,6 +7,7 @@ use super::{
 use crate::error::{Error, Result};
 use std::alloc::Layout;
 use std::ptr::NonNull;
+use std::sync::Mutex;
 
 /// Buffers at least this large are mapped directly and advised to use
 /// transparent huge pages: a fresh 80 MB output otherwise takes ~20,000 page
@@ -44,9 +45,61 @@ unsafe impl Send for Buffer {}
 // SAFETY: as for Send; a `&Buffer` only hands out the pointer value.
 unsafe impl Sync for Buffer {}
 
+/// Freed huge-page mappings kept for reuse, so that a loop making a new
+/// large output each time (`c = a + b`) stops paying a page fault and the
+/// kernel's zeroing per 2 MiB on every call; NumPy pays them above glibc's
+/// mmap threshold (32 MiB at most). Bounded: [`CACHE_ENTRIES`] mappings,
+/// [`CACHE_BYTES`] in all; [`trim_cache`] gives them back to the system.
+static CACHE: Mutex<Vec<Mapping>> = Mutex::new(Vec::new());
+const CACHE_ENTRIES: usize = 8;
+const CACHE_BYTES: usize = 512 << 20;
+
+/// One anonymous mapping `[base, base + len)`.
+struct Mapping {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+// SAFETY: a Mapping is an owned address range; nothing else refers to it
+// while it sits in the cache.
+unsafe impl Send for Mapping {}
+
+fn cache() -> std::sync::MutexGuard<'static, Vec<Mapping>> {
+    // A panic while the lock was held cannot leave the list inconsistent
+    // (push and remove are the only writes), so a poisoned lock is usable.
+    CACHE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Unmaps every cached mapping (memory kept for reuse by freed large
+/// arrays); returns the bytes given back to the system.
+pub fn trim_cache() -> usize {
+    let all = std::mem::take(&mut *cache());
+    all.iter()
+        .map(|m| {
+            // SAFETY: the mapping was made by mmap, and the cache owned it.
+            unsafe { libc::munmap(m.base, m.len) };
+            m.len
+        })
+        .sum()
+}
+
+/// The mapping length for a buffer of `size` bytes: whole huge pages, plus
+/// one for alignment. Equal lengths are interchangeable in the cache.
+fn mapping_len(size: usize) -> Option<usize> {
+    size.checked_next_multiple_of(HUGE_PAGE)?
+        .checked_add(HUGE_PAGE)
+}
+
 impl Buffer {
     /// `size` zero bytes aligned to at least `align` (a power of two).
     pub fn zeroed(size: usize, align: usize) -> Result<Buffer> {
+        Self::new(size, align, true)
+    }
+
+    /// `size` bytes aligned to at least `align`, zero unless `zero` is
+    /// false: then they may hold the bytes of a freed array (never
+    /// uninitialized memory), for callers that overwrite all of them.
+    pub fn new(size: usize, align: usize, zero: bool) -> Result<Buffer> {
         if !align.is_power_of_two() {
             return Err(Error::invalid_argument(format!(
                 "alignment {align} is not a power of two"
@@ -69,7 +122,7 @@ impl Buffer {
         }
         if size >= HUGE_THRESHOLD
             && align <= HUGE_PAGE
-            && let Some(b) = Self::mapped(size)
+            && let Some(b) = Self::mapped(size, zero)
         {
             return Ok(b);
         }
@@ -89,8 +142,30 @@ impl Buffer {
     /// An anonymous mapping (zero-filled by the kernel), aligned to a huge
     /// page and advised to use huge pages. `None` when mmap fails; the caller
     /// falls back to the heap.
-    fn mapped(size: usize) -> Option<Buffer> {
-        let len = size.checked_add(HUGE_PAGE)?;
+    fn mapped(size: usize, zero: bool) -> Option<Buffer> {
+        let len = mapping_len(size)?;
+        let reused = {
+            let mut c = cache();
+            c.iter()
+                .position(|m| m.len == len)
+                .map(|i| c.swap_remove(i))
+        };
+        if let Some(m) = reused {
+            let start = crate::types::align_up(m.base as usize, HUGE_PAGE);
+            if zero {
+                // SAFETY: [start, start + size) lies inside the mapping
+                // (see below), which is ours alone now.
+                unsafe { std::ptr::write_bytes(start as *mut u8, 0, size) };
+            }
+            return Some(Buffer {
+                ptr: NonNull::new(start as *mut u8)?,
+                size,
+                how: How::Mapped {
+                    base: m.base,
+                    len: m.len,
+                },
+            });
+        }
         // SAFETY: an anonymous private mapping with no address hint has no
         // preconditions; failure is reported as MAP_FAILED.
         let base = unsafe {
@@ -135,6 +210,13 @@ impl Drop for Buffer {
             // SAFETY: allocated by alloc_zeroed with exactly this layout.
             How::Heap(layout) => unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) },
             How::Mapped { base, len } => {
+                let mut c = cache();
+                let held: usize = c.iter().map(|m| m.len).sum();
+                if c.len() < CACHE_ENTRIES && held + len <= CACHE_BYTES {
+                    c.push(Mapping { base, len });
+                    return;
+                }
+                drop(c);
                 // SAFETY: the mapping [base, base+len) was made by mmap and is
                 // unmapped exactly once, here.
                 unsafe { libc::munmap(base, len) };
@@ -160,8 +242,8 @@ unsafe fn free_fixed(block: NonNull<MemoryBlockHeader>) {
     drop(unsafe { Box::from_raw(block.cast::<FixedBlock>().as_ptr()) });
 }
 
-pub(super) fn new(size: usize, align: usize) -> Result<MemBlock> {
-    let buffer = Buffer::zeroed(size, align)?;
+pub(super) fn new(size: usize, align: usize, zero: bool) -> Result<MemBlock> {
+    let buffer = Buffer::new(size, align, zero)?;
     Ok(boxed_block(Box::new(FixedBlock {
         prefix: BlockPrefix::new(MemoryBlockKind::FixedSizePod, &FIXED_VTABLE),
         buffer,

@@ -25,6 +25,7 @@ mod fixed;
 mod object;
 
 pub use arena::{POD_ALLOCATOR_API, PodAllocatorApi};
+pub use fixed::trim_cache;
 pub use object::ElementDestructor;
 
 use crate::error::Result;
@@ -271,7 +272,14 @@ impl MemBlock {
     /// 64 for 1 KiB and more; buffers of 2 MiB and more are backed by
     /// transparent huge pages).
     pub fn new_fixed(size: usize, align: usize) -> Result<MemBlock> {
-        fixed::new(size, align)
+        fixed::new(size, align, true)
+    }
+
+    /// A fixed-size block like [`MemBlock::new_fixed`] whose bytes are zero
+    /// or the bytes of a freed block (never uninitialized memory): for data
+    /// that the caller overwrites in full before anyone reads it.
+    pub fn new_fixed_for_overwrite(size: usize, align: usize) -> Result<MemBlock> {
+        fixed::new(size, align, false)
     }
 
     /// The data of a fixed-size block, or `None` for other kinds.

@@ -265,3 +265,31 @@ fn refcounts_are_exact_under_concurrent_clones() {
     });
     assert_eq!(b.use_count(), 1);
 }
+
+#[test]
+fn reused_large_mappings_come_back_zeroed() {
+    // 3 MiB buffers are mapped; a freed one is cached and handed out again.
+    // Whether or not this one is reused (tests run in parallel), a zeroed
+    // block must read as zeros.
+    for round in 0..4 {
+        let b = MemBlock::new_fixed(3 << 20, 8).unwrap();
+        let (ptr, len) = b.fixed_data().unwrap();
+        // SAFETY: the block owns `len` bytes at `ptr`.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+        assert!(bytes.iter().all(|&x| x == 0), "round {round}");
+        bytes.fill(0xAB);
+        drop(b);
+        let o = MemBlock::new_fixed_for_overwrite(3 << 20, 8).unwrap();
+        let (_, olen) = o.fixed_data().unwrap();
+        assert_eq!(olen, 3 << 20);
+    }
+    let _ = crate::memblock::trim_cache();
+    let b = MemBlock::new_fixed(3 << 20, 8).unwrap();
+    let (ptr, len) = b.fixed_data().unwrap();
+    // SAFETY: as above.
+    assert!(
+        unsafe { std::slice::from_raw_parts(ptr, len) }
+            .iter()
+            .all(|&x| x == 0)
+    );
+}

@@ -75,6 +75,17 @@ pub(crate) trait Conv<S: Prim>: Prim {
     /// it). Narrowing float conversions check their results this way: an
     /// infinity is rare and cheap to look for, four to a vector register.
     const RESULT_FILTER: bool = false;
+    /// `true` when [`Conv::cast`] pays for clamping that
+    /// [`Conv::cast_in_range`] skips (float to integer): the nocheck loop
+    /// then checks each chunk for range first and converts the unclamped
+    /// way when all of it is in range — the same results, faster.
+    const CLAMPS: bool = false;
+    /// For [`Conv::CLAMPS`] conversions: `true` when `d`, converted from an
+    /// in-range `s`, is exactly `s` (so `s` had no fraction).
+    #[inline(always)]
+    fn exact_back(_d: Self, _s: S) -> bool {
+        true
+    }
     /// A converted value that may come from a failing source.
     #[inline(always)]
     fn suspect(_d: Self) -> bool {
@@ -168,8 +179,14 @@ ints_from_ints!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
 macro_rules! int_from_float {
     ($d:ty; $($s:ty),*) => {$(
         impl Conv<$s> for $d {
+            const CLAMPS: bool = true;
             #[inline(always)]
             fn cast(s: $s) -> $d { s as $d }
+            #[inline(always)]
+            fn exact_back(d: $d, s: $s) -> bool {
+                // trunc(s) is a float, so it converts back exactly.
+                d as $s == s
+            }
             #[inline(always)]
             unsafe fn cast_in_range(s: $s) -> $d {
                 // SAFETY: (1) s is not NaN or infinite and truncates into
@@ -534,10 +551,44 @@ impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
             ErrorMode::Inexact => D::ok_inexact(s),
         };
         if mode == ErrorMode::NoCheck {
+            if D::CLAMPS && src.iter().fold(true, |a, &s| a & D::ok_overflow(s)) {
+                for (d, &s) in dst.iter_mut().zip(src) {
+                    // SAFETY: every value of the chunk passed ok_overflow.
+                    *d = unsafe { D::cast_in_range(s) };
+                }
+                return Ok(());
+            }
             for (d, &s) in dst.iter_mut().zip(src) {
                 *d = D::cast(s);
             }
             return Ok(());
+        }
+        if D::CLAMPS
+            && matches!(
+                mode,
+                ErrorMode::Fractional | ErrorMode::Default | ErrorMode::Inexact
+            )
+            && src.iter().fold(true, |a, &s| a & D::ok_overflow(s))
+        {
+            // Float to integer, all in range: convert the unclamped way into
+            // a buffer in L1, and compare the results converted back with
+            // the sources — cheaper than testing each source for a fraction.
+            let mut buf = [D::default(); CHUNK];
+            let buf = &mut buf[..src.len()];
+            for (d, &s) in buf.iter_mut().zip(src) {
+                // SAFETY: every value of the chunk passed ok_overflow.
+                *d = unsafe { D::cast_in_range(s) };
+            }
+            if buf
+                .iter()
+                .zip(src)
+                .fold(true, |a, (&d, &s)| a & D::exact_back(d, s))
+            {
+                dst.copy_from_slice(buf);
+                return Ok(());
+            }
+            let bad = src.iter().copied().find(|&s| !check(s)).unwrap_or_default();
+            return Err(D::failure(bad, mode));
         }
         if D::RESULT_FILTER
             && matches!(
