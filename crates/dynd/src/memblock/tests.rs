@@ -287,9 +287,6 @@ fn reused_large_mappings_come_back_zeroed() {
     let b = MemBlock::new_fixed(3 << 20, 8).unwrap();
     let (ptr, len) = b.fixed_data().unwrap();
     // SAFETY: as above.
-    assert!(
-        unsafe { std::slice::from_raw_parts(ptr, len) }
-            .iter()
-            .all(|&x| x == 0)
-    );
+    let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
+    assert!(bytes.iter().all(|&x| x == 0));
 }
