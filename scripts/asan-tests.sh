@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the unsafe core's tests under AddressSanitizer (with LeakSanitizer):
-# the library's unit and integration tests (dynd) and the C ABI's Rust tests
-# (dynd-capi). Any out-of-bounds access, use after free, double free or
+# the library's unit and integration tests (dynd), the C ABI's Rust tests
+# (dynd-capi) and the lazy operators' tests (dynd-ops, which reads and
+# writes dynd arrays through raw pointers). Any out-of-bounds access, use after free, double free or
 # leak aborts the test binary with a report.
 #
 # Needs the nightly toolchain (`-Zsanitizer` is unstable); the standard
@@ -9,7 +10,7 @@
 # unsafe is, is instrumented, and the runtime still intercepts every
 # malloc/free. Builds go to target/asan so the normal build stays warm.
 #
-#   scripts/asan-tests.sh                 # dynd and dynd-capi
+#   scripts/asan-tests.sh                 # dynd, dynd-capi, dynd-ops
 #   scripts/asan-tests.sh -- stress       # extra arguments go to cargo test
 #
 # Not run: doc tests (rustdoc does not pass the sanitizer to its
@@ -45,4 +46,6 @@ echo "== ASan: dynd (lib + tests)"
 cargo +nightly test --target "$host" -p dynd --lib --tests "$@"
 echo "== ASan: dynd-capi (lib + Rust tests)"
 cargo +nightly test --target "$host" -p dynd-capi --lib "${capi_tests[@]}" "$@"
+echo "== ASan: dynd-ops (lib + tests)"
+cargo +nightly test --target "$host" -p dynd-ops --lib --tests "$@"
 echo "== ASan: no reports"
