@@ -40,6 +40,12 @@ pub const CHUNK: usize = 256;
 pub(crate) trait Prim: Copy + Default + Display + Send + Sync + 'static {
     /// Its builtin type.
     const TYPE: BuiltinType;
+    /// The value as error messages show it. Floats are written in shortest
+    /// round-trip form with JSON's `NaN`/`Infinity` tokens (`1e300`, not
+    /// `Display`'s 301-digit expansion).
+    fn show(self) -> String {
+        self.to_string()
+    }
 }
 
 macro_rules! prims {
@@ -50,9 +56,48 @@ macro_rules! prims {
 prims!(
     bool => Bool, i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64, i128 => Int128,
     u8 => UInt8, u16 => UInt16, u32 => UInt32, u64 => UInt64, u128 => UInt128,
-    f16 => Float16, f32 => Float32, f64 => Float64,
-    Complex<f32> => Complex64, Complex<f64> => Complex128,
 );
+
+/// A float as error messages show it (see [`Prim::show`]).
+fn show_float(v: f64, shortest: String) -> String {
+    if v.is_nan() {
+        "NaN".to_string()
+    } else if v.is_infinite() {
+        (if v > 0.0 { "Infinity" } else { "-Infinity" }).to_string()
+    } else {
+        shortest
+    }
+}
+
+impl Prim for f16 {
+    const TYPE: BuiltinType = BuiltinType::Float16;
+    fn show(self) -> String {
+        show_float(self.to_f64(), format!("{:?}", self.to_f32()))
+    }
+}
+impl Prim for f32 {
+    const TYPE: BuiltinType = BuiltinType::Float32;
+    fn show(self) -> String {
+        show_float(f64::from(self), format!("{self:?}"))
+    }
+}
+impl Prim for f64 {
+    const TYPE: BuiltinType = BuiltinType::Float64;
+    fn show(self) -> String {
+        show_float(self, format!("{self:?}"))
+    }
+}
+macro_rules! complex_prims {
+    ($($t:ty => $b:ident),*) => {$(
+        impl Prim for Complex<$t> {
+            const TYPE: BuiltinType = BuiltinType::$b;
+            fn show(self) -> String {
+                format!("[{}, {}]", self.re.show(), self.im.show())
+            }
+        }
+    )*};
+}
+complex_prims!(f32 => Complex64, f64 => Complex128);
 
 /// Conversion of `S` values into `Self`.
 pub(crate) trait Conv<S: Prim>: Prim {
@@ -111,7 +156,10 @@ pub(crate) trait Conv<S: Prim>: Prim {
         } else {
             (ErrorKind::Inexact, "cannot be represented exactly in")
         };
-        Error::new(kind, format!("{} value {s} {why} {}", S::TYPE, Self::TYPE))
+        Error::new(
+            kind,
+            format!("{} value {} {why} {}", S::TYPE, s.show(), Self::TYPE),
+        )
     }
 }
 
@@ -508,8 +556,9 @@ macro_rules! real_from_complex {
             fn failure(s: Complex<$u>, mode: ErrorMode) -> Error {
                 if s.im != 0.0 {
                     Error::inexact(format!(
-                        "{} value {s} has a non-zero imaginary part, so it cannot be assigned to {}",
+                        "{} value {} has a non-zero imaginary part, so it cannot be assigned to {}",
                         <Complex<$u>>::TYPE,
+                        s.show(),
                         <$d>::TYPE
                     ))
                 } else {
@@ -944,6 +993,31 @@ mod tests {
             ok::<Complex<f32>, Complex<f64>>(Complex::new(0.5, 0.25), Inexact),
             Ok(Complex::new(0.5, 0.25))
         );
+    }
+
+    #[test]
+    fn failure_messages_show_floats_in_shortest_form() {
+        // Regression (bad-input sweep): Display wrote 1e300 as 301 digits.
+        let e = convert::<f32, f64>(1e300, ErrorMode::Overflow).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "float64 value 1e300 is out of range for float32"
+        );
+        let e = convert::<i64, f64>(f64::NEG_INFINITY, ErrorMode::Overflow).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "float64 value -Infinity is out of range for int64"
+        );
+        let e = convert::<i8, f32>(f32::NAN, ErrorMode::Overflow).unwrap_err();
+        assert_eq!(e.message(), "float32 value NaN is out of range for int8");
+        let e = convert::<f16, f64>(1e-30, ErrorMode::Inexact).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "float64 value 1e-30 cannot be represented exactly in float16"
+        );
+        let e = convert::<f64, Complex<f64>>(Complex::new(1e300, 0.5), ErrorMode::Overflow)
+            .unwrap_err();
+        assert!(e.message().contains("value [1e300, 0.5] has"), "{e}");
     }
 
     #[test]
