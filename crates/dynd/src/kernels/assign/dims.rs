@@ -5,10 +5,11 @@
 //! fills the elements it already has.
 
 use super::{ErrorMode, make_assignment_kernel};
+use crate::array::FixedDimMeta;
 use crate::error::Result;
 use crate::kernels::lift;
-use crate::kernels::{CKernelBuilder, KernelRequest};
-use crate::types::Type;
+use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
+use crate::types::{BuiltinType, Type, TypeKind};
 use std::pin::Pin;
 
 /// Builds `dst ← src` when either has a leading dim.
@@ -17,7 +18,7 @@ use std::pin::Pin;
 /// As [`super::make_assignment_kernel`].
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn make(
-    ckb: Pin<&mut CKernelBuilder>,
+    mut ckb: Pin<&mut CKernelBuilder>,
     offset: usize,
     dst_tp: &Type,
     dst_meta: *const u8,
@@ -26,6 +27,20 @@ pub(crate) unsafe fn make(
     req: KernelRequest,
     mode: ErrorMode,
 ) -> Result<usize> {
+    // SAFETY: the caller's promises.
+    if let Some(r) = unsafe {
+        make_tiled(
+            ckb.as_mut(),
+            offset,
+            dst_tp,
+            dst_meta,
+            src_tp,
+            src_meta,
+            req,
+        )
+    } {
+        return r;
+    }
     let srcs = [src_tp.clone()];
     lift::check_broadcast(dst_tp, &srcs)?;
     let mut leaf =
@@ -48,4 +63,128 @@ pub(crate) unsafe fn make(
             &mut leaf,
         )
     }
+}
+
+// ------------------------------------------------------------ tiled 2-d copy
+
+/// Rows and columns of one tile: 32 × 32 elements of up to 16 bytes stay in
+/// L1 and touch 32 source lines per row of tiles, not one per element.
+const TILE: usize = 32;
+/// Both dims at least this long before tiling pays.
+const TILE_MIN: usize = 64;
+
+/// `N * M * T ← N * M * T` for one builtin `T`, in tiles: the copy of a
+/// transposed (or otherwise strided) view. Any error mode is a plain copy
+/// between equal types, so the kernel only moves bytes.
+struct Tiled2d {
+    rows: usize,
+    cols: usize,
+    elem: usize,
+    dst: [isize; 2],
+    src: [isize; 2],
+}
+
+impl Tiled2d {
+    /// Copies one 2-d block.
+    ///
+    /// # Safety
+    /// 1. `dst` and `src` address `rows × cols` elements of `elem` bytes at
+    ///    the kernel's strides, `dst`'s writable. (Overlapping sides are
+    ///    memory-safe but give a mixed result, as any element loop would.)
+    unsafe fn copy_block(&self, dst: *mut u8, src: *const u8) {
+        /// # Safety
+        /// As `copy_block`, with `T` of `elem` bytes.
+        unsafe fn tiles<T: Copy>(k: &Tiled2d, dst: *mut u8, src: *const u8) {
+            for i0 in (0..k.rows).step_by(TILE) {
+                for j0 in (0..k.cols).step_by(TILE) {
+                    for i in i0..(i0 + TILE).min(k.rows) {
+                        let (di, si) = (i as isize * k.dst[0], i as isize * k.src[0]);
+                        for j in j0..(j0 + TILE).min(k.cols) {
+                            // SAFETY: (1) element (i, j) of each side.
+                            unsafe {
+                                let v = std::ptr::read_unaligned(
+                                    src.offset(si + j as isize * k.src[1]) as *const T,
+                                );
+                                std::ptr::write_unaligned(
+                                    dst.offset(di + j as isize * k.dst[1]) as *mut T,
+                                    v,
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // SAFETY: (1), with the element type of the kernel's size.
+        unsafe {
+            match self.elem {
+                1 => tiles::<u8>(self, dst, src),
+                2 => tiles::<u16>(self, dst, src),
+                4 => tiles::<u32>(self, dst, src),
+                8 => tiles::<u64>(self, dst, src),
+                _ => tiles::<u128>(self, dst, src),
+            }
+        }
+    }
+}
+
+impl Kernel for Tiled2d {
+    const NSRC: usize = 1;
+
+    unsafe fn single(&self, _k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+        // SAFETY: (Kernel::single 1) dst and src[0] hold the 2-d arrays the
+        // kernel was built for, with the arrmeta it read its strides from.
+        unsafe { self.copy_block(dst, src[0]) };
+        Ok(())
+    }
+}
+
+/// Builds the tiled copy when `dst ← src` is a 2-d copy of one builtin type
+/// with equal shapes, both dims long, and a source that is not read in
+/// order (its inner stride is not the element size): `None` otherwise.
+///
+/// # Safety
+/// As [`super::make_assignment_kernel`].
+unsafe fn make_tiled(
+    ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    dst_tp: &Type,
+    dst_meta: *const u8,
+    src_tp: &Type,
+    src_meta: *const u8,
+    req: KernelRequest,
+) -> Option<Result<usize>> {
+    fn two_dims(tp: &Type) -> Option<(usize, usize, BuiltinType)> {
+        let TypeKind::FixedDim { size: n, elem } = tp.kind() else {
+            return None;
+        };
+        let TypeKind::FixedDim { size: m, elem } = elem.kind() else {
+            return None;
+        };
+        Some((*n, *m, elem.as_builtin()?))
+    }
+    let (n, m, t) = two_dims(dst_tp)?;
+    if two_dims(src_tp)? != (n, m, t) || n < TILE_MIN || m < TILE_MIN || t == BuiltinType::Void {
+        return None;
+    }
+    // SAFETY: (2) two fixed dims of arrmeta each, one after the other.
+    let (d, s): ([FixedDimMeta; 2], [FixedDimMeta; 2]) = unsafe {
+        (
+            std::ptr::read_unaligned(dst_meta as *const [FixedDimMeta; 2]),
+            std::ptr::read_unaligned(src_meta as *const [FixedDimMeta; 2]),
+        )
+    };
+    let elem = t.data_size();
+    if s[1].stride == elem as isize || d[1].stride != elem as isize {
+        return None;
+    }
+    let k = Tiled2d {
+        rows: n,
+        cols: m,
+        elem,
+        dst: [d[0].stride, d[1].stride],
+        src: [s[0].stride, s[1].stride],
+    };
+    // SAFETY: the caller's promise: `offset` is a free slot.
+    Some(unsafe { ckb.emplace(offset, req, k) })
 }
