@@ -454,3 +454,29 @@ fn transposed_copies_match_the_element_loop() {
         );
     }
 }
+
+/// Regression (found by `fuzz/` json target): a struct recorded a field's
+/// child kernel only once it was fully built, so when building failed part
+/// way down (here the `pointer[int8] ← int8` leaf under field `a`'s var
+/// dim), the part already built — the var dim kernel with its reference to
+/// the destination's block, or an option kernel with its types — was never
+/// destroyed.
+#[test]
+fn a_field_kernel_that_fails_part_way_releases_what_it_built() {
+    use dynd::array::VarDimMeta;
+    use std::sync::atomic::Ordering;
+    let dst = Array::empty("{a: var * pointer[int8]}").unwrap();
+    let src = a("{a: var * int8}", r#"{"a": [1]}"#);
+    let at = dst.tp().fields().unwrap().arrmeta_offsets()[0];
+    // SAFETY: field a's arrmeta, a var dim's, lies at its recorded offset
+    // inside the destination's arrmeta.
+    let meta: VarDimMeta = unsafe { std::ptr::read_unaligned(dst.arrmeta_ptr().add(at).cast()) };
+    // SAFETY: the destination holds this block for as long as it lives.
+    let count = || unsafe { (*meta.blockref).use_count.load(Ordering::SeqCst) };
+    assert_eq!(count(), 1);
+    for mode in ErrorMode::ALL {
+        let e = dst.assign(&src, mode).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Type, "{e}");
+        assert_eq!(count(), 1, "the failed kernel kept a reference ({mode})");
+    }
+}

@@ -635,6 +635,13 @@ unsafe fn build_promote<const N: usize>(
             continue;
         }
         let child_at = at;
+        // Name the child's slot before building in it, so that a build
+        // failing part way is destroyed with this kernel.
+        // SAFETY: the kernel at `offset` is a Promote<N>; `child_at` is the
+        // free (zeroed) slot the last build reserved, which only this child
+        // will use (emplace 2).
+        unsafe { ckb.as_mut().kernel_mut::<Promote<N>>(offset) }?.children[1 + i] =
+            child_at - offset;
         // SAFETY: (1) `at` is the free slot past everything built so far;
         // (2) the source's arrmeta is the caller's, and the compute type
         // has none.
@@ -650,10 +657,6 @@ unsafe fn build_promote<const N: usize>(
                 ErrorMode::NoCheck,
             )
         }?;
-        // SAFETY: the kernel at `offset` is a Promote<N>; the child it now
-        // names was just built at `child_at` (emplace 2).
-        unsafe { ckb.as_mut().kernel_mut::<Promote<N>>(offset) }?.children[1 + i] =
-            child_at - offset;
     }
     Ok(at)
 }

@@ -95,6 +95,12 @@ pub(crate) unsafe fn make(
     debug_assert_eq!(at, offset + kernel_size::<StructAssign>());
     for (d, &s) in pairing.iter().enumerate() {
         let child_at = at;
+        // Name the child's slot before building in it: if building fails
+        // part way, what was built there is destroyed with this kernel.
+        // SAFETY: the kernel at `offset` is a StructAssign; `child_at` is the
+        // free slot the last build reserved (zeroed: an empty prefix), which
+        // only this child will use (emplace 2).
+        unsafe { ckb.as_mut().kernel_mut::<StructAssign>(offset) }?.children[d] = child_at - offset;
         // SAFETY: (1) `at` is the free slot past everything built so far;
         // (2) each field's arrmeta is at its recorded offset.
         at = unsafe {
@@ -109,9 +115,6 @@ pub(crate) unsafe fn make(
                 mode,
             )
         }?;
-        // SAFETY: the kernel at `offset` is a StructAssign; the child it now
-        // names was just built at `child_at` (emplace 2).
-        unsafe { ckb.as_mut().kernel_mut::<StructAssign>(offset) }?.children[d] = child_at - offset;
     }
     Ok(at)
 }
