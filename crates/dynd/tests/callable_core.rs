@@ -440,3 +440,74 @@ fn the_flat_path_agrees_with_the_general_lifter() {
         .unwrap_err();
     assert!(e.message().contains("zero"), "{}", e.message());
 }
+
+/// `N * var * T` arguments with rows in order in memory take the ragged
+/// path (the kernel once per run of rows); rows out of order (a reversed
+/// view) take the general lifter. Both agree, and errors are the same.
+#[test]
+fn the_ragged_path_agrees_with_the_general_lifter() {
+    use dynd::callable::lookup;
+    let add = lookup("add").unwrap();
+    let less = lookup("less").unwrap();
+    // Big enough that the JSON reader's arena grows into several chunks
+    // (several runs) and the runs are split across threads.
+    let rows: Vec<String> = (0..20_000)
+        .map(|i| {
+            let len = (i * 7) % 23;
+            let v: Vec<String> = (0..len).map(|k| format!("{}.5", (i + k) % 100)).collect();
+            format!("[{}]", v.join(","))
+        })
+        .collect();
+    let text = format!("[{}]", rows.join(","));
+    let x = a("20000 * var * float64", &text);
+    let y = a("20000 * var * int32", &text.replace(".5", ""));
+    let one = Array::from(1.0f64);
+    let rev = Index::slice(None, None, -1);
+    let xr = x.index(&[rev]).unwrap();
+    let yr = y.index(&[rev]).unwrap();
+    for f in [&add, &less] {
+        for (fast, general) in [
+            (f.call(&[&x, &one]).unwrap(), f.call(&[&xr, &one]).unwrap()),
+            (f.call(&[&one, &x]).unwrap(), f.call(&[&one, &xr]).unwrap()),
+            (f.call(&[&x, &y]).unwrap(), f.call(&[&xr, &yr]).unwrap()),
+        ] {
+            assert_eq!(fast.tp(), general.tp());
+            assert_eq!(
+                fast.index(&[rev]).unwrap().to_json(),
+                general.to_json(),
+                "{}",
+                f.name()
+            );
+        }
+    }
+    let r = add
+        .call(&[&a("3 * var * int32", "[[1,2],[],[3]]"), &Array::from(10i32)])
+        .unwrap();
+    assert_eq!(r.tp().to_string(), "3 * var * int32");
+    assert_eq!(r.to_json(), "[[11,12],[],[13]]");
+    // The result is an ordinary array: its rows can be used again.
+    let r2 = add.call(&[&r, &r]).unwrap();
+    assert_eq!(r2.to_json(), "[[22,24],[],[26]]");
+    // Rows of different sizes do not broadcast: the general path's error.
+    let e = add
+        .call(&[
+            &a("2 * var * int32", "[[1,2],[3]]"),
+            &a("2 * var * int32", "[[1,2,3],[4]]"),
+        ])
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Broadcast, "{e}");
+    // Size-1 rows still broadcast (through the general path).
+    let r = add
+        .call(&[
+            &a("2 * var * int32", "[[1,2],[3]]"),
+            &a("2 * var * int32", "[[10],[20]]"),
+        ])
+        .unwrap();
+    assert_eq!(r.to_json(), "[[11,12],[23]]");
+    // Integer division by zero reports from the ragged loop.
+    let div = lookup("divide").unwrap();
+    let e = div
+        .call(&[&a("2 * var * int32", "[[1],[2,3]]"), &Array::from(0i32)])
+        .unwrap_err();
+    assert!(e.message().contains("zero"), "{}", e.message());
+}

@@ -17,7 +17,7 @@
 //! shares writable arrays between threads must do the same (or make the
 //! array immutable with [`Array::into_immutable`]).
 
-mod arrmeta;
+pub(crate) mod arrmeta;
 mod assign;
 mod copy;
 mod index;

@@ -476,3 +476,304 @@ fn run_flat(
             }
         })
 }
+
+// ---------------------------------------------------------------- ragged case
+
+/// An `N * var * T` argument of a ragged call (T not a dim).
+struct VarArg<'a> {
+    a: &'a Array,
+    n: usize,
+    /// The outer fixed dim's stride.
+    ostride: isize,
+    /// The var dim's arrmeta offset (added to each row's begin).
+    offset: isize,
+    dtype: &'a Type,
+    /// The element arrmeta (after the two dims').
+    meta: *const u8,
+}
+
+impl<'a> VarArg<'a> {
+    fn of(a: &'a Array) -> Option<VarArg<'a>> {
+        let TypeKind::FixedDim { size: n, elem } = a.tp().kind() else {
+            return None;
+        };
+        let TypeKind::VarDim { elem: dtype } = elem.kind() else {
+            return None;
+        };
+        if dtype.is_dim() {
+            return None;
+        }
+        // SAFETY: `N * var * T` arrmeta: the fixed dim's, the var dim's,
+        // then the element's (DESIGN §4).
+        let (fm, vm) = unsafe {
+            (
+                std::ptr::read_unaligned(a.arrmeta_ptr() as *const FixedDimMeta),
+                std::ptr::read_unaligned(
+                    a.arrmeta_ptr().add(size_of::<FixedDimMeta>()) as *const VarDimMeta
+                ),
+            )
+        };
+        if vm.stride != dtype.data_size() as isize {
+            return None;
+        }
+        Some(VarArg {
+            a,
+            n: *n,
+            ostride: fm.stride,
+            offset: vm.offset,
+            dtype,
+            // SAFETY: the element arrmeta follows the two dims'.
+            meta: unsafe {
+                a.arrmeta_ptr()
+                    .add(size_of::<FixedDimMeta>() + size_of::<VarDimMeta>())
+            },
+        })
+    }
+
+    /// Row `i`: its first element and its size.
+    fn row(&self, i: usize) -> (*const u8, usize) {
+        debug_assert!(i < self.n);
+        // SAFETY: `i < n`, and row i of the fixed dim holds a VarDimData.
+        let r: VarDimData = unsafe {
+            std::ptr::read_unaligned(
+                self.a.data_ptr().offset(i as isize * self.ostride) as *const VarDimData
+            )
+        };
+        (r.begin.wrapping_offset(self.offset) as *const u8, r.size)
+    }
+}
+
+/// A run of rows whose elements lie one after another in every var
+/// argument: one strided call covers it.
+struct Segment {
+    /// Its first element's index among all elements.
+    start: usize,
+    /// Its elements.
+    count: usize,
+    /// Each argument's first element (a scalar's data).
+    srcs: SmallVec<[*const u8; 4]>,
+}
+
+/// Calls scalar callable `f` into a new output when the arguments are
+/// `N * var * T` arrays with equal row sizes, and scalars: the kernel runs
+/// once per run of rows that lie in order in memory — once in all for rows
+/// packed in one buffer (as JSON, the builders and this path itself make
+/// them), awkward-array's way — and the output's elements are one
+/// allocation. `None` when the call is not of that form: the general lifter
+/// handles it, and reports any error.
+pub(crate) fn call_ragged(f: &Callable, args: &[&Array]) -> Option<Result<Array>> {
+    // Each argument: Some(var arg) or None for a scalar.
+    let mut vars: SmallVec<[Option<VarArg<'_>>; 4]> = SmallVec::new();
+    for a in args {
+        if let Some(v) = VarArg::of(a) {
+            vars.push(Some(v));
+        } else if a.ndim() == 0 {
+            vars.push(None);
+        } else {
+            return None;
+        }
+    }
+    let first = vars.iter().flatten().next()?;
+    let n = first.n;
+    if vars.iter().flatten().any(|v| v.n != n) {
+        return None;
+    }
+    let dtypes: SmallVec<[Type; 4]> = vars
+        .iter()
+        .zip(args)
+        .map(|(v, a)| {
+            v.as_ref()
+                .map_or_else(|| a.tp().clone(), |v| v.dtype.clone())
+        })
+        .collect();
+    let dtype = f.implementation().resolve(&dtypes).ok()?;
+    if dtype.arrmeta_size() != 0 {
+        return None;
+    }
+    // Rows and runs; rows of different sizes go to the general path. At
+    // most MAX_ARGS arguments, so each row's pointers fit in an array.
+    const MAX_ARGS: usize = 4;
+    let k = args.len();
+    if k > MAX_ARGS {
+        return None;
+    }
+    let mut esizes = [0usize; MAX_ARGS];
+    let mut scalar = [std::ptr::null::<u8>(); MAX_ARGS];
+    for (j, (v, a)) in vars.iter().zip(args).enumerate() {
+        match v {
+            Some(v) => esizes[j] = v.dtype.data_size(),
+            None => scalar[j] = a.data_ptr(),
+        }
+    }
+    let mut sizes = Vec::with_capacity(n);
+    let mut segments: Vec<Segment> = Vec::new();
+    let mut next = [std::ptr::null::<u8>(); MAX_ARGS];
+    let mut total = 0usize;
+    for i in 0..n {
+        let size = first.row(i).1;
+        let mut starts = scalar;
+        for (j, v) in vars.iter().enumerate() {
+            if let Some(v) = v {
+                let (p, s) = v.row(i);
+                if s != size {
+                    return None;
+                }
+                starts[j] = p;
+            }
+        }
+        sizes.push(size);
+        if size == 0 {
+            continue;
+        }
+        match segments.last_mut() {
+            Some(seg) if starts[..k] == next[..k] => seg.count += size,
+            _ => segments.push(Segment {
+                start: total,
+                count: size,
+                srcs: SmallVec::from_slice(&starts[..k]),
+            }),
+        }
+        for j in 0..k {
+            next[j] = starts[j].wrapping_add(size * esizes[j]);
+        }
+        total += size;
+    }
+    let metas: SmallVec<[*const u8; 4]> = vars
+        .iter()
+        .zip(args)
+        .map(|(v, a)| v.as_ref().map_or_else(|| a.arrmeta_ptr(), |v| v.meta))
+        .collect();
+    let strides: SmallVec<[isize; 4]> = vars
+        .iter()
+        .map(|v| v.as_ref().map_or(0, |v| v.dtype.data_size() as isize))
+        .collect();
+    Some(run_ragged(
+        f, &dtype, &dtypes, &metas, &strides, &sizes, total, &segments,
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_ragged(
+    f: &Callable,
+    dtype: &Type,
+    dtypes: &[Type],
+    metas: &[*const u8],
+    strides: &[isize],
+    sizes: &[usize],
+    total: usize,
+    segments: &[Segment],
+) -> Result<Array> {
+    let n = sizes.len();
+    let out = Array::empty(Type::fixed_dim(n, Type::var_dim(dtype.clone())))?;
+    let esize = dtype.data_size();
+    // SAFETY: the output is `n * var * dtype` with default arrmeta: the
+    // fixed dim's, then the var dim's (whose block is a POD allocator).
+    let (fm, vm) = unsafe {
+        (
+            std::ptr::read_unaligned(out.arrmeta_ptr() as *const FixedDimMeta),
+            std::ptr::read_unaligned(
+                out.arrmeta_ptr().add(size_of::<FixedDimMeta>()) as *const VarDimMeta
+            ),
+        )
+    };
+    let bytes = total
+        .checked_mul(esize)
+        .ok_or_else(|| Error::alloc(format!("{total} elements of {dtype} are too large")))?;
+    // SAFETY: the var dim's blockref is the output's own, alive with it.
+    let base = unsafe {
+        crate::array::arrmeta::with_allocator(vm.blockref, |a| {
+            // Every element is written by the kernel (or the output is
+            // dropped with the error).
+            a.allocate_for_overwrite(bytes, dtype.data_alignment())
+        })?
+    };
+    let mut at = 0usize;
+    for (i, &size) in sizes.iter().enumerate() {
+        let row = VarDimData {
+            begin: base.wrapping_add(at * esize).wrapping_offset(-vm.offset),
+            size,
+        };
+        // SAFETY: row i of the output's fixed dim, a writable VarDimData.
+        unsafe {
+            std::ptr::write_unaligned(
+                out.data_ptr().offset(i as isize * fm.stride) as *mut VarDimData,
+                row,
+            )
+        };
+        at += size;
+    }
+    if total == 0 {
+        return Ok(out);
+    }
+    // SAFETY: the element arrmeta of the output follows its two dims'.
+    let out_meta = unsafe {
+        out.arrmeta_ptr()
+            .add(size_of::<FixedDimMeta>() + size_of::<VarDimMeta>())
+    };
+    let mut ckb = pin!(CKernelBuilder::new());
+    // SAFETY: a new builder; element arrmeta of live arrays; `dtype` is
+    // what the scalar callable resolved for these element types.
+    unsafe {
+        f.implementation().instantiate(
+            ckb.as_mut(),
+            0,
+            dtype,
+            out_meta,
+            dtypes,
+            metas,
+            KernelRequest::Strided,
+        )?;
+    }
+    for seg in segments {
+        run_strided_split(
+            &ckb,
+            base.wrapping_add(seg.start * esize),
+            esize as isize,
+            &seg.srcs,
+            strides,
+            seg.count,
+        )?;
+    }
+    Ok(out)
+}
+
+/// Runs a built strided kernel over `n` elements, split in ranges across
+/// rayon's threads when large.
+fn run_strided_split(
+    ckb: &CKernelBuilder,
+    dst: *mut u8,
+    dstride: isize,
+    srcs: &[*const u8],
+    strides: &[isize],
+    n: usize,
+) -> Result<()> {
+    if n < 2 * TASK_ELEMENTS || rayon::current_num_threads() < 2 {
+        // SAFETY: the callers' promise: the kernel was built for Strided and
+        // `n` elements at these strides lie in each buffer.
+        return unsafe { ckb.call_strided(dst, dstride, srcs, strides, n) };
+    }
+    let (dst, srcs) = (Shared(dst), Shared(srcs));
+    (0..n.div_ceil(TASK_ELEMENTS))
+        .into_par_iter()
+        .try_for_each(|task| {
+            let (dst, srcs) = (*dst.get(), *srcs.get());
+            let start = task * TASK_ELEMENTS;
+            let count = TASK_ELEMENTS.min(n - start);
+            let these: SmallVec<[*const u8; 4]> = srcs
+                .iter()
+                .zip(strides)
+                .map(|(p, s)| p.wrapping_offset(start as isize * s))
+                .collect();
+            // SAFETY: as above, for elements [start, start + count), which
+            // are this task's alone in the output.
+            unsafe {
+                ckb.call_strided(
+                    dst.wrapping_offset(start as isize * dstride),
+                    dstride,
+                    &these,
+                    strides,
+                    count,
+                )
+            }
+        })
+}

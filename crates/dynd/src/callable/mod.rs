@@ -158,6 +158,7 @@ impl Callable {
     pub fn call(&self, args: &[&Array]) -> Result<Array> {
         if self.is_scalar()
             && let Some(r) = elementwise::call_flat(self, None, args)
+                .or_else(|| elementwise::call_ragged(self, args))
         {
             return r;
         }

@@ -190,6 +190,39 @@ impl PodAllocator<'_> {
         self.lock().allocate(size, align).map(|p| p as *mut u8)
     }
 
+    /// Allocates `size` bytes aligned to `align` that the caller overwrites
+    /// in full before anyone reads them: bytes that are zero or those of a
+    /// freed block, never uninitialized memory. Large requests (64 KiB and
+    /// more) get a chunk of their own that skips zeroing (a reused mapping
+    /// need not be cleared first), and are not "the latest allocation":
+    /// [`PodAllocator::resize`] refuses them. Smaller ones are
+    /// [`PodAllocator::allocate`]'s.
+    pub fn allocate_for_overwrite(&self, size: usize, align: usize) -> Result<*mut u8> {
+        const DEDICATED: usize = 64 << 10;
+        if size < DEDICATED {
+            return self.allocate(size, align);
+        }
+        let mut state = self.lock();
+        if state.finalized {
+            return Err(Error::invalid_argument(
+                "cannot allocate from a finalized memory block",
+            ));
+        }
+        if !align.is_power_of_two() || align > 4096 {
+            return Err(Error::invalid_argument(format!(
+                "allocation alignment {align} is not a power of two up to 4096"
+            )));
+        }
+        let chunk = Buffer::new(size, align.max(16), false)?;
+        let begin = chunk.ptr();
+        // The chunk is full: the next allocation starts a new (zeroed)
+        // chunk, so "everything past the cursor is zero" still holds.
+        state.cursor = chunk.size();
+        state.chunks.push(chunk);
+        state.latest = None;
+        Ok(begin)
+    }
+
     /// Resizes the most recent allocation (which must start at `begin`) to
     /// `new_size` bytes, in place when it can, else by moving it; returns
     /// the (possibly new) begin. Growth is zero-filled.

@@ -290,3 +290,35 @@ fn reused_large_mappings_come_back_zeroed() {
     let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
     assert!(bytes.iter().all(|&x| x == 0));
 }
+
+#[test]
+fn dedicated_overwrite_chunks_keep_later_allocations_zeroed() {
+    let block = MemBlock::new_pod_allocator(64);
+    let alloc = block.pod_allocator().unwrap();
+    let small = alloc.allocate(16, 8).unwrap();
+    let big = alloc.allocate_for_overwrite(1 << 20, 64).unwrap();
+    assert_eq!(big as usize % 64, 0);
+    // SAFETY: the arena owns 1 MiB at `big`, ours to write.
+    unsafe { std::ptr::write_bytes(big, 0xEE, 1 << 20) };
+    // The dedicated chunk is not "the latest": resizing it is refused.
+    assert_eq!(
+        alloc.resize(big, 2 << 20).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    // Later allocations come from a fresh, zeroed chunk.
+    for _ in 0..100 {
+        let p = alloc.allocate(1000, 8).unwrap();
+        // SAFETY: the arena owns 1000 bytes at `p`.
+        let bytes = unsafe { std::slice::from_raw_parts(p, 1000) };
+        assert!(bytes.iter().all(|&x| x == 0));
+        assert!((p as usize) < big as usize || p as usize >= big as usize + (1 << 20));
+    }
+    // Small requests are ordinary zeroed allocations.
+    let s2 = alloc.allocate_for_overwrite(100, 8).unwrap();
+    // SAFETY: as above.
+    let bytes = unsafe { std::slice::from_raw_parts(s2, 100) };
+    assert!(bytes.iter().all(|&x| x == 0));
+    assert!(!small.is_null());
+    alloc.finalize();
+    assert!(alloc.allocate_for_overwrite(1 << 20, 8).is_err());
+}

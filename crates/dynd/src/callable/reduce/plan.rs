@@ -649,6 +649,47 @@ impl Walker<'_> {
             }?;
             return Ok(len);
         }
+        if let Some(Dim {
+            dst: DstDim::Reduced,
+            src: SrcDim::Var {
+                stride: vs,
+                offset: vo,
+            },
+            ..
+        }) = self.dims.get(level + 1)
+            && level + 2 == self.dims.len()
+            && self.divide_at.is_none()
+        {
+            // The ragged reduction (`N * var * T` over its var dim): each row
+            // folds straight into its output element — what `walk` would do
+            // one level down, without its per-row calls.
+            let mut total = 0usize;
+            for j in 0..len as isize {
+                let d = dp.wrapping_offset(j * ds);
+                // SAFETY: (1) element j of the dim is a var dim's data.
+                let v: VarDimData = unsafe { read(sp.wrapping_offset(j * ss)) };
+                if v.size == 0 {
+                    if first {
+                        // SAFETY: (1) output element j.
+                        unsafe { self.fill(level + 2, d, level + 1) }?;
+                    }
+                    continue;
+                }
+                // SAFETY: (1) the row's v.size elements at stride vs.
+                unsafe {
+                    self.op.fold(
+                        self.cx,
+                        d,
+                        v.begin.wrapping_offset(*vo).cast_const(),
+                        *vs,
+                        v.size,
+                        first,
+                    )
+                }?;
+                total += v.size;
+            }
+            return Ok(total);
+        }
         let mut total = 0usize;
         for j in 0..len as isize {
             // SAFETY: (1) element j of the dim, in source and output.
