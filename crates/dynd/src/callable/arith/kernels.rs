@@ -345,6 +345,36 @@ fn binary_loop<T: Elem, Op: BinaryOp<T>>(
     a: impl Lane<T::Raw>,
     b: impl Lane<T::Raw>,
 ) -> Result<()> {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, the only requirement of the AVX2 build.
+        return unsafe { binary_loop_avx2::<T, Op>(out, a, b) };
+    }
+    binary_loop_body::<T, Op>(out, a, b)
+}
+
+/// [`binary_loop_body`] compiled for AVX2 (picked at run time, as NumPy
+/// picks its SIMD loops): comparisons into bytes and the narrow types gain
+/// most; memory-bound loops are unchanged.
+///
+/// # Safety
+/// 1. The CPU supports AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn binary_loop_avx2<T: Elem, Op: BinaryOp<T>>(
+    out: &mut [<Op::Out as Elem>::Raw],
+    a: impl Lane<T::Raw>,
+    b: impl Lane<T::Raw>,
+) -> Result<()> {
+    binary_loop_body::<T, Op>(out, a, b)
+}
+
+#[inline(always)]
+fn binary_loop_body<T: Elem, Op: BinaryOp<T>>(
+    out: &mut [<Op::Out as Elem>::Raw],
+    a: impl Lane<T::Raw>,
+    b: impl Lane<T::Raw>,
+) -> Result<()> {
     if !Op::CHECKED {
         for ((o, x), y) in out.iter_mut().zip(a.values()).zip(b.values()) {
             *o = Op::apply(T::get(x), T::get(y)).put();
