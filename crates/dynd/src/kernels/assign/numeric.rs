@@ -686,6 +686,36 @@ impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
     }
 }
 
+impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
+    /// Converts contiguous slices chunk by chunk, with the AVX2 build of
+    /// the loops when the CPU has it (picked at run time, as NumPy picks
+    /// its SIMD loops): the checks and conversions run twice as wide.
+    fn chunks(&self, d: &mut [D], s: &[S]) -> Result<()> {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, the only requirement of the AVX2 build.
+            return unsafe { self.chunks_avx2(d, s) };
+        }
+        self.chunks_body(d, s)
+    }
+
+    /// # Safety
+    /// 1. The CPU supports AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn chunks_avx2(&self, d: &mut [D], s: &[S]) -> Result<()> {
+        self.chunks_body(d, s)
+    }
+
+    #[inline(always)]
+    fn chunks_body(&self, d: &mut [D], s: &[S]) -> Result<()> {
+        for (dc, sc) in d.chunks_mut(CHUNK).zip(s.chunks(CHUNK)) {
+            self.chunk(dc, sc)?;
+        }
+        Ok(())
+    }
+}
+
 impl<D: Conv<S>, S: Prim> Kernel for NumericAssign<D, S> {
     const NSRC: usize = 1;
 
@@ -733,10 +763,7 @@ impl<D: Conv<S>, S: Prim> Kernel for NumericAssign<D, S> {
                     std::slice::from_raw_parts(src as *const S, count),
                 )
             };
-            for (dc, sc) in d.chunks_mut(CHUNK).zip(s.chunks(CHUNK)) {
-                self.chunk(dc, sc)?;
-            }
-            return Ok(());
+            return self.chunks(d, s);
         }
         // Strided or unaligned: gather a chunk onto the stack, convert it
         // there, scatter it back.
