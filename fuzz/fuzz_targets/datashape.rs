@@ -83,15 +83,17 @@ fuzz_target!(|data: &[u8]| {
 fn json_weight(tp: &Type) -> usize {
     use dynd::types::TypeKind;
     match tp.kind() {
-        TypeKind::FixedDim { size, elem } => size.saturating_mul(json_weight(elem) + 1),
+        TypeKind::FixedDim { size, elem } => {
+            size.saturating_mul(json_weight(elem).saturating_add(1))
+        }
         TypeKind::Struct(f) | TypeKind::Tuple(f) => {
             let names = f
                 .names()
                 .iter()
                 .fold(0usize, |w, n| w.saturating_add(6 * n.len() + 4));
-            f.types()
-                .iter()
-                .fold(names, |w, t| w.saturating_add(json_weight(t) + 1))
+            f.types().iter().fold(names, |w, t| {
+                w.saturating_add(json_weight(t)).saturating_add(1)
+            })
         }
         TypeKind::Pointer(t) | TypeKind::Option(t) => json_weight(t).saturating_add(8),
         TypeKind::FixedString { size, .. } | TypeKind::FixedBytes { size, .. } => {
