@@ -451,6 +451,61 @@ impl Conv<f16> for f16 {
 
 // ---------------------------------------------------------------------- bool
 
+/// A `bool` source read as its byte: any non-zero byte is true. Arrays
+/// filled by C code may hold other bytes than 0 and 1 in a bool, and
+/// reading those as a Rust `bool` would be undefined behaviour; every
+/// bool source is read through this type.
+#[derive(Clone, Copy, Default)]
+#[repr(transparent)]
+pub(crate) struct B8(u8);
+
+impl Display for B8 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0 != 0)
+    }
+}
+
+impl Prim for B8 {
+    const TYPE: BuiltinType = BuiltinType::Bool;
+}
+
+impl<D: Conv<bool>> Conv<B8> for D {
+    const RESULT_FILTER: bool = <D as Conv<bool>>::RESULT_FILTER;
+    const CLAMPS: bool = <D as Conv<bool>>::CLAMPS;
+    #[inline(always)]
+    fn cast(s: B8) -> D {
+        <D as Conv<bool>>::cast(s.0 != 0)
+    }
+    #[inline(always)]
+    unsafe fn cast_in_range(s: B8) -> D {
+        // SAFETY: (1) ok_overflow(s) is ok_overflow(s.0 != 0).
+        unsafe { <D as Conv<bool>>::cast_in_range(s.0 != 0) }
+    }
+    #[inline(always)]
+    fn ok_overflow(s: B8) -> bool {
+        <D as Conv<bool>>::ok_overflow(s.0 != 0)
+    }
+    #[inline(always)]
+    fn ok_fractional(s: B8) -> bool {
+        <D as Conv<bool>>::ok_fractional(s.0 != 0)
+    }
+    #[inline(always)]
+    fn ok_inexact(s: B8) -> bool {
+        <D as Conv<bool>>::ok_inexact(s.0 != 0)
+    }
+    #[inline(always)]
+    fn exact_back(d: D, s: B8) -> bool {
+        <D as Conv<bool>>::exact_back(d, s.0 != 0)
+    }
+    #[inline(always)]
+    fn suspect(d: D) -> bool {
+        <D as Conv<bool>>::suspect(d)
+    }
+    fn failure(s: B8, mode: ErrorMode) -> Error {
+        <D as Conv<bool>>::failure(s.0 != 0, mode)
+    }
+}
+
 macro_rules! bool_from_real {
     ($zero:expr, $one:expr; $($s:ty),*) => {$(
         impl Conv<$s> for bool {
@@ -810,7 +865,7 @@ pub(crate) unsafe fn make(
     macro_rules! by_src {
         ($d:ty) => {
             match src {
-                BuiltinType::Bool => emplace!($d, bool),
+                BuiltinType::Bool => emplace!($d, B8),
                 BuiltinType::Int8 => emplace!($d, i8),
                 BuiltinType::Int16 => emplace!($d, i16),
                 BuiltinType::Int32 => emplace!($d, i32),

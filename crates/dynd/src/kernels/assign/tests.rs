@@ -464,3 +464,73 @@ fn void_and_symbolic_types_are_refused() {
     let sym = e("N * int32", "3 * int32", ckb.as_mut());
     assert!(sym.message().contains("concrete"), "{sym}");
 }
+
+#[test]
+fn bool_sources_with_other_bytes_than_0_and_1_read_as_true() {
+    // C code may store any byte in a bool array; the kernels read bool
+    // sources as bytes (a Rust bool holding 2 would be undefined behaviour).
+    let bytes = [0u8, 1, 2, 255, 0, 7];
+    for (dst, want) in [
+        (BuiltinType::Int32, vec![0u8, 1, 1, 1, 0, 1]),
+        (BuiltinType::Float64, vec![0, 1, 1, 1, 0, 1]),
+        (BuiltinType::UInt8, vec![0, 1, 1, 1, 0, 1]),
+    ] {
+        for mode in ErrorMode::ALL {
+            let mut ckb = pin!(CKernelBuilder::new());
+            // SAFETY: new builder, builtin types.
+            unsafe {
+                make_assignment_kernel(
+                    ckb.as_mut(),
+                    0,
+                    &dst.into(),
+                    std::ptr::null(),
+                    &BuiltinType::Bool.into(),
+                    std::ptr::null(),
+                    KernelRequest::Strided,
+                    mode,
+                )
+            }
+            .unwrap();
+            let size = dst.data_size();
+            let mut out = vec![0u8; size * bytes.len()];
+            // SAFETY: 6 elements on each side, contiguous.
+            unsafe {
+                ckb.call_strided(
+                    out.as_mut_ptr(),
+                    size as isize,
+                    &[bytes.as_ptr()],
+                    &[1],
+                    bytes.len(),
+                )
+            }
+            .unwrap();
+            let decode = |c: &[u8]| match dst {
+                BuiltinType::Float64 => f64::from_ne_bytes(c.try_into().unwrap()) as u8,
+                BuiltinType::Int32 => i32::from_ne_bytes(c.try_into().unwrap()) as u8,
+                _ => c[0],
+            };
+            let got: Vec<u8> = out.chunks(size).map(decode).collect();
+            assert_eq!(got, want, "{dst} <- bool ({mode})");
+            // The single-element path too.
+            let mut single = pin!(CKernelBuilder::new());
+            // SAFETY: new builder, builtin types.
+            unsafe {
+                make_assignment_kernel(
+                    single.as_mut(),
+                    0,
+                    &dst.into(),
+                    std::ptr::null(),
+                    &BuiltinType::Bool.into(),
+                    std::ptr::null(),
+                    KernelRequest::Single,
+                    mode,
+                )
+            }
+            .unwrap();
+            let mut one = vec![0u8; size];
+            // SAFETY: built for Single; one element each side.
+            unsafe { single.call_single(one.as_mut_ptr(), &[bytes[2..].as_ptr()]) }.unwrap();
+            assert_eq!(decode(&one), 1, "{dst} <- bool 2 ({mode}), single");
+        }
+    }
+}
