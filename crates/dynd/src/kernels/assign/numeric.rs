@@ -679,15 +679,14 @@ impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
             // the sources — cheaper than testing each source for a fraction.
             let mut buf = [D::default(); CHUNK];
             let buf = &mut buf[..src.len()];
+            let mut exact = true;
             for (d, &s) in buf.iter_mut().zip(src) {
                 // SAFETY: every value of the chunk passed ok_overflow.
-                *d = unsafe { D::cast_in_range(s) };
+                let v = unsafe { D::cast_in_range(s) };
+                *d = v;
+                exact &= D::exact_back(v, s);
             }
-            if buf
-                .iter()
-                .zip(src)
-                .fold(true, |a, (&d, &s)| a & D::exact_back(d, s))
-            {
+            if exact {
                 dst.copy_from_slice(buf);
                 return Ok(());
             }
