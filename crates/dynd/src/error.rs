@@ -11,9 +11,12 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(i32)]
 pub enum ErrorKind {
-    /// A bad argument: a null pointer, a wrong count, an unknown name or option.
+    /// A bad argument: a null pointer, mismatched counts of parallel
+    /// arguments (types and arrmeta pointers), an unknown name or option.
     InvalidArgument = 1,
-    /// A type that does not fit the operation (or is not supported by it).
+    /// A type that does not fit the operation (or is not supported by it),
+    /// including a call with the wrong number of arguments for the
+    /// callable's signature (as Python's `TypeError`).
     Type = 2,
     /// A value outside the destination type's range.
     Overflow = 3,
