@@ -22,6 +22,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::kernels::assign::string::{decode, encode};
 use crate::types::{BuiltinType, Type, TypeKind};
 use half::f16;
+use std::borrow::Cow;
 use std::fmt::{self, Write};
 use std::mem::size_of;
 
@@ -36,21 +37,31 @@ enum Seg<'t> {
 }
 
 struct Parser<'j, 't> {
+    /// The text as bytes, for scanning; `src` is the same text as `str`,
+    /// for slicing tokens and strings out without copying or re-validating.
     text: &'j [u8],
+    src: &'j str,
     pos: usize,
     path: Vec<Seg<'t>>,
 }
 
+/// Parses utf-8 bytes (checked first) into `a`.
 pub(super) fn parse_into(a: &Array, text: &[u8]) -> Result<()> {
-    if let Err(e) = std::str::from_utf8(text) {
-        return Err(Error::parse(format!(
+    match std::str::from_utf8(text) {
+        Ok(s) => parse_str_into(a, s),
+        Err(e) => Err(Error::parse(format!(
             "JSON text is not valid utf-8 (byte {})",
             e.valid_up_to()
-        )));
+        ))),
     }
+}
+
+/// Parses text into `a`.
+pub(super) fn parse_str_into(a: &Array, text: &str) -> Result<()> {
     let tp = a.tp().clone();
     let mut p = Parser {
-        text,
+        text: text.as_bytes(),
+        src: text,
         pos: 0,
         path: Vec::new(),
     };
@@ -63,6 +74,45 @@ pub(super) fn parse_into(a: &Array, text: &[u8]) -> Result<()> {
         return Err(p.err(ErrorKind::Parse, "unexpected text after the JSON value"));
     }
     Ok(())
+}
+
+/// The fields of a struct already read from its object: a bit set, with
+/// no allocation up to 64 fields.
+enum Seen {
+    Bits { bits: u64, n: usize },
+    Many(Vec<bool>),
+}
+
+impl Seen {
+    fn new(n: usize) -> Seen {
+        if n <= 64 {
+            Seen::Bits { bits: 0, n }
+        } else {
+            Seen::Many(vec![false; n])
+        }
+    }
+
+    /// Marks field `i`; returns whether it was already marked.
+    fn insert(&mut self, i: usize) -> bool {
+        match self {
+            Seen::Bits { bits, .. } => {
+                let was = *bits >> i & 1 != 0;
+                *bits |= 1 << i;
+                was
+            }
+            Seen::Many(v) => std::mem::replace(&mut v[i], true),
+        }
+    }
+
+    fn first_missing(&self) -> Option<usize> {
+        match self {
+            Seen::Bits { bits, n } => {
+                let i = bits.trailing_ones() as usize;
+                (i < *n).then_some(i)
+            }
+            Seen::Many(v) => v.iter().position(|s| !s),
+        }
+    }
 }
 
 fn path_string(path: &[Seg<'_>]) -> String {
@@ -84,7 +134,7 @@ fn path_string(path: &[Seg<'_>]) -> String {
     s
 }
 
-impl<'t> Parser<'_, 't> {
+impl<'j, 't> Parser<'j, 't> {
     fn err(&self, kind: ErrorKind, msg: impl fmt::Display) -> Error {
         let before = &self.text[..self.pos.min(self.text.len())];
         let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
@@ -271,8 +321,18 @@ impl<'t> Parser<'_, 't> {
                     if self.peek() == Some(b'[') {
                         return self.tuple_like(tp, fields, meta, data);
                     }
-                    self.expect_byte(b'{', &format!("an object for {tp}"))?;
-                    let mut seen = vec![false; fields.len()];
+                    if self.peek() != Some(b'{') {
+                        let found = self.describe_next();
+                        return Err(self.err(
+                            ErrorKind::Parse,
+                            format!("expected an object for {tp}, found {found}"),
+                        ));
+                    }
+                    self.pos += 1;
+                    let mut seen = Seen::new(fields.len());
+                    // Keys usually come in field order: try the next field
+                    // before searching.
+                    let mut next = 0;
                     let mut first = true;
                     loop {
                         if self.peek() == Some(b'}') {
@@ -290,9 +350,15 @@ impl<'t> Parser<'_, 't> {
                         }
                         let key = self.string_raw()?;
                         self.expect_byte(b':', "':' after the object key")?;
-                        match fields.index_of(&key) {
+                        let found = if fields.names().get(next).is_some_and(|n| *n == *key) {
+                            Some(next)
+                        } else {
+                            fields.index_of(&key)
+                        };
+                        match found {
                             Some(i) => {
-                                if std::mem::replace(&mut seen[i], true) {
+                                next = i + 1;
+                                if seen.insert(i) {
                                     return Err(self.err(
                                         ErrorKind::Parse,
                                         format!("duplicate key \"{key}\""),
@@ -309,7 +375,7 @@ impl<'t> Parser<'_, 't> {
                             None => self.skip(0)?,
                         }
                     }
-                    if let Some(i) = seen.iter().position(|s| !s) {
+                    if let Some(i) = seen.first_missing() {
                         self.pos -= 1;
                         return Err(self.err(
                             ErrorKind::Parse,
@@ -356,18 +422,22 @@ impl<'t> Parser<'_, 't> {
             return Err(self.mismatch(tp, "an array"));
         }
         self.pos += 1;
+        // One path slot for the element index, rewritten per element (the
+        // nested values leave the path as they found it when they succeed).
+        let depth = self.path.len();
+        self.path.push(Seg::Index(0));
         let mut i = 0;
         loop {
             if self.peek() == Some(b']') {
                 self.pos += 1;
+                self.path.truncate(depth);
                 return Ok(i);
             }
             if i > 0 {
                 self.expect_byte(b',', "',' or ']' in the array")?;
             }
-            self.path.push(Seg::Index(i));
+            self.path[depth] = Seg::Index(i);
             each(self, i)?;
-            self.path.pop();
             i += 1;
         }
     }
@@ -567,29 +637,30 @@ impl<'t> Parser<'_, 't> {
     }
 
     /// A JSON string value for `tp`.
-    fn string(&mut self, tp: &Type) -> Result<String> {
+    fn string(&mut self, tp: &Type) -> Result<Cow<'j, str>> {
         if self.peek() != Some(b'"') {
             return Err(self.mismatch(tp, "a string"));
         }
         self.string_raw()
     }
 
-    /// Reads a JSON string at the cursor (which is at the opening quote).
-    fn string_raw(&mut self) -> Result<String> {
+    /// Reads a JSON string at the cursor (which is at the opening quote);
+    /// borrowed from the text unless it has escapes.
+    fn string_raw(&mut self) -> Result<Cow<'j, str>> {
         let start = self.pos;
         self.pos += 1;
         let mut out = String::new();
         loop {
-            // Copy the plain run up to the next quote, backslash or control.
+            // The plain run up to the next quote, backslash or control
+            // byte. Runs start and end at ASCII bytes (or the end), so they
+            // slice the str on character boundaries.
             let run_start = self.pos;
-            while let Some(&b) = self.text.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
-            // The text was validated as utf-8 and runs end at ASCII bytes.
-            out.push_str(std::str::from_utf8(&self.text[run_start..self.pos]).unwrap_or_default());
+            let rest = &self.text[run_start..];
+            self.pos += rest
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(rest.len());
+            let run = &self.src[run_start..self.pos];
             match self.text.get(self.pos) {
                 None => {
                     self.pos = start;
@@ -597,9 +668,17 @@ impl<'t> Parser<'_, 't> {
                 }
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(out);
+                    // Every escape adds a character, so an empty `out`
+                    // means there was none.
+                    return Ok(if out.is_empty() {
+                        Cow::Borrowed(run)
+                    } else {
+                        out.push_str(run);
+                        Cow::Owned(out)
+                    });
                 }
                 Some(b'\\') => {
+                    out.push_str(run);
                     self.pos += 1;
                     let esc = self.text.get(self.pos).copied();
                     self.pos += 1;
@@ -691,22 +770,34 @@ impl<'t> Parser<'_, 't> {
         Ok(bytes)
     }
 
-    /// The text of a JSON number (or `NaN`, `Infinity`, `-Infinity`).
-    fn number_token(&mut self) -> Result<&str> {
+    /// A JSON number (or `NaN`, `Infinity`, `-Infinity`), checked against
+    /// the JSON grammar, with its digits gathered on the way.
+    fn number_token(&mut self) -> Result<Number<'j>> {
         self.ws();
         let start = self.pos;
-        for special in ["NaN", "Infinity", "-Infinity"] {
-            if self.literal(special) {
-                return Ok(special);
+        let t = self.text;
+        if matches!(t.get(start), Some(b'N' | b'I'))
+            || (t.get(start) == Some(&b'-') && t.get(start + 1) == Some(&b'I'))
+        {
+            for special in ["NaN", "Infinity", "-Infinity"] {
+                if self.literal(special) {
+                    return Ok(Number {
+                        tok: special,
+                        special: true,
+                        ..Number::default()
+                    });
+                }
             }
         }
-        let t = self.text;
+        let mut num = Number::default();
         let mut i = self.pos;
         if t.get(i) == Some(&b'-') {
+            num.neg = true;
             i += 1;
         }
         let int_start = i;
-        while t.get(i).is_some_and(u8::is_ascii_digit) {
+        while let Some(&d) = t.get(i).filter(|d| d.is_ascii_digit()) {
+            num.push_digit(d);
             i += 1;
         }
         let int_len = i - int_start;
@@ -715,12 +806,15 @@ impl<'t> Parser<'_, 't> {
         if t.get(i) == Some(&b'.') {
             i += 1;
             let s = i;
-            while t.get(i).is_some_and(u8::is_ascii_digit) {
+            while let Some(&d) = t.get(i).filter(|d| d.is_ascii_digit()) {
+                num.push_digit(d);
                 i += 1;
             }
+            num.frac_len = i - s;
             bad_frac = i == s;
         }
         if matches!(t.get(i), Some(b'e' | b'E')) {
+            num.has_exp = true;
             i += 1;
             if matches!(t.get(i), Some(b'+' | b'-')) {
                 i += 1;
@@ -747,7 +841,9 @@ impl<'t> Parser<'_, 't> {
             });
         }
         self.pos = i;
-        Ok(std::str::from_utf8(&t[start..i]).unwrap_or("0"))
+        // The token is ASCII, so both ends are character boundaries.
+        num.tok = &self.src[start..i];
+        Ok(num)
     }
 
     /// # Safety
@@ -814,13 +910,13 @@ impl<'t> Parser<'_, 't> {
                     return Err(self.mismatch(tp, "a number"));
                 }
                 let save = self.pos;
-                let tok = self.number_token()?.to_owned();
+                let num = self.number_token()?;
                 let r = if b.is_float() {
                     // SAFETY: `data` holds one value of b.
-                    unsafe { store_float(b, &tok, data) }
+                    unsafe { store_float(b, &num, data) }
                 } else {
                     // SAFETY: as above.
-                    unsafe { store_int(b, &tok, data) }
+                    unsafe { store_int(b, &num, data) }
                 };
                 r.map_err(|(kind, msg)| {
                     self.pos = save;
@@ -831,15 +927,80 @@ impl<'t> Parser<'_, 't> {
     }
 }
 
+/// A scanned JSON number: its text, and its decimal digits as an integer
+/// for the fast paths.
+#[derive(Default)]
+struct Number<'j> {
+    tok: &'j str,
+    /// `NaN`, `Infinity` or `-Infinity`.
+    special: bool,
+    neg: bool,
+    /// The integer and fraction digits as one integer; exact while
+    /// `digits <= 19`.
+    mantissa: u64,
+    digits: usize,
+    frac_len: usize,
+    has_exp: bool,
+}
+
+/// Exact powers of ten in f64 (10^22 is the largest).
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+impl Number<'_> {
+    #[inline]
+    fn push_digit(&mut self, d: u8) {
+        self.mantissa = self
+            .mantissa
+            .wrapping_mul(10)
+            .wrapping_add(u64::from(d - b'0'));
+        self.digits += 1;
+    }
+
+    /// The value when it is exactly an integer written without fraction
+    /// or exponent, in at most 19 digits: `(negative, magnitude)`.
+    fn small_integer(&self) -> Option<(bool, u128)> {
+        (!self.special && !self.has_exp && self.frac_len == 0 && self.digits <= 19)
+            .then(|| (self.neg && self.mantissa != 0, u128::from(self.mantissa)))
+    }
+
+    /// The f64 value by Clinger's fast path: when the digits make an
+    /// integer below 2^53 and there are at most 22 fraction digits (and no
+    /// exponent), both it and the power of ten are exact f64s, so one
+    /// correctly rounded division gives the correctly rounded value.
+    fn fast_f64(&self) -> Option<f64> {
+        if self.special
+            || self.has_exp
+            || self.digits > 19
+            || self.mantissa > 1 << 53
+            || self.frac_len >= POW10.len()
+        {
+            return None;
+        }
+        let v = self.mantissa as f64 / POW10[self.frac_len];
+        Some(if self.neg { -v } else { v })
+    }
+}
+
 /// Parses a float token into `b` at `data`.
 ///
 /// # Safety
 /// `data` is writable data of float type `b`.
 unsafe fn store_float(
     b: BuiltinType,
-    tok: &str,
+    num: &Number<'_>,
     data: *mut u8,
 ) -> std::result::Result<(), (ErrorKind, String)> {
+    let tok = num.tok;
+    if b == BuiltinType::Float64
+        && let Some(v) = num.fast_f64()
+    {
+        // SAFETY: (caller) `data` holds one f64.
+        unsafe { arrmeta::write(data, v) };
+        return Ok(());
+    }
     let special = match tok {
         "NaN" => Some(f64::NAN),
         "Infinity" => Some(f64::INFINITY),
@@ -962,11 +1123,15 @@ fn exact_integer(
 /// `data` is writable data of integer type `b`.
 unsafe fn store_int(
     b: BuiltinType,
-    tok: &str,
+    num: &Number<'_>,
     data: *mut u8,
 ) -> std::result::Result<(), (ErrorKind, String)> {
     use BuiltinType::*;
-    let (neg, mag) = exact_integer(tok, b)?;
+    let tok = num.tok;
+    let (neg, mag) = match num.small_integer() {
+        Some(v) => v,
+        None => exact_integer(tok, b)?,
+    };
     let overflow = || {
         (
             ErrorKind::Overflow,
