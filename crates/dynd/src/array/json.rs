@@ -155,16 +155,19 @@ impl<'j, 't> Parser<'j, 't> {
         Error::new(kind, format!("JSON line {line}, column {col}{at}: {msg}"))
     }
 
+    #[inline]
     fn ws(&mut self) {
-        while let Some(b) = self.text.get(self.pos) {
-            if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-                self.pos += 1;
-            } else {
+        while let Some(&b) = self.text.get(self.pos) {
+            // Every token starts above b' ', which settles most calls in
+            // one comparison.
+            if b > b' ' || !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
                 break;
             }
+            self.pos += 1;
         }
     }
 
+    #[inline]
     fn peek(&mut self) -> Option<u8> {
         self.ws();
         self.text.get(self.pos).copied()
@@ -183,14 +186,21 @@ impl<'j, 't> Parser<'j, 't> {
         }
     }
 
+    #[inline]
     fn expect_byte(&mut self, c: u8, what: &str) -> Result<()> {
         if self.peek() == Some(c) {
             self.pos += 1;
             Ok(())
         } else {
-            let found = self.describe_next();
-            Err(self.err(ErrorKind::Parse, format!("expected {what}, found {found}")))
+            Err(self.expected(what))
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn expected(&mut self, what: &str) -> Error {
+        let found = self.describe_next();
+        self.err(ErrorKind::Parse, format!("expected {what}, found {found}"))
     }
 
     fn literal(&mut self, word: &str) -> bool {
@@ -296,6 +306,7 @@ impl<'j, 't> Parser<'j, 't> {
                 TypeKind::FixedDim { size, elem } => {
                     let m: FixedDimMeta = arrmeta::read(meta);
                     let emeta = meta.add(size_of::<FixedDimMeta>());
+                    let num = plain_number(elem);
                     self.sequence(tp, |p, i| {
                         if i >= *size {
                             return Err(p.err(
@@ -303,7 +314,7 @@ impl<'j, 't> Parser<'j, 't> {
                                 format!("too many elements for {tp}: expected {size}"),
                             ));
                         }
-                        p.value(elem, emeta, data.offset(i as isize * m.stride))
+                        p.element(elem, num, emeta, data.offset(i as isize * m.stride))
                     })
                     .and_then(|n| {
                         if n == *size {
@@ -422,23 +433,31 @@ impl<'j, 't> Parser<'j, 't> {
             return Err(self.mismatch(tp, "an array"));
         }
         self.pos += 1;
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(0);
+        }
         // One path slot for the element index, rewritten per element (the
         // nested values leave the path as they found it when they succeed).
         let depth = self.path.len();
         self.path.push(Seg::Index(0));
         let mut i = 0;
         loop {
-            if self.peek() == Some(b']') {
-                self.pos += 1;
-                self.path.truncate(depth);
-                return Ok(i);
-            }
-            if i > 0 {
-                self.expect_byte(b',', "',' or ']' in the array")?;
-            }
             self.path[depth] = Seg::Index(i);
             each(self, i)?;
             i += 1;
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    self.path.truncate(depth);
+                    return Ok(i);
+                }
+                _ => {
+                    self.path.truncate(depth);
+                    return Err(self.expected("',' or ']' in the array"));
+                }
+            }
         }
     }
 
@@ -491,6 +510,7 @@ impl<'j, 't> Parser<'j, 't> {
         // SAFETY: the element's arrmeta follows.
         let emeta = unsafe { meta.add(size_of::<VarDimMeta>()) };
         let esize = elem.data_size();
+        let num = plain_number(elem);
         if !existing.begin.is_null() {
             // Already allocated (assigning into an existing array): the
             // element count must match; write in place.
@@ -506,8 +526,9 @@ impl<'j, 't> Parser<'j, 't> {
                 }
                 // SAFETY: element i < size of the existing element.
                 unsafe {
-                    p.value(
+                    p.element(
                         elem,
+                        num,
                         emeta,
                         existing.begin.offset(m.offset + i as isize * m.stride),
                     )
@@ -558,7 +579,7 @@ impl<'j, 't> Parser<'j, 't> {
                 cap = new_cap;
             }
             // SAFETY: i < cap elements are allocated at `begin`.
-            unsafe { p.value(elem, emeta, begin.add(i * esize)) }
+            unsafe { p.element(elem, num, emeta, begin.add(i * esize)) }
         })?;
         if cap > 0 {
             // SAFETY: trim the latest allocation of the same block.
@@ -770,34 +791,22 @@ impl<'j, 't> Parser<'j, 't> {
         Ok(bytes)
     }
 
-    /// A JSON number (or `NaN`, `Infinity`, `-Infinity`), checked against
-    /// the JSON grammar, with its digits gathered on the way.
-    fn number_token(&mut self) -> Result<Number<'j>> {
+    /// The text of a JSON number (or `NaN`, `Infinity`, `-Infinity`).
+    fn number_token(&mut self) -> Result<&'j str> {
         self.ws();
         let start = self.pos;
-        let t = self.text;
-        if matches!(t.get(start), Some(b'N' | b'I'))
-            || (t.get(start) == Some(&b'-') && t.get(start + 1) == Some(&b'I'))
-        {
-            for special in ["NaN", "Infinity", "-Infinity"] {
-                if self.literal(special) {
-                    return Ok(Number {
-                        tok: special,
-                        special: true,
-                        ..Number::default()
-                    });
-                }
+        for special in ["NaN", "Infinity", "-Infinity"] {
+            if self.literal(special) {
+                return Ok(special);
             }
         }
-        let mut num = Number::default();
+        let t = self.text;
         let mut i = self.pos;
         if t.get(i) == Some(&b'-') {
-            num.neg = true;
             i += 1;
         }
         let int_start = i;
-        while let Some(&d) = t.get(i).filter(|d| d.is_ascii_digit()) {
-            num.push_digit(d);
+        while t.get(i).is_some_and(u8::is_ascii_digit) {
             i += 1;
         }
         let int_len = i - int_start;
@@ -806,15 +815,12 @@ impl<'j, 't> Parser<'j, 't> {
         if t.get(i) == Some(&b'.') {
             i += 1;
             let s = i;
-            while let Some(&d) = t.get(i).filter(|d| d.is_ascii_digit()) {
-                num.push_digit(d);
+            while t.get(i).is_some_and(u8::is_ascii_digit) {
                 i += 1;
             }
-            num.frac_len = i - s;
             bad_frac = i == s;
         }
         if matches!(t.get(i), Some(b'e' | b'E')) {
-            num.has_exp = true;
             i += 1;
             if matches!(t.get(i), Some(b'+' | b'-')) {
                 i += 1;
@@ -842,8 +848,75 @@ impl<'j, 't> Parser<'j, 't> {
         }
         self.pos = i;
         // The token is ASCII, so both ends are character boundaries.
-        num.tok = &self.src[start..i];
-        Ok(num)
+        Ok(&self.src[start..i])
+    }
+
+    /// Parses one element of a dim; `num` is [`plain_number`] of `elem`,
+    /// found once per dim, so number elements skip the type dispatch.
+    ///
+    /// # Safety
+    /// As [`Parser::value`].
+    #[inline(always)]
+    unsafe fn element(
+        &mut self,
+        elem: &'t Type,
+        num: Option<BuiltinType>,
+        meta: *mut u8,
+        data: *mut u8,
+    ) -> Result<()> {
+        // SAFETY: (caller) `data` and `meta` belong to `elem`, which is
+        // builtin `b` when `num` is `Some(b)`.
+        unsafe {
+            match num {
+                Some(b) => self.number(elem, b, data),
+                None => self.value(elem, meta, data),
+            }
+        }
+    }
+
+    /// Parses a number into integer or real type `b` (`tp`) at `data`.
+    ///
+    /// # Safety
+    /// `data` is writable data of `b`.
+    #[inline]
+    unsafe fn number(&mut self, tp: &Type, b: BuiltinType, data: *mut u8) -> Result<()> {
+        self.ws();
+        let rest = self.text.get(self.pos..).unwrap_or_default();
+        if let Some((q, len)) = QuickNumber::scan(rest)
+            // SAFETY: (caller) `data` holds one value of `b`.
+            && unsafe { q.store(b, data) }
+        {
+            self.pos += len;
+            return Ok(());
+        }
+        // SAFETY: as above.
+        unsafe { self.number_slow(tp, b, data) }
+    }
+
+    /// [`Parser::number`] for what [`QuickNumber`] leaves: exponents,
+    /// long mantissas, `NaN` and infinities, narrow types, values out of
+    /// range and malformed numbers.
+    ///
+    /// # Safety
+    /// `data` is writable data of `b`.
+    #[inline(never)]
+    unsafe fn number_slow(&mut self, tp: &Type, b: BuiltinType, data: *mut u8) -> Result<()> {
+        if !matches!(self.peek(), Some(b'-' | b'0'..=b'9' | b'N' | b'I')) {
+            return Err(self.mismatch(tp, "a number"));
+        }
+        let save = self.pos;
+        let tok = self.number_token()?;
+        let r = if b.is_float() {
+            // SAFETY: `data` holds one value of b.
+            unsafe { store_float(b, tok, data) }
+        } else {
+            // SAFETY: as above.
+            unsafe { store_int(b, tok, data) }
+        };
+        r.map_err(|(kind, msg)| {
+            self.pos = save;
+            self.err(kind, msg)
+        })
     }
 
     /// # Safety
@@ -905,82 +978,145 @@ impl<'j, 't> Parser<'j, 't> {
                     Ok(())
                 }
             }
-            _ => {
-                if !matches!(self.peek(), Some(b'-' | b'0'..=b'9' | b'N' | b'I')) {
-                    return Err(self.mismatch(tp, "a number"));
-                }
-                let save = self.pos;
-                let num = self.number_token()?;
-                let r = if b.is_float() {
-                    // SAFETY: `data` holds one value of b.
-                    unsafe { store_float(b, &num, data) }
-                } else {
-                    // SAFETY: as above.
-                    unsafe { store_int(b, &num, data) }
-                };
-                r.map_err(|(kind, msg)| {
-                    self.pos = save;
-                    self.err(kind, msg)
-                })
-            }
+            // SAFETY: (caller) `data` holds one value of `b`.
+            _ => unsafe { self.number(tp, b, data) },
         }
     }
 }
 
-/// A scanned JSON number: its text, and its decimal digits as an integer
-/// for the fast paths.
-#[derive(Default)]
-struct Number<'j> {
-    tok: &'j str,
-    /// `NaN`, `Infinity` or `-Infinity`.
-    special: bool,
+/// The builtin type of `tp` when it is an integer or real type, whose
+/// values are plain JSON numbers.
+fn plain_number(tp: &Type) -> Option<BuiltinType> {
+    match tp.kind() {
+        TypeKind::Builtin(b) if b.is_int() || b.is_float() => Some(*b),
+        _ => None,
+    }
+}
+
+/// The common shape of a JSON number, `-?(0|[1-9][0-9]*)(\.[0-9]+)?` with
+/// at most 19 digits and no exponent, read in one pass. It is a shortcut
+/// only: whatever it does not take (or cannot store exactly) goes to the
+/// general path, which also produces every error.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct QuickNumber {
     neg: bool,
-    /// The integer and fraction digits as one integer; exact while
-    /// `digits <= 19`.
+    /// The integer and fraction digits as one integer (exact: at most 19
+    /// digits).
     mantissa: u64,
-    digits: usize,
     frac_len: usize,
-    has_exp: bool,
 }
 
 /// Exact powers of ten in f64 (10^22 is the largest).
-const POW10: [f64; 23] = [
+const POW10_F64: [f64; 23] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
-impl Number<'_> {
+/// Exact powers of ten in f32 (10^10 is the largest).
+const POW10_F32: [f32; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
+
+impl QuickNumber {
+    /// Reads a number at the start of `t`; returns it and its length, or
+    /// `None` when `t` does not start with a number of the quick shape
+    /// followed by a delimiter.
     #[inline]
-    fn push_digit(&mut self, d: u8) {
-        self.mantissa = self
-            .mantissa
-            .wrapping_mul(10)
-            .wrapping_add(u64::from(d - b'0'));
-        self.digits += 1;
-    }
-
-    /// The value when it is exactly an integer written without fraction
-    /// or exponent, in at most 19 digits: `(negative, magnitude)`.
-    fn small_integer(&self) -> Option<(bool, u128)> {
-        (!self.special && !self.has_exp && self.frac_len == 0 && self.digits <= 19)
-            .then(|| (self.neg && self.mantissa != 0, u128::from(self.mantissa)))
-    }
-
-    /// The f64 value by Clinger's fast path: when the digits make an
-    /// integer below 2^53 and there are at most 22 fraction digits (and no
-    /// exponent), both it and the power of ten are exact f64s, so one
-    /// correctly rounded division gives the correctly rounded value.
-    fn fast_f64(&self) -> Option<f64> {
-        if self.special
-            || self.has_exp
-            || self.digits > 19
-            || self.mantissa > 1 << 53
-            || self.frac_len >= POW10.len()
+    fn scan(t: &[u8]) -> Option<(QuickNumber, usize)> {
+        #[inline(always)]
+        fn digits(t: &[u8], mut i: usize, m: &mut u64) -> usize {
+            while let Some(&c) = t.get(i) {
+                let d = c.wrapping_sub(b'0');
+                if d > 9 {
+                    break;
+                }
+                *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+                i += 1;
+            }
+            i
+        }
+        let neg = t.first() == Some(&b'-');
+        let int_start = usize::from(neg);
+        let mut mantissa = 0;
+        let mut i = digits(t, int_start, &mut mantissa);
+        let int_len = i - int_start;
+        if int_len == 0 || (int_len > 1 && t[int_start] == b'0') {
+            return None;
+        }
+        let mut frac_len = 0;
+        if t.get(i) == Some(&b'.') {
+            let frac_start = i + 1;
+            i = digits(t, frac_start, &mut mantissa);
+            frac_len = i - frac_start;
+            if frac_len == 0 {
+                return None;
+            }
+        }
+        if int_len + frac_len > 19
+            || t.get(i)
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.')
         {
             return None;
         }
-        let v = self.mantissa as f64 / POW10[self.frac_len];
-        Some(if self.neg { -v } else { v })
+        Some((
+            QuickNumber {
+                neg,
+                mantissa,
+                frac_len,
+            },
+            i,
+        ))
+    }
+
+    /// Stores the value into `b` at `data` when that is exact and simple:
+    /// an integer without fraction digits that fits `b`, or a float64
+    /// (float32) by Clinger's fast path — the mantissa below 2^53 (2^24)
+    /// and the power of ten exact, so one correctly rounded division gives
+    /// the correctly rounded value. Returns whether it stored.
+    ///
+    /// # Safety
+    /// `data` is writable data of `b`.
+    #[inline]
+    unsafe fn store(self, b: BuiltinType, data: *mut u8) -> bool {
+        use BuiltinType::*;
+        let m = self.mantissa;
+        let mag = i128::from(m);
+        let int = if self.neg { -mag } else { mag };
+        macro_rules! int {
+            ($t:ty) => {
+                match <$t>::try_from(int) {
+                    Ok(v) if self.frac_len == 0 => {
+                        // SAFETY: (caller) `data` holds one value of `b`.
+                        unsafe { arrmeta::write(data, v) };
+                        true
+                    }
+                    _ => false,
+                }
+            };
+        }
+        match b {
+            Float64 if m <= 1 << 53 && self.frac_len < POW10_F64.len() => {
+                let v = m as f64 / POW10_F64[self.frac_len];
+                // SAFETY: (caller) `data` holds one f64.
+                unsafe { arrmeta::write(data, if self.neg { -v } else { v }) };
+                true
+            }
+            Float32 if m <= 1 << 24 && self.frac_len < POW10_F32.len() => {
+                let v = m as f32 / POW10_F32[self.frac_len];
+                // SAFETY: (caller) `data` holds one f32.
+                unsafe { arrmeta::write(data, if self.neg { -v } else { v }) };
+                true
+            }
+            Int8 => int!(i8),
+            Int16 => int!(i16),
+            Int32 => int!(i32),
+            Int64 => int!(i64),
+            Int128 => int!(i128),
+            UInt8 => int!(u8),
+            UInt16 => int!(u16),
+            UInt32 => int!(u32),
+            UInt64 => int!(u64),
+            UInt128 => int!(u128),
+            _ => false,
+        }
     }
 }
 
@@ -990,17 +1126,9 @@ impl Number<'_> {
 /// `data` is writable data of float type `b`.
 unsafe fn store_float(
     b: BuiltinType,
-    num: &Number<'_>,
+    tok: &str,
     data: *mut u8,
 ) -> std::result::Result<(), (ErrorKind, String)> {
-    let tok = num.tok;
-    if b == BuiltinType::Float64
-        && let Some(v) = num.fast_f64()
-    {
-        // SAFETY: (caller) `data` holds one f64.
-        unsafe { arrmeta::write(data, v) };
-        return Ok(());
-    }
     let special = match tok {
         "NaN" => Some(f64::NAN),
         "Infinity" => Some(f64::INFINITY),
@@ -1123,15 +1251,11 @@ fn exact_integer(
 /// `data` is writable data of integer type `b`.
 unsafe fn store_int(
     b: BuiltinType,
-    num: &Number<'_>,
+    tok: &str,
     data: *mut u8,
 ) -> std::result::Result<(), (ErrorKind, String)> {
     use BuiltinType::*;
-    let tok = num.tok;
-    let (neg, mag) = match num.small_integer() {
-        Some(v) => v,
-        None => exact_integer(tok, b)?,
-    };
+    let (neg, mag) = exact_integer(tok, b)?;
     let overflow = || {
         (
             ErrorKind::Overflow,
@@ -1404,5 +1528,110 @@ unsafe fn write_builtin(b: BuiltinType, data: *const u8, sep: &str, out: &mut St
             }
             Void => write!(out, "null"),
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const NUMBER_TYPES: [BuiltinType; 12] = [
+        BuiltinType::Int8,
+        BuiltinType::Int16,
+        BuiltinType::Int32,
+        BuiltinType::Int64,
+        BuiltinType::Int128,
+        BuiltinType::UInt8,
+        BuiltinType::UInt16,
+        BuiltinType::UInt32,
+        BuiltinType::UInt64,
+        BuiltinType::UInt128,
+        BuiltinType::Float32,
+        BuiltinType::Float64,
+    ];
+
+    /// Where the quick path takes `tok` (followed by `after`), it reads the
+    /// whole token and stores the same bytes as the general path.
+    fn agrees(tok: &str, after: &str) {
+        let text = format!("{tok}{after}");
+        let Some((q, len)) = QuickNumber::scan(text.as_bytes()) else {
+            return;
+        };
+        assert_eq!(len, tok.len(), "{text:?}");
+        for b in NUMBER_TYPES {
+            let (mut quick, mut general) = ([0u8; 16], [0u8; 16]);
+            // SAFETY: 16 bytes hold any of these types; writes are unaligned.
+            let stored = unsafe { q.store(b, quick.as_mut_ptr()) };
+            if !stored {
+                continue;
+            }
+            // SAFETY: as above.
+            let r = unsafe {
+                if b.is_float() {
+                    store_float(b, tok, general.as_mut_ptr())
+                } else {
+                    store_int(b, tok, general.as_mut_ptr())
+                }
+            };
+            assert!(r.is_ok(), "{tok} into {b}: quick stored, general failed");
+            assert_eq!(quick, general, "{tok} into {b}");
+        }
+    }
+
+    #[test]
+    fn quick_number_edges() {
+        for tok in [
+            "0",
+            "-0",
+            "0.0",
+            "-0.0",
+            "127",
+            "128",
+            "-128",
+            "-129",
+            "255",
+            "256",
+            "9007199254740992",
+            "9007199254740993",
+            "16777216",
+            "16777217",
+            "0.1",
+            "0.3",
+            "1.7976931348623157",
+            "9999999999999999999",
+            "1844674407370955161",
+            "-9223372036854775808",
+            "9223372036854775807",
+            "0.0000000000000000001",
+            "123.456",
+        ] {
+            for after in ["", ",", "]", " ", "}"] {
+                agrees(tok, after);
+            }
+        }
+        // Not the quick shape: left to the general path.
+        for text in [
+            "01", "1.", ".5", "1e5", "1.5e3", "-", "1x", "1.2.3", "NaN", "+1",
+        ] {
+            assert!(QuickNumber::scan(text.as_bytes()).is_none(), "{text}");
+        }
+        assert!(QuickNumber::scan(b"12345678901234567890").is_none());
+    }
+
+    proptest! {
+        #[test]
+        fn quick_number_matches_general(
+            neg in any::<bool>(),
+            int in "(0|[1-9][0-9]{0,18})",
+            frac in proptest::option::of("[0-9]{1,19}"),
+        ) {
+            let tok = format!(
+                "{}{int}{}",
+                if neg { "-" } else { "" },
+                frac.map(|f| format!(".{f}")).unwrap_or_default()
+            );
+            agrees(&tok, ", ");
+        }
     }
 }
