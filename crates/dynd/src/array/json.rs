@@ -667,7 +667,22 @@ impl<'j, 't> Parser<'j, 't> {
 
     /// Reads a JSON string at the cursor (which is at the opening quote);
     /// borrowed from the text unless it has escapes.
+    #[inline]
     fn string_raw(&mut self) -> Result<Cow<'j, str>> {
+        let start = self.pos + 1;
+        let rest = self.text.get(start..).unwrap_or_default();
+        let n = plain_run(rest);
+        if rest.get(n) == Some(&b'"') {
+            self.pos = start + n + 1;
+            // The run ends at an ASCII byte, a character boundary.
+            return Ok(Cow::Borrowed(&self.src[start..start + n]));
+        }
+        self.string_escaped()
+    }
+
+    /// [`Parser::string_raw`] for strings with escapes, and the errors.
+    #[inline(never)]
+    fn string_escaped(&mut self) -> Result<Cow<'j, str>> {
         let start = self.pos;
         self.pos += 1;
         let mut out = String::new();
@@ -676,11 +691,7 @@ impl<'j, 't> Parser<'j, 't> {
             // byte. Runs start and end at ASCII bytes (or the end), so they
             // slice the str on character boundaries.
             let run_start = self.pos;
-            let rest = &self.text[run_start..];
-            self.pos += rest
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-                .unwrap_or(rest.len());
+            self.pos += plain_run(&self.text[run_start..]);
             let run = &self.src[run_start..self.pos];
             match self.text.get(self.pos) {
                 None => {
@@ -982,6 +993,29 @@ impl<'j, 't> Parser<'j, 't> {
             _ => unsafe { self.number(tp, b, data) },
         }
     }
+}
+
+/// Bytes that end a plain run of a JSON string: quote, backslash and the
+/// control characters.
+static STRING_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+/// The length of the plain run at the start of `t`: up to the first quote,
+/// backslash or control byte (or the end).
+#[inline]
+fn plain_run(t: &[u8]) -> usize {
+    t.iter()
+        .position(|&b| STRING_STOP[usize::from(b)])
+        .unwrap_or(t.len())
 }
 
 /// The builtin type of `tp` when it is an integer or real type, whose
