@@ -361,7 +361,11 @@ impl<'j, 't> Parser<'j, 't> {
                         }
                         let key = self.string_raw()?;
                         self.expect_byte(b':', "':' after the object key")?;
-                        let found = if fields.names().get(next).is_some_and(|n| *n == *key) {
+                        let found = if fields
+                            .names()
+                            .get(next)
+                            .is_some_and(|n| short_eq(n.as_bytes(), key.as_bytes()))
+                        {
                             Some(next)
                         } else {
                             fields.index_of(&key)
@@ -376,8 +380,10 @@ impl<'j, 't> Parser<'j, 't> {
                                     ));
                                 }
                                 self.path.push(Seg::Field(&fields.names()[i]));
-                                self.value(
-                                    &fields.types()[i],
+                                let ftp = &fields.types()[i];
+                                self.element(
+                                    ftp,
+                                    plain_number(ftp),
                                     meta.add(fields.arrmeta_offsets()[i]),
                                     data.add(fields.data_offsets()[i]),
                                 )?;
@@ -862,8 +868,9 @@ impl<'j, 't> Parser<'j, 't> {
         Ok(&self.src[start..i])
     }
 
-    /// Parses one element of a dim; `num` is [`plain_number`] of `elem`,
-    /// found once per dim, so number elements skip the type dispatch.
+    /// Parses one element of a dim or field of a struct; `num` is
+    /// [`plain_number`] of `elem` (found once per dim), so numbers skip the
+    /// type dispatch.
     ///
     /// # Safety
     /// As [`Parser::value`].
@@ -1016,6 +1023,13 @@ fn plain_run(t: &[u8]) -> usize {
     t.iter()
         .position(|&b| STRING_STOP[usize::from(b)])
         .unwrap_or(t.len())
+}
+
+/// `a == b`, inline: field names are short, where a call to `memcmp`
+/// costs more than the comparison.
+#[inline]
+fn short_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// The builtin type of `tp` when it is an integer or real type, whose
