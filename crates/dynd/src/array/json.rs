@@ -1667,6 +1667,85 @@ mod tests {
         assert!(QuickNumber::scan(b"12345678901234567890").is_none());
     }
 
+    /// The fast paths (quick numbers, the dim and field loops, borrowed
+    /// strings) keep the values and the error messages of the general ones.
+    #[test]
+    fn fast_paths_keep_values_and_errors() {
+        let cases: &[(&str, &str, std::result::Result<&str, &str>)] = &[
+            (
+                "var * float64",
+                "[1.5, -0.0, 300, 1e2]",
+                Ok("[1.5,-0.0,300.0,100.0]"),
+            ),
+            ("float64", "9007199254740993", Ok("9007199254740992.0")),
+            ("float32", "16777217", Ok("16777216.0")),
+            ("int8", "-0.0", Ok("0")),
+            ("var * int8", "[-128, 127]", Ok("[-128,127]")),
+            (
+                "var * int8",
+                "[300]",
+                Err("JSON line 1, column 2 at [0]: 300 is out of range for int8"),
+            ),
+            (
+                "3 * int32",
+                "[1.5, 2]",
+                Err(
+                    "JSON line 1, column 2 at [0]: 1.5 is not an integer, so it cannot be stored in int32",
+                ),
+            ),
+            (
+                "var * float64",
+                "[1 2]",
+                Err("JSON line 1, column 4: expected ',' or ']' in the array, found a number"),
+            ),
+            (
+                "var * float64",
+                "[1,2,]",
+                Err("JSON line 1, column 6 at [2]: expected a number for float64, found ']'"),
+            ),
+            (
+                "3 * int32",
+                "[1,2,3,4]",
+                Err("JSON line 1, column 8 at [3]: too many elements for 3 * int32: expected 3"),
+            ),
+            (
+                "var * float64",
+                "[01]",
+                Err("JSON line 1, column 2 at [0]: malformed number"),
+            ),
+            (
+                "var * {id: int64, x: float64, name: string}",
+                r#"[{"id": 1, "x": 2.5, "name": "r\"1"}, {"name": "r2", "x": -1, "id": 2}]"#,
+                Ok(r#"[{"id":1,"x":2.5,"name":"r\"1"},{"id":2,"x":-1.0,"name":"r2"}]"#),
+            ),
+            (
+                "var * {id: int64, x: float64, name: string}",
+                r#"[{"id": 2.5, "x": 1, "name": "a"}]"#,
+                Err(
+                    "JSON line 1, column 9 at [0].id: 2.5 is not an integer, so it cannot be stored in int64",
+                ),
+            ),
+            (
+                "{a: int32, b: string}",
+                r#"{"a": 1, "a": 2, "b": ""}"#,
+                Err(r#"JSON line 1, column 14: duplicate key "a""#),
+            ),
+            (
+                "{a: int32, b: string}",
+                r#"{"a": 1, "b": "x"#,
+                Err("JSON line 1, column 15 at .b: unterminated string"),
+            ),
+        ];
+        for &(tp, text, want) in cases {
+            let got = Array::from_json(tp, text).map(|a| a.to_json());
+            match (got, want) {
+                (Ok(json), Ok(w)) => assert_eq!(json, w, "{tp} from {text}"),
+                (Err(e), Err(w)) => assert_eq!(e.message(), w, "{tp} from {text}"),
+                (got, _) => panic!("{tp} from {text}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn quick_number_matches_general(
