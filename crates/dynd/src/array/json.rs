@@ -1041,17 +1041,20 @@ fn plain_number(tp: &Type) -> Option<BuiltinType> {
     }
 }
 
-/// The common shape of a JSON number, `-?(0|[1-9][0-9]*)(\.[0-9]+)?` with
-/// at most 19 digits and no exponent, read in one pass. It is a shortcut
-/// only: whatever it does not take (or cannot store exactly) goes to the
-/// general path, which also produces every error.
+/// The common shape of a JSON number, `-?(0|[1-9][0-9]*)(\.[0-9]+)?`
+/// with at most 19 digits and an optional exponent of at most 3 digits,
+/// read in one pass. It is a shortcut only: whatever it does not take (or
+/// cannot store exactly) goes to the general path, which also produces
+/// every error.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct QuickNumber {
     neg: bool,
     /// The integer and fraction digits as one integer (exact: at most 19
-    /// digits).
+    /// digits); the value is `mantissa * 10^exp10`.
     mantissa: u64,
-    frac_len: usize,
+    exp10: i32,
+    /// Written without fraction digits or exponent.
+    integral: bool,
 }
 
 /// Exact powers of ten in f64 (10^22 is the largest).
@@ -1098,6 +1101,23 @@ impl QuickNumber {
                 return None;
             }
         }
+        let mut exp = 0i32;
+        let has_exp = matches!(t.get(i), Some(b'e' | b'E'));
+        if has_exp {
+            i += 1;
+            let exp_neg = t.get(i) == Some(&b'-');
+            if matches!(t.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let exp_start = i;
+            let mut e = 0u64;
+            i = digits(t, exp_start, &mut e);
+            if !(1..=3).contains(&(i - exp_start)) {
+                return None;
+            }
+            // At most 999: exact in i32.
+            exp = if exp_neg { -(e as i32) } else { e as i32 };
+        }
         if int_len + frac_len > 19
             || t.get(i)
                 .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.')
@@ -1108,17 +1128,20 @@ impl QuickNumber {
             QuickNumber {
                 neg,
                 mantissa,
-                frac_len,
+                // frac_len <= 19.
+                exp10: exp - frac_len as i32,
+                integral: frac_len == 0 && !has_exp,
             },
             i,
         ))
     }
 
     /// Stores the value into `b` at `data` when that is exact and simple:
-    /// an integer without fraction digits that fits `b`, or a float64
-    /// (float32) by Clinger's fast path — the mantissa below 2^53 (2^24)
-    /// and the power of ten exact, so one correctly rounded division gives
-    /// the correctly rounded value. Returns whether it stored.
+    /// an integer without fraction digits or exponent that fits `b`, or a
+    /// float64 (float32) by Clinger's fast path — the mantissa at most 2^53
+    /// (2^24) and the power of ten exact, so one correctly rounded
+    /// multiplication or division gives the correctly rounded value.
+    /// Returns whether it stored.
     ///
     /// # Safety
     /// `data` is writable data of `b`.
@@ -1131,7 +1154,7 @@ impl QuickNumber {
         macro_rules! int {
             ($t:ty) => {
                 match <$t>::try_from(int) {
-                    Ok(v) if self.frac_len == 0 => {
+                    Ok(v) if self.integral => {
                         // SAFETY: (caller) `data` holds one value of `b`.
                         unsafe { arrmeta::write(data, v) };
                         true
@@ -1140,15 +1163,18 @@ impl QuickNumber {
                 }
             };
         }
+        let e = self.exp10.unsigned_abs() as usize;
         match b {
-            Float64 if m <= 1 << 53 && self.frac_len < POW10_F64.len() => {
-                let v = m as f64 / POW10_F64[self.frac_len];
+            Float64 if m <= 1 << 53 && e < POW10_F64.len() => {
+                let (m, p) = (m as f64, POW10_F64[e]);
+                let v = if self.exp10 < 0 { m / p } else { m * p };
                 // SAFETY: (caller) `data` holds one f64.
                 unsafe { arrmeta::write(data, if self.neg { -v } else { v }) };
                 true
             }
-            Float32 if m <= 1 << 24 && self.frac_len < POW10_F32.len() => {
-                let v = m as f32 / POW10_F32[self.frac_len];
+            Float32 if m <= 1 << 24 && e < POW10_F32.len() => {
+                let (m, p) = (m as f32, POW10_F32[e]);
+                let v = if self.exp10 < 0 { m / p } else { m * p };
                 // SAFETY: (caller) `data` holds one f32.
                 unsafe { arrmeta::write(data, if self.neg { -v } else { v }) };
                 true
@@ -1658,9 +1684,30 @@ mod tests {
                 agrees(tok, after);
             }
         }
+        for tok in [
+            "1e5",
+            "1E5",
+            "1.5e3",
+            "2.5e-3",
+            "1e+22",
+            "1e22",
+            "1e23",
+            "1e-22",
+            "9007199254740993e-3",
+            "16777217e1",
+            "3e10",
+            "3e11",
+            "1e0",
+            "-0e5",
+            "123e-30",
+        ] {
+            for after in ["", ",", "]"] {
+                agrees(tok, after);
+            }
+        }
         // Not the quick shape: left to the general path.
         for text in [
-            "01", "1.", ".5", "1e5", "1.5e3", "-", "1x", "1.2.3", "NaN", "+1",
+            "01", "1.", ".5", "1e", "1e+", "1e1000", "1.5e3x", "-", "1x", "1.2.3", "NaN", "+1",
         ] {
             assert!(QuickNumber::scan(text.as_bytes()).is_none(), "{text}");
         }
@@ -1752,11 +1799,13 @@ mod tests {
             neg in any::<bool>(),
             int in "(0|[1-9][0-9]{0,18})",
             frac in proptest::option::of("[0-9]{1,19}"),
+            exp in proptest::option::of("[eE][+-]?[0-9]{1,3}"),
         ) {
             let tok = format!(
-                "{}{int}{}",
+                "{}{int}{}{}",
                 if neg { "-" } else { "" },
-                frac.map(|f| format!(".{f}")).unwrap_or_default()
+                frac.map(|f| format!(".{f}")).unwrap_or_default(),
+                exp.unwrap_or_default()
             );
             agrees(&tok, ", ");
         }
