@@ -22,6 +22,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::kernels::assign::string::{decode, encode};
 use crate::types::{BuiltinType, Type, TypeKind};
 use half::f16;
+use std::borrow::Cow;
 use std::fmt::{self, Write};
 use std::mem::size_of;
 
@@ -36,21 +37,31 @@ enum Seg<'t> {
 }
 
 struct Parser<'j, 't> {
+    /// The text as bytes, for scanning; `src` is the same text as `str`,
+    /// for slicing tokens and strings out without copying or re-validating.
     text: &'j [u8],
+    src: &'j str,
     pos: usize,
     path: Vec<Seg<'t>>,
 }
 
+/// Parses utf-8 bytes (checked first) into `a`.
 pub(super) fn parse_into(a: &Array, text: &[u8]) -> Result<()> {
-    if let Err(e) = std::str::from_utf8(text) {
-        return Err(Error::parse(format!(
+    match std::str::from_utf8(text) {
+        Ok(s) => parse_str_into(a, s),
+        Err(e) => Err(Error::parse(format!(
             "JSON text is not valid utf-8 (byte {})",
             e.valid_up_to()
-        )));
+        ))),
     }
+}
+
+/// Parses text into `a`.
+pub(super) fn parse_str_into(a: &Array, text: &str) -> Result<()> {
     let tp = a.tp().clone();
     let mut p = Parser {
-        text,
+        text: text.as_bytes(),
+        src: text,
         pos: 0,
         path: Vec::new(),
     };
@@ -63,6 +74,45 @@ pub(super) fn parse_into(a: &Array, text: &[u8]) -> Result<()> {
         return Err(p.err(ErrorKind::Parse, "unexpected text after the JSON value"));
     }
     Ok(())
+}
+
+/// The fields of a struct already read from its object: a bit set, with
+/// no allocation up to 64 fields.
+enum Seen {
+    Bits { bits: u64, n: usize },
+    Many(Vec<bool>),
+}
+
+impl Seen {
+    fn new(n: usize) -> Seen {
+        if n <= 64 {
+            Seen::Bits { bits: 0, n }
+        } else {
+            Seen::Many(vec![false; n])
+        }
+    }
+
+    /// Marks field `i`; returns whether it was already marked.
+    fn insert(&mut self, i: usize) -> bool {
+        match self {
+            Seen::Bits { bits, .. } => {
+                let was = *bits >> i & 1 != 0;
+                *bits |= 1 << i;
+                was
+            }
+            Seen::Many(v) => std::mem::replace(&mut v[i], true),
+        }
+    }
+
+    fn first_missing(&self) -> Option<usize> {
+        match self {
+            Seen::Bits { bits, n } => {
+                let i = bits.trailing_ones() as usize;
+                (i < *n).then_some(i)
+            }
+            Seen::Many(v) => v.iter().position(|s| !s),
+        }
+    }
 }
 
 fn path_string(path: &[Seg<'_>]) -> String {
@@ -84,7 +134,7 @@ fn path_string(path: &[Seg<'_>]) -> String {
     s
 }
 
-impl<'t> Parser<'_, 't> {
+impl<'j, 't> Parser<'j, 't> {
     fn err(&self, kind: ErrorKind, msg: impl fmt::Display) -> Error {
         let before = &self.text[..self.pos.min(self.text.len())];
         let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
@@ -105,16 +155,19 @@ impl<'t> Parser<'_, 't> {
         Error::new(kind, format!("JSON line {line}, column {col}{at}: {msg}"))
     }
 
+    #[inline]
     fn ws(&mut self) {
-        while let Some(b) = self.text.get(self.pos) {
-            if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-                self.pos += 1;
-            } else {
+        while let Some(&b) = self.text.get(self.pos) {
+            // Every token starts above b' ', which settles most calls in
+            // one comparison.
+            if b > b' ' || !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
                 break;
             }
+            self.pos += 1;
         }
     }
 
+    #[inline]
     fn peek(&mut self) -> Option<u8> {
         self.ws();
         self.text.get(self.pos).copied()
@@ -133,14 +186,21 @@ impl<'t> Parser<'_, 't> {
         }
     }
 
+    #[inline]
     fn expect_byte(&mut self, c: u8, what: &str) -> Result<()> {
         if self.peek() == Some(c) {
             self.pos += 1;
             Ok(())
         } else {
-            let found = self.describe_next();
-            Err(self.err(ErrorKind::Parse, format!("expected {what}, found {found}")))
+            Err(self.expected(what))
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn expected(&mut self, what: &str) -> Error {
+        let found = self.describe_next();
+        self.err(ErrorKind::Parse, format!("expected {what}, found {found}"))
     }
 
     fn literal(&mut self, word: &str) -> bool {
@@ -246,6 +306,7 @@ impl<'t> Parser<'_, 't> {
                 TypeKind::FixedDim { size, elem } => {
                     let m: FixedDimMeta = arrmeta::read(meta);
                     let emeta = meta.add(size_of::<FixedDimMeta>());
+                    let num = plain_number(elem);
                     self.sequence(tp, |p, i| {
                         if i >= *size {
                             return Err(p.err(
@@ -253,7 +314,7 @@ impl<'t> Parser<'_, 't> {
                                 format!("too many elements for {tp}: expected {size}"),
                             ));
                         }
-                        p.value(elem, emeta, data.offset(i as isize * m.stride))
+                        p.element(elem, num, emeta, data.offset(i as isize * m.stride))
                     })
                     .and_then(|n| {
                         if n == *size {
@@ -271,8 +332,18 @@ impl<'t> Parser<'_, 't> {
                     if self.peek() == Some(b'[') {
                         return self.tuple_like(tp, fields, meta, data);
                     }
-                    self.expect_byte(b'{', &format!("an object for {tp}"))?;
-                    let mut seen = vec![false; fields.len()];
+                    if self.peek() != Some(b'{') {
+                        let found = self.describe_next();
+                        return Err(self.err(
+                            ErrorKind::Parse,
+                            format!("expected an object for {tp}, found {found}"),
+                        ));
+                    }
+                    self.pos += 1;
+                    let mut seen = Seen::new(fields.len());
+                    // Keys usually come in field order: try the next field
+                    // before searching.
+                    let mut next = 0;
                     let mut first = true;
                     loop {
                         if self.peek() == Some(b'}') {
@@ -290,17 +361,29 @@ impl<'t> Parser<'_, 't> {
                         }
                         let key = self.string_raw()?;
                         self.expect_byte(b':', "':' after the object key")?;
-                        match fields.index_of(&key) {
+                        let found = if fields
+                            .names()
+                            .get(next)
+                            .is_some_and(|n| short_eq(n.as_bytes(), key.as_bytes()))
+                        {
+                            Some(next)
+                        } else {
+                            fields.index_of(&key)
+                        };
+                        match found {
                             Some(i) => {
-                                if std::mem::replace(&mut seen[i], true) {
+                                next = i + 1;
+                                if seen.insert(i) {
                                     return Err(self.err(
                                         ErrorKind::Parse,
                                         format!("duplicate key \"{key}\""),
                                     ));
                                 }
                                 self.path.push(Seg::Field(&fields.names()[i]));
-                                self.value(
-                                    &fields.types()[i],
+                                let ftp = &fields.types()[i];
+                                self.element(
+                                    ftp,
+                                    plain_number(ftp),
                                     meta.add(fields.arrmeta_offsets()[i]),
                                     data.add(fields.data_offsets()[i]),
                                 )?;
@@ -309,7 +392,7 @@ impl<'t> Parser<'_, 't> {
                             None => self.skip(0)?,
                         }
                     }
-                    if let Some(i) = seen.iter().position(|s| !s) {
+                    if let Some(i) = seen.first_missing() {
                         self.pos -= 1;
                         return Err(self.err(
                             ErrorKind::Parse,
@@ -356,19 +439,31 @@ impl<'t> Parser<'_, 't> {
             return Err(self.mismatch(tp, "an array"));
         }
         self.pos += 1;
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(0);
+        }
+        // One path slot for the element index, rewritten per element (the
+        // nested values leave the path as they found it when they succeed).
+        let depth = self.path.len();
+        self.path.push(Seg::Index(0));
         let mut i = 0;
         loop {
-            if self.peek() == Some(b']') {
-                self.pos += 1;
-                return Ok(i);
-            }
-            if i > 0 {
-                self.expect_byte(b',', "',' or ']' in the array")?;
-            }
-            self.path.push(Seg::Index(i));
+            self.path[depth] = Seg::Index(i);
             each(self, i)?;
-            self.path.pop();
             i += 1;
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    self.path.truncate(depth);
+                    return Ok(i);
+                }
+                _ => {
+                    self.path.truncate(depth);
+                    return Err(self.expected("',' or ']' in the array"));
+                }
+            }
         }
     }
 
@@ -421,6 +516,7 @@ impl<'t> Parser<'_, 't> {
         // SAFETY: the element's arrmeta follows.
         let emeta = unsafe { meta.add(size_of::<VarDimMeta>()) };
         let esize = elem.data_size();
+        let num = plain_number(elem);
         if !existing.begin.is_null() {
             // Already allocated (assigning into an existing array): the
             // element count must match; write in place.
@@ -436,8 +532,9 @@ impl<'t> Parser<'_, 't> {
                 }
                 // SAFETY: element i < size of the existing element.
                 unsafe {
-                    p.value(
+                    p.element(
                         elem,
+                        num,
                         emeta,
                         existing.begin.offset(m.offset + i as isize * m.stride),
                     )
@@ -488,7 +585,7 @@ impl<'t> Parser<'_, 't> {
                 cap = new_cap;
             }
             // SAFETY: i < cap elements are allocated at `begin`.
-            unsafe { p.value(elem, emeta, begin.add(i * esize)) }
+            unsafe { p.element(elem, num, emeta, begin.add(i * esize)) }
         })?;
         if cap > 0 {
             // SAFETY: trim the latest allocation of the same block.
@@ -567,29 +664,41 @@ impl<'t> Parser<'_, 't> {
     }
 
     /// A JSON string value for `tp`.
-    fn string(&mut self, tp: &Type) -> Result<String> {
+    fn string(&mut self, tp: &Type) -> Result<Cow<'j, str>> {
         if self.peek() != Some(b'"') {
             return Err(self.mismatch(tp, "a string"));
         }
         self.string_raw()
     }
 
-    /// Reads a JSON string at the cursor (which is at the opening quote).
-    fn string_raw(&mut self) -> Result<String> {
+    /// Reads a JSON string at the cursor (which is at the opening quote);
+    /// borrowed from the text unless it has escapes.
+    #[inline]
+    fn string_raw(&mut self) -> Result<Cow<'j, str>> {
+        let start = self.pos + 1;
+        let rest = self.text.get(start..).unwrap_or_default();
+        let n = plain_run(rest);
+        if rest.get(n) == Some(&b'"') {
+            self.pos = start + n + 1;
+            // The run ends at an ASCII byte, a character boundary.
+            return Ok(Cow::Borrowed(&self.src[start..start + n]));
+        }
+        self.string_escaped()
+    }
+
+    /// [`Parser::string_raw`] for strings with escapes, and the errors.
+    #[inline(never)]
+    fn string_escaped(&mut self) -> Result<Cow<'j, str>> {
         let start = self.pos;
         self.pos += 1;
         let mut out = String::new();
         loop {
-            // Copy the plain run up to the next quote, backslash or control.
+            // The plain run up to the next quote, backslash or control
+            // byte. Runs start and end at ASCII bytes (or the end), so they
+            // slice the str on character boundaries.
             let run_start = self.pos;
-            while let Some(&b) = self.text.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
-            // The text was validated as utf-8 and runs end at ASCII bytes.
-            out.push_str(std::str::from_utf8(&self.text[run_start..self.pos]).unwrap_or_default());
+            self.pos += plain_run(&self.text[run_start..]);
+            let run = &self.src[run_start..self.pos];
             match self.text.get(self.pos) {
                 None => {
                     self.pos = start;
@@ -597,9 +706,17 @@ impl<'t> Parser<'_, 't> {
                 }
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(out);
+                    // Every escape adds a character, so an empty `out`
+                    // means there was none.
+                    return Ok(if out.is_empty() {
+                        Cow::Borrowed(run)
+                    } else {
+                        out.push_str(run);
+                        Cow::Owned(out)
+                    });
                 }
                 Some(b'\\') => {
+                    out.push_str(run);
                     self.pos += 1;
                     let esc = self.text.get(self.pos).copied();
                     self.pos += 1;
@@ -692,7 +809,7 @@ impl<'t> Parser<'_, 't> {
     }
 
     /// The text of a JSON number (or `NaN`, `Infinity`, `-Infinity`).
-    fn number_token(&mut self) -> Result<&str> {
+    fn number_token(&mut self) -> Result<&'j str> {
         self.ws();
         let start = self.pos;
         for special in ["NaN", "Infinity", "-Infinity"] {
@@ -747,7 +864,77 @@ impl<'t> Parser<'_, 't> {
             });
         }
         self.pos = i;
-        Ok(std::str::from_utf8(&t[start..i]).unwrap_or("0"))
+        // The token is ASCII, so both ends are character boundaries.
+        Ok(&self.src[start..i])
+    }
+
+    /// Parses one element of a dim or field of a struct; `num` is
+    /// [`plain_number`] of `elem` (found once per dim), so numbers skip the
+    /// type dispatch.
+    ///
+    /// # Safety
+    /// As [`Parser::value`].
+    #[inline(always)]
+    unsafe fn element(
+        &mut self,
+        elem: &'t Type,
+        num: Option<BuiltinType>,
+        meta: *mut u8,
+        data: *mut u8,
+    ) -> Result<()> {
+        // SAFETY: (caller) `data` and `meta` belong to `elem`, which is
+        // builtin `b` when `num` is `Some(b)`.
+        unsafe {
+            match num {
+                Some(b) => self.number(elem, b, data),
+                None => self.value(elem, meta, data),
+            }
+        }
+    }
+
+    /// Parses a number into integer or real type `b` (`tp`) at `data`.
+    ///
+    /// # Safety
+    /// `data` is writable data of `b`.
+    #[inline]
+    unsafe fn number(&mut self, tp: &Type, b: BuiltinType, data: *mut u8) -> Result<()> {
+        self.ws();
+        let rest = self.text.get(self.pos..).unwrap_or_default();
+        if let Some((q, len)) = QuickNumber::scan(rest)
+            // SAFETY: (caller) `data` holds one value of `b`.
+            && unsafe { q.store(b, data) }
+        {
+            self.pos += len;
+            return Ok(());
+        }
+        // SAFETY: as above.
+        unsafe { self.number_slow(tp, b, data) }
+    }
+
+    /// [`Parser::number`] for what [`QuickNumber`] leaves: exponents,
+    /// long mantissas, `NaN` and infinities, narrow types, values out of
+    /// range and malformed numbers.
+    ///
+    /// # Safety
+    /// `data` is writable data of `b`.
+    #[inline(never)]
+    unsafe fn number_slow(&mut self, tp: &Type, b: BuiltinType, data: *mut u8) -> Result<()> {
+        if !matches!(self.peek(), Some(b'-' | b'0'..=b'9' | b'N' | b'I')) {
+            return Err(self.mismatch(tp, "a number"));
+        }
+        let save = self.pos;
+        let tok = self.number_token()?;
+        let r = if b.is_float() {
+            // SAFETY: `data` holds one value of b.
+            unsafe { store_float(b, tok, data) }
+        } else {
+            // SAFETY: as above.
+            unsafe { store_int(b, tok, data) }
+        };
+        r.map_err(|(kind, msg)| {
+            self.pos = save;
+            self.err(kind, msg)
+        })
     }
 
     /// # Safety
@@ -809,24 +996,200 @@ impl<'t> Parser<'_, 't> {
                     Ok(())
                 }
             }
-            _ => {
-                if !matches!(self.peek(), Some(b'-' | b'0'..=b'9' | b'N' | b'I')) {
-                    return Err(self.mismatch(tp, "a number"));
+            // SAFETY: (caller) `data` holds one value of `b`.
+            _ => unsafe { self.number(tp, b, data) },
+        }
+    }
+}
+
+/// Bytes that end a plain run of a JSON string: quote, backslash and the
+/// control characters.
+static STRING_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+/// The length of the plain run at the start of `t`: up to the first quote,
+/// backslash or control byte (or the end).
+#[inline]
+fn plain_run(t: &[u8]) -> usize {
+    t.iter()
+        .position(|&b| STRING_STOP[usize::from(b)])
+        .unwrap_or(t.len())
+}
+
+/// `a == b`, inline: field names are short, where a call to `memcmp`
+/// costs more than the comparison.
+#[inline]
+fn short_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// The builtin type of `tp` when it is an integer or real type, whose
+/// values are plain JSON numbers.
+fn plain_number(tp: &Type) -> Option<BuiltinType> {
+    match tp.kind() {
+        TypeKind::Builtin(b) if b.is_int() || b.is_float() => Some(*b),
+        _ => None,
+    }
+}
+
+/// The common shape of a JSON number, `-?(0|[1-9][0-9]*)(\.[0-9]+)?`
+/// with at most 19 digits and an optional exponent of at most 3 digits,
+/// read in one pass. It is a shortcut only: whatever it does not take (or
+/// cannot store exactly) goes to the general path, which also produces
+/// every error.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct QuickNumber {
+    neg: bool,
+    /// The integer and fraction digits as one integer (exact: at most 19
+    /// digits); the value is `mantissa * 10^exp10`.
+    mantissa: u64,
+    exp10: i32,
+    /// Written without fraction digits or exponent.
+    integral: bool,
+}
+
+/// Exact powers of ten in f64 (10^22 is the largest).
+const POW10_F64: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// Exact powers of ten in f32 (10^10 is the largest).
+const POW10_F32: [f32; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
+
+impl QuickNumber {
+    /// Reads a number at the start of `t`; returns it and its length, or
+    /// `None` when `t` does not start with a number of the quick shape
+    /// followed by a delimiter.
+    #[inline]
+    fn scan(t: &[u8]) -> Option<(QuickNumber, usize)> {
+        #[inline(always)]
+        fn digits(t: &[u8], mut i: usize, m: &mut u64) -> usize {
+            while let Some(&c) = t.get(i) {
+                let d = c.wrapping_sub(b'0');
+                if d > 9 {
+                    break;
                 }
-                let save = self.pos;
-                let tok = self.number_token()?.to_owned();
-                let r = if b.is_float() {
-                    // SAFETY: `data` holds one value of b.
-                    unsafe { store_float(b, &tok, data) }
-                } else {
-                    // SAFETY: as above.
-                    unsafe { store_int(b, &tok, data) }
-                };
-                r.map_err(|(kind, msg)| {
-                    self.pos = save;
-                    self.err(kind, msg)
-                })
+                *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+                i += 1;
             }
+            i
+        }
+        let neg = t.first() == Some(&b'-');
+        let int_start = usize::from(neg);
+        let mut mantissa = 0;
+        let mut i = digits(t, int_start, &mut mantissa);
+        let int_len = i - int_start;
+        if int_len == 0 || (int_len > 1 && t[int_start] == b'0') {
+            return None;
+        }
+        let mut frac_len = 0;
+        if t.get(i) == Some(&b'.') {
+            let frac_start = i + 1;
+            i = digits(t, frac_start, &mut mantissa);
+            frac_len = i - frac_start;
+            if frac_len == 0 {
+                return None;
+            }
+        }
+        let mut exp = 0i32;
+        let has_exp = matches!(t.get(i), Some(b'e' | b'E'));
+        if has_exp {
+            i += 1;
+            let exp_neg = t.get(i) == Some(&b'-');
+            if matches!(t.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let exp_start = i;
+            let mut e = 0u64;
+            i = digits(t, exp_start, &mut e);
+            if !(1..=3).contains(&(i - exp_start)) {
+                return None;
+            }
+            // At most 999: exact in i32.
+            exp = if exp_neg { -(e as i32) } else { e as i32 };
+        }
+        if int_len + frac_len > 19
+            || t.get(i)
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.')
+        {
+            return None;
+        }
+        Some((
+            QuickNumber {
+                neg,
+                mantissa,
+                // frac_len <= 19.
+                exp10: exp - frac_len as i32,
+                integral: frac_len == 0 && !has_exp,
+            },
+            i,
+        ))
+    }
+
+    /// Stores the value into `b` at `data` when that is exact and simple:
+    /// an integer without fraction digits or exponent that fits `b`, or a
+    /// float64 (float32) by Clinger's fast path — the mantissa at most 2^53
+    /// (2^24) and the power of ten exact, so one correctly rounded
+    /// multiplication or division gives the correctly rounded value.
+    /// Returns whether it stored.
+    ///
+    /// # Safety
+    /// `data` is writable data of `b`.
+    #[inline]
+    unsafe fn store(self, b: BuiltinType, data: *mut u8) -> bool {
+        use BuiltinType::*;
+        let m = self.mantissa;
+        let mag = i128::from(m);
+        let int = if self.neg { -mag } else { mag };
+        macro_rules! int {
+            ($t:ty) => {
+                match <$t>::try_from(int) {
+                    Ok(v) if self.integral => {
+                        // SAFETY: (caller) `data` holds one value of `b`.
+                        unsafe { arrmeta::write(data, v) };
+                        true
+                    }
+                    _ => false,
+                }
+            };
+        }
+        let e = self.exp10.unsigned_abs() as usize;
+        match b {
+            Float64 if m <= 1 << 53 && e < POW10_F64.len() => {
+                let (m, p) = (m as f64, POW10_F64[e]);
+                let v = if self.exp10 < 0 { m / p } else { m * p };
+                // SAFETY: (caller) `data` holds one f64.
+                unsafe { arrmeta::write(data, if self.neg { -v } else { v }) };
+                true
+            }
+            Float32 if m <= 1 << 24 && e < POW10_F32.len() => {
+                let (m, p) = (m as f32, POW10_F32[e]);
+                let v = if self.exp10 < 0 { m / p } else { m * p };
+                // SAFETY: (caller) `data` holds one f32.
+                unsafe { arrmeta::write(data, if self.neg { -v } else { v }) };
+                true
+            }
+            Int8 => int!(i8),
+            Int16 => int!(i16),
+            Int32 => int!(i32),
+            Int64 => int!(i64),
+            Int128 => int!(i128),
+            UInt8 => int!(u8),
+            UInt16 => int!(u16),
+            UInt32 => int!(u32),
+            UInt64 => int!(u64),
+            UInt128 => int!(u128),
+            _ => false,
         }
     }
 }
@@ -1239,5 +1602,212 @@ unsafe fn write_builtin(b: BuiltinType, data: *const u8, sep: &str, out: &mut St
             }
             Void => write!(out, "null"),
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const NUMBER_TYPES: [BuiltinType; 12] = [
+        BuiltinType::Int8,
+        BuiltinType::Int16,
+        BuiltinType::Int32,
+        BuiltinType::Int64,
+        BuiltinType::Int128,
+        BuiltinType::UInt8,
+        BuiltinType::UInt16,
+        BuiltinType::UInt32,
+        BuiltinType::UInt64,
+        BuiltinType::UInt128,
+        BuiltinType::Float32,
+        BuiltinType::Float64,
+    ];
+
+    /// Where the quick path takes `tok` (followed by `after`), it reads the
+    /// whole token and stores the same bytes as the general path.
+    fn agrees(tok: &str, after: &str) {
+        let text = format!("{tok}{after}");
+        let Some((q, len)) = QuickNumber::scan(text.as_bytes()) else {
+            return;
+        };
+        assert_eq!(len, tok.len(), "{text:?}");
+        for b in NUMBER_TYPES {
+            let (mut quick, mut general) = ([0u8; 16], [0u8; 16]);
+            // SAFETY: 16 bytes hold any of these types; writes are unaligned.
+            let stored = unsafe { q.store(b, quick.as_mut_ptr()) };
+            if !stored {
+                continue;
+            }
+            // SAFETY: as above.
+            let r = unsafe {
+                if b.is_float() {
+                    store_float(b, tok, general.as_mut_ptr())
+                } else {
+                    store_int(b, tok, general.as_mut_ptr())
+                }
+            };
+            assert!(r.is_ok(), "{tok} into {b}: quick stored, general failed");
+            assert_eq!(quick, general, "{tok} into {b}");
+        }
+    }
+
+    #[test]
+    fn quick_number_edges() {
+        for tok in [
+            "0",
+            "-0",
+            "0.0",
+            "-0.0",
+            "127",
+            "128",
+            "-128",
+            "-129",
+            "255",
+            "256",
+            "9007199254740992",
+            "9007199254740993",
+            "16777216",
+            "16777217",
+            "0.1",
+            "0.3",
+            "1.7976931348623157",
+            "9999999999999999999",
+            "1844674407370955161",
+            "-9223372036854775808",
+            "9223372036854775807",
+            "0.0000000000000000001",
+            "123.456",
+        ] {
+            for after in ["", ",", "]", " ", "}"] {
+                agrees(tok, after);
+            }
+        }
+        for tok in [
+            "1e5",
+            "1E5",
+            "1.5e3",
+            "2.5e-3",
+            "1e+22",
+            "1e22",
+            "1e23",
+            "1e-22",
+            "9007199254740993e-3",
+            "16777217e1",
+            "3e10",
+            "3e11",
+            "1e0",
+            "-0e5",
+            "123e-30",
+        ] {
+            for after in ["", ",", "]"] {
+                agrees(tok, after);
+            }
+        }
+        // Not the quick shape: left to the general path.
+        for text in [
+            "01", "1.", ".5", "1e", "1e+", "1e1000", "1.5e3x", "-", "1x", "1.2.3", "NaN", "+1",
+        ] {
+            assert!(QuickNumber::scan(text.as_bytes()).is_none(), "{text}");
+        }
+        assert!(QuickNumber::scan(b"12345678901234567890").is_none());
+    }
+
+    /// The fast paths (quick numbers, the dim and field loops, borrowed
+    /// strings) keep the values and the error messages of the general ones.
+    #[test]
+    fn fast_paths_keep_values_and_errors() {
+        let cases: &[(&str, &str, std::result::Result<&str, &str>)] = &[
+            (
+                "var * float64",
+                "[1.5, -0.0, 300, 1e2]",
+                Ok("[1.5,-0.0,300.0,100.0]"),
+            ),
+            ("float64", "9007199254740993", Ok("9007199254740992.0")),
+            ("float32", "16777217", Ok("16777216.0")),
+            ("int8", "-0.0", Ok("0")),
+            ("var * int8", "[-128, 127]", Ok("[-128,127]")),
+            (
+                "var * int8",
+                "[300]",
+                Err("JSON line 1, column 2 at [0]: 300 is out of range for int8"),
+            ),
+            (
+                "3 * int32",
+                "[1.5, 2]",
+                Err(
+                    "JSON line 1, column 2 at [0]: 1.5 is not an integer, so it cannot be stored in int32",
+                ),
+            ),
+            (
+                "var * float64",
+                "[1 2]",
+                Err("JSON line 1, column 4: expected ',' or ']' in the array, found a number"),
+            ),
+            (
+                "var * float64",
+                "[1,2,]",
+                Err("JSON line 1, column 6 at [2]: expected a number for float64, found ']'"),
+            ),
+            (
+                "3 * int32",
+                "[1,2,3,4]",
+                Err("JSON line 1, column 8 at [3]: too many elements for 3 * int32: expected 3"),
+            ),
+            (
+                "var * float64",
+                "[01]",
+                Err("JSON line 1, column 2 at [0]: malformed number"),
+            ),
+            (
+                "var * {id: int64, x: float64, name: string}",
+                r#"[{"id": 1, "x": 2.5, "name": "r\"1"}, {"name": "r2", "x": -1, "id": 2}]"#,
+                Ok(r#"[{"id":1,"x":2.5,"name":"r\"1"},{"id":2,"x":-1.0,"name":"r2"}]"#),
+            ),
+            (
+                "var * {id: int64, x: float64, name: string}",
+                r#"[{"id": 2.5, "x": 1, "name": "a"}]"#,
+                Err(
+                    "JSON line 1, column 9 at [0].id: 2.5 is not an integer, so it cannot be stored in int64",
+                ),
+            ),
+            (
+                "{a: int32, b: string}",
+                r#"{"a": 1, "a": 2, "b": ""}"#,
+                Err(r#"JSON line 1, column 14: duplicate key "a""#),
+            ),
+            (
+                "{a: int32, b: string}",
+                r#"{"a": 1, "b": "x"#,
+                Err("JSON line 1, column 15 at .b: unterminated string"),
+            ),
+        ];
+        for &(tp, text, want) in cases {
+            let got = Array::from_json(tp, text).map(|a| a.to_json());
+            match (got, want) {
+                (Ok(json), Ok(w)) => assert_eq!(json, w, "{tp} from {text}"),
+                (Err(e), Err(w)) => assert_eq!(e.message(), w, "{tp} from {text}"),
+                (got, _) => panic!("{tp} from {text}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn quick_number_matches_general(
+            neg in any::<bool>(),
+            int in "(0|[1-9][0-9]{0,18})",
+            frac in proptest::option::of("[0-9]{1,19}"),
+            exp in proptest::option::of("[eE][+-]?[0-9]{1,3}"),
+        ) {
+            let tok = format!(
+                "{}{int}{}{}",
+                if neg { "-" } else { "" },
+                frac.map(|f| format!(".{f}")).unwrap_or_default(),
+                exp.unwrap_or_default()
+            );
+            agrees(&tok, ", ");
+        }
     }
 }

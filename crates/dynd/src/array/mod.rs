@@ -187,7 +187,7 @@ impl Array {
     /// [`Type`]). See the [`json`](self#json) conventions.
     pub fn from_json(tp: impl TypeArg, json: &str) -> Result<Array> {
         let a = Array::empty(tp)?;
-        json::parse_into(&a, json.as_bytes())?;
+        json::parse_str_into(&a, json)?;
         Ok(a)
     }
 
@@ -201,7 +201,7 @@ impl Array {
     /// Parses `json` into this array's existing data (in place).
     pub fn assign_json(&self, json: &str) -> Result<()> {
         self.check_writable()?;
-        json::parse_into(self, json.as_bytes())
+        json::parse_str_into(self, json)
     }
 
     /// The array as compact JSON (DESIGN §8).
