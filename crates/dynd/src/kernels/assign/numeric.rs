@@ -125,6 +125,13 @@ pub(crate) trait Conv<S: Prim>: Prim {
     /// then checks each chunk for range first and converts the unclamped
     /// way when all of it is in range — the same results, faster.
     const CLAMPS: bool = false;
+    /// [`Conv::ok_fractional`] where `f64::trunc` is one instruction (the
+    /// SSE4.1 `round` of the AVX2 build): float to integer checks
+    /// `trunc(s) == s` in the same pass as the range.
+    #[inline(always)]
+    fn ok_fractional_wide(s: S) -> bool {
+        Self::ok_fractional(s)
+    }
     /// For [`Conv::CLAMPS`] conversions: `true` when `d`, converted from an
     /// in-range `s`, is exactly `s` (so `s` had no fraction).
     #[inline(always)]
@@ -257,6 +264,8 @@ macro_rules! int_from_float {
             }
             #[inline(always)]
             fn ok_fractional(s: $s) -> bool { Self::ok_overflow(s) & s.integral() }
+            #[inline(always)]
+            fn ok_fractional_wide(s: $s) -> bool { Self::ok_overflow(s) & (s.trunc() == s) }
         }
     )*};
 }
@@ -646,7 +655,7 @@ impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
     /// branch-free (`&`, not `&&`) so they vectorise; the slow search for
     /// the bad value runs only when something failed.
     #[inline(always)]
-    fn chunk(&self, dst: &mut [D], src: &[S]) -> Result<()> {
+    fn chunk<const WIDE: bool>(&self, dst: &mut [D], src: &[S]) -> Result<()> {
         let mode = self.mode;
         let check = |s: S| match mode {
             ErrorMode::NoCheck => true,
@@ -666,6 +675,28 @@ impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
                 *d = D::cast(s);
             }
             return Ok(());
+        }
+        if WIDE
+            && D::CLAMPS
+            && matches!(
+                mode,
+                ErrorMode::Fractional | ErrorMode::Default | ErrorMode::Inexact
+            )
+        {
+            // Float to integer in the AVX2 build: range and fraction in one
+            // vectorised pass (`trunc` is an instruction here), then the
+            // unclamped conversion straight into the destination — the
+            // nocheck loop plus one compare per value.
+            if src.iter().fold(true, |a, &s| a & D::ok_fractional_wide(s)) {
+                for (d, &s) in dst.iter_mut().zip(src) {
+                    // SAFETY: every value passed ok_fractional, which implies
+                    // ok_overflow.
+                    *d = unsafe { D::cast_in_range(s) };
+                }
+                return Ok(());
+            }
+            let bad = src.iter().copied().find(|&s| !check(s)).unwrap_or_default();
+            return Err(D::failure(bad, mode));
         }
         if D::CLAMPS
             && matches!(
@@ -693,7 +724,10 @@ impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
             let bad = src.iter().copied().find(|&s| !check(s)).unwrap_or_default();
             return Err(D::failure(bad, mode));
         }
-        if D::RESULT_FILTER
+        // (In the AVX2 build the source check is cheap enough that the plain
+        // check-then-convert below is faster than the buffer.)
+        if !WIDE
+            && D::RESULT_FILTER
             && matches!(
                 mode,
                 ErrorMode::Overflow | ErrorMode::Fractional | ErrorMode::Default
@@ -750,7 +784,7 @@ impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
             // SAFETY: the CPU has AVX2, the only requirement of the AVX2 build.
             return unsafe { self.chunks_avx2(d, s) };
         }
-        self.chunks_body(d, s)
+        self.chunks_body::<false>(d, s)
     }
 
     /// # Safety
@@ -758,13 +792,13 @@ impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn chunks_avx2(&self, d: &mut [D], s: &[S]) -> Result<()> {
-        self.chunks_body(d, s)
+        self.chunks_body::<true>(d, s)
     }
 
     #[inline(always)]
-    fn chunks_body(&self, d: &mut [D], s: &[S]) -> Result<()> {
+    fn chunks_body<const WIDE: bool>(&self, d: &mut [D], s: &[S]) -> Result<()> {
         for (dc, sc) in d.chunks_mut(CHUNK).zip(s.chunks(CHUNK)) {
-            self.chunk(dc, sc)?;
+            self.chunk::<WIDE>(dc, sc)?;
         }
         Ok(())
     }
@@ -831,7 +865,7 @@ impl<D: Conv<S>, S: Prim> Kernel for NumericAssign<D, S> {
                 // SAFETY: (1) element `done + j` < count of the source.
                 *slot = unsafe { std::ptr::read_unaligned(src.offset(i * ss) as *const S) };
             }
-            self.chunk(&mut dbuf[..n], &sbuf[..n])?;
+            self.chunk::<false>(&mut dbuf[..n], &sbuf[..n])?;
             for (j, v) in dbuf[..n].iter().enumerate() {
                 let i = (done + j) as isize;
                 // SAFETY: (1) element `done + j` < count of the destination.
