@@ -8,35 +8,6 @@ use crate::error::{Error, Result};
 use crate::types::{Type, TypeKind};
 use std::mem::size_of;
 
-/// The number of data bytes of `a` when its fixed dims are in C order
-/// (size-1 dims with any stride) over a non-dim element, so the data is one
-/// run of `tp.data_size()` bytes; `None` otherwise.
-pub(super) fn contiguous_bytes(a: &Array) -> Option<usize> {
-    let mut tp = a.tp();
-    let mut meta = a.arrmeta_ptr();
-    let mut dims: smallvec::SmallVec<[FixedDimMeta; 4]> = smallvec::SmallVec::new();
-    while let TypeKind::FixedDim { elem, .. } = tp.kind() {
-        // SAFETY: a fixed dim's arrmeta starts with its FixedDimMeta and the
-        // element's arrmeta follows (DESIGN §4).
-        unsafe {
-            dims.push(arrmeta::read(meta));
-            meta = meta.add(size_of::<FixedDimMeta>());
-        }
-        tp = elem;
-    }
-    if tp.is_dim() {
-        return None;
-    }
-    let mut expect = tp.data_size() as isize;
-    for m in dims.iter().rev() {
-        if m.dim_size != 1 && m.stride != expect {
-            return None;
-        }
-        expect = expect.checked_mul(m.dim_size)?;
-    }
-    Some(a.tp().data_size())
-}
-
 /// Copies the value of `src` into `dst`, which must have the same type.
 pub(super) fn copy_value(dst: &Array, src: &Array) -> Result<()> {
     if dst.tp() != src.tp() {

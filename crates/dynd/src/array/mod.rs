@@ -31,7 +31,7 @@ pub use scalar::Scalar;
 
 use crate::error::{Error, Result};
 use crate::memblock::{BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind};
-use crate::types::Type;
+use crate::types::{Type, TypeKind};
 use std::alloc::Layout;
 use std::fmt;
 use std::ptr::NonNull;
@@ -348,9 +348,8 @@ impl Array {
 
     /// A copy of the array with the default layout and its own data.
     pub fn copy(&self) -> Result<Array> {
-        if !self.tp().has_blockref()
-            && let Some(bytes) = copy::contiguous_bytes(self)
-        {
+        if !self.tp().has_blockref() && self.c_contiguous_parts().is_some() {
+            let bytes = self.tp().data_size();
             // Plain data in C order: one memcpy into memory that needs no
             // zeroing first.
             let dst = Array::empty_for_overwrite(self.tp().clone())?;
@@ -369,6 +368,40 @@ impl Array {
         }
         copy::copy_value(&dst, self)?;
         Ok(dst)
+    }
+
+    /// The shape, element type and element arrmeta of the array when its
+    /// fixed dims are in C order (size-1 dims with any stride) over a
+    /// non-dim element, so its data is one run of `tp().data_size()` bytes;
+    /// `None` for var dims or any other layout.
+    pub(crate) fn c_contiguous_parts(
+        &self,
+    ) -> Option<(smallvec::SmallVec<[usize; 4]>, &Type, *const u8)> {
+        let mut shape = smallvec::SmallVec::new();
+        let mut strides: smallvec::SmallVec<[isize; 4]> = smallvec::SmallVec::new();
+        let mut tp = self.tp();
+        let mut meta = self.arrmeta_ptr();
+        while let TypeKind::FixedDim { size, elem } = tp.kind() {
+            // SAFETY: a fixed dim's arrmeta starts with its FixedDimMeta, and
+            // the element's arrmeta follows (DESIGN §4).
+            let m = unsafe { std::ptr::read_unaligned(meta as *const FixedDimMeta) };
+            shape.push(*size);
+            strides.push(m.stride);
+            // SAFETY: as above.
+            meta = unsafe { meta.add(size_of::<FixedDimMeta>()) };
+            tp = elem;
+        }
+        if tp.is_dim() {
+            return None;
+        }
+        let mut expect = tp.data_size() as isize;
+        for (&n, &s) in shape.iter().zip(&strides).rev() {
+            if n != 1 && s != expect {
+                return None;
+            }
+            expect = expect.checked_mul(n as isize)?;
+        }
+        Some((shape, tp, meta))
     }
 
     /// `true` when both arrays view data in the same memory block.

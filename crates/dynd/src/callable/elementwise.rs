@@ -300,35 +300,10 @@ struct FlatArgs<'a> {
     count: usize,
 }
 
-/// Walks `a`'s fixed dims: its shape, element type and element arrmeta, if
-/// it is C-contiguous fixed dims (size-1 dims with any stride) over a
-/// non-dim element; `None` for var dims or any other layout.
+/// `a`'s shape, element type and element arrmeta when it is C-contiguous
+/// fixed dims over a non-dim element ([`Array::c_contiguous_parts`]).
 fn contiguous_fixed(a: &Array) -> Option<(SmallVec<[usize; 4]>, &Type, *const u8)> {
-    let mut shape = SmallVec::new();
-    let mut strides: SmallVec<[isize; 4]> = SmallVec::new();
-    let mut tp = a.tp();
-    let mut meta = a.arrmeta_ptr();
-    while let TypeKind::FixedDim { size, elem } = tp.kind() {
-        // SAFETY: a fixed dim's arrmeta starts with its FixedDimMeta, and
-        // the element's arrmeta follows (DESIGN §4).
-        let m = unsafe { std::ptr::read_unaligned(meta as *const FixedDimMeta) };
-        shape.push(*size);
-        strides.push(m.stride);
-        // SAFETY: as above.
-        meta = unsafe { meta.add(size_of::<FixedDimMeta>()) };
-        tp = elem;
-    }
-    if tp.is_dim() {
-        return None;
-    }
-    let mut expect = tp.data_size() as isize;
-    for (&n, &s) in shape.iter().zip(&strides).rev() {
-        if n != 1 && s != expect {
-            return None;
-        }
-        expect = expect.checked_mul(n as isize)?;
-    }
-    Some((shape, tp, meta))
+    a.c_contiguous_parts()
 }
 
 fn flat_args<'a>(args: &[&'a Array]) -> Option<FlatArgs<'a>> {
@@ -439,42 +414,20 @@ fn run_flat(
             KernelRequest::Strided,
         )?;
     }
-    let dst = out.data_ptr();
-    let dstride = dtype.data_size() as isize;
     let srcs: SmallVec<[*const u8; 4]> = args.iter().map(|a| a.data_ptr() as *const u8).collect();
-    let n = flat.count;
-    if n < 2 * TASK_ELEMENTS || rayon::current_num_threads() < 2 {
-        // SAFETY: built for Strided on the element types; `n` elements at
-        // these strides lie in each array's data (C-contiguous, or a scalar
-        // read with stride 0).
-        return unsafe { ckb.call_strided(dst, dstride, &srcs, &flat.strides, n) };
+    // SAFETY: (1) built for Strided on the element types above; (2)
+    // `count` elements at these strides lie in each array's data
+    // (C-contiguous of the common shape, or a scalar read with stride 0).
+    unsafe {
+        run_strided_split(
+            &ckb,
+            out.data_ptr(),
+            dtype.data_size() as isize,
+            &srcs,
+            &flat.strides,
+            flat.count,
+        )
     }
-    let ckb: &CKernelBuilder = &ckb;
-    let strides: &[isize] = &flat.strides;
-    let (dst, srcs) = (Shared(dst), Shared(srcs));
-    (0..n.div_ceil(TASK_ELEMENTS))
-        .into_par_iter()
-        .try_for_each(|task| {
-            let (dst, srcs) = (*dst.get(), srcs.get());
-            let start = task * TASK_ELEMENTS;
-            let count = TASK_ELEMENTS.min(n - start);
-            let these: SmallVec<[*const u8; 4]> = srcs
-                .iter()
-                .zip(strides)
-                .map(|(p, s)| p.wrapping_offset(start as isize * s))
-                .collect();
-            // SAFETY: as above, for elements [start, start + count), which are
-            // this task's alone in the output.
-            unsafe {
-                ckb.call_strided(
-                    dst.wrapping_offset(start as isize * dstride),
-                    dstride,
-                    &these,
-                    strides,
-                    count,
-                )
-            }
-        })
 }
 
 // ---------------------------------------------------------------- ragged case
@@ -725,21 +678,32 @@ fn run_ragged(
         )?;
     }
     for seg in segments {
-        run_strided_split(
-            &ckb,
-            base.wrapping_add(seg.start * esize),
-            esize as isize,
-            &seg.srcs,
-            strides,
-            seg.count,
-        )?;
+        // SAFETY: (1) built for Strided above; (2) a run's elements lie one
+        // after another in every var argument (that is how runs were cut),
+        // scalars are read with stride 0, and the output has `total`
+        // elements from `base`, this run's from `seg.start`.
+        unsafe {
+            run_strided_split(
+                &ckb,
+                base.wrapping_add(seg.start * esize),
+                esize as isize,
+                &seg.srcs,
+                strides,
+                seg.count,
+            )?;
+        }
     }
     Ok(out)
 }
 
 /// Runs a built strided kernel over `n` elements, split in ranges across
 /// rayon's threads when large.
-fn run_strided_split(
+///
+/// # Safety
+/// 1. `ckb` holds a kernel built for Strided on these element types.
+/// 2. `n` elements at the strides lie in the (writable) output and in each
+///    source.
+unsafe fn run_strided_split(
     ckb: &CKernelBuilder,
     dst: *mut u8,
     dstride: isize,
@@ -748,8 +712,7 @@ fn run_strided_split(
     n: usize,
 ) -> Result<()> {
     if n < 2 * TASK_ELEMENTS || rayon::current_num_threads() < 2 {
-        // SAFETY: the callers' promise: the kernel was built for Strided and
-        // `n` elements at these strides lie in each buffer.
+        // SAFETY: (1) and (2).
         return unsafe { ckb.call_strided(dst, dstride, srcs, strides, n) };
     }
     let (dst, srcs) = (Shared(dst), Shared(srcs));
