@@ -12,7 +12,7 @@
 use crate::callables::named;
 use crate::harness::{Ctx, Measurement, median_time, or_skip};
 use dynd::array::{FixedDimMeta, VarDimData, VarDimMeta};
-use dynd::callable::reduce;
+use dynd::compute as reduce;
 use dynd::memblock::MemBlock;
 use dynd::{Array, Error, Result, Type};
 use std::hint::black_box;

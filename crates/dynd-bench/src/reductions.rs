@@ -4,7 +4,7 @@
 use crate::callables::{f64_array, named};
 use crate::copies::f64_matrix;
 use crate::harness::{Ctx, Measurement, median_time, or_skip};
-use dynd::callable::reduce;
+use dynd::compute as reduce;
 use std::hint::black_box;
 
 fn whole(ctx: &Ctx) {

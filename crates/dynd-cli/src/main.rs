@@ -146,7 +146,7 @@ fn run(args: &[String]) -> Result<String, Error> {
                 .collect::<Result<_, Error>>()?;
             let refs: Vec<&Array> = arrays.iter().collect();
             let out = if axes.is_some() || keepdims {
-                use dynd::callable::reduce;
+                use dynd::compute as reduce;
                 let f = match name {
                     "sum" => reduce::sum,
                     "prod" => reduce::prod,
@@ -167,7 +167,7 @@ fn run(args: &[String]) -> Result<String, Error> {
                         refs.len()
                     )));
                 };
-                let axes = axes.map(|a| reduce::signed_axes(&a)).transpose()?;
+                let axes = axes.map(|a| dynd::callable::reduce::signed_axes(&a)).transpose()?;
                 f(a, axes.as_deref(), keepdims)?
             } else {
                 dynd::callable::lookup(name)?.call(&refs)?

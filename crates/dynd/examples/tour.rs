@@ -145,15 +145,15 @@ fn main() -> Result<(), dynd::Error> {
     let words = Array::from(vec!["abc", "ababc", "ababab", "abd"]);
     show(
         "find(words, \"abc\")",
-        dynd::callable::strings::find(&words, &Array::from("abc")),
+        dynd::compute::find(&words, &Array::from("abc")),
     );
     show(
         "split(\"xaxxbxxxc\", \"x\")",
-        dynd::callable::strings::split(&Array::from("xaxxbxxxc"), &Array::from("x")),
+        dynd::compute::split(&Array::from("xaxxbxxxc"), &Array::from("x")),
     );
 
     section("Reductions over axes, keepdims, and var dims");
-    use dynd::callable::reduce;
+    use dynd::compute as reduce;
     let m = Array::from_json("2 * 3 * float64", "[[1.5, 2, 7], [-2.25, 7, 2.125]]")?;
     show("sum over axis 1", reduce::sum(&m, Some(&[1]), false));
     show(

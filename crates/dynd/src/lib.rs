@@ -21,9 +21,10 @@
 
 pub mod array;
 pub mod callable;
+pub mod compute;
 pub mod error;
-pub mod func;
 pub mod kernels;
+pub mod layout;
 pub mod memblock;
 pub mod types;
 

@@ -111,7 +111,7 @@ fn broadcast(
         move || {
             let x = Array::from_json(a.0, a.1)?;
             let y = Array::from_json(b.0, b.1)?;
-            dynd::func::add(&x, &y).map(|r| r.to_json())
+            dynd::compute::add(&x, &y).map(|r| r.to_json())
         },
     )
 }
@@ -376,21 +376,21 @@ fn cases() -> Vec<Case> {
             "add with one argument",
             Type,
             "takes 2 arguments, got 1",
-            || dynd::func::call("add", &[&Array::from(1i32)]).map(|r| r.to_json()),
+            || dynd::compute::call("add", &[&Array::from(1i32)]).map(|r| r.to_json()),
         ),
         case(
             "broadcast",
             "unknown callable",
             InvalidArgument,
             "frobnicate",
-            || dynd::func::call("frobnicate", &[&Array::from(1i32)]).map(|r| r.to_json()),
+            || dynd::compute::call("frobnicate", &[&Array::from(1i32)]).map(|r| r.to_json()),
         ),
         case(
             "broadcast",
             "int32 1 / 0",
             InvalidArgument,
             "division by zero",
-            || dynd::func::divide(&Array::from(1i32), &Array::from(0i32)).map(|r| r.to_json()),
+            || dynd::compute::divide(&Array::from(1i32), &Array::from(0i32)).map(|r| r.to_json()),
         ),
         // ---- checked casts under each error mode ----
         cast(

@@ -2,11 +2,11 @@
 //! cases, the promotion table (against a hand-written grid), integer
 //! division and overflow, strings, logical truthiness, math against std,
 //! strided and reversed views, parallel against serial, dispatch, and the
-//! `dynd::func` faces and operators.
+//! `dynd::compute` faces and operators.
 
 use dynd::callable::arith::{self, Op, comparison_overloads};
 use dynd::callable::{Callable, lookup, names, register};
-use dynd::func;
+use dynd::compute as func;
 use dynd::kernels::assign::ErrorMode;
 use dynd::types::BuiltinType;
 use dynd::{Array, ErrorKind, Index, Type};

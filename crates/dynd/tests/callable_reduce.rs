@@ -2,8 +2,9 @@
 //! over fixed and var dims, checked against a plain Rust reference;
 //! parallel and serial runs agree bit for bit.
 
-use dynd::callable::reduce::{self, BuiltinReduction, Reduction, reduce_with, signed_axes};
+use dynd::callable::reduce::{BuiltinReduction, Reduction, reduce_with, signed_axes};
 use dynd::callable::{Callable, lookup};
+use dynd::compute as reduce;
 use dynd::kernels::assign::ErrorMode;
 use dynd::{Array, ErrorKind, Index, Type};
 use proptest::prelude::*;

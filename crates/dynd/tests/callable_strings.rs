@@ -4,7 +4,8 @@
 //! the registry, large calls on several threads, and property tests against
 //! Rust's `str` methods.
 
-use dynd::callable::{lookup, strings};
+use dynd::callable::lookup;
+use dynd::compute as strings;
 use dynd::{Array, ErrorKind, Index};
 use proptest::prelude::*;
 

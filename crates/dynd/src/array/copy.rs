@@ -2,9 +2,11 @@
 //! [`Array::copy`]. Assignment between different types is the job of the
 //! assignment kernels.
 
-use super::arrmeta::{self, BlockrefMeta, FixedDimMeta, StringData, VarDimData, VarDimMeta};
 use super::{Array, Scalar};
 use crate::error::{Error, Result};
+use crate::layout::arrmeta::{
+    self, BlockrefMeta, FixedDimMeta, StringData, VarDimData, VarDimMeta,
+};
 use crate::types::{Type, TypeKind};
 use std::mem::size_of;
 
@@ -90,7 +92,7 @@ unsafe fn copy(
             }
             TypeKind::String | TypeKind::Bytes => {
                 let s: StringData = arrmeta::read(src);
-                let bytes = super::string_bytes(s);
+                let bytes = crate::layout::string_bytes(s);
                 let m: BlockrefMeta = arrmeta::read(dmeta);
                 let begin = arrmeta::with_allocator(m.blockref, |a| a.allocate(bytes.len(), 1))?;
                 std::ptr::copy_nonoverlapping(bytes.as_ptr(), begin, bytes.len());

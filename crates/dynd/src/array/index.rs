@@ -3,8 +3,8 @@
 //! are made.
 
 use super::Array;
-use super::arrmeta::{self, FixedDimMeta, VarDimData, VarDimMeta};
 use crate::error::{Error, Result};
+use crate::layout::arrmeta::{self, FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
 use std::mem::size_of;

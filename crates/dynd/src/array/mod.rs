@@ -17,19 +17,22 @@
 //! shares writable arrays between threads must do the same (or make the
 //! array immutable with [`Array::into_immutable`]).
 
-pub(crate) mod arrmeta;
 mod assign;
 mod copy;
 mod index;
 mod json;
-pub(crate) mod na;
 mod scalar;
 
-pub use arrmeta::{BlockrefMeta, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta};
+pub use crate::layout::{
+    BlockrefMeta, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta,
+};
+/// The old name of [`NativeType`](crate::types::NativeType), kept while
+/// callers move over.
+pub use crate::types::NativeType as Scalar;
 pub use index::Index;
-pub use scalar::Scalar;
 
 use crate::error::{Error, Result};
+use crate::layout::{arrmeta, string_bytes};
 use crate::memblock::{BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind};
 use crate::types::{Type, TypeKind};
 use std::alloc::Layout;
@@ -408,18 +411,6 @@ impl Array {
     pub fn shares_data_with(&self, other: &Array) -> bool {
         self.data_ref().ptr_eq(other.data_ref())
     }
-}
-
-/// The bytes of string data.
-///
-/// # Safety
-/// 1. `s` is string data whose bytes are alive for `'a`.
-pub(crate) unsafe fn string_bytes<'a>(s: StringData) -> &'a [u8] {
-    if s.begin.is_null() || s.end <= s.begin {
-        return &[];
-    }
-    // SAFETY: (1) `[begin, end)` is one allocation.
-    unsafe { std::slice::from_raw_parts(s.begin, s.end as usize - s.begin as usize) }
 }
 
 /// Something that names a type: a [`Type`] or datashape text.

@@ -1,66 +1,10 @@
 //! Rust scalar values and arrays built from them.
 
-use super::{Array, StringData, arrmeta};
+use super::Array;
 use crate::error::{Error, Result};
-use crate::types::{BuiltinType, Type};
-use half::f16;
-use num_complex::Complex;
+use crate::types::{NativeType, Type};
 
-/// A Rust type that is the data of a builtin dynd type.
-pub trait Scalar: Copy + Send + Sync + 'static {
-    /// The builtin type whose data this is.
-    const TYPE: BuiltinType;
-
-    /// Reads a value from possibly unaligned data.
-    ///
-    /// # Safety
-    /// 1. `p` is valid for reading `TYPE.data_size()` bytes.
-    unsafe fn load(p: *const u8) -> Self;
-
-    /// Writes the value to possibly unaligned data.
-    ///
-    /// # Safety
-    /// 1. `p` is valid for writing `TYPE.data_size()` bytes.
-    unsafe fn store(self, p: *mut u8);
-}
-
-macro_rules! plain_scalar {
-    ($($t:ty => $b:ident),* $(,)?) => {$(
-        impl Scalar for $t {
-            const TYPE: BuiltinType = BuiltinType::$b;
-            unsafe fn load(p: *const u8) -> Self {
-                // SAFETY: (1); every bit pattern is a valid $t.
-                unsafe { arrmeta::read(p) }
-            }
-            unsafe fn store(self, p: *mut u8) {
-                // SAFETY: (1).
-                unsafe { arrmeta::write(p, self) }
-            }
-        }
-    )*};
-}
-
-plain_scalar!(
-    i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64, i128 => Int128,
-    u8 => UInt8, u16 => UInt16, u32 => UInt32, u64 => UInt64, u128 => UInt128,
-    f16 => Float16, f32 => Float32, f64 => Float64,
-    Complex<f32> => Complex64, Complex<f64> => Complex128,
-);
-
-impl Scalar for bool {
-    const TYPE: BuiltinType = BuiltinType::Bool;
-    unsafe fn load(p: *const u8) -> Self {
-        // SAFETY: (1). Read as a byte: any non-zero byte is true, so data
-        // written by C code cannot produce an invalid bool.
-        unsafe { *p != 0 }
-    }
-    unsafe fn store(self, p: *mut u8) {
-        // SAFETY: (1).
-        unsafe { *p = self as u8 }
-    }
-}
-
-pub(super) fn check<T: Scalar>(tp: &Type) -> Result<()> {
+pub(super) fn check<T: NativeType>(tp: &Type) -> Result<()> {
     if tp.as_builtin() == Some(T::TYPE) {
         Ok(())
     } else {
@@ -71,7 +15,7 @@ pub(super) fn check<T: Scalar>(tp: &Type) -> Result<()> {
     }
 }
 
-impl<T: Scalar> From<T> for Array {
+impl<T: NativeType> From<T> for Array {
     /// A 0-d array holding `value`.
     fn from(value: T) -> Array {
         let a = Array::empty(Type::builtin(T::TYPE)).unwrap_or_else(|e| panic!("{e}"));
@@ -81,7 +25,7 @@ impl<T: Scalar> From<T> for Array {
     }
 }
 
-impl<T: Scalar> From<&[T]> for Array {
+impl<T: NativeType> From<&[T]> for Array {
     /// A 1-d array `N * T`.
     fn from(values: &[T]) -> Array {
         let tp = Type::fixed_dim(values.len(), Type::builtin(T::TYPE));
@@ -95,14 +39,14 @@ impl<T: Scalar> From<&[T]> for Array {
     }
 }
 
-impl<T: Scalar> From<Vec<T>> for Array {
+impl<T: NativeType> From<Vec<T>> for Array {
     /// A 1-d array `N * T`.
     fn from(values: Vec<T>) -> Array {
         Array::from(values.as_slice())
     }
 }
 
-impl<T: Scalar> From<Vec<Vec<T>>> for Array {
+impl<T: NativeType> From<Vec<Vec<T>>> for Array {
     /// A 2-d array: `M * N * T` when every row has length N, otherwise
     /// ragged, `M * var * T`.
     fn from(rows: Vec<Vec<T>>) -> Array {
@@ -131,7 +75,7 @@ impl From<&str> for Array {
         let a = Array::empty(Type::string()).unwrap_or_else(|e| panic!("{e}"));
         // SAFETY: a fresh string array: its arrmeta holds a POD allocator
         // block and its data is one StringData.
-        unsafe { write_string(a.arrmeta_ptr(), a.data_ptr(), s.as_bytes()) }
+        unsafe { crate::layout::write_string(a.arrmeta_ptr(), a.data_ptr(), s.as_bytes()) }
             .unwrap_or_else(|e| panic!("{e}"));
         a
     }
@@ -150,34 +94,10 @@ impl From<Vec<&str>> for Array {
                 .arrmeta_ptr()
                 .add(std::mem::size_of::<super::FixedDimMeta>());
             for (i, s) in values.iter().enumerate() {
-                write_string(meta, a.data_ptr().add(i * 16), s.as_bytes())
+                crate::layout::write_string(meta, a.data_ptr().add(i * 16), s.as_bytes())
                     .unwrap_or_else(|e| panic!("{e}"));
             }
         }
         a
     }
-}
-
-/// Copies `bytes` into the string/bytes blockref of `meta` and points the
-/// string data at them.
-///
-/// # Safety
-/// 1. `meta` is string or bytes arrmeta; `data` is writable StringData.
-pub(crate) unsafe fn write_string(meta: *const u8, data: *mut u8, bytes: &[u8]) -> Result<()> {
-    // SAFETY: (1).
-    let m: super::BlockrefMeta = unsafe { arrmeta::read(meta) };
-    // SAFETY: (1) the arrmeta's blockref is alive.
-    let begin = unsafe { arrmeta::with_allocator(m.blockref, |a| a.allocate(bytes.len(), 1)) }?;
-    // SAFETY: `begin` has room for bytes.len() bytes; (1) for `data`.
-    unsafe {
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), begin, bytes.len());
-        arrmeta::write(
-            data,
-            StringData {
-                begin,
-                end: begin.add(bytes.len()),
-            },
-        );
-    }
-    Ok(())
 }

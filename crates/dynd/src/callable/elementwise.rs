@@ -27,10 +27,11 @@
 //! element is computed by the same kernel either way.
 
 use super::{Callable, no_match};
-use crate::array::{Array, FixedDimMeta, VarDimData, VarDimMeta};
+use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::kernels::lift::{self, dims_of, shape_text};
 use crate::kernels::{CKernelBuilder, KernelRequest};
+use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::types::{Type, TypeKind};
 use rayon::prelude::*;
 use smallvec::SmallVec;
@@ -634,7 +635,7 @@ fn run_ragged(
         .ok_or_else(|| Error::alloc(format!("{total} elements of {dtype} are too large")))?;
     // SAFETY: the var dim's blockref is the output's own, alive with it.
     let base = unsafe {
-        crate::array::arrmeta::with_allocator(vm.blockref, |a| {
+        crate::layout::arrmeta::with_allocator(vm.blockref, |a| {
             // Every element is written by the kernel (or the output is
             // dropped with the error).
             a.allocate_for_overwrite(bytes, dtype.data_alignment())

@@ -17,8 +17,8 @@
 //! for contiguous data once per call and take a plain slice loop then.
 
 use super::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
-use crate::array::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::error::{Error, Result};
+use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
 use smallvec::SmallVec;

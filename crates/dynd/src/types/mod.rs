@@ -16,9 +16,11 @@
 
 mod builtin;
 mod datashape;
+mod native;
 mod print;
 
 pub use builtin::{BUILTIN_TYPE_ID_LIMIT, BuiltinType, FLOAT128_TYPE_ID};
+pub use native::NativeType;
 pub(crate) use print::is_identifier;
 
 use crate::error::{Error, Result};

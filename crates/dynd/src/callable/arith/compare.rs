@@ -13,10 +13,10 @@
 
 use super::kernels::{Binary, BinaryOp, CoreKernel, Elem, core};
 use super::unary::Truthy;
-use crate::array::{StringData, string_bytes};
 use crate::callable::{CallableImpl, no_match};
 use crate::error::Result;
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
+use crate::layout::{StringData, string_bytes};
 use crate::types::{BuiltinType, CallableSignature, Type};
 use half::f16;
 use num_complex::Complex;

@@ -3,7 +3,7 @@
 //!
 //! ```
 //! use dynd::Array;
-//! use dynd::callable::reduce;
+//! use dynd::compute as reduce;
 //! let a = Array::from_json("2 * 3 * float64", "[[1.5, 2, 7], [-2.25, 7, 2.125]]").unwrap();
 //! assert_eq!(reduce::sum(&a, Some(&[1]), false).unwrap().to_json(), "[10.5,6.875]");
 //! assert_eq!(reduce::sum(&a, Some(&[1]), true).unwrap().tp().to_string(), "2 * 1 * float64");
@@ -634,25 +634,6 @@ pub fn signed_axes(axes: &[i64]) -> Result<Vec<usize>> {
         .collect()
 }
 
-macro_rules! reduction_fns {
-    ($($f:ident => $kind:ident: $what:literal;)*) => {$(
-        #[doc = concat!("The ", $what, " of `a` over `axes` (`None`: all), keeping reduced dims as `1 *` with `keepdims`. See the [module docs](self) for result types.")]
-        pub fn $f(a: &Array, axes: Option<&[usize]>, keepdims: bool) -> Result<Array> {
-            Reduction::builtin(BuiltinReduction::$kind).apply(a, axes, keepdims)
-        }
-    )*};
-}
-
-reduction_fns! {
-    sum => Sum: "sum";
-    prod => Prod: "product";
-    min => Min: "smallest value";
-    max => Max: "largest value";
-    mean => Mean: "mean";
-    all => All: "logical and (every value non-zero)";
-    any => Any: "logical or (some value non-zero)";
-}
-
 /// Registers the built-in reductions, over every axis, without keepdims.
 pub(crate) fn register(map: &mut BTreeMap<String, Callable>) {
     for kind in BuiltinReduction::ALL {
@@ -672,7 +653,9 @@ mod tests {
     #[test]
     fn the_plan_merges_contiguous_dims_and_drops_size_one() {
         let x = a("2 * 1 * 3 * int32", "[[[1,2,3]],[[4,5,6]]]");
-        let r = sum(&x, None, false).unwrap();
+        let r = Reduction::builtin(BuiltinReduction::Sum)
+            .apply(&x, None, false)
+            .unwrap();
         assert_eq!(r.to_json(), "21");
         let t = Reduction::builtin(BuiltinReduction::Sum);
         let (out, reduced) = t.resolve_one(x.tp()).unwrap();

@@ -21,9 +21,9 @@
 //! innermost loop is the one that walks memory contiguously.
 
 use super::ops::{CountOp, Ctx, ReduceOp};
-use crate::array::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::error::{Error, Result};
 use crate::kernels::{Kernel, KernelRef};
+use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
 use rayon::prelude::*;

@@ -10,11 +10,11 @@
 //! once, and the kernel keeps no scratch of its own.
 
 use super::Op;
-use crate::array::na::write_na;
-use crate::array::{StringData, VarDimData, string_bytes};
 use crate::error::{Error, Result};
-use crate::kernels::assign::string::codec::{Invalid, store_var, utf8};
 use crate::kernels::{Kernel, KernelRef};
+use crate::layout::na::write_na;
+use crate::layout::text::{Invalid, store_var, utf8};
+use crate::layout::{StringData, VarDimData, string_bytes};
 use crate::memblock::{MemBlock, PodAllocator};
 use crate::types::Type;
 use std::mem::{align_of, size_of};

@@ -51,9 +51,9 @@ mod kernel;
 mod split;
 
 use super::{Callable, CallableImpl, no_match};
-use crate::array::{Array, BlockrefMeta, VarDimMeta};
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, KernelRequest};
+use crate::layout::{BlockrefMeta, VarDimMeta};
 use crate::memblock::MemBlock;
 use crate::types::{CallableSignature, Type, TypeKind};
 use kernel::{Out, StrKernel};
@@ -65,7 +65,7 @@ use std::sync::LazyLock;
 
 /// The string functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
+pub(crate) enum Op {
     Find,
     RFind,
     Count,
@@ -342,7 +342,7 @@ static CALLABLES: LazyLock<Vec<Callable>> = LazyLock::new(|| {
 });
 
 /// The built-in callable of `op`.
-fn callable(op: Op) -> Callable {
+pub(crate) fn callable(op: Op) -> Callable {
     CALLABLES
         .get(op as usize)
         .cloned()
@@ -354,77 +354,4 @@ pub(crate) fn register(map: &mut BTreeMap<String, Callable>) {
     for op in Op::ALL {
         map.insert(op.name().to_string(), callable(op));
     }
-}
-
-/// The code point index of the first `sub` in each `s`, or -1 (`int64`).
-///
-/// ```
-/// use dynd::{Array, callable::strings::find};
-/// let s = Array::from(vec!["abc", "ababc", "ababab", "abd"]);
-/// let r = find(&s, &Array::from("abc")).unwrap();
-/// assert_eq!(r.to_json(), "[0,2,-1,-1]");
-/// ```
-pub fn find(s: &Array, sub: &Array) -> Result<Array> {
-    callable(Op::Find).call(&[s, sub])
-}
-
-/// The code point index of the last `sub` in each `s`, or -1 (`int64`).
-pub fn rfind(s: &Array, sub: &Array) -> Result<Array> {
-    callable(Op::RFind).call(&[s, sub])
-}
-
-/// The number of non-overlapping `sub` in each `s` (`int64`).
-pub fn count(s: &Array, sub: &Array) -> Result<Array> {
-    callable(Op::Count).call(&[s, sub])
-}
-
-/// Every `old` in each `s` replaced by `new` (`string`).
-///
-/// ```
-/// use dynd::{Array, callable::strings::replace};
-/// let r = replace(&Array::from("abc"), &Array::from(""), &Array::from("-")).unwrap();
-/// assert_eq!(r.as_str().unwrap(), "-a-b-c-");
-/// ```
-pub fn replace(s: &Array, old: &Array, new: &Array) -> Result<Array> {
-    callable(Op::Replace).call(&[s, old, new])
-}
-
-/// Each `s` split at every `sep`: one more var dim (`string` →
-/// `var * string`, `N * string` → `N * var * string`).
-///
-/// ```
-/// use dynd::{Array, callable::strings::split};
-/// let r = split(&Array::from("xaxxbxxxc"), &Array::from("x")).unwrap();
-/// assert_eq!(r.tp().to_string(), "var * string");
-/// assert_eq!(r.to_json(), r#"["","a","","b","","","c"]"#);
-/// ```
-pub fn split(s: &Array, sep: &Array) -> Result<Array> {
-    callable(Op::Split).call(&[s, sep])
-}
-
-/// Whether each `s` starts with `prefix` (`bool`).
-pub fn startswith(s: &Array, prefix: &Array) -> Result<Array> {
-    callable(Op::StartsWith).call(&[s, prefix])
-}
-
-/// Whether each `s` ends with `suffix` (`bool`).
-pub fn endswith(s: &Array, suffix: &Array) -> Result<Array> {
-    callable(Op::EndsWith).call(&[s, suffix])
-}
-
-/// Whether each `s` contains `sub` (`bool`).
-pub fn contains(s: &Array, sub: &Array) -> Result<Array> {
-    callable(Op::Contains).call(&[s, sub])
-}
-
-/// `a` followed by `b`, elementwise with broadcasting (`string`).
-///
-/// ```
-/// use dynd::{Array, callable::strings::concat};
-/// let a = Array::from_json("2 * 1 * string", r#"[["a"], ["b"]]"#).unwrap();
-/// let b = Array::from(vec!["x", "y"]);
-/// assert_eq!(concat(&a, &b).unwrap().to_json(), r#"[["ax","ay"],["bx","by"]]"#);
-/// ```
-pub fn concat(a: &Array, b: &Array) -> Result<Array> {
-    callable(Op::Concat).call(&[a, b])
 }

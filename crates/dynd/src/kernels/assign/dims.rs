@@ -5,10 +5,10 @@
 //! fills the elements it already has.
 
 use super::{ErrorMode, make_assignment_kernel};
-use crate::array::FixedDimMeta;
 use crate::error::Result;
 use crate::kernels::lift;
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
+use crate::layout::FixedDimMeta;
 use crate::types::{BuiltinType, Type, TypeKind};
 use std::pin::Pin;
 

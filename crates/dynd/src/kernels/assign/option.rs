@@ -13,10 +13,10 @@
 //! becomes missing in `nocheck`.
 
 use super::{ErrorMode, make_assignment_kernel};
-use crate::array::StringData;
-use crate::array::na;
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
+use crate::layout::StringData;
+use crate::layout::na;
 use crate::types::{BuiltinType, Type, TypeKind};
 use half::f16;
 use std::pin::Pin;
@@ -75,7 +75,7 @@ impl Kernel for IntoOption {
                 Missing::Text => {
                     let s: StringData = std::ptr::read_unaligned(src[0] as *const StringData);
                     s.begin.is_null()
-                        || matches!(crate::array::string_bytes(s), b"NA" | b"null" | b"")
+                        || matches!(crate::layout::string_bytes(s), b"NA" | b"null" | b"")
                 }
                 Missing::NaN(b) => is_nan(*b, src[0]),
                 Missing::Never => false,

@@ -3,9 +3,9 @@
 //! pointer is not supported (a type error).
 
 use super::{ErrorMode, make_assignment_kernel};
-use crate::array::PointerMeta;
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
+use crate::layout::PointerMeta;
 use crate::types::{Type, TypeKind};
 use std::mem::size_of;
 use std::pin::Pin;

@@ -29,7 +29,7 @@
 //! - a value that does not fit a fixed-size destination is an `Overflow`
 //!   error: a fixed_string is never truncated, not even in nocheck.
 //!
-//! Number syntax and formats are in [`number`]; encodings in [`codec`]
+//! Number syntax and formats are in [`number`]; encodings in [`crate::layout::text`]
 //! (fixed_string data ends at its first zero code unit). Errors name the
 //! value and both types: `string value "128" is out of range for int8`.
 //! When an element fails, it is left unchanged.
@@ -39,19 +39,18 @@
 //! that block, and the allocator locks, so one kernel may run on several
 //! threads at once. Data is read and written unaligned everywhere.
 
-pub(crate) mod codec;
 pub(crate) mod number;
-
-pub(crate) use codec::{decode, encode};
 
 use super::ErrorMode;
 use super::numeric::Prim;
-use crate::array::{BlockrefMeta, StringData};
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
+use crate::layout::text::{
+    Invalid, StoreError, Text, TextKind, element_bytes, store_text, store_var, text_of,
+};
+use crate::layout::{BlockrefMeta, StringData};
 use crate::memblock::MemBlock;
 use crate::types::{BuiltinType, Type};
-use codec::{Invalid, StoreError, Text, TextKind, element_bytes, store_text, store_var, text_of};
 use half::f16;
 use num_complex::Complex;
 use number::{Bad, FromText, StackBuf, ToText};
@@ -258,7 +257,7 @@ impl TextAssign {
                 TextKind::FixedBytes(n) if bytes.len() != n => Err(store_failure(
                     StoreError::Length(bytes.len()),
                     &self.src_tp,
-                    &codec::show_bytes(bytes),
+                    &crate::layout::text::show_bytes(bytes),
                     self.dst,
                     &self.dst_tp,
                 )),

@@ -34,7 +34,7 @@
 
 use super::super::ErrorMode;
 use super::super::numeric::{Conv, Prim};
-use crate::array::Scalar;
+use crate::types::NativeType as Scalar;
 use half::f16;
 use num_complex::Complex;
 use std::fmt::{self, Write};

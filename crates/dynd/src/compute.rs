@@ -1,4 +1,4 @@
-//! Functions on arrays: `dynd::func::add(&a, &b)`, and the operators
+//! Functions on arrays: `dynd::compute::add(&a, &b)`, and the operators
 //! `&a + &b`, `&a - &b`, `&a * &b`, `&a / &b`, `&a % &b`, `-&a`.
 //!
 //! Each function calls the callable registered under its name
@@ -12,28 +12,37 @@
 //! zero are errors, never panics.
 //!
 //! ```
-//! use dynd::{Array, func};
+//! use dynd::{Array, compute};
 //! let a = Array::from_json("2 * var * int32", "[[1, 2, 3], [4]]").unwrap();
 //! let b = Array::from_json("2 * 3 * int32", "[[5, 6, 7], [8, 9, 10]]").unwrap();
 //! let c = (&a + &b).unwrap();
 //! assert_eq!(c.tp().to_string(), "2 * 3 * int32");
 //! assert_eq!(c.to_json(), "[[6,8,10],[12,13,14]]");
-//! assert_eq!(func::less(&a, &b).unwrap().to_json(), "[[true,true,true],[true,true,true]]");
+//! assert_eq!(compute::less(&a, &b).unwrap().to_json(), "[[true,true,true],[true,true,true]]");
 //! ```
 //!
-//! This module holds the arithmetic, comparison, logical and math faces;
-//! other families (reductions, strings) add theirs beside them.
+//! | family | functions |
+//! |---|---|
+//! | arithmetic | [`add`], [`subtract`], [`multiply`], [`divide`], [`modulo`], [`pow`], [`negative`], [`abs`] |
+//! | math | [`sqrt`], [`exp`], [`log`], [`sin`], [`cos`], [`tan`] |
+//! | comparison and logic | [`less`], [`less_equal`], [`equal`], [`not_equal`], [`greater`], [`greater_equal`], [`logical_and`], [`logical_or`], [`logical_not`] |
+//! | reductions | [`sum`], [`prod`], [`min`], [`max`], [`mean`], [`all`], [`any`] |
+//! | strings | [`find`], [`rfind`], [`count`], [`replace`], [`split`], [`startswith`], [`endswith`], [`contains`], [`concat`] |
+//!
+//! Any other registered callable is reachable by name through [`call`].
 
 use crate::array::Array;
 use crate::callable::lookup;
+use crate::callable::reduce::{BuiltinReduction, Reduction};
+use crate::callable::strings;
 use crate::error::Result;
 
 /// Calls the callable registered as `name` on `args`.
 ///
 /// ```
-/// use dynd::{Array, func};
+/// use dynd::{Array, compute};
 /// let a = Array::from(vec![1.0f64, 4.0]);
-/// assert_eq!(func::call("sqrt", &[&a]).unwrap().to_json(), "[1.0,2.0]");
+/// assert_eq!(compute::call("sqrt", &[&a]).unwrap().to_json(), "[1.0,2.0]");
 /// ```
 pub fn call(name: &str, args: &[&Array]) -> Result<Array> {
     lookup(name)?.call(args)
@@ -61,10 +70,10 @@ binary_faces! {
     /// `a + b` elementwise (integers wrap; bool + bool is logical or).
     ///
     /// ```
-    /// use dynd::{Array, func};
+    /// use dynd::{Array, compute};
     /// let a = Array::from(vec![1i32, 2]);
     /// let b = Array::from(0.5f64);
-    /// let c = func::add(&a, &b).unwrap();
+    /// let c = compute::add(&a, &b).unwrap();
     /// assert_eq!(c.tp().to_string(), "2 * float64");
     /// assert_eq!(c.to_json(), "[1.5,2.5]");
     /// ```
@@ -78,12 +87,12 @@ binary_faces! {
     /// error. Floats follow IEEE 754.
     ///
     /// ```
-    /// use dynd::{Array, ErrorKind, func};
+    /// use dynd::{Array, ErrorKind, compute};
     /// let a = Array::from(vec![7i32, -7]);
     /// let b = Array::from(vec![2i32, 2]);
-    /// assert_eq!(func::divide(&a, &b).unwrap().to_json(), "[3,-3]");
+    /// assert_eq!(compute::divide(&a, &b).unwrap().to_json(), "[3,-3]");
     /// let zero = Array::from(0i32);
-    /// assert_eq!(func::divide(&a, &zero).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    /// assert_eq!(compute::divide(&a, &zero).unwrap_err().kind(), ErrorKind::InvalidArgument);
     /// ```
     divide;
     /// `a % b` elementwise, with the sign of the dividend (C's `%`, so
@@ -91,20 +100,20 @@ binary_faces! {
     /// `InvalidArgument` error.
     ///
     /// ```
-    /// use dynd::{Array, func};
+    /// use dynd::{Array, compute};
     /// let a = Array::from(vec![7i32, -7, 7]);
     /// let b = Array::from(vec![3i32, 3, -3]);
-    /// assert_eq!(func::modulo(&a, &b).unwrap().to_json(), "[1,-1,1]");
+    /// assert_eq!(compute::modulo(&a, &b).unwrap().to_json(), "[1,-1,1]");
     /// ```
     modulo;
     /// `a < b` elementwise: numbers in their common type, strings and
     /// bytes lexicographically (`"abcd" < "abcde"`).
     ///
     /// ```
-    /// use dynd::{Array, func};
+    /// use dynd::{Array, compute};
     /// let a = Array::from(vec!["abcd", "b"]);
     /// let b = Array::from(vec!["abcde", "a"]);
-    /// assert_eq!(func::less(&a, &b).unwrap().to_json(), "[true,false]");
+    /// assert_eq!(compute::less(&a, &b).unwrap().to_json(), "[true,false]");
     /// ```
     less;
     /// `a <= b` elementwise (as [`less`]).
@@ -121,10 +130,10 @@ binary_faces! {
     /// result.
     ///
     /// ```
-    /// use dynd::{Array, func};
+    /// use dynd::{Array, compute};
     /// let a = Array::from(vec![0i32, 2, 3]);
     /// let b = Array::from(vec![1.5f64, 0.0, -1.0]);
-    /// assert_eq!(func::logical_and(&a, &b).unwrap().to_json(), "[false,false,true]");
+    /// assert_eq!(compute::logical_and(&a, &b).unwrap().to_json(), "[false,false,true]");
     /// ```
     logical_and;
     /// `a or b` elementwise, on truthiness; a bool result.
@@ -133,10 +142,10 @@ binary_faces! {
     /// in float64.
     ///
     /// ```
-    /// use dynd::{Array, func};
+    /// use dynd::{Array, compute};
     /// let a = Array::from(vec![2i32, 3]);
     /// let b = Array::from(2i32);
-    /// assert_eq!(func::pow(&a, &b).unwrap().to_json(), "[4.0,9.0]");
+    /// assert_eq!(compute::pow(&a, &b).unwrap().to_json(), "[4.0,9.0]");
     /// ```
     pow;
 }
@@ -148,9 +157,9 @@ unary_faces! {
     /// number gives its magnitude as a real of its part type.
     ///
     /// ```
-    /// use dynd::{Array, func};
+    /// use dynd::{Array, compute};
     /// let a = Array::from_json("2 * complex[float64]", "[[3, 4], [0, -2]]").unwrap();
-    /// let m = func::abs(&a).unwrap();
+    /// let m = compute::abs(&a).unwrap();
     /// assert_eq!(m.tp().to_string(), "2 * float64");
     /// assert_eq!(m.to_json(), "[5.0,2.0]");
     /// ```
@@ -161,9 +170,9 @@ unary_faces! {
     /// NaN, complex arguments take the principal root).
     ///
     /// ```
-    /// use dynd::{Array, func};
+    /// use dynd::{Array, compute};
     /// let a = Array::from(vec![4i32, 9]);
-    /// assert_eq!(func::sqrt(&a).unwrap().to_json(), "[2.0,3.0]");
+    /// assert_eq!(compute::sqrt(&a).unwrap().to_json(), "[2.0,3.0]");
     /// ```
     sqrt;
     /// `e^a` (bool and integers compute in float64).
@@ -205,4 +214,100 @@ impl std::ops::Neg for &Array {
     fn neg(self) -> Result<Array> {
         negative(self)
     }
+}
+
+// ---- reductions ----
+
+macro_rules! reduction_fns {
+    ($($f:ident => $kind:ident: $what:literal;)*) => {$(
+        #[doc = concat!("The ", $what, " of `a` over `axes` (`None`: all), keeping reduced dims as `1 *` with `keepdims`. See [`crate::callable::reduce`] for result types.")]
+        pub fn $f(a: &Array, axes: Option<&[usize]>, keepdims: bool) -> Result<Array> {
+            Reduction::builtin(BuiltinReduction::$kind).apply(a, axes, keepdims)
+        }
+    )*};
+}
+
+reduction_fns! {
+    sum => Sum: "sum";
+    prod => Prod: "product";
+    min => Min: "smallest value";
+    max => Max: "largest value";
+    mean => Mean: "mean";
+    all => All: "logical and (every value non-zero)";
+    any => Any: "logical or (some value non-zero)";
+}
+
+// ---- strings ----
+
+/// The code point index of the first `sub` in each `s`, or -1 (`int64`).
+///
+/// ```
+/// use dynd::{Array, compute::find};
+/// let s = Array::from(vec!["abc", "ababc", "ababab", "abd"]);
+/// let r = find(&s, &Array::from("abc")).unwrap();
+/// assert_eq!(r.to_json(), "[0,2,-1,-1]");
+/// ```
+pub fn find(s: &Array, sub: &Array) -> Result<Array> {
+    strings::callable(strings::Op::Find).call(&[s, sub])
+}
+
+/// The code point index of the last `sub` in each `s`, or -1 (`int64`).
+pub fn rfind(s: &Array, sub: &Array) -> Result<Array> {
+    strings::callable(strings::Op::RFind).call(&[s, sub])
+}
+
+/// The number of non-overlapping `sub` in each `s` (`int64`).
+pub fn count(s: &Array, sub: &Array) -> Result<Array> {
+    strings::callable(strings::Op::Count).call(&[s, sub])
+}
+
+/// Every `old` in each `s` replaced by `new` (`string`).
+///
+/// ```
+/// use dynd::{Array, compute::replace};
+/// let r = replace(&Array::from("abc"), &Array::from(""), &Array::from("-")).unwrap();
+/// assert_eq!(r.as_str().unwrap(), "-a-b-c-");
+/// ```
+pub fn replace(s: &Array, old: &Array, new: &Array) -> Result<Array> {
+    strings::callable(strings::Op::Replace).call(&[s, old, new])
+}
+
+/// Each `s` split at every `sep`: one more var dim (`string` →
+/// `var * string`, `N * string` → `N * var * string`).
+///
+/// ```
+/// use dynd::{Array, compute::split};
+/// let r = split(&Array::from("xaxxbxxxc"), &Array::from("x")).unwrap();
+/// assert_eq!(r.tp().to_string(), "var * string");
+/// assert_eq!(r.to_json(), r#"["","a","","b","","","c"]"#);
+/// ```
+pub fn split(s: &Array, sep: &Array) -> Result<Array> {
+    strings::callable(strings::Op::Split).call(&[s, sep])
+}
+
+/// Whether each `s` starts with `prefix` (`bool`).
+pub fn startswith(s: &Array, prefix: &Array) -> Result<Array> {
+    strings::callable(strings::Op::StartsWith).call(&[s, prefix])
+}
+
+/// Whether each `s` ends with `suffix` (`bool`).
+pub fn endswith(s: &Array, suffix: &Array) -> Result<Array> {
+    strings::callable(strings::Op::EndsWith).call(&[s, suffix])
+}
+
+/// Whether each `s` contains `sub` (`bool`).
+pub fn contains(s: &Array, sub: &Array) -> Result<Array> {
+    strings::callable(strings::Op::Contains).call(&[s, sub])
+}
+
+/// `a` followed by `b`, elementwise with broadcasting (`string`).
+///
+/// ```
+/// use dynd::{Array, compute::concat};
+/// let a = Array::from_json("2 * 1 * string", r#"[["a"], ["b"]]"#).unwrap();
+/// let b = Array::from(vec!["x", "y"]);
+/// assert_eq!(concat(&a, &b).unwrap().to_json(), r#"[["ax","ay"],["bx","by"]]"#);
+/// ```
+pub fn concat(a: &Array, b: &Array) -> Result<Array> {
+    strings::callable(strings::Op::Concat).call(&[a, b])
 }

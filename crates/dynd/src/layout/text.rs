@@ -5,13 +5,13 @@
 //! Reading validates the whole value before anything is written, and
 //! storing measures before it writes, so a failing element is left
 //! untouched. No pass allocates: the one scratch copy is for a source that
-//! overlaps its fixed-size destination (see [`TextAssign`](super::TextAssign)).
+//! overlaps its fixed-size destination (see `kernels::assign::string::TextAssign`).
 //!
 //! `fixed_string` data ends at its first zero code unit (the rest is
 //! padding), so a string holding a NUL character reads back cut there.
 
-use crate::array::StringData;
 use crate::error::{Error, Result};
+use crate::layout::StringData;
 use crate::memblock::MemBlock;
 use crate::types::{Encoding, Type, TypeKind};
 use std::fmt;
@@ -77,7 +77,7 @@ pub(crate) unsafe fn element_bytes<'a>(kind: TextKind, data: *const u8) -> &'a [
         // SAFETY: (1) the element holds `n` bytes; u8 needs no alignment.
         Some(n) => unsafe { std::slice::from_raw_parts(data, n) },
         // SAFETY: (1) a StringData (read unaligned) into live bytes.
-        None => unsafe { crate::array::string_bytes(data.cast::<StringData>().read_unaligned()) },
+        None => unsafe { crate::layout::string_bytes(data.cast::<StringData>().read_unaligned()) },
     }
 }
 

@@ -1,0 +1,285 @@
+//! Folds of runs with several accumulators, and [`FoldOp`], the
+//! built-in reductions.
+
+use super::*;
+
+/// Combines the lanes, pairwise.
+#[inline(always)]
+pub(super) fn lanes<K: Combine<A>, A: Copy>(a: [A; LANES]) -> A {
+    let c = K::combine;
+    c(
+        c(c(a[0], a[1]), c(a[2], a[3])),
+        c(c(a[4], a[5]), c(a[6], a[7])),
+    )
+}
+
+/// Folds `n >= 1` elements (at most a block) `s` bytes apart from `p`:
+/// element `j` of the first `n - n % LANES` into lane `j % LANES`, then the
+/// combined lanes with the rest, in order.
+///
+/// # Safety
+/// 1. `p + j * s` is a readable `S` for every `j < n`.
+#[inline(always)]
+pub(super) unsafe fn fold_block<K, S, A>(p: *const u8, s: isize, n: usize) -> A
+where
+    K: Combine<A>,
+    S: Pod + Cvt<A>,
+    A: Copy,
+{
+    if n < LANES {
+        // No whole lane group: the lanes would all hold the identity, and
+        // combine to it, so this is the same fold without their set-up
+        // (short var rows are the common case).
+        let mut r = K::identity();
+        for j in 0..n {
+            // SAFETY: (1) j < n.
+            let x: S = unsafe { ld(p.wrapping_offset(j as isize * s)) };
+            r = K::combine(r, x.cvt());
+        }
+        return r;
+    }
+    let mut acc = [K::identity(); LANES];
+    let body = n - n % LANES;
+    if contiguous::<S>(p, s) {
+        // SAFETY: (1) with s = size_of::<S>() and alignment checked: n
+        // contiguous S, and S is Pod.
+        let xs = unsafe { std::slice::from_raw_parts(p.cast::<S>(), n) };
+        let (chunks, tail) = xs.as_chunks::<LANES>();
+        if K::NAN_CHECK {
+            let mut nan = [false; LANES];
+            for c in chunks {
+                for l in 0..LANES {
+                    let x: A = c[l].cvt();
+                    acc[l] = K::fast(acc[l], x);
+                    nan[l] |= K::is_nan(x);
+                }
+            }
+            if nan.contains(&true) {
+                acc = [K::identity(); LANES];
+                for c in chunks {
+                    for l in 0..LANES {
+                        acc[l] = K::combine(acc[l], c[l].cvt());
+                    }
+                }
+            }
+        } else {
+            for c in chunks {
+                for l in 0..LANES {
+                    acc[l] = K::combine(acc[l], c[l].cvt());
+                }
+            }
+        }
+        let mut r = lanes::<K, A>(acc);
+        for &x in tail {
+            r = K::combine(r, x.cvt());
+        }
+        return r;
+    }
+    let at = |j: usize| -> A {
+        // SAFETY: (1) j < n.
+        let x: S = unsafe { ld(p.wrapping_offset(j as isize * s)) };
+        x.cvt()
+    };
+    let mut j = 0;
+    while j < body {
+        for (l, a) in acc.iter_mut().enumerate() {
+            *a = K::combine(*a, at(j + l));
+        }
+        j += LANES;
+    }
+    let mut r = lanes::<K, A>(acc);
+    for j in body..n {
+        r = K::combine(r, at(j));
+    }
+    r
+}
+
+/// Folds a run of `n >= 1` elements: block by block, the block results
+/// combined in order — on rayon's threads for long runs, with the same
+/// blocks and so the same result.
+///
+/// # Safety
+/// 1. `p + j * s` is a readable `S` for every `j < n`.
+pub(super) unsafe fn fold_run<K, S, A>(p: *const u8, s: isize, n: usize) -> A
+where
+    K: Combine<A>,
+    S: Pod + Cvt<A>,
+    A: Copy + Send,
+{
+    let blocks = n.div_ceil(BLOCK);
+    let base = SendPtr(p);
+    let block = move |b: usize| -> A {
+        let lo = b * BLOCK;
+        // SAFETY: (1) elements lo..lo+len of the run.
+        unsafe {
+            fold_block::<K, S, A>(
+                base.get().wrapping_offset(lo as isize * s),
+                s,
+                BLOCK.min(n - lo),
+            )
+        }
+    };
+    if n >= PAR_FOLD_MIN && rayon::current_num_threads() > 1 {
+        let parts: Vec<A> = (0..blocks).into_par_iter().map(block).collect();
+        let mut it = parts.into_iter();
+        let first = it.next().unwrap_or_else(K::identity);
+        return it.fold(first, K::combine);
+    }
+    (1..blocks).fold(block(0), |r, b| K::combine(r, block(b)))
+}
+
+/// A built-in reduction: source `S`, accumulator `A`, result `D`, under
+/// the operation `K`.
+pub(in crate::callable::reduce) struct FoldOp<K, S, A, D>(PhantomData<Types<K, S, A, D>>);
+
+/// The type parameters of a [`FoldOp`] (a function pointer: `Send`,
+/// `Sync` and covariant whatever they are).
+pub(super) type Types<K, S, A, D> = fn() -> (K, S, A, D);
+
+impl<K, S, A, D> Default for FoldOp<K, S, A, D> {
+    fn default() -> Self {
+        FoldOp(PhantomData)
+    }
+}
+
+impl<K, S, A, D> ReduceOp for FoldOp<K, S, A, D>
+where
+    K: Combine<A>,
+    S: Pod + Cvt<A>,
+    D: Pod + Cvt<A>,
+    A: Copy + Send + Sync + 'static + Cvt<D>,
+{
+    fn has_identity(&self) -> bool {
+        K::HAS_IDENTITY
+    }
+
+    unsafe fn init(
+        &self,
+        _cx: Ctx<'_>,
+        dst: *mut u8,
+        ds: isize,
+        src: *const u8,
+        ss: isize,
+        n: usize,
+    ) -> Result<()> {
+        if n == 0 {
+            // Nothing to touch (and an empty array's data may be null).
+            return Ok(());
+        }
+        let put = |x: S| -> D {
+            let a: A = x.cvt();
+            a.cvt()
+        };
+        if contiguous::<D>(dst, ds)
+            && contiguous::<S>(src, ss)
+            && !overlaps(dst, n * size_of::<D>(), src, n * size_of::<S>())
+        {
+            // SAFETY: (1) n contiguous, aligned elements each, not
+            // overlapping (checked), of Pod types.
+            let (d, s) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(dst.cast::<D>(), n),
+                    std::slice::from_raw_parts(src.cast::<S>(), n),
+                )
+            };
+            for (d, &s) in d.iter_mut().zip(s) {
+                *d = put(s);
+            }
+            return Ok(());
+        }
+        for j in 0..n as isize {
+            // SAFETY: (1) element j of each range.
+            unsafe {
+                st(
+                    dst.wrapping_offset(j * ds),
+                    put(ld(src.wrapping_offset(j * ss))),
+                )
+            };
+        }
+        Ok(())
+    }
+
+    unsafe fn accumulate(
+        &self,
+        _cx: Ctx<'_>,
+        dst: *mut u8,
+        ds: isize,
+        src: *const u8,
+        ss: isize,
+        n: usize,
+    ) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let step = |d: D, x: S| -> D {
+            let a: A = d.cvt();
+            K::combine(a, x.cvt()).cvt()
+        };
+        if contiguous::<D>(dst, ds)
+            && contiguous::<S>(src, ss)
+            && !overlaps(dst, n * size_of::<D>(), src, n * size_of::<S>())
+        {
+            // SAFETY: as in `init`.
+            let (d, s) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(dst.cast::<D>(), n),
+                    std::slice::from_raw_parts(src.cast::<S>(), n),
+                )
+            };
+            for (d, &s) in d.iter_mut().zip(s) {
+                *d = step(*d, s);
+            }
+            return Ok(());
+        }
+        for j in 0..n as isize {
+            let (dp, sp) = (dst.wrapping_offset(j * ds), src.wrapping_offset(j * ss));
+            // SAFETY: (1) element j of each range; dst holds a result.
+            unsafe { st(dp, step(ld(dp), ld(sp))) };
+        }
+        Ok(())
+    }
+
+    unsafe fn fold(
+        &self,
+        cx: Ctx<'_>,
+        dst: *mut u8,
+        src: *const u8,
+        ss: isize,
+        n: usize,
+        first: bool,
+    ) -> Result<()> {
+        if n == 0 {
+            if !first {
+                return Ok(());
+            }
+            // SAFETY: (1) dst is writable.
+            return unsafe { self.fill(cx, dst, 0, 1) };
+        }
+        // SAFETY: (1) the run's n elements.
+        let r: A = unsafe { fold_run::<K, S, A>(src, ss, n) };
+        let r = if first {
+            r
+        } else {
+            // SAFETY: (1) dst holds a result value.
+            let d: D = unsafe { ld(dst) };
+            K::combine(d.cvt(), r)
+        };
+        // SAFETY: (1) dst is writable.
+        unsafe { st::<D>(dst, r.cvt()) };
+        Ok(())
+    }
+
+    unsafe fn fill(&self, _cx: Ctx<'_>, dst: *mut u8, ds: isize, n: usize) -> Result<()> {
+        if !K::HAS_IDENTITY {
+            return Err(Error::invalid_argument(
+                "the reduction has no identity for an empty extent",
+            ));
+        }
+        let v: D = K::identity().cvt();
+        for j in 0..n as isize {
+            // SAFETY: (1) element j of dst.
+            unsafe { st(dst.wrapping_offset(j * ds), v) };
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,267 @@
+//! The inner loops of reductions.
+//!
+//! The walk over dims ([`super::plan`]) calls one [`ReduceOp`] for every
+//! innermost run it meets: `init` (an output element's first value),
+//! `accumulate` (elementwise `dst[j] = op(dst[j], x[j])`, the outer-axis
+//! pattern), `fold` (a whole run into one output element, the inner-axis
+//! pattern) and `fill` (the identity, for empty extents).
+//!
+//! - [`FoldOp`]: the built-in reductions, typed. `fold` keeps [`LANES`]
+//!   accumulators (element `j` of a run goes to lane `j % LANES`, the tail
+//!   to the combined lanes), so a sum runs at memory speed rather than at
+//!   the latency of one dependent add; runs longer than [`BLOCK`] are folded
+//!   block by block and the block results combined in order, which lets a
+//!   long run fold on several threads with the serial result, bit for bit.
+//!   The lane order is the same for contiguous and strided runs.
+//! - [`MeanOp`]: a float64 (or complex[float64]) sum that can divide by
+//!   counts afterwards; [`CountOp`] counts, for means over var dims.
+//! - [`UserOp`]: any binary ckernel `(T, T) -> T` (the reduction kernel's
+//!   children), called in order, left to right, with no reassociation.
+
+use crate::callable::reduce::BuiltinReduction;
+use crate::error::{Error, Result};
+use crate::kernels::KernelRef;
+use crate::types::BuiltinType;
+use half::f16;
+use num_complex::Complex;
+use rayon::prelude::*;
+use std::marker::PhantomData;
+use std::mem::{align_of, size_of};
+
+/// Accumulators per contiguous fold (DESIGN §10: 4–8 reach memory speed).
+pub(super) const LANES: usize = 8;
+/// Elements folded before a block result is combined into the run's.
+pub(super) const BLOCK: usize = 1 << 14;
+/// Runs at least this long fold their blocks on rayon's threads.
+const PAR_FOLD_MIN: usize = 1 << 17;
+
+/// What an op may reach while it runs: the reduction kernel and its
+/// children (a user op's binary kernels).
+#[derive(Clone, Copy)]
+pub(super) struct Ctx<'a> {
+    /// The reduction kernel.
+    pub k: KernelRef<'a>,
+    /// Offsets of its children, relative to it.
+    pub children: &'a [usize],
+}
+
+/// The inner loops of one reduction, for one source and result type.
+///
+/// Safety contract shared by the methods: (1) for every `j < n`,
+/// `dst + j * ds` is a writable result element and `src + j * ss` a
+/// readable source element (of the types the op was made for); (2) `cx`
+/// is the context of the kernel that owns the op.
+pub(super) trait ReduceOp: Send + Sync + 'static {
+    /// `true` when an empty extent reduces to an identity.
+    fn has_identity(&self) -> bool;
+
+    /// `dst[j] = x[j]`, converted to the result type.
+    ///
+    /// # Safety
+    /// The trait's contract.
+    unsafe fn init(
+        &self,
+        cx: Ctx<'_>,
+        dst: *mut u8,
+        ds: isize,
+        src: *const u8,
+        ss: isize,
+        n: usize,
+    ) -> Result<()>;
+
+    /// `dst[j] = op(dst[j], x[j])`.
+    ///
+    /// # Safety
+    /// The trait's contract, and every `dst[j]` holds a result value.
+    unsafe fn accumulate(
+        &self,
+        cx: Ctx<'_>,
+        dst: *mut u8,
+        ds: isize,
+        src: *const u8,
+        ss: isize,
+        n: usize,
+    ) -> Result<()>;
+
+    /// `*dst = op(x[0], …, x[n-1])` when `first`, else
+    /// `*dst = op(*dst, x[0], …, x[n-1])`. With `n == 0`: the identity when
+    /// `first` (an error without one), else nothing.
+    ///
+    /// # Safety
+    /// The trait's contract for `src` (with `ds` = 0: one `dst`), and
+    /// `*dst` holds a result value unless `first`.
+    unsafe fn fold(
+        &self,
+        cx: Ctx<'_>,
+        dst: *mut u8,
+        src: *const u8,
+        ss: isize,
+        n: usize,
+        first: bool,
+    ) -> Result<()>;
+
+    /// `dst[j] = identity` (an error for an op without one).
+    ///
+    /// # Safety
+    /// The trait's contract for `dst`.
+    unsafe fn fill(&self, cx: Ctx<'_>, dst: *mut u8, ds: isize, n: usize) -> Result<()>;
+
+    /// `dst[j] /= counts[j]`, `counts` being `f64`s `cs` bytes apart (means
+    /// only; other ops refuse).
+    ///
+    /// # Safety
+    /// The trait's contract for `dst`; `counts + j * cs` is a readable
+    /// `f64` for every `j < n`.
+    unsafe fn divide(
+        &self,
+        dst: *mut u8,
+        ds: isize,
+        counts: *const u8,
+        cs: isize,
+        n: usize,
+    ) -> Result<()> {
+        let _ = (dst, ds, counts, cs, n);
+        Err(Error::invalid_argument("only a mean divides by counts"))
+    }
+}
+
+mod combine;
+mod fold;
+mod mean;
+mod raw;
+mod user;
+mod values;
+
+pub(in crate::callable::reduce) use combine::{AllK, AnyK, Combine, MaxK, MinK, ProdK, SumK};
+pub(in crate::callable::reduce) use fold::FoldOp;
+pub(in crate::callable::reduce) use mean::{CountOp, MeanOp};
+use raw::{SendPtr, contiguous, ld, overlaps, st};
+pub(in crate::callable::reduce) use user::UserOp;
+pub(in crate::callable::reduce) use values::{B8, Cvt, Pod};
+
+// ---- the built-in table ----
+/// Makes a boxed op.
+fn make<O: ReduceOp + Default>() -> Box<dyn ReduceOp> {
+    Box::new(O::default())
+}
+
+/// A constructor of an op.
+pub(super) type MakeOp = fn() -> Box<dyn ReduceOp>;
+
+/// The result type of built-in reduction `kind` over elements of type `t`,
+/// and its op's constructor; `None` when `kind` does not take `t`.
+///
+/// | source | sum, prod | min, max | mean | all, any |
+/// |---|---|---|---|---|
+/// | bool | int64 | bool | float64 | bool |
+/// | int8 … int64 | int64 | same | float64 | bool |
+/// | uint8 … uint64 | uint64 | same | float64 | bool |
+/// | int128, uint128 | same | same | float64 | bool |
+/// | float16 | float16 (float32 inside a run) | float16 | float64 | bool |
+/// | float32, float64 | same | same | float64 | bool |
+/// | complex64, complex128 | same | — | complex128 | bool |
+pub(super) fn builtin(kind: BuiltinReduction, t: BuiltinType) -> Option<(BuiltinType, MakeOp)> {
+    use BuiltinReduction as R;
+    use BuiltinType as B;
+    macro_rules! e {
+        ($op:ty, $res:ident) => {
+            Some((B::$res, make::<$op> as MakeOp))
+        };
+    }
+    macro_rules! sum_like {
+        ($k:ty) => {
+            match t {
+                B::Bool => e!(FoldOp<$k, B8, i64, i64>, Int64),
+                B::Int8 => e!(FoldOp<$k, i8, i64, i64>, Int64),
+                B::Int16 => e!(FoldOp<$k, i16, i64, i64>, Int64),
+                B::Int32 => e!(FoldOp<$k, i32, i64, i64>, Int64),
+                B::Int64 => e!(FoldOp<$k, i64, i64, i64>, Int64),
+                B::Int128 => e!(FoldOp<$k, i128, i128, i128>, Int128),
+                B::UInt8 => e!(FoldOp<$k, u8, u64, u64>, UInt64),
+                B::UInt16 => e!(FoldOp<$k, u16, u64, u64>, UInt64),
+                B::UInt32 => e!(FoldOp<$k, u32, u64, u64>, UInt64),
+                B::UInt64 => e!(FoldOp<$k, u64, u64, u64>, UInt64),
+                B::UInt128 => e!(FoldOp<$k, u128, u128, u128>, UInt128),
+                B::Float16 => e!(FoldOp<$k, f16, f32, f16>, Float16),
+                B::Float32 => e!(FoldOp<$k, f32, f32, f32>, Float32),
+                B::Float64 => e!(FoldOp<$k, f64, f64, f64>, Float64),
+                B::Complex64 => e!(FoldOp<$k, Complex<f32>, Complex<f32>, Complex<f32>>, Complex64),
+                B::Complex128 => {
+                    e!(FoldOp<$k, Complex<f64>, Complex<f64>, Complex<f64>>, Complex128)
+                }
+                B::Void => None,
+            }
+        };
+    }
+    macro_rules! min_like {
+        ($k:ty) => {
+            match t {
+                B::Bool => e!(FoldOp<$k, B8, bool, B8>, Bool),
+                B::Int8 => e!(FoldOp<$k, i8, i8, i8>, Int8),
+                B::Int16 => e!(FoldOp<$k, i16, i16, i16>, Int16),
+                B::Int32 => e!(FoldOp<$k, i32, i32, i32>, Int32),
+                B::Int64 => e!(FoldOp<$k, i64, i64, i64>, Int64),
+                B::Int128 => e!(FoldOp<$k, i128, i128, i128>, Int128),
+                B::UInt8 => e!(FoldOp<$k, u8, u8, u8>, UInt8),
+                B::UInt16 => e!(FoldOp<$k, u16, u16, u16>, UInt16),
+                B::UInt32 => e!(FoldOp<$k, u32, u32, u32>, UInt32),
+                B::UInt64 => e!(FoldOp<$k, u64, u64, u64>, UInt64),
+                B::UInt128 => e!(FoldOp<$k, u128, u128, u128>, UInt128),
+                B::Float16 => e!(FoldOp<$k, f16, f32, f16>, Float16),
+                B::Float32 => e!(FoldOp<$k, f32, f32, f32>, Float32),
+                B::Float64 => e!(FoldOp<$k, f64, f64, f64>, Float64),
+                B::Complex64 | B::Complex128 | B::Void => None,
+            }
+        };
+    }
+    macro_rules! all_like {
+        ($k:ty) => {
+            match t {
+                B::Bool => e!(FoldOp<$k, B8, bool, B8>, Bool),
+                B::Int8 => e!(FoldOp<$k, i8, bool, B8>, Bool),
+                B::Int16 => e!(FoldOp<$k, i16, bool, B8>, Bool),
+                B::Int32 => e!(FoldOp<$k, i32, bool, B8>, Bool),
+                B::Int64 => e!(FoldOp<$k, i64, bool, B8>, Bool),
+                B::Int128 => e!(FoldOp<$k, i128, bool, B8>, Bool),
+                B::UInt8 => e!(FoldOp<$k, u8, bool, B8>, Bool),
+                B::UInt16 => e!(FoldOp<$k, u16, bool, B8>, Bool),
+                B::UInt32 => e!(FoldOp<$k, u32, bool, B8>, Bool),
+                B::UInt64 => e!(FoldOp<$k, u64, bool, B8>, Bool),
+                B::UInt128 => e!(FoldOp<$k, u128, bool, B8>, Bool),
+                B::Float16 => e!(FoldOp<$k, f16, bool, B8>, Bool),
+                B::Float32 => e!(FoldOp<$k, f32, bool, B8>, Bool),
+                B::Float64 => e!(FoldOp<$k, f64, bool, B8>, Bool),
+                B::Complex64 => e!(FoldOp<$k, Complex<f32>, bool, B8>, Bool),
+                B::Complex128 => e!(FoldOp<$k, Complex<f64>, bool, B8>, Bool),
+                B::Void => None,
+            }
+        };
+    }
+    match kind {
+        R::Sum => sum_like!(SumK),
+        R::Prod => sum_like!(ProdK),
+        R::Min => min_like!(MinK),
+        R::Max => min_like!(MaxK),
+        R::All => all_like!(AllK),
+        R::Any => all_like!(AnyK),
+        R::Mean => match t {
+            B::Bool => e!(MeanOp<B8, f64>, Float64),
+            B::Int8 => e!(MeanOp<i8, f64>, Float64),
+            B::Int16 => e!(MeanOp<i16, f64>, Float64),
+            B::Int32 => e!(MeanOp<i32, f64>, Float64),
+            B::Int64 => e!(MeanOp<i64, f64>, Float64),
+            B::Int128 => e!(MeanOp<i128, f64>, Float64),
+            B::UInt8 => e!(MeanOp<u8, f64>, Float64),
+            B::UInt16 => e!(MeanOp<u16, f64>, Float64),
+            B::UInt32 => e!(MeanOp<u32, f64>, Float64),
+            B::UInt64 => e!(MeanOp<u64, f64>, Float64),
+            B::UInt128 => e!(MeanOp<u128, f64>, Float64),
+            B::Float16 => e!(MeanOp<f16, f64>, Float64),
+            B::Float32 => e!(MeanOp<f32, f64>, Float64),
+            B::Float64 => e!(MeanOp<f64, f64>, Float64),
+            B::Complex64 => e!(MeanOp<Complex<f32>, Complex<f64>>, Complex128),
+            B::Complex128 => e!(MeanOp<Complex<f64>, Complex<f64>>, Complex128),
+            B::Void => None,
+        },
+    }
+}

@@ -1,0 +1,129 @@
+//! The layering of DESIGN §7: each module of `crates/dynd/src` uses only the
+//! modules listed before it. This test reads the sources and fails, naming
+//! the file and line, when a lower layer names a higher one through a
+//! `crate::` path (in a `use` or anywhere in code; comments are skipped).
+
+use std::path::{Path, PathBuf};
+
+/// The layers, lowest first.
+const LAYERS: &[&str] = &[
+    "error", "types", "memblock", "layout", "kernels", "array", "callable", "compute",
+];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|m| *m == module)
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The code of a line: everything before a `//` comment.
+fn code_of(line: &str) -> &str {
+    line.find("//").map_or(line, |i| &line[..i])
+}
+
+/// Every `crate::NAME` a line of code names.
+fn crate_paths(code: &str) -> Vec<&str> {
+    code.match_indices("crate::")
+        .filter(|(i, _)| {
+            // `dynd_crate::` or `$crate::` are other things.
+            *i == 0
+                || !code.as_bytes()[i - 1].is_ascii_alphanumeric()
+                    && code.as_bytes()[i - 1] != b'_'
+                    && code.as_bytes()[i - 1] != b'$'
+        })
+        .map(|(i, m)| {
+            let rest = &code[i + m.len()..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            &rest[..end]
+        })
+        .collect()
+}
+
+/// `(file, line number, module it is in, module it names)` for each
+/// violation under `src`.
+fn violations(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut bad = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_str()
+            .unwrap();
+        let module = first.trim_end_matches(".rs");
+        let Some(own) = layer_of(module) else {
+            continue; // lib.rs: the crate root re-exports everything
+        };
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            for named in crate_paths(code_of(line)) {
+                if let Some(other) = layer_of(named)
+                    && other > own
+                {
+                    bad.push(format!(
+                        "{}:{}: {module} (layer {own}) names crate::{named} (layer {other})",
+                        rel.display(),
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn every_source_module_is_a_known_layer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let module = name.trim_end_matches(".rs");
+        assert!(
+            module == "lib" || layer_of(module).is_some(),
+            "src/{name} is in no layer of DESIGN §7: add it to LAYERS"
+        );
+    }
+}
+
+#[test]
+fn no_lower_layer_names_a_higher_one() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let bad = violations(&src);
+    assert!(bad.is_empty(), "layering violations:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_checker_finds_a_violation() {
+    let dir = std::env::temp_dir().join(format!("dynd-layering-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("kernels")).unwrap();
+    std::fs::write(
+        dir.join("kernels/bad.rs"),
+        "// crate::array in a comment is fine\nuse crate::array::Array;\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("types.rs"), "use crate::error::Result;\n").unwrap();
+    let bad = violations(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(
+        bad[0].starts_with("kernels/bad.rs:2: kernels"),
+        "{}",
+        bad[0]
+    );
+    assert!(bad[0].contains("crate::array"), "{}", bad[0]);
+}
