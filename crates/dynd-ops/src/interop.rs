@@ -272,7 +272,7 @@ impl<T: ArrayElement, S: Shape> Tensor<T, S> {
     /// # Errors
     /// As [`ArrayView::new`].
     pub fn from_array(a: &Array) -> Result<Self> {
-        crate::executor::eval(ArrayView::<T, S>::new(a)?, &Serial)
+        crate::assign::eval(ArrayView::<T, S>::new(a)?, &Serial)
     }
 }
 

@@ -27,9 +27,9 @@
 
 use crate::element::{Element, Float, Num};
 use crate::executor::{Executor, grain_ranges, par_pieces};
-use crate::layout::{PermuteOp, for_runs, permute};
+use crate::layout::{PermuteOp, permute};
 use crate::operator::{Expr, LINE_CHUNK, LineBuf, Operator, line_slice};
-use crate::rank::{DropDims, Shape, numel, ravel, unravel};
+use crate::rank::{DropDims, Shape, for_runs, numel, ravel, unravel};
 use dynd::{Error, Result};
 
 /// Positions of a reduced slice folded as one block (see the module docs).

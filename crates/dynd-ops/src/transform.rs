@@ -13,8 +13,9 @@
 //! assert_eq!(s.as_slice(), &[2.0, 1.0, 4.0, 3.0]);
 //! ```
 
+use crate::assign::materialize;
 use crate::element::{Element, Num};
-use crate::executor::{Executor, TASK_ELEMS, grain_ranges, materialize, par_pieces};
+use crate::executor::{Executor, TASK_ELEMS, grain_ranges, par_pieces};
 use crate::operator::{Expr, MemRegion, Operator, read_line};
 use crate::rank::{Shape, fmt_shape, numel};
 use crate::tensor::Tensor;
