@@ -12,7 +12,7 @@
 use crate::element::Num;
 use crate::mapped::{IndexMap, Injective, Line, Mapped};
 use crate::operator::{Expr, LvalueOp, Operator, default_fill_line, forward_hooks, read_line};
-use crate::rank::{AddDim, Shape, check_axis, fmt_shape};
+use crate::rank::{AddDim, Shape, check_axis, fmt_shape, index_from};
 use dynd::{Error, Result};
 use std::ops::Range;
 
@@ -236,11 +236,7 @@ pub struct StackOp<A: Operator, B, S> {
 impl<A: Operator, B, S: Shape> StackOp<A, B, S> {
     #[inline(always)]
     fn map(&self, idx: S) -> A::Shape {
-        let mut i = A::Shape::zeros();
-        for d in 0..A::Shape::RANK {
-            i[d] = if d < self.axis { idx[d] } else { idx[d + 1] };
-        }
-        i
+        index_from(|d| if d < self.axis { idx[d] } else { idx[d + 1] })
     }
 }
 
@@ -339,17 +335,15 @@ pub struct CloneMap<In, Out> {
 
 impl<In: Shape, Out: Shape> IndexMap<In> for CloneMap<In, Out> {
     type Out = Out;
-    #[inline(always)]
+    fn name(&self) -> String {
+        format!("clone<{}>", Out::RANK)
+    }
     fn sizes(&self) -> Out {
         self.sizes
     }
     #[inline(always)]
     fn map(&self, idx: Out) -> In {
-        let mut i = In::zeros();
-        for d in 0..In::RANK {
-            i[d] = idx[self.from[d]];
-        }
-        i
+        index_from(|d| idx[self.from[d]])
     }
     #[inline(always)]
     fn line(&self, idx: Out, axis: usize, step: isize) -> Line<In> {
@@ -361,9 +355,6 @@ impl<In: Shape, Out: Shape> IndexMap<In> for CloneMap<In, Out> {
                 step,
             },
         }
-    }
-    fn name(&self) -> String {
-        format!("clone<{}>", Out::RANK)
     }
 }
 
@@ -417,17 +408,15 @@ pub struct RepmatMap<S> {
 
 impl<S: Shape> IndexMap<S> for RepmatMap<S> {
     type Out = S;
-    #[inline(always)]
+    fn name(&self) -> String {
+        "repmat".into()
+    }
     fn sizes(&self) -> S {
         self.sizes
     }
     #[inline(always)]
     fn map(&self, idx: S) -> S {
-        let mut i = idx;
-        for d in 0..S::RANK {
-            i[d] = idx[d] % self.inner[d];
-        }
-        i
+        index_from(|d| idx[d] % self.inner[d])
     }
     #[inline(always)]
     fn line(&self, idx: S, axis: usize, step: isize) -> Line<S> {
@@ -442,9 +431,6 @@ impl<S: Shape> IndexMap<S> for RepmatMap<S> {
         } else {
             Line::Each
         }
-    }
-    fn name(&self) -> String {
-        "repmat".into()
     }
 }
 
@@ -473,7 +459,9 @@ pub struct ShiftMap<S> {
 
 impl<S: Shape> IndexMap<S> for ShiftMap<S> {
     type Out = S;
-    #[inline(always)]
+    fn name(&self) -> String {
+        format!("shift<{}>", self.axis)
+    }
     fn sizes(&self) -> S {
         self.sizes
     }
@@ -502,9 +490,6 @@ impl<S: Shape> IndexMap<S> for ShiftMap<S> {
         } else {
             Line::Each
         }
-    }
-    fn name(&self) -> String {
-        format!("shift<{}>", self.axis)
     }
 }
 

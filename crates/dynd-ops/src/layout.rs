@@ -35,7 +35,9 @@
 
 use crate::mapped::{IndexMap, Injective, Line, Mapped};
 use crate::operator::{Expr, Operator};
-use crate::rank::{DropDims, Shape, check_axis, fmt_shape, numel, ravel, unravel, unravel_into};
+use crate::rank::{
+    DropDims, Shape, check_axis, fmt_shape, index_from, numel, ravel, unravel, unravel_into,
+};
 use dynd::{Error, Result};
 
 // ---------------------------------------------------------------- permute
@@ -52,7 +54,9 @@ pub struct PermuteMap<S> {
 
 impl<S: Shape> IndexMap<S> for PermuteMap<S> {
     type Out = S;
-    #[inline(always)]
+    fn name(&self) -> String {
+        "permute".into()
+    }
     fn sizes(&self) -> S {
         self.sizes
     }
@@ -71,9 +75,6 @@ impl<S: Shape> IndexMap<S> for PermuteMap<S> {
             axis: self.perm[axis],
             step,
         }
-    }
-    fn name(&self) -> String {
-        "permute".into()
     }
 }
 
@@ -154,7 +155,9 @@ pub struct ReverseMap<S> {
 
 impl<S: Shape> IndexMap<S> for ReverseMap<S> {
     type Out = S;
-    #[inline(always)]
+    fn name(&self) -> String {
+        format!("reverse<{}>", self.axis)
+    }
     fn sizes(&self) -> S {
         self.sizes
     }
@@ -172,9 +175,6 @@ impl<S: Shape> IndexMap<S> for ReverseMap<S> {
             axis,
             step,
         }
-    }
-    fn name(&self) -> String {
-        format!("reverse<{}>", self.axis)
     }
 }
 
@@ -239,17 +239,15 @@ pub struct SliceMap<S: Shape> {
 
 impl<S: Shape> IndexMap<S> for SliceMap<S> {
     type Out = S;
-    #[inline(always)]
+    fn name(&self) -> String {
+        "slice".into()
+    }
     fn sizes(&self) -> S {
         self.sizes
     }
     #[inline(always)]
     fn map(&self, idx: S) -> S {
-        let mut i = idx;
-        for d in 0..S::RANK {
-            i[d] = (self.start[d] as isize + idx[d] as isize * self.step[d]) as usize;
-        }
-        i
+        index_from(|d| (self.start[d] as isize + idx[d] as isize * self.step[d]) as usize)
     }
     #[inline(always)]
     fn line(&self, idx: S, axis: usize, step: isize) -> Line<S> {
@@ -258,9 +256,6 @@ impl<S: Shape> IndexMap<S> for SliceMap<S> {
             axis,
             step: step * self.step[axis],
         }
-    }
-    fn name(&self) -> String {
-        "slice".into()
     }
 }
 
@@ -341,21 +336,19 @@ pub struct DropDimMap<In, Out> {
 
 impl<In: Shape, Out: Shape> IndexMap<In> for DropDimMap<In, Out> {
     type Out = Out;
-    #[inline(always)]
+    fn name(&self) -> String {
+        format!("drop_dim<{}>", self.axis)
+    }
     fn sizes(&self) -> Out {
         self.sizes
     }
     #[inline(always)]
     fn map(&self, idx: Out) -> In {
-        let mut i = In::zeros();
-        for d in 0..In::RANK {
-            i[d] = match d.cmp(&self.axis) {
-                std::cmp::Ordering::Less => idx[d],
-                std::cmp::Ordering::Equal => self.index,
-                std::cmp::Ordering::Greater => idx[d - 1],
-            };
-        }
-        i
+        index_from(|d| match d.cmp(&self.axis) {
+            std::cmp::Ordering::Less => idx[d],
+            std::cmp::Ordering::Equal => self.index,
+            std::cmp::Ordering::Greater => idx[d - 1],
+        })
     }
     #[inline(always)]
     fn line(&self, idx: Out, axis: usize, step: isize) -> Line<In> {
@@ -365,9 +358,6 @@ impl<In: Shape, Out: Shape> IndexMap<In> for DropDimMap<In, Out> {
             axis,
             step,
         }
-    }
-    fn name(&self) -> String {
-        format!("drop_dim<{}>", self.axis)
     }
 }
 
@@ -555,7 +545,10 @@ impl<In: Shape, Out: Shape, const RIGHT: bool> CollapseMap<In, Out, RIGHT> {
 
 impl<In: Shape, Out: Shape, const RIGHT: bool> IndexMap<In> for CollapseMap<In, Out, RIGHT> {
     type Out = Out;
-    #[inline(always)]
+    fn name(&self) -> String {
+        let side = if RIGHT { "rcollapse" } else { "lcollapse" };
+        format!("{side}<{}>", self.d)
+    }
     fn sizes(&self) -> Out {
         self.sizes
     }
@@ -591,10 +584,6 @@ impl<In: Shape, Out: Shape, const RIGHT: bool> IndexMap<In> for CollapseMap<In, 
             Line::Each
         }
     }
-    fn name(&self) -> String {
-        let side = if RIGHT { "rcollapse" } else { "lcollapse" };
-        format!("{side}<{}>", self.d)
-    }
 }
 
 // SAFETY: (1) the joined output dim unravels (C order) over the input's own
@@ -621,7 +610,9 @@ pub struct ReshapeMap<In, Out> {
 
 impl<In: Shape, Out: Shape> IndexMap<In> for ReshapeMap<In, Out> {
     type Out = Out;
-    #[inline(always)]
+    fn name(&self) -> String {
+        "reshape".into()
+    }
     fn sizes(&self) -> Out {
         self.sizes
     }
@@ -644,9 +635,6 @@ impl<In: Shape, Out: Shape> IndexMap<In> for ReshapeMap<In, Out> {
         } else {
             Line::Each
         }
-    }
-    fn name(&self) -> String {
-        "reshape".into()
     }
 }
 

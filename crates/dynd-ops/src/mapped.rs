@@ -54,6 +54,8 @@ pub enum Line<In> {
 pub trait IndexMap<In: Shape>: Clone + Send + Sync {
     /// The output shape.
     type Out: Shape;
+    /// The name of the view, without its input: `permute`, `reverse<1>`.
+    fn name(&self) -> String;
     /// The output sizes.
     fn sizes(&self) -> Self::Out;
     /// The input index of output index `idx` (inside [`sizes`](Self::sizes)).
@@ -62,8 +64,6 @@ pub trait IndexMap<In: Shape>: Clone + Send + Sync {
     /// (called for outputs of rank 1 or more, with `axis` below the rank).
     /// [`Line::Each`] is always correct; the others are fast paths.
     fn line(&self, idx: Self::Out, axis: usize, step: isize) -> Line<In>;
-    /// The name of the view, without its input: `permute`, `reverse<1>`.
-    fn name(&self) -> String;
 }
 
 /// An [`IndexMap`] through which a view may be written.

@@ -294,6 +294,22 @@ macro_rules! leaf_hooks {
 }
 pub(crate) use leaf_hooks;
 
+/// Implements `finish` (drop the `cache` that `prepare` computed, finish
+/// the child) and `visit_memory` (the child's) for an operator that
+/// computes its values from one child in `prepare`.
+macro_rules! cached_hooks {
+    ($child:ident) => {
+        fn finish(&mut self) {
+            self.cache = None;
+            self.$child.finish();
+        }
+        fn visit_memory(&self, f: &mut dyn FnMut($crate::operator::MemRegion)) {
+            self.$child.visit_memory(f);
+        }
+    };
+}
+pub(crate) use cached_hooks;
+
 /// What the crate's functions return: an operator, with `+ - * / %` and
 /// negation, evaluation into a tensor or a dynd array, and `set` when the
 /// operator is an lvalue. The wrapped operator type is an implementation

@@ -125,6 +125,16 @@ pub fn next_row<S: Shape>(idx: &mut S, s: &S) -> bool {
     false
 }
 
+/// The index whose entry `d` is `f(d)`.
+#[inline(always)]
+pub(crate) fn index_from<S: Shape>(f: impl Fn(usize) -> usize) -> S {
+    let mut i = S::zeros();
+    for d in 0..S::RANK {
+        i[d] = f(d);
+    }
+    i
+}
+
 /// Calls `f(idx, offset, len)` for the runs that `n` consecutive
 /// positions of the flattened dims `lo..hi` of `sizes` make, starting at
 /// `start`: each run lies along dim `hi - 1`, and past the last position
