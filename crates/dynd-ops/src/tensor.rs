@@ -546,7 +546,8 @@ impl<T, S: Shape> Copy for TensorView<'_, T, S> {}
 // SAFETY: a TensorView is a shared borrow of `T`s (like `&[T]`): sending or
 // sharing it across threads only lets other threads read them.
 unsafe impl<T: Sync, S: Shape> Send for TensorView<'_, T, S> {}
-// SAFETY: as above; no method writes through a TensorView.
+// SAFETY: a shared TensorView only lets threads read `T`s (`T: Sync`); no
+// method writes through a TensorView.
 unsafe impl<T: Sync, S: Shape> Sync for TensorView<'_, T, S> {}
 
 impl<'a, T: Element, S: Shape> TensorView<'a, T, S> {
