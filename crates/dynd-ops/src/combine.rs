@@ -10,19 +10,11 @@
 //! ```
 
 use crate::element::Num;
+use crate::mapped::{IndexMap, Injective, Line, Mapped};
 use crate::operator::{Expr, LvalueOp, Operator, default_fill_line, forward_hooks, read_line};
-use crate::rank::{AddDim, Shape, fmt_shape};
+use crate::rank::{AddDim, Shape, check_axis, fmt_shape, index_from};
 use dynd::{Error, Result};
-
-fn check_axis<S: Shape>(what: &str, axis: usize) -> Result<()> {
-    if axis >= S::RANK {
-        return Err(Error::index(format!(
-            "{what}: axis {axis} is out of range for an operator of rank {}",
-            S::RANK
-        )));
-    }
-    Ok(())
-}
+use std::ops::Range;
 
 /// How many leading elements of the run `p0, p0 + step, ...` (`len` long)
 /// satisfy `p < split` (for `step >= 0`) or `p >= split` (for `step < 0`):
@@ -62,6 +54,11 @@ pub struct ConcatOp<A: Operator, B> {
     sizes: A::Shape,
 }
 
+/// One piece of a run of a [`ConcatOp`]: where it starts (in the operand's
+/// own indices), whether that operand is `b`, and which part of the run
+/// it is.
+type Piece<S> = (S, bool, Range<usize>);
+
 impl<A: Operator, B: Operator<Elem = A::Elem, Shape = A::Shape>> ConcatOp<A, B> {
     #[inline(always)]
     fn in_b(&self, idx: &A::Shape) -> bool {
@@ -73,25 +70,31 @@ impl<A: Operator, B: Operator<Elem = A::Elem, Shape = A::Shape>> ConcatOp<A, B> 
         i[self.axis] -= self.na;
         i
     }
-    /// The run split: (length of the first piece, whether it lies in `b`);
-    /// the rest of the run lies in the other operand.
+    /// The run from `idx` along `axis` by `step`, `len` long, in (at most)
+    /// two pieces, each inside one operand; an empty second piece when the
+    /// run does not cross the seam.
     #[inline]
-    fn split(&self, idx: &A::Shape, axis: usize, step: isize, len: usize) -> (usize, bool) {
-        let first_is_b = self.in_b(idx);
-        let k = if axis != self.axis || step == 0 {
-            len
-        } else if step > 0 {
-            if first_is_b {
-                len
-            } else {
-                first_piece(idx[axis], step, len, self.na)
-            }
-        } else if first_is_b {
+    fn pieces(&self, idx: A::Shape, axis: usize, step: isize, len: usize) -> [Piece<A::Shape>; 2] {
+        let first_is_b = self.in_b(&idx);
+        let crosses = axis == self.axis && ((step > 0 && !first_is_b) || (step < 0 && first_is_b));
+        let k = if crosses {
             first_piece(idx[axis], step, len, self.na)
         } else {
             len
         };
-        (k, first_is_b)
+        let own = |i: A::Shape, in_b: bool| if in_b { self.to_b(i) } else { i };
+        // The second piece starts past the seam, only when there is one.
+        let rest = if k < len {
+            let mut i = idx;
+            i[axis] = (idx[axis] as isize + k as isize * step) as usize;
+            own(i, !first_is_b)
+        } else {
+            idx
+        };
+        [
+            (own(idx, first_is_b), first_is_b, 0..k),
+            (rest, !first_is_b, k..len),
+        ]
     }
 }
 
@@ -114,21 +117,13 @@ where
         }
     }
     fn fill_line(&self, idx: A::Shape, axis: usize, step: isize, out: &mut [A::Elem]) {
-        let (k, first_b) = self.split(&idx, axis, step, out.len());
-        let (head, tail) = out.split_at_mut(k);
-        let fill = |i: A::Shape, in_b: bool, o: &mut [A::Elem]| {
-            if o.is_empty() {
+        for (i, in_b, r) in self.pieces(idx, axis, step, out.len()) {
+            if r.is_empty() {
             } else if in_b {
-                self.b.fill_line(self.to_b(i), axis, step, o)
+                self.b.fill_line(i, axis, step, &mut out[r])
             } else {
-                self.a.fill_line(i, axis, step, o)
+                self.a.fill_line(i, axis, step, &mut out[r])
             }
-        };
-        fill(idx, first_b, head);
-        if !tail.is_empty() {
-            let mut i = idx;
-            i[axis] = (idx[axis] as isize + k as isize * step) as usize;
-            fill(i, !first_b, tail);
         }
     }
     fn contiguous_line(
@@ -138,13 +133,10 @@ where
         step: isize,
         len: usize,
     ) -> Option<&[A::Elem]> {
-        let (k, first_b) = self.split(&idx, axis, step, len);
-        if k != len {
-            None
-        } else if first_b {
-            self.b.contiguous_line(self.to_b(idx), axis, step, len)
-        } else {
-            self.a.contiguous_line(idx, axis, step, len)
+        match self.pieces(idx, axis, step, len) {
+            [(i, true, r), _] if r.len() == len => self.b.contiguous_line(i, axis, step, len),
+            [(i, false, r), _] if r.len() == len => self.a.contiguous_line(i, axis, step, len),
+            _ => None,
         }
     }
     fn name(&self) -> String {
@@ -164,7 +156,8 @@ where
 
 // SAFETY: (1) writes go to `a` or `b`, both reported; (2) each index
 // reaches one element of `a` or of `b`, distinct within each, and `a`'s
-// and `b`'s memory is disjoint when their regions are; (3) from a child.
+// and `b`'s memory is disjoint when their regions are; (3) from a child,
+// for a run that lies inside it.
 unsafe impl<A, B> LvalueOp for ConcatOp<A, B>
 where
     A: LvalueOp,
@@ -172,38 +165,27 @@ where
 {
     unsafe fn write_line(&self, idx: A::Shape, axis: usize, step: isize, vals: &[A::Elem]) {
         let ax = if A::Shape::RANK == 0 { self.axis } else { axis };
-        let (k, first_b) = self.split(&idx, ax, step, vals.len());
-        let (head, tail) = vals.split_at(k);
-        let write = |i: A::Shape, in_b: bool, v: &[A::Elem]| {
-            if v.is_empty() {
-                return;
+        for (i, in_b, r) in self.pieces(idx, ax, step, vals.len()) {
+            if r.is_empty() {
+                continue;
             }
-            // SAFETY: the two pieces partition the caller's run and map to
-            // runs inside `a` and `b`.
+            // SAFETY: the two pieces partition the caller's run, and each
+            // lies inside the operand it is written to.
             unsafe {
                 if in_b {
-                    self.b.write_line(self.to_b(i), ax, step, v)
+                    self.b.write_line(i, ax, step, &vals[r])
                 } else {
-                    self.a.write_line(i, ax, step, v)
+                    self.a.write_line(i, ax, step, &vals[r])
                 }
             }
-        };
-        write(idx, first_b, head);
-        if !tail.is_empty() {
-            let mut i = idx;
-            i[ax] = (idx[ax] as isize + k as isize * step) as usize;
-            write(i, !first_b, tail);
         }
     }
     fn row_ptr(&self, idx: A::Shape, len: usize) -> Option<*mut A::Elem> {
         let last = A::Shape::RANK.checked_sub(1)?;
-        let (k, first_b) = self.split(&idx, last, 1, len);
-        if k != len {
-            None
-        } else if first_b {
-            self.b.row_ptr(self.to_b(idx), len)
-        } else {
-            self.a.row_ptr(idx, len)
+        match self.pieces(idx, last, 1, len) {
+            [(i, true, r), _] if r.len() == len => self.b.row_ptr(i, len),
+            [(i, false, r), _] if r.len() == len => self.a.row_ptr(i, len),
+            _ => None,
         }
     }
 }
@@ -254,11 +236,7 @@ pub struct StackOp<A: Operator, B, S> {
 impl<A: Operator, B, S: Shape> StackOp<A, B, S> {
     #[inline(always)]
     fn map(&self, idx: S) -> A::Shape {
-        let mut i = A::Shape::zeros();
-        for d in 0..A::Shape::RANK {
-            i[d] = if d < self.axis { idx[d] } else { idx[d + 1] };
-        }
-        i
+        index_from(|d| if d < self.axis { idx[d] } else { idx[d + 1] })
     }
 }
 
@@ -343,60 +321,41 @@ where
 pub const KEEP: usize = usize::MAX;
 
 /// An operator broadcast to a bigger shape.
-#[derive(Clone)]
-pub struct CloneOp<O: Operator, S> {
-    op: O,
-    sizes: S,
+pub type CloneOp<O, S> = Mapped<O, CloneMap<<O as Operator>::Shape, S>>;
+
+/// [`CloneOp`]'s map: the output dims marked [`KEEP`] are the input's.
+#[derive(Clone, Copy, Debug)]
+pub struct CloneMap<In, Out> {
+    sizes: Out,
     /// Output dim of each input dim.
-    from: O::Shape,
+    from: In,
     /// Input dim of each output dim, or `KEEP` for a new (broadcast) dim.
-    to: S,
+    to: Out,
 }
 
-impl<O: Operator, S: Shape> CloneOp<O, S> {
-    #[inline(always)]
-    fn map(&self, idx: S) -> O::Shape {
-        let mut i = O::Shape::zeros();
-        for d in 0..O::Shape::RANK {
-            i[d] = idx[self.from[d]];
-        }
-        i
+impl<In: Shape, Out: Shape> IndexMap<In> for CloneMap<In, Out> {
+    type Out = Out;
+    fn name(&self) -> String {
+        format!("clone<{}>", Out::RANK)
     }
-}
-
-impl<O: Operator, S: Shape> Operator for CloneOp<O, S> {
-    type Elem = O::Elem;
-    type Shape = S;
-    fn sizes(&self) -> S {
+    fn sizes(&self) -> Out {
         self.sizes
     }
     #[inline(always)]
-    fn get(&self, idx: S) -> O::Elem {
-        self.op.get(self.map(idx))
+    fn map(&self, idx: Out) -> In {
+        index_from(|d| idx[self.from[d]])
     }
-    fn fill_line(&self, idx: S, axis: usize, step: isize, out: &mut [O::Elem]) {
-        let d = self.to[axis];
-        if d == KEEP {
-            out.fill(self.op.get(self.map(idx)));
-        } else {
-            self.op.fill_line(self.map(idx), d, step, out);
+    #[inline(always)]
+    fn line(&self, idx: Out, axis: usize, step: isize) -> Line<In> {
+        match self.to[axis] {
+            KEEP => Line::Same(self.map(idx)),
+            d => Line::Run {
+                idx: self.map(idx),
+                axis: d,
+                step,
+            },
         }
     }
-    fn contiguous_line(&self, idx: S, axis: usize, step: isize, len: usize) -> Option<&[O::Elem]> {
-        let d = self.to[axis];
-        if d == KEEP {
-            None
-        } else {
-            self.op.contiguous_line(self.map(idx), d, step, len)
-        }
-    }
-    fn name(&self) -> String {
-        format!("clone<{}>({})", S::RANK, self.op.name())
-    }
-    fn validate(&self) -> Result<()> {
-        self.op.validate()
-    }
-    forward_hooks!(op);
 }
 
 /// `op` repeated to the shape `sizes` (MatX's `clone`): entries of `sizes`
@@ -427,66 +386,52 @@ pub fn clone<O: Operator, S: Shape>(op: O, sizes: S) -> Result<Expr<CloneOp<O, S
             k += 1;
         }
     }
-    Ok(Expr(CloneOp {
-        op,
+    let map = CloneMap {
         sizes: out,
         from,
         to,
-    }))
+    };
+    Ok(Expr(Mapped::new(op, map)))
 }
 
 // ---------------------------------------------------------------- repmat
 
 /// An operator tiled a number of times along each dim.
-#[derive(Clone)]
-pub struct RepmatOp<O: Operator> {
-    op: O,
-    inner: O::Shape,
-    sizes: O::Shape,
+pub type RepmatOp<O> = Mapped<O, RepmatMap<<O as Operator>::Shape>>;
+
+/// [`RepmatOp`]'s map: each position modulo the input's size.
+#[derive(Clone, Copy, Debug)]
+pub struct RepmatMap<S> {
+    inner: S,
+    sizes: S,
 }
 
-impl<O: Operator> RepmatOp<O> {
-    #[inline(always)]
-    fn map(&self, idx: O::Shape) -> O::Shape {
-        let mut i = idx;
-        for d in 0..O::Shape::RANK {
-            i[d] = idx[d] % self.inner[d];
-        }
-        i
+impl<S: Shape> IndexMap<S> for RepmatMap<S> {
+    type Out = S;
+    fn name(&self) -> String {
+        "repmat".into()
     }
-}
-
-impl<O: Operator> Operator for RepmatOp<O> {
-    type Elem = O::Elem;
-    type Shape = O::Shape;
-    fn sizes(&self) -> O::Shape {
+    fn sizes(&self) -> S {
         self.sizes
     }
     #[inline(always)]
-    fn get(&self, idx: O::Shape) -> O::Elem {
-        self.op.get(self.map(idx))
+    fn map(&self, idx: S) -> S {
+        index_from(|d| idx[d] % self.inner[d])
     }
-    fn fill_line(&self, idx: O::Shape, axis: usize, step: isize, out: &mut [O::Elem]) {
-        if step != 1 {
-            return default_fill_line(self, idx, axis, step, out);
+    #[inline(always)]
+    fn line(&self, idx: S, axis: usize, step: isize) -> Line<S> {
+        if step == 1 {
+            // Along `axis`, wrapping around to its start.
+            Line::Split {
+                idx: self.map(idx),
+                sizes: self.inner,
+                lo: axis,
+                hi: axis + 1,
+            }
+        } else {
+            Line::Each
         }
-        let n = self.inner[axis];
-        let mut i = self.map(idx);
-        let mut j = 0;
-        while j < out.len() {
-            let k = (n - i[axis]).min(out.len() - j);
-            self.op.fill_line(i, axis, 1, &mut out[j..j + k]);
-            j += k;
-            i[axis] = 0;
-        }
     }
-    fn name(&self) -> String {
-        format!("repmat({})", self.op.name())
-    }
-    fn validate(&self) -> Result<()> {
-        self.op.validate()
-    }
-    forward_hooks!(op);
 }
 
 /// `op` tiled `reps[d]` times along each dim `d`.
@@ -496,62 +441,56 @@ pub fn repmat<O: Operator>(op: O, reps: O::Shape) -> Expr<RepmatOp<O>> {
     for d in 0..O::Shape::RANK {
         sizes[d] = inner[d].saturating_mul(reps[d]);
     }
-    Expr(RepmatOp { op, inner, sizes })
+    Expr(Mapped::new(op, RepmatMap { inner, sizes }))
 }
 
 // ---------------------------------------------------------------- shift
 
 /// An operator rotated along one dim.
-#[derive(Clone)]
-pub struct ShiftOp<O: Operator> {
-    op: O,
+pub type ShiftOp<O> = Mapped<O, ShiftMap<<O as Operator>::Shape>>;
+
+/// [`ShiftOp`]'s map: position `p` of dim `axis` is `(p + shift) mod n`.
+#[derive(Clone, Copy, Debug)]
+pub struct ShiftMap<S> {
     axis: usize,
     shift: usize,
-    n: usize,
+    sizes: S,
 }
 
-impl<O: Operator> ShiftOp<O> {
+impl<S: Shape> IndexMap<S> for ShiftMap<S> {
+    type Out = S;
+    fn name(&self) -> String {
+        format!("shift<{}>", self.axis)
+    }
+    fn sizes(&self) -> S {
+        self.sizes
+    }
     #[inline(always)]
-    fn map(&self, idx: O::Shape) -> O::Shape {
+    fn map(&self, idx: S) -> S {
         let mut i = idx;
-        i[self.axis] = (idx[self.axis] + self.shift) % self.n;
+        i[self.axis] = (idx[self.axis] + self.shift) % self.sizes[self.axis];
         i
     }
-}
-
-impl<O: Operator> Operator for ShiftOp<O> {
-    type Elem = O::Elem;
-    type Shape = O::Shape;
-    fn sizes(&self) -> O::Shape {
-        self.op.sizes()
-    }
     #[inline(always)]
-    fn get(&self, idx: O::Shape) -> O::Elem {
-        self.op.get(self.map(idx))
-    }
-    fn fill_line(&self, idx: O::Shape, axis: usize, step: isize, out: &mut [O::Elem]) {
+    fn line(&self, idx: S, axis: usize, step: isize) -> Line<S> {
         if axis != self.axis {
-            return self.op.fill_line(self.map(idx), axis, step, out);
-        }
-        if step != 1 {
-            return default_fill_line(self, idx, axis, step, out);
-        }
-        let mut i = self.map(idx);
-        let mut j = 0;
-        while j < out.len() {
-            let k = (self.n - i[axis]).min(out.len() - j);
-            self.op.fill_line(i, axis, 1, &mut out[j..j + k]);
-            j += k;
-            i[axis] = 0;
+            Line::Run {
+                idx: self.map(idx),
+                axis,
+                step,
+            }
+        } else if step == 1 {
+            // Along `axis`, wrapping around to its start.
+            Line::Split {
+                idx: self.map(idx),
+                sizes: self.sizes,
+                lo: axis,
+                hi: axis + 1,
+            }
+        } else {
+            Line::Each
         }
     }
-    fn name(&self) -> String {
-        format!("shift<{}>({})", self.axis, self.op.name())
-    }
-    fn validate(&self) -> Result<()> {
-        self.op.validate()
-    }
-    forward_hooks!(op);
 }
 
 /// `op` rotated along `axis`: element `i` of the result is element
@@ -562,13 +501,14 @@ impl<O: Operator> Operator for ShiftOp<O> {
 /// `Index` for a bad axis.
 pub fn shift<O: Operator>(op: O, axis: usize, amount: isize) -> Result<Expr<ShiftOp<O>>> {
     check_axis::<O::Shape>("shift", axis)?;
-    let n = op.sizes()[axis];
+    let sizes = op.sizes();
+    let n = sizes[axis];
     let shift = if n == 0 {
         0
     } else {
         amount.rem_euclid(n as isize) as usize
     };
-    Ok(Expr(ShiftOp { op, axis, shift, n }))
+    Ok(Expr(Mapped::new(op, ShiftMap { axis, shift, sizes })))
 }
 
 // ---------------------------------------------------------------- pad
@@ -703,48 +643,38 @@ pub fn pad<O: Operator>(
 // ---------------------------------------------------------------- diag
 
 /// A diagonal of a matrix.
-#[derive(Clone)]
-pub struct DiagOp<O> {
-    op: O,
+pub type DiagOp<O> = Mapped<O, DiagMap>;
+
+/// [`DiagOp`]'s map: position `i` is `(r0 + i, c0 + i)`.
+#[derive(Clone, Copy, Debug)]
+pub struct DiagMap {
     r0: usize,
     c0: usize,
     len: usize,
 }
 
-impl<O: Operator<Shape = [usize; 2]>> Operator for DiagOp<O> {
-    type Elem = O::Elem;
-    type Shape = [usize; 1];
+impl IndexMap<[usize; 2]> for DiagMap {
+    type Out = [usize; 1];
+    #[inline(always)]
     fn sizes(&self) -> [usize; 1] {
         [self.len]
     }
     #[inline(always)]
-    fn get(&self, [i]: [usize; 1]) -> O::Elem {
-        self.op.get([self.r0 + i, self.c0 + i])
+    fn map(&self, [i]: [usize; 1]) -> [usize; 2] {
+        [self.r0 + i, self.c0 + i]
+    }
+    fn line(&self, _idx: [usize; 1], _axis: usize, _step: isize) -> Line<[usize; 2]> {
+        Line::Each
     }
     fn name(&self) -> String {
-        format!("diag({})", self.op.name())
+        "diag".into()
     }
-    fn validate(&self) -> Result<()> {
-        self.op.validate()
-    }
-    forward_hooks!(op);
 }
 
-// SAFETY: (1) writes go to the matrix; (2) distinct diagonal positions are
-// distinct matrix elements; (3) no `row_ptr`.
-unsafe impl<O: LvalueOp<Shape = [usize; 2]>> LvalueOp for DiagOp<O> {
-    unsafe fn write_line(&self, [i]: [usize; 1], _axis: usize, step: isize, vals: &[O::Elem]) {
-        for (j, v) in vals.iter().enumerate() {
-            let p = (i as isize + j as isize * step) as usize;
-            // SAFETY: element `p` of the diagonal is inside the matrix (the
-            // caller's run is inside the diagonal) and is the caller's to write.
-            unsafe {
-                self.op
-                    .write_line([self.r0 + p, self.c0 + p], 1, 1, std::slice::from_ref(v))
-            };
-        }
-    }
-}
+// SAFETY: (1) distinct positions `i` give distinct rows `r0 + i`, and
+// `diag` bounds `len` so that every `(r0 + i, c0 + i)` is inside the
+// matrix; (2) `line` never returns a `Run` or a `Split`.
+unsafe impl Injective<[usize; 2]> for DiagMap {}
 
 /// Diagonal `k` of a matrix (0 the main one, `k > 0` above it, `k < 0`
 /// below); empty when `k` is past the matrix, as in NumPy.
@@ -756,12 +686,12 @@ pub fn diag<O: Operator<Shape = [usize; 2]>>(op: O, k: isize) -> Expr<DiagOp<O>>
         ((-k) as usize, 0)
     };
     let len = r.saturating_sub(r0).min(c.saturating_sub(c0));
-    Expr(DiagOp {
-        op,
+    let map = DiagMap {
         r0: r0.min(r),
         c0: c0.min(c),
         len,
-    })
+    };
+    Expr(Mapped::new(op, map))
 }
 
 /// A square matrix with a vector on a diagonal.

@@ -11,7 +11,7 @@
 use crate::element::{Element, Float, Num};
 use crate::elementwise::ConstOp;
 use crate::operator::{Expr, Operator, forward_hooks};
-use crate::rank::{Shape, ravel};
+use crate::rank::{Shape, check_axis, ravel};
 use dynd::{Error, Result};
 use rand::RngCore;
 use rand::distr::Distribution;
@@ -78,16 +78,6 @@ pub fn zeros<T: Num, S: Shape>(sizes: S) -> Expr<ConstOp<T, S>> {
 /// 1 everywhere.
 pub fn ones<T: Num, S: Shape>(sizes: S) -> Expr<ConstOp<T, S>> {
     fill(sizes, T::ONE)
-}
-
-fn check_axis<S: Shape>(what: &str, axis: usize) -> Result<()> {
-    if axis >= S::RANK {
-        return Err(Error::index(format!(
-            "{what}: axis {axis} is out of range for an operator of rank {}",
-            S::RANK
-        )));
-    }
-    Ok(())
 }
 
 /// `first + i * step`, where `i` is the index along `axis` (MatX's

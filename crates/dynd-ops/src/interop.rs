@@ -37,26 +37,14 @@ use dynd::{Array, Error, Result};
 /// `bool` array with [`to_array`], or view it as `uint8`.
 pub unsafe trait ArrayElement: Element + Scalar {}
 
-// SAFETY: integers and floats accept every bit pattern.
-unsafe impl ArrayElement for i8 {}
-// SAFETY: as above.
-unsafe impl ArrayElement for i16 {}
-// SAFETY: as above.
-unsafe impl ArrayElement for i32 {}
-// SAFETY: as above.
-unsafe impl ArrayElement for i64 {}
-// SAFETY: as above.
-unsafe impl ArrayElement for u8 {}
-// SAFETY: as above.
-unsafe impl ArrayElement for u16 {}
-// SAFETY: as above.
-unsafe impl ArrayElement for u32 {}
-// SAFETY: as above.
-unsafe impl ArrayElement for u64 {}
-// SAFETY: as above.
-unsafe impl ArrayElement for f32 {}
-// SAFETY: as above.
-unsafe impl ArrayElement for f64 {}
+macro_rules! array_elements {
+    ($($t:ty)*) => {$(
+        // SAFETY: a primitive integer or float: every bit pattern of its
+        // size is a valid value.
+        unsafe impl ArrayElement for $t {}
+    )*};
+}
+array_elements!(i8 i16 i32 i64 u8 u16 u32 u64 f32 f64);
 
 /// The dynd type `s0 * s1 * ... * T`.
 pub fn array_type<T: Scalar, S: Shape>(sizes: &S) -> Type {
@@ -149,7 +137,8 @@ pub struct ArrayView<T, S: Shape> {
 // SAFETY: the view reads the array's data; arrays may be shared between
 // threads (dynd's `Array` docs), and reading from many threads is fine.
 unsafe impl<T: Sync, S: Shape> Send for ArrayView<T, S> {}
-// SAFETY: as above; nothing is written through an ArrayView.
+// SAFETY: shared access reads the array's data (`T: Sync`, and arrays
+// may be shared between threads); nothing is written through an ArrayView.
 unsafe impl<T: Sync, S: Shape> Sync for ArrayView<T, S> {}
 
 impl<T: ArrayElement, S: Shape> ArrayView<T, S> {
@@ -187,7 +176,9 @@ pub struct ArrayViewMut<T, S: Shape> {
 // SAFETY: as for ArrayView; writes happen only through the `unsafe`
 // `write_line`/`row_ptr` paths, whose callers promise no data race.
 unsafe impl<T: Send + Sync, S: Shape> Send for ArrayViewMut<T, S> {}
-// SAFETY: as above.
+// SAFETY: shared access only reads (`T: Sync`), except through the
+// `unsafe` `write_line`/`row_ptr` paths, whose callers promise that no two
+// threads touch the same element.
 unsafe impl<T: Send + Sync, S: Shape> Sync for ArrayViewMut<T, S> {}
 
 impl<T: ArrayElement, S: Shape> ArrayViewMut<T, S> {
@@ -272,7 +263,7 @@ impl<T: ArrayElement, S: Shape> Tensor<T, S> {
     /// # Errors
     /// As [`ArrayView::new`].
     pub fn from_array(a: &Array) -> Result<Self> {
-        crate::executor::eval(ArrayView::<T, S>::new(a)?, &Serial)
+        crate::assign::eval(ArrayView::<T, S>::new(a)?, &Serial)
     }
 }
 

@@ -33,154 +33,65 @@
 //! let _ = permute(&t, [1, 0]); // a rank-2 permutation of a rank-3 operator
 //! ```
 
-use crate::operator::{Expr, LvalueOp, Operator, forward_hooks, read_line};
-use crate::rank::{DropDims, Shape, fmt_shape, numel, ravel, unravel};
+use crate::mapped::{IndexMap, Injective, Line, Mapped};
+use crate::operator::{Expr, Operator};
+use crate::rank::{
+    DropDims, Shape, check_axis, fmt_shape, index_from, numel, ravel, unravel, unravel_into,
+};
 use dynd::{Error, Result};
-
-/// Calls `f(inner_idx, offset, len)` for the runs that `n` consecutive
-/// positions of the flattened dims `lo..hi` of `sizes` make, starting at
-/// `start`: each run lies along dim `hi - 1`. Dims outside `lo..hi` stay.
-#[inline]
-pub(crate) fn for_runs<S: Shape>(
-    start: S,
-    sizes: &S,
-    lo: usize,
-    hi: usize,
-    n: usize,
-    mut f: impl FnMut(S, usize, usize),
-) {
-    let last = hi - 1;
-    let mut idx = start;
-    let mut done = 0;
-    while done < n {
-        let k = (sizes[last] - idx[last]).min(n - done);
-        f(idx, done, k);
-        done += k;
-        if done == n {
-            break;
-        }
-        idx[last] = 0;
-        let mut d = last;
-        while d > lo {
-            d -= 1;
-            idx[d] += 1;
-            if idx[d] < sizes[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
-    }
-}
-
-/// Unravels `flat` over dims `lo..hi` of `sizes` into `idx`.
-#[inline]
-fn unravel_into<S: Shape>(idx: &mut S, mut flat: usize, sizes: &S, lo: usize, hi: usize) {
-    for d in (lo..hi).rev() {
-        let n = sizes[d].max(1);
-        idx[d] = flat % n;
-        flat /= n;
-    }
-}
-
-/// A line of an lvalue, written one element at a time (for runs an
-/// operator cannot map to a single run of its input).
-///
-/// # Safety
-/// As [`LvalueOp::write_line`], for `op`.
-unsafe fn write_each<O: LvalueOp>(
-    op: &O,
-    mut map: impl FnMut(usize) -> O::Shape,
-    vals: &[O::Elem],
-) {
-    for (j, v) in vals.iter().enumerate() {
-        // SAFETY: element `j` of the caller's run is inside and unshared
-        // (the caller's promises), and `map(j)` is that element.
-        unsafe {
-            op.write_line(
-                map(j),
-                O::Shape::RANK.saturating_sub(1),
-                1,
-                std::slice::from_ref(v),
-            )
-        };
-    }
-}
 
 // ---------------------------------------------------------------- permute
 
 /// The dims of an operator in another order.
-#[derive(Clone)]
-pub struct PermuteOp<O: Operator> {
-    op: O,
-    perm: O::Shape,
-    sizes: O::Shape,
+pub type PermuteOp<O> = Mapped<O, PermuteMap<<O as Operator>::Shape>>;
+
+/// [`PermuteOp`]'s map: output dim `d` is input dim `perm[d]`.
+#[derive(Clone, Copy, Debug)]
+pub struct PermuteMap<S> {
+    perm: S,
+    sizes: S,
 }
 
-impl<O: Operator> PermuteOp<O> {
+impl<S: Shape> IndexMap<S> for PermuteMap<S> {
+    type Out = S;
+    fn name(&self) -> String {
+        "permute".into()
+    }
+    fn sizes(&self) -> S {
+        self.sizes
+    }
     #[inline(always)]
-    fn map(&self, idx: O::Shape) -> O::Shape {
+    fn map(&self, idx: S) -> S {
         let mut i = idx;
-        for d in 0..O::Shape::RANK {
+        for d in 0..S::RANK {
             i[self.perm[d]] = idx[d];
         }
         i
     }
-}
-
-impl<O: Operator> Operator for PermuteOp<O> {
-    type Elem = O::Elem;
-    type Shape = O::Shape;
-    fn sizes(&self) -> O::Shape {
-        self.sizes
-    }
     #[inline(always)]
-    fn get(&self, idx: O::Shape) -> O::Elem {
-        self.op.get(self.map(idx))
-    }
-    #[inline(always)]
-    fn fill_line(&self, idx: O::Shape, axis: usize, step: isize, out: &mut [O::Elem]) {
-        self.op.fill_line(self.map(idx), self.perm[axis], step, out)
-    }
-    #[inline(always)]
-    fn contiguous_line(
-        &self,
-        idx: O::Shape,
-        axis: usize,
-        step: isize,
-        len: usize,
-    ) -> Option<&[O::Elem]> {
-        self.op
-            .contiguous_line(self.map(idx), self.perm[axis], step, len)
-    }
-    fn name(&self) -> String {
-        format!("permute({})", self.op.name())
-    }
-    fn validate(&self) -> Result<()> {
-        self.op.validate()
-    }
-    forward_hooks!(op);
-}
-
-// SAFETY: (1) writes go to the input; (2) a permutation of indices is a
-// bijection; (3) forwarded only when the last axis stays last.
-unsafe impl<O: LvalueOp> LvalueOp for PermuteOp<O> {
-    unsafe fn write_line(&self, idx: O::Shape, axis: usize, step: isize, vals: &[O::Elem]) {
-        let a = if O::Shape::RANK == 0 {
-            0
-        } else {
-            self.perm[axis]
-        };
-        // SAFETY: the permuted run is the same set of elements.
-        unsafe { self.op.write_line(self.map(idx), a, step, vals) }
-    }
-    fn row_ptr(&self, idx: O::Shape, len: usize) -> Option<*mut O::Elem> {
-        let last = O::Shape::RANK.checked_sub(1)?;
-        if self.perm[last] == last {
-            self.op.row_ptr(self.map(idx), len)
-        } else {
-            None
+    fn line(&self, idx: S, axis: usize, step: isize) -> Line<S> {
+        Line::Run {
+            idx: self.map(idx),
+            axis: self.perm[axis],
+            step,
         }
     }
+}
+
+// SAFETY: (1) `perm` is a permutation of the dims (checked by `permuted`'s
+// callers) and the sizes are the input's permuted the same way, so distinct
+// indices map to distinct indices inside the input; (2) a run along output
+// dim `axis` is the run along input dim `perm[axis]` with the same step.
+unsafe impl<S: Shape> Injective<S> for PermuteMap<S> {}
+
+/// `op` seen through the permutation `perm` (already checked).
+fn permuted<O: Operator>(op: O, perm: O::Shape) -> Expr<PermuteOp<O>> {
+    let inner = op.sizes();
+    let mut sizes = inner;
+    for d in 0..O::Shape::RANK {
+        sizes[d] = inner[perm[d]];
+    }
+    Expr(Mapped::new(op, PermuteMap { perm, sizes }))
 }
 
 /// The dims of `op` in the order `perm`: dim `i` of the result is dim
@@ -200,27 +111,17 @@ pub fn permute<O: Operator>(op: O, perm: O::Shape) -> Result<Expr<PermuteOp<O>>>
             )));
         }
     }
-    let inner = op.sizes();
-    let mut sizes = inner;
-    for d in 0..n {
-        sizes[d] = inner[perm[d]];
-    }
-    Ok(Expr(PermuteOp { op, perm, sizes }))
+    Ok(permuted(op, perm))
 }
 
 /// All dims reversed (NumPy's `.T`).
 pub fn transpose<O: Operator>(op: O) -> Expr<PermuteOp<O>> {
-    let mut perm = O::Shape::zeros();
     let n = O::Shape::RANK;
+    let mut perm = O::Shape::zeros();
     for d in 0..n {
         perm[d] = n - 1 - d;
     }
-    let inner = op.sizes();
-    let mut sizes = inner;
-    for d in 0..n {
-        sizes[d] = inner[perm[d]];
-    }
-    Expr(PermuteOp { op, perm, sizes })
+    permuted(op, perm)
 }
 
 /// The last two dims swapped (a batch of transposed matrices).
@@ -237,87 +138,55 @@ pub fn transpose_matrix<O: Operator>(op: O) -> Expr<PermuteOp<O>> {
         perm[d] = d;
     }
     perm.as_mut().swap(n - 2, n - 1);
-    let inner = op.sizes();
-    let mut sizes = inner;
-    sizes.as_mut().swap(n - 2, n - 1);
-    Expr(PermuteOp { op, perm, sizes })
+    permuted(op, perm)
 }
 
 // ---------------------------------------------------------------- reverse
 
 /// One dim walked backwards.
-#[derive(Clone)]
-pub struct ReverseOp<O: Operator> {
-    op: O,
+pub type ReverseOp<O> = Mapped<O, ReverseMap<<O as Operator>::Shape>>;
+
+/// [`ReverseOp`]'s map: position `p` of dim `axis` is `n - 1 - p`.
+#[derive(Clone, Copy, Debug)]
+pub struct ReverseMap<S> {
     axis: usize,
-    n: usize,
+    sizes: S,
 }
 
-impl<O: Operator> ReverseOp<O> {
+impl<S: Shape> IndexMap<S> for ReverseMap<S> {
+    type Out = S;
+    fn name(&self) -> String {
+        format!("reverse<{}>", self.axis)
+    }
+    fn sizes(&self) -> S {
+        self.sizes
+    }
     #[inline(always)]
-    fn map(&self, idx: O::Shape) -> O::Shape {
+    fn map(&self, idx: S) -> S {
         let mut i = idx;
-        i[self.axis] = self.n - 1 - idx[self.axis];
+        i[self.axis] = self.sizes[self.axis] - 1 - idx[self.axis];
         i
     }
     #[inline(always)]
-    fn step(&self, axis: usize, step: isize) -> isize {
-        if axis == self.axis { -step } else { step }
+    fn line(&self, idx: S, axis: usize, step: isize) -> Line<S> {
+        let step = if axis == self.axis { -step } else { step };
+        Line::Run {
+            idx: self.map(idx),
+            axis,
+            step,
+        }
     }
 }
 
-impl<O: Operator> Operator for ReverseOp<O> {
-    type Elem = O::Elem;
-    type Shape = O::Shape;
-    fn sizes(&self) -> O::Shape {
-        self.op.sizes()
-    }
-    #[inline(always)]
-    fn get(&self, idx: O::Shape) -> O::Elem {
-        self.op.get(self.map(idx))
-    }
-    #[inline(always)]
-    fn fill_line(&self, idx: O::Shape, axis: usize, step: isize, out: &mut [O::Elem]) {
-        self.op
-            .fill_line(self.map(idx), axis, self.step(axis, step), out)
-    }
-    #[inline(always)]
-    fn contiguous_line(
-        &self,
-        idx: O::Shape,
-        axis: usize,
-        step: isize,
-        len: usize,
-    ) -> Option<&[O::Elem]> {
-        self.op
-            .contiguous_line(self.map(idx), axis, self.step(axis, step), len)
-    }
-    fn name(&self) -> String {
-        format!("reverse<{}>({})", self.axis, self.op.name())
-    }
-    fn validate(&self) -> Result<()> {
-        self.op.validate()
-    }
-    forward_hooks!(op);
-}
+// SAFETY: (1) mirroring one dim of the input's own sizes is a bijection of
+// the input's indices; (2) a run along the mirrored dim is the input's run
+// with the step negated, along any other dim the same run.
+unsafe impl<S: Shape> Injective<S> for ReverseMap<S> {}
 
-// SAFETY: (1) writes go to the input; (2) mirroring one dim is a
-// bijection; (3) forwarded only when the reversed dim is not the last.
-unsafe impl<O: LvalueOp> LvalueOp for ReverseOp<O> {
-    unsafe fn write_line(&self, idx: O::Shape, axis: usize, step: isize, vals: &[O::Elem]) {
-        // SAFETY: the mirrored run is the same set of elements.
-        unsafe {
-            self.op
-                .write_line(self.map(idx), axis, self.step(axis, step), vals)
-        }
-    }
-    fn row_ptr(&self, idx: O::Shape, len: usize) -> Option<*mut O::Elem> {
-        if self.axis + 1 == O::Shape::RANK {
-            None
-        } else {
-            self.op.row_ptr(self.map(idx), len)
-        }
-    }
+/// `op` with dim `axis` (below the rank) walked backwards.
+fn reversed<O: Operator>(op: O, axis: usize) -> Expr<ReverseOp<O>> {
+    let sizes = op.sizes();
+    Expr(Mapped::new(op, ReverseMap { axis, sizes }))
 }
 
 /// `op` with dim `axis` walked backwards.
@@ -325,14 +194,8 @@ unsafe impl<O: LvalueOp> LvalueOp for ReverseOp<O> {
 /// # Errors
 /// `Index` when `axis` is not below the rank.
 pub fn reverse<O: Operator>(op: O, axis: usize) -> Result<Expr<ReverseOp<O>>> {
-    if axis >= O::Shape::RANK {
-        return Err(Error::index(format!(
-            "reverse: axis {axis} is out of range for an operator of rank {}",
-            O::Shape::RANK
-        )));
-    }
-    let n = op.sizes()[axis];
-    Ok(Expr(ReverseOp { op, axis, n }))
+    check_axis::<O::Shape>("reverse", axis)?;
+    Ok(reversed(op, axis))
 }
 
 /// The rows (dim `RANK - 2`) upside down.
@@ -343,9 +206,7 @@ pub fn flipud<O: Operator>(op: O) -> Expr<ReverseOp<O>> {
             "flipud needs an operator of rank 2 or more"
         )
     };
-    let axis = O::Shape::RANK - 2;
-    let n = op.sizes()[axis];
-    Expr(ReverseOp { op, axis, n })
+    reversed(op, O::Shape::RANK - 2)
 }
 
 /// The columns (the last dim) left to right.
@@ -356,9 +217,7 @@ pub fn fliplr<O: Operator>(op: O) -> Expr<ReverseOp<O>> {
             "fliplr needs an operator of rank 1 or more"
         )
     };
-    let axis = O::Shape::RANK - 1;
-    let n = op.sizes()[axis];
-    Expr(ReverseOp { op, axis, n })
+    reversed(op, O::Shape::RANK - 1)
 }
 
 // ---------------------------------------------------------------- slice
@@ -368,84 +227,43 @@ pub fn fliplr<O: Operator>(op: O) -> Expr<ReverseOp<O>> {
 pub const END: isize = isize::MAX;
 
 /// A strided window of an operator.
-#[derive(Clone)]
-pub struct SliceOp<O: Operator> {
-    op: O,
-    start: O::Shape,
-    step: <O::Shape as Shape>::Strides,
-    sizes: O::Shape,
+pub type SliceOp<O> = Mapped<O, SliceMap<<O as Operator>::Shape>>;
+
+/// [`SliceOp`]'s map: position `p` of dim `d` is `start[d] + p * step[d]`.
+#[derive(Clone, Copy, Debug)]
+pub struct SliceMap<S: Shape> {
+    start: S,
+    step: S::Strides,
+    sizes: S,
 }
 
-impl<O: Operator> SliceOp<O> {
-    #[inline(always)]
-    fn map(&self, idx: O::Shape) -> O::Shape {
-        let mut i = idx;
-        for d in 0..O::Shape::RANK {
-            i[d] = (self.start[d] as isize + idx[d] as isize * self.step[d]) as usize;
-        }
-        i
+impl<S: Shape> IndexMap<S> for SliceMap<S> {
+    type Out = S;
+    fn name(&self) -> String {
+        "slice".into()
     }
-}
-
-impl<O: Operator> Operator for SliceOp<O> {
-    type Elem = O::Elem;
-    type Shape = O::Shape;
-    fn sizes(&self) -> O::Shape {
+    fn sizes(&self) -> S {
         self.sizes
     }
     #[inline(always)]
-    fn get(&self, idx: O::Shape) -> O::Elem {
-        self.op.get(self.map(idx))
+    fn map(&self, idx: S) -> S {
+        index_from(|d| (self.start[d] as isize + idx[d] as isize * self.step[d]) as usize)
     }
     #[inline(always)]
-    fn fill_line(&self, idx: O::Shape, axis: usize, step: isize, out: &mut [O::Elem]) {
-        self.op
-            .fill_line(self.map(idx), axis, step * self.step[axis], out)
-    }
-    #[inline(always)]
-    fn contiguous_line(
-        &self,
-        idx: O::Shape,
-        axis: usize,
-        step: isize,
-        len: usize,
-    ) -> Option<&[O::Elem]> {
-        self.op
-            .contiguous_line(self.map(idx), axis, step * self.step[axis], len)
-    }
-    fn name(&self) -> String {
-        format!("slice({})", self.op.name())
-    }
-    fn validate(&self) -> Result<()> {
-        self.op.validate()
-    }
-    forward_hooks!(op);
-}
-
-// SAFETY: (1) writes go to the input; (2) non-zero steps map distinct
-// indices to distinct input indices; (3) forwarded only for a last-dim
-// step of 1, where the run is the input's run.
-unsafe impl<O: LvalueOp> LvalueOp for SliceOp<O> {
-    unsafe fn write_line(&self, idx: O::Shape, axis: usize, step: isize, vals: &[O::Elem]) {
-        let s = if O::Shape::RANK == 0 {
-            step
-        } else {
-            step * self.step[axis]
-        };
-        // SAFETY: the run maps to a run of the input inside its sizes (the
-        // slice's bounds were checked when it was made); a non-zero slice
-        // step keeps distinct elements distinct.
-        unsafe { self.op.write_line(self.map(idx), axis, s, vals) }
-    }
-    fn row_ptr(&self, idx: O::Shape, len: usize) -> Option<*mut O::Elem> {
-        let last = O::Shape::RANK.checked_sub(1)?;
-        if self.step[last] == 1 {
-            self.op.row_ptr(self.map(idx), len)
-        } else {
-            None
+    fn line(&self, idx: S, axis: usize, step: isize) -> Line<S> {
+        Line::Run {
+            idx: self.map(idx),
+            axis,
+            step: step * self.step[axis],
         }
     }
 }
+
+// SAFETY: (1) every step is non-zero (checked by `slice`), so distinct
+// indices map to distinct ones, and `slice_dim` keeps every position of
+// each dim inside the input's dim; (2) a run along `axis` is the input's
+// run along `axis` with the step multiplied by the slice's.
+unsafe impl<S: Shape> Injective<S> for SliceMap<S> {}
 
 /// Python's slice bounds for one dim: `(first index, count)`.
 fn slice_dim(n: usize, start: isize, end: isize, step: isize) -> (usize, usize) {
@@ -494,92 +312,60 @@ pub fn slice<O: Operator>(
         first[d] = f;
         sizes[d] = n;
     }
-    Ok(Expr(SliceOp {
-        op,
+    let map = SliceMap {
         start: first,
         step,
         sizes,
-    }))
+    };
+    Ok(Expr(Mapped::new(op, map)))
 }
 
 // ---------------------------------------------------------------- drop_dim
 
 /// The slice at one index of one dim, that dim dropped.
-#[derive(Clone)]
-pub struct DropDimOp<O: Operator, S> {
-    op: O,
+pub type DropDimOp<O, S> = Mapped<O, DropDimMap<<O as Operator>::Shape, S>>;
+
+/// [`DropDimOp`]'s map: the fixed `index` inserted at dim `axis`.
+#[derive(Clone, Copy, Debug)]
+pub struct DropDimMap<In, Out> {
     axis: usize,
     index: usize,
-    sizes: S,
+    sizes: Out,
+    _in: std::marker::PhantomData<fn() -> In>,
 }
 
-impl<O: Operator, S: Shape> DropDimOp<O, S> {
-    #[inline(always)]
-    fn map(&self, idx: S) -> O::Shape {
-        let mut i = O::Shape::zeros();
-        for d in 0..O::Shape::RANK {
-            i[d] = match d.cmp(&self.axis) {
-                std::cmp::Ordering::Less => idx[d],
-                std::cmp::Ordering::Equal => self.index,
-                std::cmp::Ordering::Greater => idx[d - 1],
-            };
-        }
-        i
+impl<In: Shape, Out: Shape> IndexMap<In> for DropDimMap<In, Out> {
+    type Out = Out;
+    fn name(&self) -> String {
+        format!("drop_dim<{}>", self.axis)
     }
-    #[inline(always)]
-    fn axis(&self, axis: usize) -> usize {
-        if axis >= self.axis { axis + 1 } else { axis }
-    }
-}
-
-impl<O: Operator, S: Shape> Operator for DropDimOp<O, S> {
-    type Elem = O::Elem;
-    type Shape = S;
-    fn sizes(&self) -> S {
+    fn sizes(&self) -> Out {
         self.sizes
     }
     #[inline(always)]
-    fn get(&self, idx: S) -> O::Elem {
-        self.op.get(self.map(idx))
+    fn map(&self, idx: Out) -> In {
+        index_from(|d| match d.cmp(&self.axis) {
+            std::cmp::Ordering::Less => idx[d],
+            std::cmp::Ordering::Equal => self.index,
+            std::cmp::Ordering::Greater => idx[d - 1],
+        })
     }
     #[inline(always)]
-    fn fill_line(&self, idx: S, axis: usize, step: isize, out: &mut [O::Elem]) {
-        self.op.fill_line(self.map(idx), self.axis(axis), step, out)
+    fn line(&self, idx: Out, axis: usize, step: isize) -> Line<In> {
+        let axis = if axis >= self.axis { axis + 1 } else { axis };
+        Line::Run {
+            idx: self.map(idx),
+            axis,
+            step,
+        }
     }
-    #[inline(always)]
-    fn contiguous_line(&self, idx: S, axis: usize, step: isize, len: usize) -> Option<&[O::Elem]> {
-        self.op
-            .contiguous_line(self.map(idx), self.axis(axis), step, len)
-    }
-    fn name(&self) -> String {
-        format!("drop_dim<{}>({})", self.axis, self.op.name())
-    }
-    fn validate(&self) -> Result<()> {
-        self.op.validate()
-    }
-    forward_hooks!(op);
 }
 
-// SAFETY: (1) writes go to the input; (2) inserting a fixed index keeps
-// distinct indices distinct; (3) forwarded only when the last dim is kept.
-unsafe impl<O: LvalueOp, S: Shape> LvalueOp for DropDimOp<O, S> {
-    unsafe fn write_line(&self, idx: S, axis: usize, step: isize, vals: &[O::Elem]) {
-        let (a, s) = if S::RANK == 0 {
-            (self.axis, 0)
-        } else {
-            (self.axis(axis), step)
-        };
-        // SAFETY: the run maps to a run of the input (the dropped index was
-        // checked to be inside its dim); distinct elements stay distinct.
-        unsafe { self.op.write_line(self.map(idx), a, s, vals) }
-    }
-    fn row_ptr(&self, idx: S, len: usize) -> Option<*mut O::Elem> {
-        if S::RANK == 0 || self.axis + 1 == O::Shape::RANK {
-            return None;
-        }
-        self.op.row_ptr(self.map(idx), len)
-    }
-}
+// SAFETY: (1) inserting a fixed index (checked inside its dim by
+// `drop_dim`) keeps distinct indices distinct, and the other dims are the
+// input's; (2) a run along an output dim is the run along the matching
+// input dim (the dims after `axis` shifted by one), same step.
+unsafe impl<In: Shape, Out: Shape> Injective<In> for DropDimMap<In, Out> {}
 
 /// The slice of `op` at `index` along `axis`, that dim dropped (MatX's
 /// `matxDropDim`; NumPy's `a[:, i]`). A negative `index` counts from the end.
@@ -595,13 +381,8 @@ where
     O: Operator,
     O::Shape: DropDims<1>,
 {
+    check_axis::<O::Shape>("drop_dim", axis)?;
     let inner = op.sizes();
-    if axis >= O::Shape::RANK {
-        return Err(Error::index(format!(
-            "drop_dim: axis {axis} is out of range for an operator of rank {}",
-            O::Shape::RANK
-        )));
-    }
     let n = inner[axis] as isize;
     let i = if index < 0 { index + n } else { index };
     if i < 0 || i >= n {
@@ -618,12 +399,13 @@ where
             k += 1;
         }
     }
-    Ok(Expr(DropDimOp {
-        op,
+    let map = DropDimMap {
         axis,
         index: i as usize,
         sizes,
-    }))
+        _in: std::marker::PhantomData,
+    };
+    Ok(Expr(Mapped::new(op, map)))
 }
 
 // ---------------------------------------------------------------- collapse
@@ -667,10 +449,12 @@ macro_rules! collapse_impls {
             type Left<O: Operator<Shape = Self>> = Expr<LCollapseOp<O, [usize; $n - $d + 1]>>;
             type Right<O: Operator<Shape = Self>> = Expr<RCollapseOp<O, [usize; $n - $d + 1]>>;
             fn lcollapse<O: Operator<Shape = Self>>(op: O) -> Self::Left<O> {
-                Expr(LCollapseOp::new(op, $d))
+                let map = CollapseMap::new(op.sizes(), $d);
+                Expr(Mapped::new(op, map))
             }
             fn rcollapse<O: Operator<Shape = Self>>(op: O) -> Self::Right<O> {
-                Expr(RCollapseOp::new(op, $d))
+                let map = CollapseMap::new(op.sizes(), $d);
+                Expr(Mapped::new(op, map))
             }
         }
     )*)*};
@@ -706,361 +490,159 @@ where
 }
 
 /// The first `d` dims as one.
-#[derive(Clone)]
-pub struct LCollapseOp<O: Operator, S> {
-    op: O,
-    d: usize,
-    inner: O::Shape,
-    sizes: S,
-}
-
-impl<O: Operator, S: Shape> LCollapseOp<O, S> {
-    fn new(op: O, d: usize) -> Self {
-        let inner = op.sizes();
-        let mut sizes = S::zeros();
-        sizes[0] = inner.as_ref()[..d].iter().product();
-        for k in 1..S::RANK {
-            sizes[k] = inner[k + d - 1];
-        }
-        LCollapseOp {
-            op,
-            d,
-            inner,
-            sizes,
-        }
-    }
-    #[inline(always)]
-    fn map(&self, idx: S) -> O::Shape {
-        let mut i = O::Shape::zeros();
-        for k in 1..S::RANK {
-            i[k + self.d - 1] = idx[k];
-        }
-        unravel_into(&mut i, idx[0], &self.inner, 0, self.d);
-        i
-    }
-}
-
-impl<O: Operator, S: Shape> Operator for LCollapseOp<O, S> {
-    type Elem = O::Elem;
-    type Shape = S;
-    fn sizes(&self) -> S {
-        self.sizes
-    }
-    #[inline(always)]
-    fn get(&self, idx: S) -> O::Elem {
-        self.op.get(self.map(idx))
-    }
-    fn fill_line(&self, idx: S, axis: usize, step: isize, out: &mut [O::Elem]) {
-        if axis > 0 {
-            self.op
-                .fill_line(self.map(idx), axis + self.d - 1, step, out);
-        } else if step == 1 {
-            for_runs(
-                self.map(idx),
-                &self.inner,
-                0,
-                self.d,
-                out.len(),
-                |i, at, k| self.op.fill_line(i, self.d - 1, 1, &mut out[at..at + k]),
-            );
-        } else {
-            crate::operator::default_fill_line(self, idx, axis, step, out);
-        }
-    }
-    fn contiguous_line(&self, idx: S, axis: usize, step: isize, len: usize) -> Option<&[O::Elem]> {
-        if axis > 0 {
-            self.op
-                .contiguous_line(self.map(idx), axis + self.d - 1, step, len)
-        } else {
-            None
-        }
-    }
-    fn name(&self) -> String {
-        format!("lcollapse<{}>({})", self.d, self.op.name())
-    }
-    fn validate(&self) -> Result<()> {
-        self.op.validate()
-    }
-    forward_hooks!(op);
-}
-
-// SAFETY: (1) writes go to the input; (2) unravelling is a bijection;
-// (3) forwarded only when the last dim is an input dim.
-unsafe impl<O: LvalueOp, S: Shape> LvalueOp for LCollapseOp<O, S> {
-    unsafe fn write_line(&self, idx: S, axis: usize, step: isize, vals: &[O::Elem]) {
-        if axis > 0 {
-            // SAFETY: the run maps to one run of the input.
-            unsafe {
-                self.op
-                    .write_line(self.map(idx), axis + self.d - 1, step, vals)
-            }
-        } else if step == 1 {
-            for_runs(
-                self.map(idx),
-                &self.inner,
-                0,
-                self.d,
-                vals.len(),
-                |i, at, k| {
-                    // SAFETY: the pieces partition the caller's run.
-                    unsafe { self.op.write_line(i, self.d - 1, 1, &vals[at..at + k]) }
-                },
-            );
-        } else {
-            let mut i = idx;
-            // SAFETY: element by element, the caller's run.
-            unsafe {
-                write_each(
-                    &self.op,
-                    |j| {
-                        i[0] = (idx[0] as isize + j as isize * step) as usize;
-                        self.map(i)
-                    },
-                    vals,
-                )
-            }
-        }
-    }
-    fn row_ptr(&self, idx: S, len: usize) -> Option<*mut O::Elem> {
-        if S::RANK >= 2 {
-            self.op.row_ptr(self.map(idx), len)
-        } else {
-            None
-        }
-    }
-}
-
+pub type LCollapseOp<O, S> = Mapped<O, CollapseMap<<O as Operator>::Shape, S, false>>;
 /// The last `d` dims as one.
-#[derive(Clone)]
-pub struct RCollapseOp<O: Operator, S> {
-    op: O,
+pub type RCollapseOp<O, S> = Mapped<O, CollapseMap<<O as Operator>::Shape, S, true>>;
+
+/// The map of [`LCollapseOp`] (`RIGHT == false`: the first `d` input dims
+/// are output dim 0) and [`RCollapseOp`] (`RIGHT == true`: the last `d`
+/// input dims are the last output dim).
+#[derive(Clone, Copy, Debug)]
+pub struct CollapseMap<In, Out, const RIGHT: bool> {
     d: usize,
-    inner: O::Shape,
-    sizes: S,
+    inner: In,
+    sizes: Out,
 }
 
-impl<O: Operator, S: Shape> RCollapseOp<O, S> {
-    fn new(op: O, d: usize) -> Self {
-        let inner = op.sizes();
-        let n = O::Shape::RANK;
-        let mut sizes = S::zeros();
-        for k in 0..S::RANK - 1 {
-            sizes[k] = inner[k];
+impl<In: Shape, Out: Shape, const RIGHT: bool> CollapseMap<In, Out, RIGHT> {
+    /// The output dim that stands for several input dims.
+    const JOINED: usize = if RIGHT { Out::RANK - 1 } else { 0 };
+
+    fn new(inner: In, d: usize) -> Self {
+        // The input dims the joined output dim covers.
+        let (lo, hi) = if RIGHT {
+            (In::RANK - d, In::RANK)
+        } else {
+            (0, d)
+        };
+        let mut sizes = Out::zeros();
+        for k in 0..Out::RANK {
+            sizes[k] = if k == Self::JOINED {
+                inner.as_ref()[lo..hi].iter().product()
+            } else {
+                inner[Self::input_dim(d, k)]
+            };
         }
-        sizes[S::RANK - 1] = inner.as_ref()[n - d..].iter().product();
-        RCollapseOp {
-            op,
-            d,
-            inner,
-            sizes,
-        }
+        CollapseMap { d, inner, sizes }
     }
+
+    /// The input dim of output dim `k` (not the joined one).
     #[inline(always)]
-    fn map(&self, idx: S) -> O::Shape {
-        let n = O::Shape::RANK;
-        let mut i = O::Shape::zeros();
-        for k in 0..S::RANK - 1 {
-            i[k] = idx[k];
-        }
-        unravel_into(&mut i, idx[S::RANK - 1], &self.inner, n - self.d, n);
-        i
+    fn input_dim(d: usize, k: usize) -> usize {
+        if RIGHT { k } else { k + d - 1 }
     }
-    /// `true` when the run of `len` from `i` stays inside one input row.
+
+    /// The input dims the joined output dim covers.
     #[inline(always)]
-    fn in_one_row(&self, i: &O::Shape, len: usize) -> bool {
-        let last = O::Shape::RANK - 1;
-        i[last] + len <= self.inner[last]
+    fn joined(&self) -> (usize, usize) {
+        if RIGHT {
+            (In::RANK - self.d, In::RANK)
+        } else {
+            (0, self.d)
+        }
     }
 }
 
-impl<O: Operator, S: Shape> Operator for RCollapseOp<O, S> {
-    type Elem = O::Elem;
-    type Shape = S;
-    fn sizes(&self) -> S {
+impl<In: Shape, Out: Shape, const RIGHT: bool> IndexMap<In> for CollapseMap<In, Out, RIGHT> {
+    type Out = Out;
+    fn name(&self) -> String {
+        let side = if RIGHT { "rcollapse" } else { "lcollapse" };
+        format!("{side}<{}>", self.d)
+    }
+    fn sizes(&self) -> Out {
         self.sizes
     }
     #[inline(always)]
-    fn get(&self, idx: S) -> O::Elem {
-        self.op.get(self.map(idx))
-    }
-    fn fill_line(&self, idx: S, axis: usize, step: isize, out: &mut [O::Elem]) {
-        let n = O::Shape::RANK;
-        if axis + 1 < S::RANK {
-            self.op.fill_line(self.map(idx), axis, step, out);
-        } else if step == 1 {
-            for_runs(
-                self.map(idx),
-                &self.inner,
-                n - self.d,
-                n,
-                out.len(),
-                |i, at, k| self.op.fill_line(i, n - 1, 1, &mut out[at..at + k]),
-            );
-        } else {
-            crate::operator::default_fill_line(self, idx, axis, step, out);
-        }
-    }
-    fn contiguous_line(&self, idx: S, axis: usize, step: isize, len: usize) -> Option<&[O::Elem]> {
-        let i = self.map(idx);
-        if axis + 1 < S::RANK {
-            self.op.contiguous_line(i, axis, step, len)
-        } else if step == 1 && self.in_one_row(&i, len) {
-            self.op.contiguous_line(i, O::Shape::RANK - 1, 1, len)
-        } else {
-            None
-        }
-    }
-    fn name(&self) -> String {
-        format!("rcollapse<{}>({})", self.d, self.op.name())
-    }
-    fn validate(&self) -> Result<()> {
-        self.op.validate()
-    }
-    forward_hooks!(op);
-}
-
-// SAFETY: (1) writes go to the input; (2) unravelling is a bijection;
-// (3) forwarded only for a run inside one input row.
-unsafe impl<O: LvalueOp, S: Shape> LvalueOp for RCollapseOp<O, S> {
-    unsafe fn write_line(&self, idx: S, axis: usize, step: isize, vals: &[O::Elem]) {
-        let n = O::Shape::RANK;
-        if axis + 1 < S::RANK {
-            // SAFETY: the run maps to one run of the input.
-            unsafe { self.op.write_line(self.map(idx), axis, step, vals) }
-        } else if step == 1 {
-            for_runs(
-                self.map(idx),
-                &self.inner,
-                n - self.d,
-                n,
-                vals.len(),
-                |i, at, k| {
-                    // SAFETY: the pieces partition the caller's run.
-                    unsafe { self.op.write_line(i, n - 1, 1, &vals[at..at + k]) }
-                },
-            );
-        } else {
-            let mut i = idx;
-            let last = S::RANK - 1;
-            // SAFETY: element by element, the caller's run.
-            unsafe {
-                write_each(
-                    &self.op,
-                    |j| {
-                        i[last] = (idx[last] as isize + j as isize * step) as usize;
-                        self.map(i)
-                    },
-                    vals,
-                )
+    fn map(&self, idx: Out) -> In {
+        let mut i = In::zeros();
+        for k in 0..Out::RANK {
+            if k != Self::JOINED {
+                i[Self::input_dim(self.d, k)] = idx[k];
             }
         }
+        let (lo, hi) = self.joined();
+        unravel_into(&mut i, idx[Self::JOINED], &self.inner, lo, hi);
+        i
     }
-    fn row_ptr(&self, idx: S, len: usize) -> Option<*mut O::Elem> {
-        let i = self.map(idx);
-        if self.in_one_row(&i, len) {
-            self.op.row_ptr(i, len)
+    #[inline(always)]
+    fn line(&self, idx: Out, axis: usize, step: isize) -> Line<In> {
+        if axis != Self::JOINED {
+            Line::Run {
+                idx: self.map(idx),
+                axis: Self::input_dim(self.d, axis),
+                step,
+            }
+        } else if step == 1 {
+            let (lo, hi) = self.joined();
+            Line::Split {
+                idx: self.map(idx),
+                sizes: self.inner,
+                lo,
+                hi,
+            }
         } else {
-            None
+            Line::Each
         }
     }
+}
+
+// SAFETY: (1) the joined output dim unravels (C order) over the input's own
+// sizes of the dims it covers, a bijection onto them, and the other dims
+// are the input's; (2) a run along another dim is the input's run along
+// its dim; a step-1 run along the joined dim is consecutive C-order
+// positions of the covered dims, which `Split` names.
+unsafe impl<In: Shape, Out: Shape, const RIGHT: bool> Injective<In>
+    for CollapseMap<In, Out, RIGHT>
+{
 }
 
 // ---------------------------------------------------------------- reshape
 
 /// The same elements in C order under another shape.
-#[derive(Clone)]
-pub struct ReshapeOp<O: Operator, S> {
-    op: O,
-    inner: O::Shape,
-    sizes: S,
+pub type ReshapeOp<O, S> = Mapped<O, ReshapeMap<<O as Operator>::Shape, S>>;
+
+/// [`ReshapeOp`]'s map: the same flat C-order position.
+#[derive(Clone, Copy, Debug)]
+pub struct ReshapeMap<In, Out> {
+    inner: In,
+    sizes: Out,
 }
 
-impl<O: Operator, S: Shape> ReshapeOp<O, S> {
-    #[inline(always)]
-    fn map(&self, idx: S) -> O::Shape {
-        unravel(ravel(&idx, &self.sizes), &self.inner)
+impl<In: Shape, Out: Shape> IndexMap<In> for ReshapeMap<In, Out> {
+    type Out = Out;
+    fn name(&self) -> String {
+        "reshape".into()
     }
-    fn in_one_row(&self, i: &O::Shape, len: usize) -> bool {
-        O::Shape::RANK == 0 || i[O::Shape::RANK - 1] + len <= self.inner[O::Shape::RANK - 1]
-    }
-}
-
-impl<O: Operator, S: Shape> Operator for ReshapeOp<O, S> {
-    type Elem = O::Elem;
-    type Shape = S;
-    fn sizes(&self) -> S {
+    fn sizes(&self) -> Out {
         self.sizes
     }
     #[inline(always)]
-    fn get(&self, idx: S) -> O::Elem {
-        self.op.get(self.map(idx))
+    fn map(&self, idx: Out) -> In {
+        unravel(ravel(&idx, &self.sizes), &self.inner)
     }
-    fn fill_line(&self, idx: S, axis: usize, step: isize, out: &mut [O::Elem]) {
-        let n = O::Shape::RANK;
-        if axis + 1 == S::RANK && step == 1 && n > 0 {
-            for_runs(self.map(idx), &self.inner, 0, n, out.len(), |i, at, k| {
-                self.op.fill_line(i, n - 1, 1, &mut out[at..at + k])
-            });
-        } else if n == 0 {
-            read_line(&self.op, O::Shape::zeros(), 0, 0, out);
+    #[inline(always)]
+    fn line(&self, idx: Out, axis: usize, step: isize) -> Line<In> {
+        if In::RANK == 0 {
+            // One element, which every output index names.
+            Line::Same(In::zeros())
+        } else if axis + 1 == Out::RANK && step == 1 {
+            Line::Split {
+                idx: self.map(idx),
+                sizes: self.inner,
+                lo: 0,
+                hi: In::RANK,
+            }
         } else {
-            crate::operator::default_fill_line(self, idx, axis, step, out);
+            Line::Each
         }
     }
-    fn contiguous_line(&self, idx: S, axis: usize, step: isize, len: usize) -> Option<&[O::Elem]> {
-        let i = self.map(idx);
-        if axis + 1 == S::RANK && step == 1 && O::Shape::RANK > 0 && self.in_one_row(&i, len) {
-            self.op.contiguous_line(i, O::Shape::RANK - 1, 1, len)
-        } else {
-            None
-        }
-    }
-    fn name(&self) -> String {
-        format!("reshape({})", self.op.name())
-    }
-    fn validate(&self) -> Result<()> {
-        self.op.validate()
-    }
-    forward_hooks!(op);
 }
 
-// SAFETY: (1) writes go to the input; (2) ravel/unravel is a bijection
-// between shapes of equal size; (3) forwarded only for a run inside one
-// input row.
-unsafe impl<O: LvalueOp, S: Shape> LvalueOp for ReshapeOp<O, S> {
-    unsafe fn write_line(&self, idx: S, axis: usize, step: isize, vals: &[O::Elem]) {
-        let n = O::Shape::RANK;
-        if n > 0 && (S::RANK == 0 || (axis + 1 == S::RANK && step == 1)) {
-            for_runs(self.map(idx), &self.inner, 0, n, vals.len(), |i, at, k| {
-                // SAFETY: the pieces partition the caller's run.
-                unsafe { self.op.write_line(i, n - 1, 1, &vals[at..at + k]) }
-            });
-        } else {
-            let mut i = idx;
-            // SAFETY: element by element, the caller's run.
-            unsafe {
-                write_each(
-                    &self.op,
-                    |j| {
-                        if S::RANK > 0 {
-                            i[axis] = (idx[axis] as isize + j as isize * step) as usize;
-                        }
-                        self.map(i)
-                    },
-                    vals,
-                )
-            }
-        }
-    }
-    fn row_ptr(&self, idx: S, len: usize) -> Option<*mut O::Elem> {
-        let i = self.map(idx);
-        if O::Shape::RANK > 0 && self.in_one_row(&i, len) {
-            self.op.row_ptr(i, len)
-        } else {
-            None
-        }
-    }
-}
+// SAFETY: (1) the two shapes have the same number of elements (checked by
+// `reshape`), so ravel then unravel is a bijection between their indices;
+// (2) a step-1 run along the last output dim is consecutive C-order
+// positions of the whole input, which `Split` over all its dims names.
+unsafe impl<In: Shape, Out: Shape> Injective<In> for ReshapeMap<In, Out> {}
 
 /// The elements of `op` in C order under the shape `sizes`.
 ///
@@ -1075,15 +657,15 @@ pub fn reshape<O: Operator, S: Shape>(op: O, sizes: S) -> Result<Expr<ReshapeOp<
             fmt_shape(sizes.as_ref())
         )));
     }
-    Ok(Expr(ReshapeOp { op, inner, sizes }))
+    Ok(Expr(Mapped::new(op, ReshapeMap { inner, sizes })))
 }
 
 /// All elements of `op` in C order, as one dim.
 pub fn flatten<O: Operator>(op: O) -> Expr<ReshapeOp<O, [usize; 1]>> {
     let inner = op.sizes();
-    Expr(ReshapeOp {
-        op,
+    let map = ReshapeMap {
         inner,
         sizes: [numel(&inner)],
-    })
+    };
+    Expr(Mapped::new(op, map))
 }

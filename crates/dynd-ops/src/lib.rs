@@ -46,12 +46,35 @@
 //!
 //! Each `run` and `eval` opens a `tracing` span (`dynd_ops.run`) with the
 //! expression's name and the executor.
+//!
+//! # Layers
+//!
+//! Each module uses only the modules listed before it (`tests/layering.rs`
+//! reads the sources and fails on an import from a later module):
+//!
+//! 1. `rank` — shapes at the type level; index and run helpers.
+//! 2. `element` — the element types and their arithmetic (self-contained).
+//! 3. `executor` — [`Executor`], [`Serial`], [`Parallel`]: running tasks
+//!    over the rows or ranges of a shape.
+//! 4. `operator` — the [`Operator`] and [`LvalueOp`] traits (an operator is
+//!    prepared on an executor), [`Expr`], [`Set`], line buffers.
+//! 5. `tensor` — [`Tensor`] and strided views: the leaf operators.
+//! 6. `assign` — the assignment engine: [`Set::run`], [`Expr::eval`].
+//! 7. `mapped` — one generic view, an operator seen through an index map.
+//! 8. `layout` — permute, reverse, slice, drop_dim, collapses, reshape.
+//! 9. `combine` — concat, stack, clone, repmat, shift, pad, diagonals.
+//! 10. `elementwise` — arithmetic, math and logical operators.
+//! 11. `generators` — constants, ranges, random numbers.
+//! 12. `reduce` — reductions over all dims or chosen axes.
+//! 13. `transform` — matmul, sort, cumsum.
+//! 14. `interop` — dynd arrays as operators, and back.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 // Operator types are nested generics by design (the expression is the type).
 #![allow(clippy::type_complexity)]
 
+mod assign;
 mod combine;
 mod element;
 mod elementwise;
@@ -59,11 +82,14 @@ mod executor;
 mod generators;
 mod interop;
 mod layout;
+mod mapped;
 mod operator;
 mod rank;
 mod reduce;
 mod tensor;
 mod transform;
+
+pub use assign::run_set;
 
 pub use combine::{KEEP, PadMode, clone, concat, diag, diag_embed, pad, repmat, shift, stack};
 pub use element::{Element, Float, Num};
@@ -72,7 +98,7 @@ pub use elementwise::{
     isnan, le, log, log2, log10, logical_and, logical_not, logical_or, logical_xor, lt, maximum,
     minimum, mul, ne, neg, pow, rem, round, scalar, select, sign, sin, sinh, sqrt, sub, tan, tanh,
 };
-pub use executor::{Executor, Parallel, Serial, Set, TASK_ELEMS, run_set};
+pub use executor::{Executor, Parallel, Serial, TASK_ELEMS};
 pub use generators::{
     CounterRng, alternate, diag_const, eye, fill, generate, linspace, logspace, ones, random,
     random_normal, random_uniform, range, zeros,
@@ -82,7 +108,9 @@ pub use layout::{
     Collapse, END, drop_dim, flatten, fliplr, flipud, lcollapse, permute, rcollapse, reshape,
     reverse, slice, transpose, transpose_matrix,
 };
-pub use operator::{Expr, LINE_CHUNK, LvalueOp, MemRegion, Operator, default_fill_line, read_line};
+pub use operator::{
+    Expr, LINE_CHUNK, LvalueOp, MemRegion, Operator, Set, default_fill_line, read_line,
+};
 pub use rank::{
     AddDim, DropDims, MAX_RANK, Shape, c_strides, checked_numel, numel, ravel, unravel,
 };
@@ -101,7 +129,8 @@ pub use transform::{
 /// signature needs to (MatX's `detail` namespace).
 pub mod detail {
     pub use crate::combine::{
-        CloneOp, ConcatOp, DiagEmbedOp, DiagOp, PadOp, RepmatOp, ShiftOp, StackOp,
+        CloneMap, CloneOp, ConcatOp, DiagEmbedOp, DiagMap, DiagOp, PadOp, RepmatMap, RepmatOp,
+        ShiftMap, ShiftOp, StackOp,
     };
     pub use crate::elementwise::{
         AbsF, AcosF, AddF, AndF, AsinF, Atan2F, AtanF, BinaryFn, BinaryOp, CastF, CeilF, ConstOp,
@@ -111,8 +140,10 @@ pub mod detail {
     };
     pub use crate::generators::{GenOp, RandomOp};
     pub use crate::layout::{
-        DropDimOp, LCollapseOp, PermuteOp, RCollapseOp, ReshapeOp, ReverseOp, SliceOp,
+        CollapseMap, DropDimMap, DropDimOp, LCollapseOp, PermuteMap, PermuteOp, RCollapseOp,
+        ReshapeMap, ReshapeOp, ReverseMap, ReverseOp, SliceMap, SliceOp,
     };
+    pub use crate::mapped::{IndexMap, Injective, Line, Mapped};
     pub use crate::reduce::{
         ArgExtremeR, ExtremeR, LogicR, MeanR, MedianOp, ProdR, ReduceOp, Reduced, ReducedAxes,
         SumR, VarR,

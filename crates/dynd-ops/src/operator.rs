@@ -137,12 +137,30 @@ pub unsafe trait LvalueOp: Operator {
 
     /// The assignment `self = rhs`; nothing runs until
     /// [`Set::run`](crate::Set::run).
-    fn set<R>(self, rhs: R) -> crate::Set<Self, R>
+    fn set<R>(self, rhs: R) -> Set<Self, R>
     where
         Self: Sized,
         R: Operator<Elem = Self::Elem, Shape = Self::Shape>,
     {
-        crate::Set::new(self, rhs)
+        Set::new(self, rhs)
+    }
+}
+
+/// An assignment `lhs = rhs`, built by [`LvalueOp::set`]; nothing happens
+/// until [`run`](crate::Set::run) (the assignment engine, which lives
+/// above the executors).
+pub struct Set<L, R> {
+    pub(crate) lhs: L,
+    pub(crate) rhs: R,
+}
+
+impl<L, R> Set<L, R>
+where
+    L: LvalueOp,
+    R: Operator<Elem = L::Elem, Shape = L::Shape>,
+{
+    pub(crate) fn new(lhs: L, rhs: R) -> Self {
+        Set { lhs, rhs }
     }
 }
 
@@ -264,6 +282,34 @@ macro_rules! forward_hooks {
 }
 pub(crate) use forward_hooks;
 
+/// Implements `prepare` and `finish` for an operator with no children
+/// (memory it reads it reports itself, in `visit_memory`).
+macro_rules! leaf_hooks {
+    () => {
+        fn prepare(&mut self, _ex: &dyn $crate::executor::Executor) -> dynd::Result<()> {
+            Ok(())
+        }
+        fn finish(&mut self) {}
+    };
+}
+pub(crate) use leaf_hooks;
+
+/// Implements `finish` (drop the `cache` that `prepare` computed, finish
+/// the child) and `visit_memory` (the child's) for an operator that
+/// computes its values from one child in `prepare`.
+macro_rules! cached_hooks {
+    ($child:ident) => {
+        fn finish(&mut self) {
+            self.cache = None;
+            self.$child.finish();
+        }
+        fn visit_memory(&self, f: &mut dyn FnMut($crate::operator::MemRegion)) {
+            self.$child.visit_memory(f);
+        }
+    };
+}
+pub(crate) use cached_hooks;
+
 /// What the crate's functions return: an operator, with `+ - * / %` and
 /// negation, evaluation into a tensor or a dynd array, and `set` when the
 /// operator is an lvalue. The wrapped operator type is an implementation
@@ -343,14 +389,6 @@ unsafe impl<O: LvalueOp> LvalueOp for Expr<O> {
 }
 
 impl<O: Operator> Expr<O> {
-    /// Evaluates the expression into a new tensor on `ex`.
-    ///
-    /// # Errors
-    /// What [`Operator::validate`] and the transforms' prepare steps report.
-    pub fn eval(self, ex: &dyn Executor) -> Result<crate::Tensor<O::Elem, O::Shape>> {
-        crate::executor::eval(self.0, ex)
-    }
-
     /// The sizes, after checking the operator ([`Operator::validate`]).
     ///
     /// # Errors

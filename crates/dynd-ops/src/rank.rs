@@ -125,6 +125,80 @@ pub fn next_row<S: Shape>(idx: &mut S, s: &S) -> bool {
     false
 }
 
+/// The index whose entry `d` is `f(d)`.
+#[inline(always)]
+pub(crate) fn index_from<S: Shape>(f: impl Fn(usize) -> usize) -> S {
+    let mut i = S::zeros();
+    for d in 0..S::RANK {
+        i[d] = f(d);
+    }
+    i
+}
+
+/// Calls `f(idx, offset, len)` for the runs that `n` consecutive
+/// positions of the flattened dims `lo..hi` of `sizes` make, starting at
+/// `start`: each run lies along dim `hi - 1`, and past the last position
+/// the walk wraps around to the first. Dims outside `lo..hi` stay.
+#[inline]
+pub(crate) fn for_runs<S: Shape>(
+    start: S,
+    sizes: &S,
+    lo: usize,
+    hi: usize,
+    n: usize,
+    mut f: impl FnMut(S, usize, usize),
+) {
+    let last = hi - 1;
+    let mut idx = start;
+    let mut done = 0;
+    while done < n {
+        let k = (sizes[last] - idx[last]).min(n - done);
+        f(idx, done, k);
+        done += k;
+        if done == n {
+            break;
+        }
+        idx[last] = 0;
+        let mut d = last;
+        while d > lo {
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < sizes[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Unravels `flat` over dims `lo..hi` of `sizes` into `idx` (C order).
+#[inline]
+pub(crate) fn unravel_into<S: Shape>(
+    idx: &mut S,
+    mut flat: usize,
+    sizes: &S,
+    lo: usize,
+    hi: usize,
+) {
+    for d in (lo..hi).rev() {
+        let n = sizes[d].max(1);
+        idx[d] = flat % n;
+        flat /= n;
+    }
+}
+
+/// An `Index` error unless `axis` is below the rank of `S`; `what` names
+/// the function.
+pub(crate) fn check_axis<S: Shape>(what: &str, axis: usize) -> Result<()> {
+    if axis >= S::RANK {
+        return Err(Error::index(format!(
+            "{what}: axis {axis} is out of range for an operator of rank {}",
+            S::RANK
+        )));
+    }
+    Ok(())
+}
+
 /// Drops `D` trailing dims: rank `N` → `N - D` (reductions over `D` axes).
 #[diagnostic::on_unimplemented(
     message = "cannot remove {D} dims from an operator of shape `{Self}`",

@@ -27,9 +27,9 @@
 
 use crate::element::{Element, Float, Num};
 use crate::executor::{Executor, grain_ranges, par_pieces};
-use crate::layout::{PermuteOp, for_runs, permute};
-use crate::operator::{Expr, LINE_CHUNK, LineBuf, Operator, line_slice};
-use crate::rank::{DropDims, Shape, numel, ravel, unravel};
+use crate::layout::{PermuteOp, permute};
+use crate::operator::{Expr, LINE_CHUNK, LineBuf, Operator, cached_hooks, line_slice};
+use crate::rank::{DropDims, Shape, for_runs, numel, ravel, unravel};
 use dynd::{Error, Result};
 
 /// Positions of a reduced slice folded as one block (see the module docs).
@@ -77,53 +77,43 @@ fn lanes<T: Copy>(x: &[T], id: T, f: impl Fn(T, T) -> T) -> T {
     )
 }
 
-/// Sum (wrapping for integers).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SumR;
-impl<T: Num> Reducer<T> for SumR {
-    type Acc = T;
-    type Out = T;
-    fn name(&self) -> String {
-        "sum".into()
-    }
-    fn init(&self) -> T {
-        T::ZERO
-    }
-    #[inline]
-    fn accumulate(&self, acc: &mut T, chunk: &[T], _pos: usize) {
-        *acc = acc.plus(lanes(chunk, T::ZERO, T::plus));
-    }
-    fn merge(&self, a: T, b: T) -> T {
-        a.plus(b)
-    }
-    fn finish(&self, acc: T, _count: usize) -> T {
-        acc
-    }
+/// A reducer that folds with one associative operation of [`Num`] from
+/// its identity, in lanes.
+macro_rules! fold_reducer {
+    ($(#[$doc:meta])* $name:ident, $label:literal, $id:ident, $op:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name;
+        impl<T: Num> Reducer<T> for $name {
+            type Acc = T;
+            type Out = T;
+            fn name(&self) -> String {
+                $label.into()
+            }
+            fn init(&self) -> T {
+                T::$id
+            }
+            #[inline]
+            fn accumulate(&self, acc: &mut T, chunk: &[T], _pos: usize) {
+                *acc = acc.$op(lanes(chunk, T::$id, T::$op));
+            }
+            fn merge(&self, a: T, b: T) -> T {
+                a.$op(b)
+            }
+            fn finish(&self, acc: T, _count: usize) -> T {
+                acc
+            }
+        }
+    };
 }
-
-/// Product (wrapping for integers).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ProdR;
-impl<T: Num> Reducer<T> for ProdR {
-    type Acc = T;
-    type Out = T;
-    fn name(&self) -> String {
-        "prod".into()
-    }
-    fn init(&self) -> T {
-        T::ONE
-    }
-    #[inline]
-    fn accumulate(&self, acc: &mut T, chunk: &[T], _pos: usize) {
-        *acc = acc.times(lanes(chunk, T::ONE, T::times));
-    }
-    fn merge(&self, a: T, b: T) -> T {
-        a.times(b)
-    }
-    fn finish(&self, acc: T, _count: usize) -> T {
-        acc
-    }
-}
+fold_reducer!(
+    /// Sum (wrapping for integers).
+    SumR, "sum", ZERO, plus
+);
+fold_reducer!(
+    /// Product (wrapping for integers).
+    ProdR, "prod", ONE, times
+);
 
 /// Arithmetic mean (NaN for an empty slice).
 #[derive(Clone, Copy, Debug, Default)]
@@ -491,13 +481,7 @@ impl<O: Operator, R: Reducer<O::Elem>, S: Shape> Operator for ReduceOp<O, R, S> 
         self.cache = Some(self.compute(ex));
         Ok(())
     }
-    fn finish(&mut self) {
-        self.cache = None;
-        self.op.finish();
-    }
-    fn visit_memory(&self, f: &mut dyn FnMut(crate::operator::MemRegion)) {
-        self.op.visit_memory(f);
-    }
+    cached_hooks!(op);
 }
 
 /// The permutation that moves `axes` last (in the order given).
@@ -835,13 +819,7 @@ where
         self.cache = Some(cache);
         Ok(())
     }
-    fn finish(&mut self) {
-        self.cache = None;
-        self.op.finish();
-    }
-    fn visit_memory(&self, f: &mut dyn FnMut(crate::operator::MemRegion)) {
-        self.op.visit_memory(f);
-    }
+    cached_hooks!(op);
 }
 
 /// The median of all elements (the mean of the two middle values for an

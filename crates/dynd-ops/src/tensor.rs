@@ -3,8 +3,7 @@
 //! backwards).
 
 use crate::element::Element;
-use crate::executor::Set;
-use crate::operator::{LvalueOp, MemRegion, Operator};
+use crate::operator::{MemRegion, Operator, leaf_hooks};
 use crate::rank::{Shape, c_strides, checked_numel, fmt_shape, ravel};
 use dynd::{Error, Result};
 use std::marker::PhantomData;
@@ -280,10 +279,7 @@ macro_rules! strided_operator {
             fn validate(&self) -> dynd::Result<()> {
                 Ok(())
             }
-            fn prepare(&mut self, _ex: &dyn $crate::executor::Executor) -> dynd::Result<()> {
-                Ok(())
-            }
-            fn finish(&mut self) {}
+            $crate::operator::leaf_hooks!();
             fn visit_memory(&self, f: &mut dyn FnMut($crate::operator::MemRegion)) {
                 if let Some(r) = self.raw.region() {
                     f(r);
@@ -310,7 +306,7 @@ macro_rules! strided_debug {
 }
 pub(crate) use strided_debug;
 
-/// Implements [`LvalueOp`] for a writable type with a `raw: Strided` field.
+/// Implements [`LvalueOp`](crate::LvalueOp) for a writable type with a `raw: Strided` field.
 macro_rules! strided_lvalue {
     ([$($gen:tt)*] $ty:ty) => {
         // SAFETY: (1) writes stay inside the view's extent, which
@@ -485,14 +481,6 @@ impl<T: Element, S: Shape> Tensor<T, S> {
             _data: PhantomData,
         }
     }
-
-    /// The assignment `self = rhs` (run it with [`Set::run`]).
-    pub fn set<R>(&mut self, rhs: R) -> Set<TensorViewMut<'_, T, S>, R>
-    where
-        R: Operator<Elem = T, Shape = S>,
-    {
-        self.view_mut().set(rhs)
-    }
 }
 
 impl<T: Element, S: Shape> Operator for &Tensor<T, S> {
@@ -520,15 +508,25 @@ impl<T: Element, S: Shape> Operator for &Tensor<T, S> {
     fn validate(&self) -> Result<()> {
         Ok(())
     }
-    fn prepare(&mut self, _ex: &dyn crate::executor::Executor) -> Result<()> {
-        Ok(())
-    }
-    fn finish(&mut self) {}
+    leaf_hooks!();
     fn visit_memory(&self, f: &mut dyn FnMut(MemRegion)) {
         if let Some(r) = self.view().raw.region() {
             f(r);
         }
     }
+}
+
+/// An `InvalidArgument` error unless a C-contiguous view of shape `sizes`
+/// has exactly `len` elements.
+fn check_len<S: Shape>(len: usize, sizes: &S) -> Result<()> {
+    let n = checked_numel(sizes)?;
+    if n != len {
+        return Err(Error::invalid_argument(format!(
+            "a view of shape {} needs {n} elements, got {len}",
+            fmt_shape(sizes.as_ref()),
+        )));
+    }
+    Ok(())
 }
 
 /// A read-only view of elements with any shape and strides (in elements;
@@ -548,7 +546,8 @@ impl<T, S: Shape> Copy for TensorView<'_, T, S> {}
 // SAFETY: a TensorView is a shared borrow of `T`s (like `&[T]`): sending or
 // sharing it across threads only lets other threads read them.
 unsafe impl<T: Sync, S: Shape> Send for TensorView<'_, T, S> {}
-// SAFETY: as above; no method writes through a TensorView.
+// SAFETY: a shared TensorView only lets threads read `T`s (`T: Sync`); no
+// method writes through a TensorView.
 unsafe impl<T: Sync, S: Shape> Sync for TensorView<'_, T, S> {}
 
 impl<'a, T: Element, S: Shape> TensorView<'a, T, S> {
@@ -557,14 +556,7 @@ impl<'a, T: Element, S: Shape> TensorView<'a, T, S> {
     /// # Errors
     /// `InvalidArgument` when `data.len()` is not the number of elements.
     pub fn new(data: &'a [T], sizes: S) -> Result<Self> {
-        if checked_numel(&sizes)? != data.len() {
-            return Err(Error::invalid_argument(format!(
-                "a view of shape {} needs {} elements, got {}",
-                fmt_shape(sizes.as_ref()),
-                checked_numel(&sizes)?,
-                data.len()
-            )));
-        }
+        check_len(data.len(), &sizes)?;
         Self::strided(data, 0, sizes, c_strides(&sizes))
     }
 
@@ -613,14 +605,7 @@ impl<'a, T: Element, S: Shape> TensorViewMut<'a, T, S> {
     /// # Errors
     /// `InvalidArgument` when `data.len()` is not the number of elements.
     pub fn new(data: &'a mut [T], sizes: S) -> Result<Self> {
-        if checked_numel(&sizes)? != data.len() {
-            return Err(Error::invalid_argument(format!(
-                "a view of shape {} needs {} elements, got {}",
-                fmt_shape(sizes.as_ref()),
-                checked_numel(&sizes)?,
-                data.len()
-            )));
-        }
+        check_len(data.len(), &sizes)?;
         Self::strided(data, 0, sizes, c_strides(&sizes))
     }
 

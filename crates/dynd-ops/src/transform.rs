@@ -13,9 +13,10 @@
 //! assert_eq!(s.as_slice(), &[2.0, 1.0, 4.0, 3.0]);
 //! ```
 
+use crate::assign::materialize;
 use crate::element::{Element, Num};
-use crate::executor::{Executor, TASK_ELEMS, grain_ranges, materialize, par_pieces};
-use crate::operator::{Expr, MemRegion, Operator, read_line};
+use crate::executor::{Executor, TASK_ELEMS, grain_ranges, par_pieces};
+use crate::operator::{Expr, MemRegion, Operator, cached_hooks, read_line};
 use crate::rank::{Shape, fmt_shape, numel};
 use crate::tensor::Tensor;
 use dynd::{Error, Result};
@@ -363,13 +364,7 @@ impl<O: Operator, K: SortKind<O::Elem>> Operator for SortOp<O, K> {
         self.cache = Some(out);
         Ok(())
     }
-    fn finish(&mut self) {
-        self.cache = None;
-        self.op.finish();
-    }
-    fn visit_memory(&self, f: &mut dyn FnMut(MemRegion)) {
-        self.op.visit_memory(f);
-    }
+    cached_hooks!(op);
 }
 
 /// Each row (along the last dim) sorted; NaNs last when ascending.
@@ -455,13 +450,7 @@ where
         self.cache = Some(t);
         Ok(())
     }
-    fn finish(&mut self) {
-        self.cache = None;
-        self.op.finish();
-    }
-    fn visit_memory(&self, f: &mut dyn FnMut(MemRegion)) {
-        self.op.visit_memory(f);
-    }
+    cached_hooks!(op);
 }
 
 /// Running sums along `axis`: element `i` is the sum of elements `0..=i`
