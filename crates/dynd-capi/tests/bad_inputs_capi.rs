@@ -1,4 +1,4 @@
-//! The bad-input sweep of the C ABI (issue #8): NULL handles and pointers,
+//! The bad-input sweep of the C ABI: NULL handles and pointers,
 //! mismatched types and counts, invalid utf-8, unknown modes and requests.
 //!
 //! Each row calls one entry point the way a careless C caller would and

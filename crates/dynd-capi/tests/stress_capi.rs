@@ -1,4 +1,4 @@
-//! Concurrency stress through the C ABI (issue #8): one kernel built with
+//! Concurrency stress through the C ABI: one kernel built with
 //! `dynd_make_assignment_kernel` and called through its raw strided
 //! function pointer from several threads, array and memory block handles
 //! increfed and decrefed from several threads, and the per-thread error

@@ -1,4 +1,4 @@
-//! The bad-input sweep of the `dynd` binary (issue #8): unknown commands
+//! The bad-input sweep of the `dynd` binary: unknown commands
 //! and options, missing and extra arguments, bad types, JSON and error
 //! modes. Each row states the error kind printed in `error[KIND]: ` and
 //! text the message must contain; every row must exit 1 with nothing on

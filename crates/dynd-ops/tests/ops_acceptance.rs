@@ -1,4 +1,4 @@
-//! The acceptance cases of issue 6, each on every executor.
+//! The reference cases of MatX's operator tests, each on every executor.
 
 mod common;
 use common::{both, t10_12_14};

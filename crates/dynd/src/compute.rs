@@ -27,7 +27,7 @@
 //! | math | [`sqrt`], [`exp`], [`log`], [`sin`], [`cos`], [`tan`] |
 //! | comparison and logic | [`less`], [`less_equal`], [`equal`], [`not_equal`], [`greater`], [`greater_equal`], [`logical_and`], [`logical_or`], [`logical_not`] |
 //! | reductions | [`sum`], [`prod`], [`min`], [`max`], [`mean`], [`all`], [`any`] |
-//! | strings | [`find`], [`rfind`], [`count`], [`replace`], [`split`], [`startswith`], [`endswith`], [`contains`], [`concat`] |
+//! | strings | [`find`], [`rfind`], [`count`], [`replace`], [`split`], [`startswith`], [`endswith`], [`contains`], [`concat()`] |
 //!
 //! Any other registered callable is reachable by name through [`call`].
 

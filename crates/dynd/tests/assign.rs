@@ -18,7 +18,7 @@ fn assign(dst_tp: &str, src_tp: &str, json: &str, mode: ErrorMode) -> Result<Str
 }
 
 #[test]
-fn the_issue_examples_hold_exactly() {
+fn the_reference_examples_hold_exactly() {
     use ErrorMode::*;
     assert_eq!(
         assign("int8", "int32", "128", Default).unwrap_err().kind(),

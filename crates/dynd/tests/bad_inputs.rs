@@ -1,4 +1,4 @@
-//! The bad-input sweep (issue #8): malformed datashape text, JSON that does
+//! The bad-input sweep: malformed datashape text, JSON that does
 //! not fit its type, bad index expressions, shapes that do not broadcast and
 //! values that do not fit under each checked error mode.
 //!

@@ -1,4 +1,4 @@
-//! Arithmetic, comparison, logical and math functions: the issue's lifting
+//! Arithmetic, comparison, logical and math functions: the reference lifting
 //! cases, the promotion table (against a hand-written grid), integer
 //! division and overflow, strings, logical truthiness, math against std,
 //! strided and reversed views, parallel against serial, dispatch, and the
@@ -43,7 +43,7 @@ fn slice(x: &Array, start: Option<isize>, stop: Option<isize>, step: isize) -> A
 // ------------------------------------------------------------- lifting
 
 #[test]
-fn the_issue_lifting_cases() {
+fn lifting_over_fixed_var_and_mixed_dims() {
     let x = a("2 * var * int32", "[[1,2,3],[4]]");
     let y = a("2 * 3 * int32", "[[5,6,7],[8,9,10]]");
     let expect = (

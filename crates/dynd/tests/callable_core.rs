@@ -19,7 +19,7 @@ fn add_i32() -> Callable {
 }
 
 #[test]
-fn lifting_over_var_and_fixed_dims_follows_the_issue() {
+fn lifting_over_var_and_fixed_dims_broadcasts_as_design_section_6() {
     let f = add_i32();
     let r = f
         .call(&[

@@ -29,10 +29,10 @@ fn err(r: dynd::Result<Array>) -> dynd::Error {
     }
 }
 
-// ---- the issue's cases ----
+// ---- the reference cases: fixed, var and mixed dims, keepdims ----
 
 #[test]
-fn the_issue_sum_cases() {
+fn sum_over_fixed_var_and_mixed_dims() {
     let x = a("2 * 3 * float64", "[[1.5,2,7],[-2.25,7,2.125]]");
     assert_eq!(
         ok(reduce::sum(&x, Some(&[1]), false)),

@@ -1,4 +1,4 @@
-//! String functions (`dynd::callable::strings`): the issue's exact checks,
+//! String functions (`dynd::compute`'s string family): exact values,
 //! code point indexes, lifting and broadcasting over fixed and var dims
 //! (split adding its own var dim), empty strings, missing values, errors,
 //! the registry, large calls on several threads, and property tests against
@@ -61,7 +61,7 @@ fn check(r: &Array, tp: &str, json: &str) {
 }
 
 #[test]
-fn the_issue_checks() {
+fn find_split_and_friends_give_exact_values() {
     let words = Array::from(vec!["abc", "ababc", "ababab", "abd"]);
     check(
         &strings::find(&words, &s("abc")).unwrap(),

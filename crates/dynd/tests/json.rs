@@ -1,5 +1,5 @@
 //! JSON in and out for every type, DESIGN §8's conventions, and every bad
-//! input the foundation issue lists.
+//! input kind: bad tokens, wrong shapes, out-of-range values, bad paths.
 
 use dynd::{Array, ErrorKind};
 use proptest::prelude::*;

@@ -1,4 +1,4 @@
-//! Concurrency stress (issue #8): one built kernel called from many threads,
+//! Concurrency stress: one built kernel called from many threads,
 //! arrays and memory blocks cloned and dropped from many threads, one POD
 //! allocator shared by threads (directly and through a string-producing
 //! kernel), and the thread-local error slot under concurrent failures.

@@ -10,7 +10,7 @@
 //! | var and var, or var and fixed 1 | var (element sizes must agree, or be 1) |
 //! | fixed N and fixed M (N ≠ M, neither 1) | a broadcast error naming both shapes |
 //!
-//! The kernel is the generic lifter ([`crate::kernels::lift`]) over the
+//! The kernel is the generic lifter (`kernels::lift`) over the
 //! scalar callable's kernel; var outputs are allocated as it runs.
 //!
 //! The flat case comes first: when every argument is a scalar or

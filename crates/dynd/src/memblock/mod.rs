@@ -110,7 +110,7 @@ impl BlockPrefix {
 ///
 /// # Safety
 /// 1. `block` points at a live memory block made by this crate (every block
-///    starts with a [`BlockPrefix`]), and the caller holds a reference to it.
+///    starts with a `BlockPrefix`), and the caller holds a reference to it.
 pub unsafe fn incref(block: NonNull<MemoryBlockHeader>) {
     // SAFETY: (1) the block is live while the caller holds a reference.
     let header = unsafe { block.as_ref() };

@@ -131,7 +131,7 @@ impl BuiltinType {
     }
 
     /// The builtin named `name` in datashape, aliases included
-    /// (`int` = int32, `real` = float64, `complex` = complex[float64],
+    /// (`int` = int32, `real` = float64, `complex` = `complex[float64]`,
     /// `complex64`, `complex128`, `intptr`, `uintptr`).
     pub fn from_name(name: &str) -> Option<BuiltinType> {
         use BuiltinType::*;

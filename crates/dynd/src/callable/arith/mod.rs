@@ -3,7 +3,7 @@
 //! `less_equal`, `equal`, `not_equal`, `greater`, `greater_equal`;
 //! `logical_and`, `logical_or`, `logical_not`; `sqrt`, `exp`, `log`,
 //! `sin`, `cos`, `tan`, `pow`. Each is registered under that name
-//! ([`crate::callable::lookup`]); [`crate::func`] has them as Rust
+//! ([`crate::callable::lookup`]); [`crate::compute`] has them as Rust
 //! functions and operators.
 //!
 //! All are scalar callables: calls lift them over fixed and var dims with

@@ -13,8 +13,8 @@
 //! ```
 //!
 //! # API
-//! - Functions on arrays: [`sum`], [`prod`], [`min`], [`max`], [`mean`],
-//!   [`all`], [`any`] take `axes` (`None`: every axis) and `keepdims`.
+//! - Functions on arrays, in [`crate::compute`]: `sum`, `prod`, `min`, `max`, `mean`,
+//!   `all`, `any` take `axes` (`None`: every axis) and `keepdims`.
 //! - [`Reduction`]: a reduction with its options; [`Reduction::with`]
 //!   gives a [`Callable`] for one configuration (options reach
 //!   `instantiate` through it). The registry holds `"sum"`, `"prod"`,
@@ -38,7 +38,7 @@
 //! | int128, uint128 | same | same | float64 | bool |
 //! | float16 | float16 | float16 | float64 | bool |
 //! | float32, float64 | same | same | float64 | bool |
-//! | complex[float32], complex[float64] | same | a `Type` error | complex[float64] | bool |
+//! | `complex[float32]`, `complex[float64]` | same | a `Type` error | `complex[float64]` | bool |
 //!
 //! Like NumPy: integer sums and products wrap on overflow; float16 sums
 //! and products accumulate in float32 within each run and are rounded to
@@ -135,7 +135,7 @@ pub enum BuiltinReduction {
     Min,
     /// The largest value (no identity).
     Max,
-    /// The arithmetic mean, as float64 or complex[float64].
+    /// The arithmetic mean, as float64 or `complex[float64]`.
     Mean,
     /// `true` when every value is non-zero (identity true).
     All,

@@ -3,14 +3,14 @@
 //!
 //! [`make_assignment_kernel`] dispatches once on the pair of types and hands
 //! the work to one family, one file each:
-//! - [`dims`]: fixed and var dims, with broadcasting (size-1 and missing
+//! - `dims`: fixed and var dims, with broadcasting (size-1 and missing
 //!   leading dims; var elements checked per element);
-//! - [`option`]: `?T` on either side (missing values; `"NA"`, `"null"` and
+//! - `option`: `?T` on either side (missing values; `"NA"`, `"null"` and
 //!   `""` strings and NaN into a non-float option read as missing);
-//! - [`pointer`]: `T ← pointer[U]`, through the pointer;
-//! - [`structs`]: structs matched by field name, tuples by position;
-//! - [`numeric`]: every pair of builtin scalars;
-//! - [`string`]: string, bytes, fixed_string, fixed_bytes and char, between
+//! - `pointer`: `T ← pointer[U]`, through the pointer;
+//! - `structs`: structs matched by field name, tuples by position;
+//! - `numeric`: every pair of builtin scalars;
+//! - `string`: string, bytes, fixed_string, fixed_bytes and char, between
 //!   themselves and to and from numbers.
 //!
 //! The error mode is one enum passed down, never a second copy of a kernel.
@@ -32,7 +32,7 @@ use std::pin::Pin;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[repr(i32)]
 pub enum ErrorMode {
-    /// Plain conversion, as C would (see [`numeric`] for each pair).
+    /// Plain conversion, as C would (see the `numeric` family's table for each pair).
     NoCheck = 0,
     /// Error when a value is out of the destination's range.
     Overflow = 1,

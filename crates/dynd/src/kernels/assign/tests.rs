@@ -182,7 +182,7 @@ fn values_of<D: Bytes>(bytes: &[u8]) -> Vec<D> {
 }
 
 #[test]
-fn exact_cases_from_the_issue() {
+fn exact_cases_of_design_section_6() {
     use ErrorMode::*;
     assert_eq!(
         run_all::<i8, i32>(&[1, 128], Overflow),
