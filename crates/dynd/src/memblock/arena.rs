@@ -13,7 +13,8 @@
 
 use super::fixed::Buffer;
 use super::{
-    BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind, block_as, boxed_block,
+    BlockPrefix, BlockStruct, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind, block_as,
+    boxed_block,
 };
 use crate::error::{Error, Result};
 use crate::types::align_up;
@@ -39,6 +40,12 @@ struct ArenaBlock {
     state: Mutex<State>,
 }
 
+// SAFETY: `#[repr(C)]` with its BlockPrefix first, made with this kind by
+// the constructor below; the only struct of kind PodAllocator.
+unsafe impl BlockStruct for ArenaBlock {
+    const KIND: MemoryBlockKind = MemoryBlockKind::PodAllocator;
+}
+
 static ARENA_VTABLE: BlockVTable = BlockVTable { free: free_arena };
 
 /// # Safety
@@ -62,7 +69,7 @@ pub(super) fn new(initial_capacity: usize) -> MemBlock {
 }
 
 pub(super) fn allocator(block: &MemBlock) -> Option<PodAllocator<'_>> {
-    block_as::<ArenaBlock>(block, MemoryBlockKind::PodAllocator).map(|b| PodAllocator { block: b })
+    block_as::<ArenaBlock>(block).map(|b| PodAllocator { block: b })
 }
 
 /// The allocator interface of a POD allocator block.

@@ -2,7 +2,10 @@
 //! kept alive by our references and released by the owner's callback once,
 //! when the last reference goes.
 
-use super::{BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind, boxed_block};
+use super::{
+    BlockPrefix, BlockStruct, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind,
+    boxed_block,
+};
 use std::ffi::c_void;
 use std::ptr::NonNull;
 
@@ -18,6 +21,12 @@ enum Release {
 struct ExternalBlock {
     prefix: BlockPrefix,
     release: Release,
+}
+
+// SAFETY: `#[repr(C)]` with its BlockPrefix first, made with this kind by
+// the constructor below; the only struct of kind External.
+unsafe impl BlockStruct for ExternalBlock {
+    const KIND: MemoryBlockKind = MemoryBlockKind::External;
 }
 
 static EXTERNAL_VTABLE: BlockVTable = BlockVTable {

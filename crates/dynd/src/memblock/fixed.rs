@@ -2,7 +2,8 @@
 //! kind uses for its data.
 
 use super::{
-    BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind, block_as, boxed_block,
+    BlockPrefix, BlockStruct, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind, block_as,
+    boxed_block,
 };
 use crate::error::{Error, Result};
 use std::alloc::Layout;
@@ -232,6 +233,12 @@ struct FixedBlock {
     buffer: Buffer,
 }
 
+// SAFETY: `#[repr(C)]` with its BlockPrefix first, made with this kind by
+// the constructor below; the only struct of kind FixedSizePod.
+unsafe impl BlockStruct for FixedBlock {
+    const KIND: MemoryBlockKind = MemoryBlockKind::FixedSizePod;
+}
+
 static FIXED_VTABLE: BlockVTable = BlockVTable { free: free_fixed };
 
 /// # Safety
@@ -251,6 +258,5 @@ pub(super) fn new(size: usize, align: usize, zero: bool) -> Result<MemBlock> {
 }
 
 pub(super) fn data(block: &MemBlock) -> Option<(*mut u8, usize)> {
-    block_as::<FixedBlock>(block, MemoryBlockKind::FixedSizePod)
-        .map(|b| (b.buffer.ptr(), b.buffer.size()))
+    block_as::<FixedBlock>(block).map(|b| (b.buffer.ptr(), b.buffer.size()))
 }

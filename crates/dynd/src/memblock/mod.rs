@@ -247,23 +247,35 @@ impl std::fmt::Debug for MemBlock {
     }
 }
 
-/// Allocates a boxed block struct whose first field is a [`BlockPrefix`] and
-/// returns it as an owned [`MemBlock`].
-pub(crate) fn boxed_block<T>(block: Box<T>) -> MemBlock {
+/// A block struct: what each block kind allocates behind its header.
+///
+/// # Safety
+/// 1. `Self` is `#[repr(C)]` and its first field is a [`BlockPrefix`] made
+///    with kind [`BlockStruct::KIND`] (so a pointer to it is a pointer to a
+///    [`MemoryBlockHeader`], and the header's kind names `Self`).
+/// 2. No other type implements this trait with the same `KIND`.
+pub(crate) unsafe trait BlockStruct: Sized {
+    /// The kind every block of this struct has.
+    const KIND: MemoryBlockKind;
+}
+
+/// Hands a boxed block struct to a new owned [`MemBlock`] (its one
+/// reference).
+pub(crate) fn boxed_block<T: BlockStruct>(block: Box<T>) -> MemBlock {
     let raw = Box::into_raw(block);
-    // SAFETY: Box::into_raw never returns null.
+    // SAFETY: Box::into_raw never returns null; the struct starts with its
+    // header (BlockStruct 1).
     let ptr = unsafe { NonNull::new_unchecked(raw) }.cast::<MemoryBlockHeader>();
     MemBlock { ptr }
 }
 
-/// The typed block behind `block`, when it has kind `kind`.
-pub(crate) fn block_as<T>(block: &MemBlock, kind: MemoryBlockKind) -> Option<&T> {
-    if block.kind() != kind {
+/// The block struct behind `block`, when the block is of `T`'s kind.
+pub(crate) fn block_as<T: BlockStruct>(block: &MemBlock) -> Option<&T> {
+    if block.kind() != T::KIND {
         return None;
     }
-    // SAFETY: a block's kind names the struct it was allocated as (each
-    // kind's constructor sets it), and the reference in `block` keeps the
-    // block alive for the returned borrow.
+    // SAFETY: a block of kind T::KIND was allocated as a T (BlockStruct 1
+    // and 2), and the reference in `block` keeps it alive for the borrow.
     Some(unsafe { block.ptr.cast::<T>().as_ref() })
 }
 

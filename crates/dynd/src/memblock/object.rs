@@ -6,7 +6,8 @@
 
 use super::fixed::Buffer;
 use super::{
-    BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind, block_as, boxed_block,
+    BlockPrefix, BlockStruct, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind, block_as,
+    boxed_block,
 };
 use crate::error::{Error, Result};
 use std::ptr::NonNull;
@@ -26,6 +27,12 @@ struct Allocation {
 struct ObjectBlock {
     prefix: BlockPrefix,
     allocations: Mutex<Vec<Allocation>>,
+}
+
+// SAFETY: `#[repr(C)]` with its BlockPrefix first, made with this kind by
+// the constructor below; the only struct of kind Object.
+unsafe impl BlockStruct for ObjectBlock {
+    const KIND: MemoryBlockKind = MemoryBlockKind::Object;
 }
 
 static OBJECT_VTABLE: BlockVTable = BlockVTable { free: free_object };
@@ -57,7 +64,7 @@ pub(super) fn new() -> MemBlock {
 }
 
 pub(super) fn allocator(block: &MemBlock) -> Option<ObjectAllocator<'_>> {
-    block_as::<ObjectBlock>(block, MemoryBlockKind::Object).map(|b| ObjectAllocator { block: b })
+    block_as::<ObjectBlock>(block).map(|b| ObjectAllocator { block: b })
 }
 
 /// The allocator interface of an object block.
