@@ -102,7 +102,7 @@ pub fn run(ctx: &Ctx) {
             }
         }),
         ("i32->f64", &f64_dst, &i32_src, 12, |d, s, n| {
-            // SAFETY: as above.
+            // SAFETY: n elements of each type in the arrays' buffers.
             let (d, s) = unsafe {
                 (
                     std::slice::from_raw_parts_mut(d.data_ptr() as *mut f64, n),
@@ -114,7 +114,7 @@ pub fn run(ctx: &Ctx) {
             }
         }),
         ("f64->f32", &f32_dst, &f64_src, 12, |d, s, n| {
-            // SAFETY: as above.
+            // SAFETY: n elements of each type in the arrays' buffers.
             let (d, s) = unsafe {
                 (
                     std::slice::from_raw_parts_mut(d.data_ptr() as *mut f32, n),

@@ -138,7 +138,7 @@ mod tests {
         let status = unsafe { dynd_ckernel_builder_ensure_capacity_leaf(ckb.cast(), 1000) };
         assert_eq!(status, 0);
         {
-            // SAFETY: as above.
+            // SAFETY: constructed and not moved.
             let c = unsafe { &*ckb };
             assert!(c.capacity >= 1000);
             assert_ne!(c.data, (&raw const c.static_data).cast_mut().cast());

@@ -48,7 +48,7 @@ fn raw_type_handles_count_references() {
         // SAFETY: values below the limit are never dereferenced.
         assert!(unsafe { Type::from_raw(id) }.is_none());
     }
-    // SAFETY: as above.
+    // SAFETY: values below the limit are never dereferenced.
     assert_eq!(unsafe { Type::from_raw(4) }, Some(Type::int32()));
 }
 

@@ -375,7 +375,8 @@ fn one_strided_kernel_from_four_threads() {
                     );
                     let bad = [0.5f64];
                     let mut out = [0i32];
-                    // SAFETY: as above, one element.
+                    // SAFETY: built for Strided on int32 <- float64; 1000 contiguous
+                    // elements each side, owned by this thread; here one element.
                     let e = unsafe {
                         ckb.call_strided(
                             out.as_mut_ptr().cast(),

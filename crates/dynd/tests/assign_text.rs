@@ -989,7 +989,8 @@ fn unaligned_elements() {
         )
     }
     .unwrap();
-    // SAFETY: as above: 8 bytes at 17, 16 bytes at 33, inside `buf`.
+    // SAFETY: a free slot; `string_meta` holds string arrmeta with a POD allocator block,
+    // alive past the kernel's use. 8 bytes at 17, 16 bytes at 33, inside `buf`.
     unsafe { ckb.call_single(base.add(33), &[base.add(17).cast_const()]) }.unwrap();
     // SAFETY: the kernel wrote a StringData at offset 33 (unaligned).
     let s = unsafe { base.add(33).cast::<StringData>().read_unaligned() };

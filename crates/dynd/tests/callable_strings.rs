@@ -443,7 +443,8 @@ struct Ptr(*mut u8);
 // SAFETY: the pointers address arrays that outlive the scoped threads;
 // each thread writes only its own rows.
 unsafe impl Send for Ptr {}
-// SAFETY: as above.
+// SAFETY: the pointers address arrays that outlive the scoped threads; each thread writes
+// only its own rows.
 unsafe impl Sync for Ptr {}
 impl Ptr {
     /// The pointer (a method, so closures capture the whole wrapper).

@@ -374,7 +374,7 @@ impl Kernel for Checked {
                 self.limit
             )));
         }
-        // SAFETY: as above.
+        // SAFETY: int32 elements (single 1).
         unsafe { dst.cast::<i32>().write_unaligned(x) };
         Ok(())
     }
@@ -643,7 +643,7 @@ fn leaf_owning_a_resource_is_freed_exactly_once() {
         ckb.as_mut().ensure_capacity_leaf(10_000).unwrap();
         assert!(!ckb.is_inline());
         assert_eq!(drops(&freed), 0);
-        // SAFETY: as above.
+        // SAFETY: built for Single, int32 in and out.
         unsafe { ckb.call_single(mut_ptr(&mut y), &[ptr(&-5i32)]) }.unwrap();
         assert_eq!(y, 95);
         // Reset frees it; a second kernel is freed when the builder drops.
@@ -762,7 +762,8 @@ fn dim_kernel_over_a_strided_child_copies_2d() {
         src_col_stride: 16,
         child: [kernel_size::<Rows>()],
     };
-    // SAFETY: as above, in the reset builder.
+    // SAFETY: built for Single over a 3 x 4 int32 array on both sides, in the reset
+    // builder.
     unsafe {
         let at = ckb
             .as_mut()
@@ -929,7 +930,7 @@ fn an_unbuilt_child_is_an_error_not_a_recursion() {
     ckb.as_mut().reset();
     // SAFETY: 0 is a free slot; the named child slot stays zero.
     unsafe { make_deref(ckb.as_mut(), 0, KernelRequest::Single, None, |_, at| Ok(at)) }.unwrap();
-    // SAFETY: as above.
+    // SAFETY: 0 is a free slot; the named child slot stays zero.
     let e = unsafe { ckb.call_single(mut_ptr(&mut out), &[ptr(&pointer)]) }.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 }
@@ -1083,7 +1084,9 @@ fn second_child_failure_frees_the_first_once() {
         children: [kernel_size::<Pair>(), 0],
         _tracker: Tracker::new(&parent),
     };
-    // SAFETY: as above, with the second child built at the recorded slot.
+    // SAFETY: 0 is a free slot; the first child offset names the slot emplace reserves; the
+    // second is recorded once it is known; here with the second child built at the recorded
+    // slot.
     unsafe {
         let at = ckb
             .as_mut()

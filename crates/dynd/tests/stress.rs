@@ -215,7 +215,7 @@ fn clones_and_views_from_many_threads_restore_use_counts() {
         nums.data_ref().use_count(),
         strs.memblock().use_count(),
         strs.data_ref().use_count(),
-        // SAFETY: as above.
+        // SAFETY: `strs` holds a reference to its string block.
         unsafe { raw_use_count(str_block) },
     );
     assert_eq!(end, start);
@@ -289,7 +289,7 @@ fn one_string_kernel_allocates_from_one_arena_on_many_threads() {
     let out = Array::empty(format!("{} * string", THREADS * PER_THREAD).as_str()).unwrap();
     // SAFETY: `N * string` arrmeta is a FixedDimMeta then the element's.
     let elem_meta = unsafe { out.arrmeta_ptr().add(size_of::<FixedDimMeta>()) };
-    // SAFETY: as above.
+    // SAFETY: `N * string` arrmeta is a FixedDimMeta then the element's.
     let arena = unsafe { elem_meta.cast::<BlockrefMeta>().read().blockref };
     // SAFETY: `out` holds a reference to its arena.
     let arena_count = unsafe { raw_use_count(arena) };
@@ -342,7 +342,8 @@ fn one_string_kernel_allocates_from_one_arena_on_many_threads() {
     });
     // Destroying the kernel gives its reference back.
     ckb.as_mut().reset();
-    // SAFETY: as above.
+    // SAFETY: built for Strided, string <- int32; this thread alone writes elements
+    // [t*PER_THREAD, ..) of `out` (16-byte strings, contiguous).
     assert_eq!(unsafe { raw_use_count(arena) }, arena_count);
     for i in (0..THREADS * PER_THREAD).step_by(37) {
         let v = out.index(&[i.into()]).unwrap();

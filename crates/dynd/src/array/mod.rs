@@ -390,7 +390,8 @@ impl Array {
             let m = unsafe { std::ptr::read_unaligned(meta as *const FixedDimMeta) };
             shape.push(*size);
             strides.push(m.stride);
-            // SAFETY: as above.
+            // SAFETY: a fixed dim's arrmeta starts with its FixedDimMeta, and the element's
+            // arrmeta follows (DESIGN §4).
             meta = unsafe { meta.add(size_of::<FixedDimMeta>()) };
             tp = elem;
         }

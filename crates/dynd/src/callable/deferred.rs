@@ -51,7 +51,9 @@ struct DeferredCallable {
 // party's instantiate function callable from any thread and its data free
 // of thread affinity; dynd never mutates `data`.
 unsafe impl Send for DeferredCallable {}
-// SAFETY: as above.
+// SAFETY: the deferred ckernel contract (DESIGN §2, §5) makes a third party's instantiate
+// function callable from any thread and its data free of thread affinity; dynd never
+// mutates `data`.
 unsafe impl Sync for DeferredCallable {}
 
 impl Drop for DeferredCallable {

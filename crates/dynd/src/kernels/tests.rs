@@ -158,10 +158,10 @@ fn raw_ensure_capacity_rejects_negative() {
     // SAFETY: `raw` is a pinned, live builder used by nothing else here.
     let e = unsafe { CKernelBuilder::ensure_capacity_leaf_raw(raw, -1) }.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-    // SAFETY: as above.
+    // SAFETY: `raw` is a pinned, live builder used by nothing else here.
     let e = unsafe { CKernelBuilder::ensure_capacity_raw(raw, -16) }.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-    // SAFETY: as above.
+    // SAFETY: `raw` is a pinned, live builder used by nothing else here.
     unsafe { CKernelBuilder::ensure_capacity_raw(raw, 200) }.unwrap();
     assert!(ckb.capacity() >= 216);
 }
@@ -221,7 +221,7 @@ fn construct_and_destruct_in_place() {
     }
     // SAFETY: live builder; the buffer moved to the heap, and `data` says so.
     let data = unsafe { raw.cast::<*mut u8>().read() };
-    // SAFETY: as above.
+    // SAFETY: live builder; the buffer moved to the heap, and `data` says so.
     assert_eq!(data, unsafe { CKernelBuilder::raw_data(raw) });
     // SAFETY: constructed above, not moved, not used afterwards.
     unsafe { CKernelBuilder::destruct_in_place(raw) };
@@ -238,7 +238,7 @@ fn a_new_builder_may_move_until_pinned() {
     let raw = ckb.as_mut().as_mut_ptr();
     // SAFETY: `raw` is the live, pinned builder.
     let data = unsafe { raw.cast::<*mut u8>().read() };
-    // SAFETY: as above.
+    // SAFETY: `raw` is the live, pinned builder.
     assert_eq!(data, unsafe { CKernelBuilder::raw_data(raw) });
     // SAFETY: static_data is at word 2.
     assert_eq!(data, unsafe { raw.cast::<usize>().add(2) }.cast());
@@ -321,7 +321,7 @@ fn calling_an_empty_builder_is_an_error() {
     // SAFETY: nothing is built, so no function is called.
     let e = unsafe { ckb.call_single((&raw mut out).cast(), &[]) }.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-    // SAFETY: as above.
+    // SAFETY: nothing is built, so no function is called.
     let e = unsafe { ckb.call_strided((&raw mut out).cast(), 8, &[], &[], 1) }.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 }

@@ -359,7 +359,7 @@ unsafe extern "C" fn c_resize(
         // SAFETY: checked non-null; readable and writable (ABI contract).
         let begin = unsafe { *inout_begin };
         let new_begin = PodAllocator { block: arena }.resize(begin, size)?;
-        // SAFETY: as above.
+        // SAFETY: checked non-null; readable and writable (ABI contract).
         unsafe {
             *inout_begin = new_begin;
             *inout_end = new_begin.add(size);

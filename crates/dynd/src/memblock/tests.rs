@@ -150,10 +150,11 @@ fn c_allocator_api_reports_errors_in_the_slot() {
     let status = unsafe { (api.allocate)(raw, 10, 4, &mut begin, &mut end) };
     assert_eq!(status, 0);
     assert_eq!(end as usize - begin as usize, 10);
-    // SAFETY: as above.
+    // SAFETY: a live arena block and valid out pointers.
     assert_eq!(unsafe { (api.resize)(raw, 3, &mut begin, &mut end) }, 0);
     assert_eq!(end as usize - begin as usize, 3);
-    // SAFETY: as above; a negative size is reported, not acted on.
+    // SAFETY: a live arena block and valid out pointers; a negative size is reported, not
+    // acted on.
     let status = unsafe { (api.allocate)(raw, -1, 4, &mut begin, &mut end) };
     assert_eq!(status, -1);
     assert_eq!(
@@ -164,9 +165,9 @@ fn c_allocator_api_reports_errors_in_the_slot() {
     let status = unsafe { (api.allocate)(std::ptr::null_mut(), 1, 1, &mut begin, &mut end) };
     assert_eq!(status, -1);
     assert!(take_last_error().unwrap().message().contains("NULL"));
-    // SAFETY: as above.
+    // SAFETY: NULL is checked.
     unsafe { (api.finalize)(raw) };
-    // SAFETY: as above.
+    // SAFETY: NULL is checked.
     let status = unsafe { (api.allocate)(raw, 1, 1, &mut begin, &mut end) };
     assert_eq!(status, -1);
     assert!(take_last_error().unwrap().message().contains("finalized"));
@@ -286,7 +287,7 @@ fn reused_large_mappings_come_back_zeroed() {
     let _ = crate::memblock::trim_cache();
     let b = MemBlock::new_fixed(3 << 20, 8).unwrap();
     let (ptr, len) = b.fixed_data().unwrap();
-    // SAFETY: as above.
+    // SAFETY: the block owns `len` bytes at `ptr`.
     let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
     assert!(bytes.iter().all(|&x| x == 0));
 }
@@ -315,7 +316,7 @@ fn dedicated_overwrite_chunks_keep_later_allocations_zeroed() {
     }
     // Small requests are ordinary zeroed allocations.
     let s2 = alloc.allocate_for_overwrite(100, 8).unwrap();
-    // SAFETY: as above.
+    // SAFETY: the arena owns 1000 bytes at `p`.
     let bytes = unsafe { std::slice::from_raw_parts(s2, 100) };
     assert!(bytes.iter().all(|&x| x == 0));
     assert!(!small.is_null());

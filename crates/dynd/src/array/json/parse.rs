@@ -894,7 +894,7 @@ impl<'j, 't> Parser<'j, 't> {
             self.pos += len;
             return Ok(());
         }
-        // SAFETY: as above.
+        // SAFETY: (caller) `data` holds one value of `b`.
         unsafe { self.number_slow(tp, b, data) }
     }
 
@@ -915,7 +915,7 @@ impl<'j, 't> Parser<'j, 't> {
             // SAFETY: `data` holds one value of b.
             unsafe { store_float(b, tok, data) }
         } else {
-            // SAFETY: as above.
+            // SAFETY: `data` holds one value of b.
             unsafe { store_int(b, tok, data) }
         };
         r.map_err(|(kind, msg)| {

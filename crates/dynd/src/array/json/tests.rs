@@ -33,7 +33,7 @@ fn agrees(tok: &str, after: &str) {
         if !stored {
             continue;
         }
-        // SAFETY: as above.
+        // SAFETY: 16 bytes hold any of these types; writes are unaligned.
         let r = unsafe {
             if b.is_float() {
                 store_float(b, tok, general.as_mut_ptr())

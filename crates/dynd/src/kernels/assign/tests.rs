@@ -24,7 +24,8 @@ macro_rules! bytes_impl {
                 unsafe { std::ptr::write_unaligned(out.as_mut_ptr() as *mut $t, self) }
             }
             fn get(b: &[u8]) -> Self {
-                // SAFETY: as above, for reading; every bit pattern is valid.
+                // SAFETY: `out` has size_of::<$t>() bytes (callers slice it so), for
+                // reading; every bit pattern is valid.
                 unsafe { std::ptr::read_unaligned(b.as_ptr() as *const $t) }
             }
         }
@@ -108,7 +109,7 @@ fn run_all<D: Bytes, S: Bytes>(
         ("unaligned step 2", 2, false, 3),
     ] {
         let mut ckb = pin!(CKernelBuilder::new());
-        // SAFETY: as above.
+        // SAFETY: built for Single on these builtin types.
         unsafe {
             make_assignment_kernel(
                 ckb.as_mut(),
