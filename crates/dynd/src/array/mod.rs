@@ -20,6 +20,7 @@
 pub(crate) mod arrmeta;
 mod assign;
 mod copy;
+mod external;
 mod index;
 mod json;
 pub(crate) mod na;
