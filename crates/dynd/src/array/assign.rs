@@ -50,7 +50,15 @@ impl Array {
     /// `mode`.
     pub fn cast(&self, tp: impl super::TypeArg, mode: ErrorMode) -> Result<Array> {
         let tp: Type = tp.into_type()?;
-        let out = Array::empty(tp)?;
+        // Fixed dims of a builtin scalar: the assignment writes every
+        // element (broadcasting repeats the source), so the new data needs
+        // no zeroing — which for a large output is a whole extra pass. On
+        // error the output is dropped unread.
+        let out = if !tp.has_blockref() && tp.dtype().as_builtin().is_some() {
+            Array::empty_for_overwrite(tp)?
+        } else {
+            Array::empty(tp)?
+        };
         out.assign(self, mode)?;
         Ok(out)
     }

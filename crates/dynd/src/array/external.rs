@@ -396,26 +396,23 @@ unsafe fn from_external_block(
             stride: s,
         })
         .collect();
+    let init_meta = |meta: *mut u8| {
+        for (k, m) in dims.iter().enumerate() {
+            // SAFETY: from_parts hands over the array type's arrmeta, zeroed
+            // and writable: one FixedDimMeta per dim (the type has exactly
+            // these dims), then the element's.
+            unsafe { arrmeta::write(meta.add(k * size_of::<FixedDimMeta>()), *m) };
+        }
+        // SAFETY: the element's zeroed arrmeta follows the dims'; `tp` is
+        // concrete (checked).
+        unsafe { arrmeta::construct_default(&tp, meta.add(dims.len() * size_of::<FixedDimMeta>())) }
+    };
     // SAFETY: (1) `data` holds the elements the caller promised, at the
-    // validated strides, kept alive by `block`; the arrmeta written below
-    // is one FixedDimMeta per dim (DESIGN §4) then the element's default
+    // validated strides, kept alive by `block`; (2) `init_meta` writes one
+    // FixedDimMeta per dim (DESIGN §4) and then the element's default
     // arrmeta, which for a type without blockrefs only describes layout
     // inside one element.
-    Ok(unsafe {
-        Array::from_parts(array_tp, data, block, access, |meta| {
-            for (k, m) in dims.iter().enumerate() {
-                // SAFETY: the arrmeta has room for one FixedDimMeta per dim
-                // (the array type has exactly these dims), then the
-                // element's, all zeroed and writable.
-                unsafe { arrmeta::write(meta.add(k * size_of::<FixedDimMeta>()), *m) };
-            }
-            // SAFETY: the element's zeroed arrmeta follows the dims'; `tp`
-            // is concrete (checked).
-            unsafe {
-                arrmeta::construct_default(&tp, meta.add(dims.len() * size_of::<FixedDimMeta>()))
-            }
-        })
-    })
+    Ok(unsafe { Array::from_parts(array_tp, data, block, access, init_meta) })
 }
 
 #[cfg(test)]
