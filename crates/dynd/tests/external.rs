@@ -79,7 +79,10 @@ fn release_runs_once_after_views_and_clones() {
     );
     let a = a.unwrap();
     assert_eq!(a.tp().to_string(), "3 * 4 * float64");
-    assert_eq!(a.to_json(), "[[0.0,1.0,2.0,3.0],[4.0,5.0,6.0,7.0],[8.0,9.0,10.0,11.0]]");
+    assert_eq!(
+        a.to_json(),
+        "[[0.0,1.0,2.0,3.0],[4.0,5.0,6.0,7.0],[8.0,9.0,10.0,11.0]]"
+    );
     let clone = a.clone();
     let row = a.index(&[1.into()]).unwrap();
     let col = a.index(&[Index::from(..), 2.into()]).unwrap();
