@@ -108,3 +108,35 @@ fn a_repeated_source_row_is_copied_to_every_row() {
         keep[1]
     );
 }
+
+#[test]
+fn c_contiguous_2d_casts_go_flat_and_keep_the_modes() {
+    // 3 × 700 float64 → int32: one flat call over 2100 elements (chunks
+    // cross row ends).
+    let v: Vec<f64> = (0..2100).map(|i| i as f64 - 1000.5).collect();
+    let a = Array::from_vec(v.clone(), &[3, 700]).unwrap();
+    let tp = Type::parse("3 * 700 * int32").unwrap();
+    let c = a.cast(&tp, ErrorMode::NoCheck).unwrap();
+    for (i, want) in v.iter().enumerate() {
+        let got = c
+            .index(&[(i / 700).into(), (i % 700).into()])
+            .unwrap()
+            .as_scalar::<i32>()
+            .unwrap();
+        assert_eq!(got, *want as i32, "element {i}");
+    }
+    let e = a.cast(&tp, ErrorMode::Fractional).unwrap_err();
+    assert_eq!(e.kind(), dynd::ErrorKind::Fractional, "{e}");
+    let mut big = vec![0.0f64; 2100];
+    big[1500] = 1e12;
+    let e = Array::from_vec(big, &[3, 700])
+        .unwrap()
+        .cast(&tp, ErrorMode::Overflow)
+        .unwrap_err();
+    assert_eq!(e.kind(), dynd::ErrorKind::Overflow, "{e}");
+    // Different shapes still broadcast through the lifted path.
+    let row = Array::from_vec(vec![1i32, 2], &[1, 2]).unwrap();
+    let dst = Array::empty("3 * 2 * float64").unwrap();
+    dst.assign(&row, ErrorMode::Default).unwrap();
+    assert_eq!(dst.to_json(), "[[1.0,2.0],[1.0,2.0],[1.0,2.0]]");
+}

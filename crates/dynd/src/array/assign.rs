@@ -26,6 +26,9 @@ impl Array {
     /// ```
     pub fn assign(&self, src: &Array, mode: ErrorMode) -> Result<()> {
         self.check_writable()?;
+        if let Some(r) = super::flat_assign::try_flat_assign(self, src, mode) {
+            return r;
+        }
         let mut ckb = pin!(CKernelBuilder::new());
         // SAFETY: 0 is a free slot of a new builder; both arrmeta pointers
         // are valid for their arrays' types, which outlive the call.

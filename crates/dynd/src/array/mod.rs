@@ -21,6 +21,7 @@ pub(crate) mod arrmeta;
 mod assign;
 mod copy;
 mod external;
+mod flat_assign;
 mod index;
 mod json;
 pub(crate) mod na;
