@@ -296,7 +296,7 @@ fn check_layout(tp: &Type, data: *mut u8, shape: &[usize], strides: &[isize]) ->
     }
     let align = tp.data_alignment();
     for (k, &s) in strides.iter().enumerate() {
-        if s.unsigned_abs() % align != 0 {
+        if !s.unsigned_abs().is_multiple_of(align) {
             return Err(Error::invalid_argument(format!(
                 "stride {s} of dim {k} is not a multiple of the alignment {align} of {tp}"
             )));
@@ -321,7 +321,7 @@ fn check_layout(tp: &Type, data: *mut u8, shape: &[usize], strides: &[isize]) ->
             "null data pointer for a non-empty array of shape {shape:?}"
         )));
     }
-    if (data as usize) % align != 0 {
+    if !(data as usize).is_multiple_of(align) {
         return Err(Error::invalid_argument(format!(
             "data pointer {data:p} is not aligned to {align} bytes, the alignment of {tp}"
         )));
