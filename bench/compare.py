@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Compare dynd-rs against NumPy, numexpr, awkward and Python's json.
 
-    python3 bench/compare.py [--quick]
+    python3 bench/compare.py [--quick] [--only GROUP[,GROUP...]]
+
+--only runs only those dynd-bench groups (copies, casts, new_arrays, ...)
+and their counterparts. DYND_BENCH=/path/to/dynd-bench runs that binary
+instead of building this tree's (to compare two builds side by side).
 
 On first run this creates bench/.venv, installs numpy, numexpr and awkward
 into it with pip, and re-executes itself inside it. It then builds and runs
@@ -19,6 +23,13 @@ What is compared (their side):
     targets"), not in the worst ratio.
   - a*b+c: NumPy `a*b+c` (two passes, a temporary), NumPy with out=, and
     numexpr on 1 and 2 threads (one pass, like dynd-ops lazy operators).
+  - new arrays (1000x1000 float64): a[::2, ::3].copy(); a.astype(np.int32)
+    against Array::cast in nocheck and in overflow mode (astype checks
+    nothing, so the overflow row does more work than its counterpart);
+    Array::from(Vec<f64>) of 1M (zero-copy) against np.frombuffer over an
+    existing buffer (also zero-copy: the honest counterpart of wrapping
+    memory, not of copying it); Array::from(&[f64]) (a copy) against
+    a.copy().
   - ragged: awkward ak.sum(x, axis=1) and x + 1.0 on the same ragged array.
   - JSON: dynd parses into a typed array. Python's json.loads builds Python
     objects (lists, dicts, floats), np.array(json.loads(text)) adds the typed
@@ -233,6 +244,36 @@ def op_astype(src, dst):
     return make
 
 
+def op_astype_shaped(src, dst):
+    """astype over the whole shape dynd reported (2-d rows)."""
+
+    def make(shape):
+        n = 1
+        for d in shape:
+            n *= d
+        s = f64(n, "cast").astype(src).reshape(shape)
+        return lambda: s.astype(dst)
+
+    return make
+
+
+def op_strided2d_copy(shape):
+    rows, cols = shape
+    a = f64(rows * cols, "iota").reshape(rows, cols)
+    return lambda: a[::2, ::3].copy()
+
+
+def op_frombuffer(shape):
+    np = need("numpy")
+    buf = (f64(shape[0], "iota") * 0.5).tobytes()
+    return lambda: np.frombuffer(buf, dtype=np.float64)
+
+
+def op_copy_1d(shape):
+    a = f64(shape[0], "iota") * 0.5
+    return lambda: a.copy()
+
+
 def op_binary(fn, out_dtype, prealloc):
     def make(shape):
         np = need("numpy")
@@ -399,6 +440,10 @@ THEIRS = {
     "np astype f64->i32": ("NumPy", "a.astype(int32) (new)", op_astype("float64", "int32"), None),
     "np astype i32->f64": ("NumPy", "a.astype(float64) (new)", op_astype("int32", "float64"), None),
     "np astype f64->f32": ("NumPy", "a.astype(float32) (new)", op_astype("float64", "float32"), None),
+    "np strided2d copy": ("NumPy", "a[::2, ::3].copy()", op_strided2d_copy, None),
+    "np astype f64->i32 2d": ("NumPy", "a.astype(np.int32) (new, unchecked)", op_astype_shaped("float64", "int32"), None),
+    "np frombuffer": ("NumPy", "np.frombuffer(buf, float64) (zero-copy)", op_frombuffer, None),
+    "np copy 1d": ("NumPy", "a.copy()", op_copy_1d, None),
     "np add out": ("NumPy", "np.add(a, b, out=out)", op_binary("add", "float64", True), None),
     "np add": ("NumPy", "np.add(a, b)", op_binary("add", "float64", False), None),
     "np multiply out": ("NumPy", "np.multiply(a, b, out=out)", op_binary("multiply", "float64", True), None),
@@ -440,6 +485,11 @@ COUNTERPARTS = {
     "cast f64->i32 nocheck": ["np cast f64->i32"],
     "cast i32->f64 nocheck": ["np cast i32->f64"],
     "cast f64->f32 nocheck": ["np cast f64->f32"],
+    "strided 2-d copy a[::2, ::3] (Array::copy, new)": ["np strided2d copy"],
+    "cast f64->i32 new output (Array::cast) nocheck": ["np astype f64->i32 2d"],
+    "cast f64->i32 new output (Array::cast) overflow": ["np astype f64->i32 2d"],
+    "Array::from(Vec<f64>), 1M (zero-copy)": ["np frombuffer"],
+    "Array::from(&[f64]), 1M (copy)": ["np copy 1d"],
     "add into preallocated": ["np add out"],
     "add into new output": ["np add"],
     "multiply into preallocated": ["np multiply out"],
@@ -470,6 +520,10 @@ NOT_IN_WORST = {"memory copy (copy_from_slice)"}
 # run): the same sizes as crates/dynd-bench.
 def default_shape(name, quick):
     n = 2_000_000 if quick else 10_000_000
+    if name.startswith("strided 2-d") or name.startswith("cast f64->i32 new"):
+        return [1000, 1000]
+    if name.startswith("Array::from"):
+        return [1_000_000]
     if name.startswith("transpose"):
         s = 2000 if quick else 4000
         return [s, s]
@@ -508,22 +562,26 @@ def import_libs():
             )
 
 
-def run_dynd(quick):
+def run_dynd(quick, only=None):
     """Builds and runs dynd-bench --json; returns (rows by name, skipped
     rows, an error message or None)."""
     import json
     import shutil
 
-    cargo = shutil.which("cargo")
-    if cargo is None:
-        return {}, {}, "cargo is not on PATH: cannot build dynd-bench (install Rust from https://rustup.rs)"
-    say("compare.py: building dynd-bench (cargo build --release -p dynd-bench) ...")
-    r = subprocess.run([cargo, "build", "--release", "-q", "-p", "dynd-bench"], cwd=ROOT)
-    if r.returncode != 0:
-        return {}, {}, "cargo build --release -p dynd-bench failed (see above)"
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    exe = os.path.join(target, "release", "dynd-bench")
-    args = [exe, "--json"] + (["--quick"] if quick else [])
+    exe = os.environ.get("DYND_BENCH")
+    if exe:
+        say(f"compare.py: using DYND_BENCH={exe} (not building)")
+    else:
+        cargo = shutil.which("cargo")
+        if cargo is None:
+            return {}, {}, "cargo is not on PATH: cannot build dynd-bench (install Rust from https://rustup.rs)"
+        say("compare.py: building dynd-bench (cargo build --release -p dynd-bench) ...")
+        r = subprocess.run([cargo, "build", "--release", "-q", "-p", "dynd-bench"], cwd=ROOT)
+        if r.returncode != 0:
+            return {}, {}, "cargo build --release -p dynd-bench failed (see above)"
+        target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+        exe = os.path.join(target, "release", "dynd-bench")
+    args = [exe, "--json"] + (["--quick"] if quick else []) + (["--only", ",".join(only)] if only else [])
     say(f"compare.py: running {' '.join(os.path.relpath(a, ROOT) if a == exe else a for a in args)} ...")
     r = subprocess.run(args, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     rows, skipped = {}, {}
@@ -546,11 +604,14 @@ def run_dynd(quick):
     return rows, skipped, err
 
 
-def run_theirs(ours, quick, runs):
+def run_theirs(ours, quick, runs, only=None):
     """Times every counterpart; returns {key: (seconds or None, shape,
-    message)} for the keys some row of ours maps to."""
+    message)} for the keys some row of ours maps to (with --only, only the
+    rows dynd-bench reported)."""
     results = {}
     for name, keys in COUNTERPARTS.items():
+        if only and name not in ours:
+            continue
         shape = ours[name]["shape"] if name in ours else default_shape(name, quick)
         for key in keys:
             if key in results:
@@ -617,6 +678,8 @@ def report(ours, skipped, dynd_err, theirs, quick, runs):
     rows = []
     ratios = []
     for name, keys in COUNTERPARTS.items():
+        if name not in ours and name not in skipped and not all(k in theirs for k in keys):
+            continue  # left out by --only
         our = ours.get(name)
         our_ms = our["median_ms"] if our else None
         first = True
@@ -713,10 +776,22 @@ def report(ours, skipped, dynd_err, theirs, quick, runs):
 
 def main():
     args = sys.argv[1:]
-    for a in args:
-        if a not in ("--quick", "-h", "--help"):
-            say(f"compare.py: unknown argument '{a}' (usage: python3 bench/compare.py [--quick])")
+    only = None
+    rest = []
+    it = iter(args)
+    for a in it:
+        if a == "--only":
+            v = next(it, None)
+            if not v:
+                say("compare.py: --only needs GROUP[,GROUP...]")
+                sys.exit(2)
+            only = v.split(",")
+        elif a in ("--quick", "-h", "--help"):
+            rest.append(a)
+        else:
+            say(f"compare.py: unknown argument '{a}' (usage: python3 bench/compare.py [--quick] [--only GROUP[,GROUP...]])")
             sys.exit(2)
+    args = rest
     if "-h" in args or "--help" in args:
         print(__doc__)
         return
@@ -724,10 +799,10 @@ def main():
     ensure_venv_and_reexec()
     import_libs()
     runs = 5 if quick else 15
-    ours, skipped, dynd_err = run_dynd(quick)
+    ours, skipped, dynd_err = run_dynd(quick, only)
     if dynd_err:
         say(f"compare.py: {dynd_err}")
-    theirs = run_theirs(ours, quick, runs)
+    theirs = run_theirs(ours, quick, runs, only)
     report(ours, skipped, dynd_err, theirs, quick, runs)
 
 

@@ -7,9 +7,12 @@ use dynd::callable::{Callable, lookup};
 use dynd::{Array, Type};
 use std::hint::black_box;
 
-/// A 1-d float64 array of `f(i)`.
+/// A 1-d float64 array of `f(i)`, in dynd's own data block (huge pages
+/// for large arrays, as NumPy's), not over the vector
+/// (`Array::from(Vec)` would keep the vector's 4 KiB pages).
 pub fn f64_array(n: usize, f: impl Fn(usize) -> f64) -> Array {
-    Array::from((0..n).map(f).collect::<Vec<f64>>())
+    let v: Vec<f64> = (0..n).map(f).collect();
+    Array::from(v.as_slice())
 }
 
 /// The registered callable `name`, or a skipped row.

@@ -14,6 +14,7 @@ mod copies;
 mod fused;
 mod harness;
 mod json_parse;
+mod new_arrays;
 mod overhead;
 mod ragged;
 mod reductions;
@@ -21,9 +22,10 @@ mod reductions;
 use harness::{Ctx, Measurement};
 
 /// The groups `--only` selects, in the order they run.
-const GROUPS: [&str; 8] = [
+const GROUPS: [&str; 9] = [
     "copies",
     "casts",
+    "new_arrays",
     "callables",
     "fused",
     "reductions",
@@ -98,6 +100,7 @@ fn main() {
         ctx.one.install(|| match g {
             "copies" => copies::run(&ctx),
             "casts" => casts::run(&ctx),
+            "new_arrays" => new_arrays::run(&ctx),
             "callables" => callables::run(&ctx),
             "fused" => fused::run(&ctx),
             "reductions" => reductions::run(&ctx),

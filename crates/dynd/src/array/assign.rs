@@ -26,6 +26,9 @@ impl Array {
     /// ```
     pub fn assign(&self, src: &Array, mode: ErrorMode) -> Result<()> {
         self.check_writable()?;
+        if let Some(r) = super::flat_assign::try_flat_assign(self, src, mode) {
+            return r;
+        }
         let mut ckb = pin!(CKernelBuilder::new());
         // SAFETY: 0 is a free slot of a new builder; both arrmeta pointers
         // are valid for their arrays' types, which outlive the call.
@@ -50,7 +53,15 @@ impl Array {
     /// `mode`.
     pub fn cast(&self, tp: impl super::TypeArg, mode: ErrorMode) -> Result<Array> {
         let tp: Type = tp.into_type()?;
-        let out = Array::empty(tp)?;
+        // Fixed dims of a builtin scalar: the assignment writes every
+        // element (broadcasting repeats the source), so the new data needs
+        // no zeroing — which for a large output is a whole extra pass. On
+        // error the output is dropped unread.
+        let out = if !tp.has_blockref() && tp.dtype().as_builtin().is_some() {
+            Array::empty_for_overwrite(tp)?
+        } else {
+            Array::empty(tp)?
+        };
         out.assign(self, mode)?;
         Ok(out)
     }

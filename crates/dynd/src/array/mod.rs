@@ -19,6 +19,8 @@
 
 mod assign;
 mod copy;
+mod external;
+mod flat_assign;
 mod index;
 mod json;
 mod scalar;
@@ -362,13 +364,15 @@ impl Array {
             unsafe { std::ptr::copy_nonoverlapping(self.data_ptr(), dst.data_ptr(), bytes) };
             return Ok(dst);
         }
-        let dst = Array::empty(self.tp().clone())?;
         if !self.tp().has_blockref() && self.tp().dtype().as_builtin().is_some() {
             // Plain numbers in another layout (strided, transposed): the
-            // assignment kernel's chunked loops.
+            // assignment kernel's loops, which write every element of the
+            // output, so it needs no zeroing first.
+            let dst = Array::empty_for_overwrite(self.tp().clone())?;
             dst.assign(self, crate::kernels::assign::ErrorMode::NoCheck)?;
             return Ok(dst);
         }
+        let dst = Array::empty(self.tp().clone())?;
         copy::copy_value(&dst, self)?;
         Ok(dst)
     }

@@ -26,23 +26,20 @@ impl<T: NativeType> From<T> for Array {
 }
 
 impl<T: NativeType> From<&[T]> for Array {
-    /// A 1-d array `N * T`.
+    /// A 1-d array `N * T` holding a copy of `values` (one `memcpy`; see
+    /// [`Array::from_slice`]).
     fn from(values: &[T]) -> Array {
-        let tp = Type::fixed_dim(values.len(), Type::builtin(T::TYPE));
-        let a = Array::empty(tp).unwrap_or_else(|e| panic!("{e}"));
-        let size = T::TYPE.data_size();
-        for (i, v) in values.iter().enumerate() {
-            // SAFETY: the fresh array has room for values.len() contiguous Ts.
-            unsafe { v.store(a.data_ptr().add(i * size)) };
-        }
-        a
+        Array::from_slice(values, &[values.len()]).unwrap_or_else(|e| panic!("{e}"))
     }
 }
 
 impl<T: NativeType> From<Vec<T>> for Array {
-    /// A 1-d array `N * T`.
+    /// A 1-d array `N * T` over the vector's own buffer, without copying
+    /// (see [`Array::from_vec`]).
     fn from(values: Vec<T>) -> Array {
-        Array::from(values.as_slice())
+        let n = values.len();
+        // Cannot fail: the shape's product is the length.
+        Array::from_vec(values, &[n]).unwrap_or_else(|e| panic!("{e}"))
     }
 }
 

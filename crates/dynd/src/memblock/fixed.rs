@@ -15,6 +15,16 @@ use std::sync::Mutex;
 /// faults (DESIGN §10).
 const HUGE_THRESHOLD: usize = 2 << 20;
 const HUGE_PAGE: usize = 2 << 20;
+/// Buffers at least this large (and below [`HUGE_THRESHOLD`]) are mapped
+/// directly too, in ordinary pages, so that freed ones go to the cache
+/// below. From the heap, a 64-byte aligned buffer of a megabyte takes
+/// glibc's memalign path: a fresh mapping or fresh heap pages on most calls
+/// of a loop (a page fault per 4 KiB, then a memset), which made the copy
+/// of a 1000×1000 `a[::2, ::3]` view (1.3 MB) cost 0.9 ms instead of 0.1.
+const MAPPED_THRESHOLD: usize = 512 << 10;
+/// The page size mappings below [`HUGE_THRESHOLD`] are rounded to (the
+/// smallest on the platforms we run on; mmap rounds up further if needed).
+const PAGE: usize = 4096;
 /// Smallest alignment of a data buffer of [`LINE_ALIGNED`] bytes or more:
 /// one cache line, so SIMD loads of a contiguous array never straddle one
 /// at the start.
@@ -46,9 +56,10 @@ unsafe impl Send for Buffer {}
 // SAFETY: as for Send; a `&Buffer` only hands out the pointer value.
 unsafe impl Sync for Buffer {}
 
-/// Freed huge-page mappings kept for reuse, so that a loop making a new
-/// large output each time (`c = a + b`) stops paying a page fault and the
-/// kernel's zeroing per 2 MiB on every call; NumPy pays them above glibc's
+/// Freed mappings (huge-page ones, and those of [`MAPPED_THRESHOLD`] and
+/// more) kept for reuse, so that a loop making a new large output each
+/// time (`c = a + b`) stops paying a page fault and the kernel's zeroing
+/// per page on every call; NumPy pays them above glibc's
 /// mmap threshold (32 MiB at most). Bounded: [`CACHE_ENTRIES`] mappings,
 /// [`CACHE_BYTES`] in all; [`trim_cache`] gives them back to the system.
 static CACHE: Mutex<Vec<Mapping>> = Mutex::new(Vec::new());
@@ -84,11 +95,27 @@ pub fn trim_cache() -> usize {
         .sum()
 }
 
-/// The mapping length for a buffer of `size` bytes: whole huge pages, plus
-/// one for alignment. Equal lengths are interchangeable in the cache.
+/// The mapping length for a buffer of `size` bytes: for huge-page buffers
+/// whole huge pages, plus one for alignment; below [`HUGE_THRESHOLD`],
+/// whole pages. Equal lengths are interchangeable in the cache (the two
+/// kinds never share a length: huge ones are at least 4 MiB, others at
+/// most 2 MiB).
 fn mapping_len(size: usize) -> Option<usize> {
+    if size < HUGE_THRESHOLD {
+        return size.checked_next_multiple_of(PAGE);
+    }
     size.checked_next_multiple_of(HUGE_PAGE)?
         .checked_add(HUGE_PAGE)
+}
+
+/// Where a buffer of `size` bytes starts in the mapping at `base`: the
+/// first huge page boundary for huge-page buffers, else `base`.
+fn mapping_start(base: usize, size: usize) -> usize {
+    if size < HUGE_THRESHOLD {
+        base
+    } else {
+        crate::types::align_up(base, HUGE_PAGE)
+    }
 }
 
 impl Buffer {
@@ -121,8 +148,13 @@ impl Buffer {
                 how: How::Empty,
             });
         }
-        if size >= HUGE_THRESHOLD
-            && align <= HUGE_PAGE
+        if size >= MAPPED_THRESHOLD
+            && align
+                <= if size >= HUGE_THRESHOLD {
+                    HUGE_PAGE
+                } else {
+                    PAGE
+                }
             && let Some(b) = Self::mapped(size, zero)
         {
             return Ok(b);
@@ -140,8 +172,9 @@ impl Buffer {
         })
     }
 
-    /// An anonymous mapping (zero-filled by the kernel), aligned to a huge
-    /// page and advised to use huge pages. `None` when mmap fails; the caller
+    /// An anonymous mapping (zero-filled by the kernel); from
+    /// [`HUGE_THRESHOLD`] on aligned to a huge page and advised to use huge
+    /// pages, below it page-aligned. `None` when mmap fails; the caller
     /// falls back to the heap.
     fn mapped(size: usize, zero: bool) -> Option<Buffer> {
         let len = mapping_len(size)?;
@@ -152,10 +185,13 @@ impl Buffer {
                 .map(|i| c.swap_remove(i))
         };
         if let Some(m) = reused {
-            let start = crate::types::align_up(m.base as usize, HUGE_PAGE);
+            let start = mapping_start(m.base as usize, size);
             if zero {
-                // SAFETY: [start, start + size) lies inside the mapping
-                // (see below), which is ours alone now.
+                // SAFETY: [start, start + size) lies inside the mapping,
+                // which is ours alone now: its length is mapping_len(size)
+                // (the cache matched it), which has room for `size` bytes
+                // from mapping_start (whole pages from `base`, or a spare
+                // huge page for the step to the first boundary).
                 unsafe { std::ptr::write_bytes(start as *mut u8, 0, size) };
             }
             return Some(Buffer {
@@ -182,12 +218,20 @@ impl Buffer {
         if base == libc::MAP_FAILED {
             return None;
         }
-        let start = crate::types::align_up(base as usize, HUGE_PAGE);
-        // SAFETY: [start, start + size) lies inside the mapping, which is
-        // HUGE_PAGE bytes longer than `size`. madvise is only advice; its
-        // failure (no THP support) leaves ordinary pages, which is fine.
-        unsafe {
-            libc::madvise(start as *mut libc::c_void, size, libc::MADV_HUGEPAGE);
+        let start = mapping_start(base as usize, size);
+        if size >= HUGE_THRESHOLD {
+            // Whole huge pages, the last one included: advising only `size`
+            // bytes would leave the tail past the last 2 MiB boundary in
+            // 4 KiB pages (1.7 MB of an 8 MB array).
+            let advised = size.next_multiple_of(HUGE_PAGE);
+            // SAFETY: [start, start + advised) lies inside the mapping:
+            // `start` is less than HUGE_PAGE past `base` and the mapping is
+            // `advised + HUGE_PAGE` bytes long (mapping_len, which did not
+            // overflow). madvise is only advice; its failure (no THP
+            // support) leaves ordinary pages, which is fine.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, advised, libc::MADV_HUGEPAGE);
+            }
         }
         Some(Buffer {
             ptr: NonNull::new(start as *mut u8)?,

@@ -65,7 +65,7 @@ pub(crate) unsafe fn make(
     }
 }
 
-// ------------------------------------------------------------ tiled 2-d copy
+// ------------------------------------------------------ strided 2-d copy
 
 /// Rows and columns of one tile: 32 × 32 elements of up to 16 bytes stay in
 /// L1 and touch 32 source lines per row of tiles, not one per element.
@@ -73,15 +73,21 @@ const TILE: usize = 32;
 /// Both dims at least this long before tiling pays.
 const TILE_MIN: usize = 64;
 
-/// `N * M * T ← N * M * T` for one builtin `T`, in tiles: the copy of a
-/// transposed (or otherwise strided) view. Any error mode is a plain copy
-/// between equal types, so the kernel only moves bytes.
+/// `N * M * T ← N * M * T` for one builtin `T` into contiguous destination
+/// rows from a source whose rows are strided (`a[::2, ::3]`) or transposed.
+/// Any error mode is a plain copy between equal types, so the kernel only
+/// moves bytes: one loop over all the rows, each a constant-stride inner
+/// loop, when the source is read in order (its inner stride is the smaller
+/// one), otherwise in tiles.
 struct Tiled2d {
     rows: usize,
     cols: usize,
     elem: usize,
     dst: [isize; 2],
     src: [isize; 2],
+    /// Tiles (the source's inner stride is larger than its outer one, as in
+    /// a transposed view); otherwise row by row.
+    tiled: bool,
 }
 
 impl Tiled2d {
@@ -92,6 +98,24 @@ impl Tiled2d {
     ///    the kernel's strides, `dst`'s writable. (Overlapping sides are
     ///    memory-safe but give a mixed result, as any element loop would.)
     unsafe fn copy_block(&self, dst: *mut u8, src: *const u8) {
+        /// # Safety
+        /// As `copy_block`, with `T` of `elem` bytes.
+        unsafe fn rows<T: Copy>(k: &Tiled2d, dst: *mut u8, src: *const u8) {
+            let (ss, ds) = (k.src[1], k.dst[1]);
+            for i in 0..k.rows as isize {
+                let s = src.wrapping_offset(i * k.src[0]);
+                let d = dst.wrapping_offset(i * k.dst[0]);
+                // One row: `cols` elements at constant strides, without
+                // recomputing the row's base per element.
+                for j in 0..k.cols as isize {
+                    // SAFETY: (1) element (i, j) of each side.
+                    unsafe {
+                        let v = std::ptr::read_unaligned(s.offset(j * ss) as *const T);
+                        std::ptr::write_unaligned(d.offset(j * ds) as *mut T, v);
+                    }
+                }
+            }
+        }
         /// # Safety
         /// As `copy_block`, with `T` of `elem` bytes.
         unsafe fn tiles<T: Copy>(k: &Tiled2d, dst: *mut u8, src: *const u8) {
@@ -115,16 +139,21 @@ impl Tiled2d {
                 }
             }
         }
-        // SAFETY: (1), with the element type of the kernel's size.
-        unsafe {
-            match self.elem {
-                1 => tiles::<u8>(self, dst, src),
-                2 => tiles::<u16>(self, dst, src),
-                4 => tiles::<u32>(self, dst, src),
-                8 => tiles::<u64>(self, dst, src),
-                _ => tiles::<u128>(self, dst, src),
-            }
-        }
+        let f: unsafe fn(&Tiled2d, *mut u8, *const u8) = match (self.elem, self.tiled) {
+            (1, true) => tiles::<u8>,
+            (2, true) => tiles::<u16>,
+            (4, true) => tiles::<u32>,
+            (8, true) => tiles::<u64>,
+            (_, true) => tiles::<u128>,
+            (1, false) => rows::<u8>,
+            (2, false) => rows::<u16>,
+            (4, false) => rows::<u32>,
+            (8, false) => rows::<u64>,
+            (_, false) => rows::<u128>,
+        };
+        // SAFETY: (1), with an element type of the kernel's size (builtin
+        // sizes are 1, 2, 4, 8 or 16).
+        unsafe { f(self, dst, src) }
     }
 }
 
@@ -139,9 +168,11 @@ impl Kernel for Tiled2d {
     }
 }
 
-/// Builds the tiled copy when `dst ← src` is a 2-d copy of one builtin type
-/// with equal shapes, both dims long, and a source that is not read in
-/// order (its inner stride is not the element size): `None` otherwise.
+/// Builds the 2-d copy when `dst ← src` is a copy of one builtin type with
+/// equal 2-d shapes into contiguous destination rows from a source whose
+/// rows are not contiguous (its inner stride is not the element size);
+/// tiled when the source is not read in order and both dims are long.
+/// `None` otherwise (the lifted loops, whose leaf has a contiguous path).
 ///
 /// # Safety
 /// As [`super::make_assignment_kernel`].
@@ -164,7 +195,7 @@ unsafe fn make_tiled(
         Some((*n, *m, elem.as_builtin()?))
     }
     let (n, m, t) = two_dims(dst_tp)?;
-    if two_dims(src_tp)? != (n, m, t) || n < TILE_MIN || m < TILE_MIN || t == BuiltinType::Void {
+    if two_dims(src_tp)? != (n, m, t) || t == BuiltinType::Void {
         return None;
     }
     // SAFETY: (2) two fixed dims of arrmeta each, one after the other.
@@ -178,12 +209,20 @@ unsafe fn make_tiled(
     if s[1].stride == elem as isize || d[1].stride != elem as isize {
         return None;
     }
+    // In order: each source row is read forwards or backwards at a stride
+    // no larger than the step between rows, so lines are fetched once.
+    let in_order = s[1].stride.unsigned_abs() <= s[0].stride.unsigned_abs();
+    let tiled = !in_order && n >= TILE_MIN && m >= TILE_MIN;
+    if !in_order && !tiled {
+        return None;
+    }
     let k = Tiled2d {
         rows: n,
         cols: m,
         elem,
         dst: [d[0].stride, d[1].stride],
         src: [s[0].stride, s[1].stride],
+        tiled,
     };
     // SAFETY: the caller's promise: `offset` is a free slot.
     Some(unsafe { ckb.emplace(offset, req, k) })

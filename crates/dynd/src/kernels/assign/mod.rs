@@ -16,6 +16,7 @@
 //! The error mode is one enum passed down, never a second copy of a kernel.
 
 pub(crate) mod dims;
+mod float_int_avx2;
 pub(crate) mod numeric;
 pub(crate) mod option;
 pub(crate) mod pointer;

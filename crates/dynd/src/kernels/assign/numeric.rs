@@ -792,6 +792,13 @@ impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn chunks_avx2(&self, d: &mut [D], s: &[S]) -> Result<()> {
+        // SAFETY: (1) the CPU has AVX2. The fallback is this loop's own
+        // chunk, for the chunks the one-pass conversion cannot settle.
+        if let Some(r) = unsafe {
+            super::float_int_avx2::try_chunks(self.mode, d, s, |dc, sc| self.chunk::<true>(dc, sc))
+        } {
+            return r;
+        }
         self.chunks_body::<true>(d, s)
     }
 

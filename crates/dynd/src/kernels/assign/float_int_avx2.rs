@@ -1,0 +1,176 @@
+//! One-pass float64 → int32 `nocheck` in the AVX2 build: `cvttpd2dq`
+//! converts four values at once and gives `i32::MIN` for anything out of
+//! range or NaN, so a chunk with no
+//! `i32::MIN` among its results had every value in range and is done in a
+//! single pass over the source. Only a chunk with an `i32::MIN` result
+//! (out-of-range values, NaN, or a true -2147483648) goes through the
+//! generic loop of [`super::numeric`], which gives the exact semantics
+//! (saturation, NaN → 0). The generic loop checks a chunk's range and then
+//! converts it: two passes, which left `astype(int32)` of a 1000×1000
+//! array at 0.85× NumPy's.
+//!
+//! The checked modes keep the generic loop: the same one-pass conversion
+//! into an L1 buffer (so that a failing chunk leaves the destination
+//! untouched, as that loop promises), copied out when it passed, measured
+//! no faster for `overflow` and 10–15% slower for `fractional` (with a
+//! round-trip compare) than the generic check-then-convert.
+
+#![cfg(target_arch = "x86_64")]
+
+use super::ErrorMode;
+use super::numeric::CHUNK;
+use crate::error::Result;
+use std::any::TypeId;
+use std::arch::x86_64::{
+    __m128i, _mm_cmpeq_epi32, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi32, _mm_setzero_si128,
+    _mm_storeu_si128, _mm256_cvttpd_epi32, _mm256_loadu_pd,
+};
+
+/// Converts `s` into `d` chunk by chunk when `D ← S` is `i32 ← f64` and the
+/// mode is `nocheck`, calling `fallback` for each chunk that holds a
+/// suspect value; `None` for any other pair or mode.
+///
+/// # Safety
+/// 1. The CPU supports AVX2.
+pub(super) unsafe fn try_chunks<D: 'static, S: 'static>(
+    mode: ErrorMode,
+    d: &mut [D],
+    s: &[S],
+    mut fallback: impl FnMut(&mut [D], &[S]) -> Result<()>,
+) -> Option<Result<()>> {
+    if TypeId::of::<D>() != TypeId::of::<i32>() || TypeId::of::<S>() != TypeId::of::<f64>() {
+        return None;
+    }
+    if mode != ErrorMode::NoCheck {
+        return None;
+    }
+    for (dc, sc) in d.chunks_mut(CHUNK).zip(s.chunks(CHUNK)) {
+        let n = dc.len().min(sc.len());
+        // SAFETY: D is i32 and S is f64 (the TypeIds above), so these are
+        // the same slices at their own types.
+        let (di, sf) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(dc.as_mut_ptr().cast::<i32>(), n),
+                std::slice::from_raw_parts(sc.as_ptr().cast::<f64>(), n),
+            )
+        };
+        // SAFETY: (1) the CPU has AVX2.
+        let clean = unsafe { convert(di, sf) };
+        if !clean && let Err(e) = fallback(dc, sc) {
+            return Some(Err(e));
+        }
+    }
+    Some(Ok(()))
+}
+
+/// `d[i] = s[i]` truncated, for the values in range; returns `false` when
+/// some result is `i32::MIN` (then `d` holds unspecified values for the
+/// suspect lanes, and the caller converts the chunk again).
+///
+/// # Safety
+/// 1. The CPU supports AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn convert(d: &mut [i32], s: &[f64]) -> bool {
+    let n = d.len().min(s.len());
+    let four = n / 4 * 4;
+    let min = _mm_set1_epi32(i32::MIN);
+    let mut suspect = _mm_setzero_si128();
+    let mut i = 0;
+    while i < four {
+        // SAFETY: i + 4 <= n, so four f64 are readable at s[i..] and four
+        // i32 writable at d[i..] (unaligned loads and stores).
+        unsafe {
+            let r = _mm256_cvttpd_epi32(_mm256_loadu_pd(s.as_ptr().add(i)));
+            suspect = _mm_or_si128(suspect, _mm_cmpeq_epi32(r, min));
+            _mm_storeu_si128(d.as_mut_ptr().add(i).cast::<__m128i>(), r);
+        }
+        i += 4;
+    }
+    let mut clean = _mm_movemask_epi8(suspect) == 0;
+    for j in four..n {
+        let x = s[j];
+        // The range of values that truncate into i32 (NaN fails both).
+        if x > -2147483649.0 && x < 2147483648.0 && x as i32 != i32::MIN {
+            d[j] = x as i32;
+        } else {
+            clean = false;
+        }
+    }
+    clean
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path over `s`, with the plain saturating conversion as the
+    /// fallback (what the generic loop does in nocheck); also returns the
+    /// indices of the chunks that fell back.
+    fn run(s: &[f64]) -> (Vec<i32>, Vec<usize>) {
+        let mut d = vec![7i32; s.len()];
+        let mut fell_back = Vec::new();
+        // SAFETY: the callers checked for AVX2.
+        unsafe {
+            try_chunks(
+                ErrorMode::NoCheck,
+                &mut d,
+                s,
+                |dc: &mut [i32], sc: &[f64]| {
+                    fell_back.push((sc.as_ptr() as usize - s.as_ptr() as usize) / 8 / CHUNK);
+                    for (d, &x) in dc.iter_mut().zip(sc) {
+                        *d = x as i32;
+                    }
+                    Ok(())
+                },
+            )
+        }
+        .expect("i32 <- f64 takes the fast path")
+        .unwrap();
+        (d, fell_back)
+    }
+
+    #[test]
+    fn matches_rust_as_in_nocheck() {
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        // Five chunks, the last one short with a scalar tail (1027 % 4 = 3).
+        let mut s: Vec<f64> = (0..1027).map(|i| i as f64 * 1.7 - 800.3).collect();
+        for (k, x) in [
+            (3, f64::NAN),
+            (300, 1e10),
+            (301, -1e10),
+            (600, -2147483648.0),
+            (1026, -2147483648.9),
+        ] {
+            s[k] = x;
+        }
+        let (d, fell_back) = run(&s);
+        let want: Vec<i32> = s.iter().map(|&x| x as i32).collect();
+        assert_eq!(d, want);
+        assert_eq!(fell_back, vec![0, 1, 2, 4]);
+        let (d, fell_back) = run(&[1.5, -2.5, 3.0]);
+        assert_eq!((d, fell_back), (vec![1, -2, 3], vec![]));
+    }
+
+    #[test]
+    fn other_pairs_and_modes_are_not_taken() {
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut f = vec![0f32; 4];
+        // SAFETY: AVX2 was detected above.
+        let none = unsafe { try_chunks(ErrorMode::NoCheck, &mut f, &[1.0f64; 4], |_, _| Ok(())) };
+        assert!(none.is_none());
+        let mut i = vec![0i32; 4];
+        for mode in [
+            ErrorMode::Overflow,
+            ErrorMode::Fractional,
+            ErrorMode::Inexact,
+        ] {
+            // SAFETY: as above.
+            let none = unsafe { try_chunks(mode, &mut i, &[1.0f64; 4], |_, _| Ok(())) };
+            assert!(none.is_none());
+        }
+    }
+}
