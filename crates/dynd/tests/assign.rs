@@ -1,10 +1,12 @@
 //! Array-level assignment between types: dims with broadcasting, var dims,
 //! structs by name, tuples by position, options, pointers, error modes.
 
-use dynd::kernels::assign::{ErrorMode, make_assignment_kernel};
+mod common;
+
+use common::{scalar, with_assign_kernel};
+use dynd::kernels::assign::ErrorMode;
 use dynd::kernels::{CKernelBuilder, KernelRequest};
 use dynd::{Array, ErrorKind, Index, Type};
-use std::pin::pin;
 
 fn a(tp: &str, json: &str) -> Array {
     Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
@@ -330,67 +332,51 @@ fn cast_makes_a_new_array() {
 
 #[test]
 fn one_strided_kernel_from_four_threads() {
-    let mut ckb = pin!(CKernelBuilder::new());
     let (d, s) = (
         Type::parse("int32").unwrap(),
         Type::parse("float64").unwrap(),
     );
-    // SAFETY: a new builder; builtin types have no arrmeta.
-    unsafe {
-        make_assignment_kernel(
-            ckb.as_mut(),
-            0,
-            &d,
-            std::ptr::null(),
-            &s,
-            std::ptr::null(),
-            KernelRequest::Strided,
-            ErrorMode::Fractional,
-        )
-    }
+    let (d, s) = (scalar(&d), scalar(&s));
+    with_assign_kernel(d, s, KernelRequest::Strided, ErrorMode::Fractional, |ckb| {
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                scope.spawn(move || one_thread_of_int32_from_float64(ckb, t));
+            }
+        });
+    })
     .unwrap();
-    let ckb = &*ckb;
-    std::thread::scope(|scope| {
-        for t in 0..4 {
-            scope.spawn(move || {
-                for iter in 0..500 {
-                    let src: Vec<f64> = (0..1000).map(|i| (i * 4 + t + iter) as f64).collect();
-                    let mut dst = vec![0i32; 1000];
-                    // SAFETY: built for Strided on int32 <- float64; 1000
-                    // contiguous elements each side, owned by this thread.
-                    unsafe {
-                        ckb.call_strided(
-                            dst.as_mut_ptr().cast(),
-                            4,
-                            &[src.as_ptr().cast()],
-                            &[8],
-                            1000,
-                        )
-                    }
-                    .unwrap();
-                    assert!(
-                        dst.iter()
-                            .enumerate()
-                            .all(|(i, &v)| v == (i * 4 + t + iter) as i32)
-                    );
-                    let bad = [0.5f64];
-                    let mut out = [0i32];
-                    // SAFETY: built for Strided on int32 <- float64; 1000 contiguous
-                    // elements each side, owned by this thread; here one element.
-                    let e = unsafe {
-                        ckb.call_strided(
-                            out.as_mut_ptr().cast(),
-                            4,
-                            &[bad.as_ptr().cast()],
-                            &[8],
-                            1,
-                        )
-                    };
-                    assert_eq!(e.unwrap_err().kind(), ErrorKind::Fractional);
-                }
-            });
+}
+
+/// Thread `t`'s calls of a strided `int32 ← float64` kernel in
+/// `ErrorMode::Fractional`: 500 rounds of 1000 whole values, and one
+/// fractional value that fails.
+fn one_thread_of_int32_from_float64(ckb: &CKernelBuilder, t: usize) {
+    let call = |dst: &mut [i32], src: &[f64]| {
+        assert_eq!(dst.len(), src.len());
+        // SAFETY: built for Strided on int32 <- float64; `dst.len()`
+        // contiguous elements each side, owned by this thread.
+        unsafe {
+            ckb.call_strided(
+                dst.as_mut_ptr().cast(),
+                4,
+                &[src.as_ptr().cast()],
+                &[8],
+                dst.len(),
+            )
         }
-    });
+    };
+    for iter in 0..500 {
+        let src: Vec<f64> = (0..1000).map(|i| (i * 4 + t + iter) as f64).collect();
+        let mut dst = vec![0i32; 1000];
+        call(&mut dst, &src).unwrap();
+        assert!(
+            dst.iter()
+                .enumerate()
+                .all(|(i, &v)| v == (i * 4 + t + iter) as i32)
+        );
+        let e = call(&mut [0i32], &[0.5f64]);
+        assert_eq!(e.unwrap_err().kind(), ErrorKind::Fractional);
+    }
 }
 
 /// Copies of transposed and strided 2-d views (the tiled kernel when both

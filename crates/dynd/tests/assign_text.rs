@@ -4,13 +4,15 @@
 //! invalid source data; strided, reversed and unaligned data; one kernel
 //! called from several threads at once; and property tests for round trips.
 
-use dynd::array::{FixedDimMeta, StringData};
-use dynd::kernels::assign::{ErrorMode, make_assignment_kernel};
-use dynd::kernels::{CKernelBuilder, KernelRequest};
+mod common;
+
+use common::{elems, json_quote, scalar, whole, with_assign_kernel};
+use dynd::array::StringData;
+use dynd::kernels::KernelRequest::{Single, Strided};
+use dynd::kernels::assign::ErrorMode;
 use dynd::{Array, ErrorKind, Index, Type};
 use proptest::prelude::*;
 use std::mem::size_of;
-use std::pin::pin;
 
 /// What one assignment should give: the destination's JSON, or an error kind.
 type Want = std::result::Result<&'static str, ErrorKind>;
@@ -795,7 +797,7 @@ fn every_encoding_round_trips() {
     ];
     for enc in encodings {
         for s in samples {
-            let json = serde_like_quote(s);
+            let json = json_quote(s);
             let src = Array::from_json("string", &json).unwrap();
             let fixed_tp = format!("fixed_string[16, '{enc}']");
             let representable = match enc {
@@ -818,21 +820,6 @@ fn every_encoding_round_trips() {
             }
         }
     }
-}
-
-/// `s` as a JSON string literal.
-fn serde_like_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 // ------------------------------------------------- arrays (through dims)
@@ -869,13 +856,6 @@ fn string_arrays_to_float64_and_back() {
 
 // ------------------------------------------- kernels called directly
 
-/// The arrmeta of the elements of a 1-d array.
-fn elem_meta(a: &Array) -> *const u8 {
-    // SAFETY: a 1-d fixed dim array: the element's arrmeta follows the
-    // FixedDimMeta.
-    unsafe { a.arrmeta_ptr().add(size_of::<FixedDimMeta>()) }
-}
-
 /// Builds `dst_elem ← src_elem` for the elements of two 1-d arrays, as a
 /// strided kernel, and runs it over `count` elements with the given
 /// starting element and strides (in elements, may be negative).
@@ -889,33 +869,20 @@ fn run_strided(
 ) -> dynd::Result<()> {
     let (dst_elem, src_elem) = (dst.tp().dim_elem().unwrap(), src.tp().dim_elem().unwrap());
     let (dsz, ssz) = (dst_elem.data_size() as isize, src_elem.data_size() as isize);
-    let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: 0 is a free slot of a new builder; both arrmeta pointers are
-    // the element arrmeta of their arrays, which outlive the kernel.
-    unsafe {
-        make_assignment_kernel(
-            ckb.as_mut(),
-            0,
-            dst_elem,
-            elem_meta(dst),
-            src_elem,
-            elem_meta(src),
-            KernelRequest::Strided,
-            mode,
-        )
-    }?;
-    // SAFETY: built for Strided on these element types; the callers keep
-    // every element index `start + i * step` for i < count in range of
-    // contiguous arrays of those types.
-    unsafe {
-        ckb.call_strided(
-            dst.data_ptr().offset(dst_start * dsz),
-            dst_step * dsz,
-            &[src.data_ptr().offset(src_start * ssz).cast_const()],
-            &[src_step * ssz],
-            count,
-        )
-    }
+    with_assign_kernel(elems(dst), elems(src), Strided, mode, |kernel| {
+        // SAFETY: built for Strided on these element types; the callers keep
+        // every element index `start + i * step` for i < count in range of
+        // contiguous arrays of those types.
+        unsafe {
+            kernel.call_strided(
+                dst.data_ptr().offset(dst_start * dsz),
+                dst_step * dsz,
+                &[src.data_ptr().offset(src_start * ssz).cast_const()],
+                &[src_step * ssz],
+                count,
+            )
+        }
+    })?
 }
 
 #[test]
@@ -948,50 +915,32 @@ fn unaligned_elements() {
     // through kernels built for the scalar types.
     let string_meta = Array::from_json("string", r#""""#).unwrap();
     let utf32 = Type::parse("fixed_string[3, 'utf32']").unwrap();
-    let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: a free slot; a string arrmeta, and none for utf32 fixed_string.
-    unsafe {
-        make_assignment_kernel(
-            ckb.as_mut(),
-            0,
-            &Type::float64(),
-            std::ptr::null(),
-            &utf32,
-            std::ptr::null(),
-            KernelRequest::Single,
-            ErrorMode::Default,
-        )
-    }
-    .unwrap();
+    let (f64_t, string) = (Type::float64(), whole(&string_meta));
     let mut buf = [0u8; 64];
     let text = units32(&[u32::from(b'-'), u32::from(b'7'), u32::from(b'5')]);
     buf[1..13].copy_from_slice(&text);
     let base = buf.as_mut_ptr();
-    // SAFETY: built for Single; the source is 12 bytes at offset 1, the
-    // destination 8 bytes at offset 17, both inside `buf`.
-    unsafe { ckb.call_single(base.add(17), &[base.add(1).cast_const()]) }.unwrap();
+    with_assign_kernel(
+        scalar(&f64_t),
+        scalar(&utf32),
+        Single,
+        ErrorMode::Default,
+        |k| {
+            // SAFETY: built for Single; the source is 12 bytes at offset 1, the
+            // destination 8 bytes at offset 17, both inside `buf`.
+            unsafe { k.call_single(base.add(17), &[base.add(1).cast_const()]) }.unwrap();
+        },
+    )
+    .unwrap();
     assert_eq!(f64::from_ne_bytes(buf[17..25].try_into().unwrap()), -75.0);
 
-    // float64 at offset 17 -> string element at offset 33.
-    let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: a free slot; `string_meta` holds string arrmeta with a POD
-    // allocator block, alive past the kernel's use.
-    unsafe {
-        make_assignment_kernel(
-            ckb.as_mut(),
-            0,
-            &Type::string(),
-            string_meta.arrmeta_ptr(),
-            &Type::float64(),
-            std::ptr::null(),
-            KernelRequest::Single,
-            ErrorMode::Default,
-        )
-    }
+    // float64 at offset 17 -> string element at offset 33, allocated in the
+    // POD allocator block of `string_meta`, alive past the kernel's use.
+    with_assign_kernel(string, scalar(&f64_t), Single, ErrorMode::Default, |k| {
+        // SAFETY: built for Single; 8 bytes at 17, 16 bytes at 33, inside `buf`.
+        unsafe { k.call_single(base.add(33), &[base.add(17).cast_const()]) }.unwrap();
+    })
     .unwrap();
-    // SAFETY: a free slot; `string_meta` holds string arrmeta with a POD allocator block,
-    // alive past the kernel's use. 8 bytes at 17, 16 bytes at 33, inside `buf`.
-    unsafe { ckb.call_single(base.add(33), &[base.add(17).cast_const()]) }.unwrap();
     // SAFETY: the kernel wrote a StringData at offset 33 (unaligned).
     let s = unsafe { base.add(33).cast::<StringData>().read_unaligned() };
     // SAFETY: [begin, end) are the bytes the kernel allocated in the block
@@ -1000,24 +949,12 @@ fn unaligned_elements() {
     assert_eq!(bytes, b"-75.0");
 
     // string at offset 33 -> fixed_string[3, 'utf32'] at offset 50.
-    let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: a free slot; string arrmeta for the source.
-    unsafe {
-        make_assignment_kernel(
-            ckb.as_mut(),
-            0,
-            &utf32,
-            std::ptr::null(),
-            &Type::string(),
-            string_meta.arrmeta_ptr(),
-            KernelRequest::Single,
-            ErrorMode::Default,
-        )
-    }
+    let e = with_assign_kernel(scalar(&utf32), string, Single, ErrorMode::Default, |k| {
+        // SAFETY: 16 bytes at 33 and 12 bytes at 50, inside `buf`; the string
+        // bytes are alive in `string_meta`'s block.
+        unsafe { k.call_single(base.add(50), &[base.add(33).cast_const()]) }.unwrap_err()
+    })
     .unwrap();
-    // SAFETY: 16 bytes at 33 and 12 bytes at 50, inside `buf`; the string
-    // bytes are alive in `string_meta`'s block.
-    let e = unsafe { ckb.call_single(base.add(50), &[base.add(33).cast_const()]) }.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Overflow, "{e}");
     assert!(e.message().contains("needs 5 code units, and 3 fit"), "{e}");
 }
@@ -1039,50 +976,42 @@ fn one_strided_kernel_on_four_threads() {
     );
     let src = Array::from_json(format!("{N} * string").as_str(), &json).unwrap();
     let dst = Array::empty(format!("{N} * string").as_str()).unwrap();
-    let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: a free slot; element arrmeta of both arrays, which outlive the
-    // kernel.
-    unsafe {
-        make_assignment_kernel(
-            ckb.as_mut(),
-            0,
-            &Type::string(),
-            elem_meta(&dst),
-            &Type::string(),
-            elem_meta(&src),
-            KernelRequest::Strided,
-            ErrorMode::Default,
-        )
-    }
-    .unwrap();
-    let kernel: &CKernelBuilder = &ckb;
     let (dst_base, src_base) = (dst.data_ptr() as usize, src.data_ptr() as usize);
     let esize = size_of::<StringData>();
-    for _round in 0..20 {
-        std::thread::scope(|s| {
-            for t in 0..THREADS {
-                s.spawn(move || {
-                    // Thread t writes elements t, t + 4, t + 8, ...: disjoint
-                    // from every other thread's.
-                    let stride = (THREADS * esize) as isize;
-                    // SAFETY: built for Strided, string ← string; N / 4
-                    // elements from element t at a stride of 4 elements stay
-                    // inside both arrays; no other thread writes them.
-                    unsafe {
-                        kernel.call_strided(
-                            (dst_base + t * esize) as *mut u8,
-                            stride,
-                            &[(src_base + t * esize) as *const u8],
-                            &[stride],
-                            N / THREADS,
-                        )
+    with_assign_kernel(
+        elems(&dst),
+        elems(&src),
+        Strided,
+        ErrorMode::Default,
+        |kernel| {
+            for _round in 0..20 {
+                std::thread::scope(|s| {
+                    for t in 0..THREADS {
+                        s.spawn(move || {
+                            // Thread t writes elements t, t + 4, t + 8, ...: disjoint
+                            // from every other thread's.
+                            let stride = (THREADS * esize) as isize;
+                            // SAFETY: built for Strided, string ← string; N / 4
+                            // elements from element t at a stride of 4 elements stay
+                            // inside both arrays; no other thread writes them.
+                            unsafe {
+                                kernel.call_strided(
+                                    (dst_base + t * esize) as *mut u8,
+                                    stride,
+                                    &[(src_base + t * esize) as *const u8],
+                                    &[stride],
+                                    N / THREADS,
+                                )
+                            }
+                            .unwrap();
+                        });
                     }
-                    .unwrap();
                 });
+                assert_eq!(dst.to_json(), src.to_json());
             }
-        });
-        assert_eq!(dst.to_json(), src.to_json());
-    }
+        },
+    )
+    .unwrap();
     for (i, w) in words.iter().enumerate() {
         let e = dst.index(&[i.into()]).unwrap();
         assert_eq!(e.as_str().unwrap(), w);
@@ -1095,42 +1024,36 @@ fn formatting_kernel_on_four_threads() {
     let values: Vec<f64> = (0..N).map(|i| (i as f64 - 200.0) * 0.37).collect();
     let src = Array::from(values.clone());
     let dst = Array::empty(format!("{N} * string").as_str()).unwrap();
-    let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: a free slot; string element arrmeta of `dst`; float64 has none.
-    unsafe {
-        make_assignment_kernel(
-            ckb.as_mut(),
-            0,
-            &Type::string(),
-            elem_meta(&dst),
-            &Type::float64(),
-            std::ptr::null(),
-            KernelRequest::Strided,
-            ErrorMode::Default,
-        )
-    }
-    .unwrap();
-    let kernel: &CKernelBuilder = &ckb;
+    let f64_t = Type::float64();
     let (dst_base, src_base) = (dst.data_ptr() as usize, src.data_ptr() as usize);
-    std::thread::scope(|s| {
-        for t in 0..4 {
-            s.spawn(move || {
-                let n = N / 4;
-                // SAFETY: built for Strided; each thread converts its own
-                // contiguous quarter of both arrays.
-                unsafe {
-                    kernel.call_strided(
-                        (dst_base + t * n * 16) as *mut u8,
-                        16,
-                        &[(src_base + t * n * 8) as *const u8],
-                        &[8],
-                        n,
-                    )
+    with_assign_kernel(
+        elems(&dst),
+        scalar(&f64_t),
+        Strided,
+        ErrorMode::Default,
+        |kernel| {
+            std::thread::scope(|s| {
+                for t in 0..4 {
+                    s.spawn(move || {
+                        let n = N / 4;
+                        // SAFETY: built for Strided; each thread converts its own
+                        // contiguous quarter of both arrays.
+                        unsafe {
+                            kernel.call_strided(
+                                (dst_base + t * n * 16) as *mut u8,
+                                16,
+                                &[(src_base + t * n * 8) as *const u8],
+                                &[8],
+                                n,
+                            )
+                        }
+                        .unwrap();
+                    });
                 }
-                .unwrap();
             });
-        }
-    });
+        },
+    )
+    .unwrap();
     for (i, v) in values.iter().enumerate() {
         let e = dst.index(&[i.into()]).unwrap();
         assert_eq!(e.as_str().unwrap(), format!("{v:?}"));

@@ -1,6 +1,9 @@
 //! JSON in and out for every type, DESIGN §8's conventions, and every bad
 //! input kind: bad tokens, wrong shapes, out-of-range values, bad paths.
 
+mod common;
+
+use common::json_quote;
 use dynd::{Array, ErrorKind};
 use proptest::prelude::*;
 
@@ -403,20 +406,6 @@ fn value_strategy() -> impl Strategy<Value = Vec<Vec<(i32, Option<String>)>>> {
     proptest::collection::vec(proptest::collection::vec((any::<i32>(), s), 0..5), 3)
 }
 
-fn escape(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -430,7 +419,7 @@ proptest! {
                     row.iter()
                         .map(|(x, s)| format!(
                             "{{\"x\":{x},\"s\":{}}}",
-                            s.as_deref().map_or("null".to_string(), escape)
+                            s.as_deref().map_or("null".to_string(), json_quote)
                         ))
                         .collect::<Vec<_>>()
                         .join(",")
