@@ -1,7 +1,10 @@
 //! Helpers shared by several integration tests of this crate: building an
 //! assignment kernel by hand, the element arrmeta of a 1-d array, and JSON
-//! string literals. Each test binary uses a part of them.
+//! string literals; the end of a bad-input sweep. Each test binary uses a
+//! part of them.
 #![allow(dead_code)]
+
+pub mod sweep;
 
 use dynd::array::FixedDimMeta;
 use dynd::kernels::assign::{ErrorMode, make_assignment_kernel};
