@@ -73,94 +73,35 @@ fn message(src_tp: &str, src_json: &str, dst_tp: &str) -> String {
 
 #[test]
 fn text_to_text_in_every_mode() {
+    #[rustfmt::skip]
     check_table(&[
         ("string", r#""hello""#, "string", all(Ok(r#""hello""#))),
         ("string", r#""héllo😀""#, "string", all(Ok(r#""héllo😀""#))),
         ("string", r#""""#, "string", all(Ok(r#""""#))),
         ("string", r#""abc""#, "fixed_string[5]", all(Ok(r#""abc""#))),
-        (
-            "string",
-            r#""abcde""#,
-            "fixed_string[5]",
-            all(Ok(r#""abcde""#)),
-        ),
+        ("string", r#""abcde""#, "fixed_string[5]", all(Ok(r#""abcde""#))),
         ("string", r#""abcdef""#, "fixed_string[5]", all(OVF)),
-        (
-            "string",
-            r#""aé😀""#,
-            "fixed_string[7]",
-            all(Ok(r#""aé😀""#)),
-        ),
+        ("string", r#""aé😀""#, "fixed_string[7]", all(Ok(r#""aé😀""#))),
         ("string", r#""aé😀""#, "fixed_string[6]", all(OVF)),
-        (
-            "string",
-            r#""hello""#,
-            "fixed_string[5, 'ascii']",
-            all(Ok(r#""hello""#)),
-        ),
+        ("string", r#""hello""#, "fixed_string[5, 'ascii']", all(Ok(r#""hello""#))),
         ("string", r#""héllo""#, "fixed_string[5, 'ascii']", all(OVF)),
-        (
-            "string",
-            r#""aé""#,
-            "fixed_string[2, 'ucs2']",
-            all(Ok(r#""aé""#)),
-        ),
+        ("string", r#""aé""#, "fixed_string[2, 'ucs2']", all(Ok(r#""aé""#))),
         ("string", r#""😀""#, "fixed_string[4, 'ucs2']", all(OVF)),
-        (
-            "string",
-            r#""😀""#,
-            "fixed_string[2, 'utf16']",
-            all(Ok(r#""😀""#)),
-        ),
+        ("string", r#""😀""#, "fixed_string[2, 'utf16']", all(Ok(r#""😀""#))),
         ("string", r#""😀""#, "fixed_string[1, 'utf16']", all(OVF)),
-        (
-            "string",
-            r#""aé😀""#,
-            "fixed_string[3, 'utf32']",
-            all(Ok(r#""aé😀""#)),
-        ),
+        ("string", r#""aé😀""#, "fixed_string[3, 'utf32']", all(Ok(r#""aé😀""#))),
         ("string", r#""aé😀""#, "fixed_string[2, 'utf32']", all(OVF)),
-        (
-            "fixed_string[4, 'utf16']",
-            r#""aé""#,
-            "fixed_string[4, 'utf32']",
-            all(Ok(r#""aé""#)),
-        ),
-        (
-            "fixed_string[4, 'utf32']",
-            r#""😀""#,
-            "fixed_string[4, 'ucs2']",
-            all(OVF),
-        ),
-        (
-            "fixed_string[4, 'utf32']",
-            r#""😀x""#,
-            "fixed_string[3, 'utf16']",
-            all(Ok(r#""😀x""#)),
-        ),
-        (
-            "fixed_string[3, 'ascii']",
-            r#""abc""#,
-            "string",
-            all(Ok(r#""abc""#)),
-        ),
-        (
-            "fixed_string[8]",
-            r#""é""#,
-            "fixed_string[1, 'ucs2']",
-            all(Ok(r#""é""#)),
-        ),
+        ("fixed_string[4, 'utf16']", r#""aé""#, "fixed_string[4, 'utf32']", all(Ok(r#""aé""#))),
+        ("fixed_string[4, 'utf32']", r#""😀""#, "fixed_string[4, 'ucs2']", all(OVF)),
+        ("fixed_string[4, 'utf32']", r#""😀x""#, "fixed_string[3, 'utf16']", all(Ok(r#""😀x""#))),
+        ("fixed_string[3, 'ascii']", r#""abc""#, "string", all(Ok(r#""abc""#))),
+        ("fixed_string[8]", r#""é""#, "fixed_string[1, 'ucs2']", all(Ok(r#""é""#))),
         ("char", r#""x""#, "string", all(Ok(r#""x""#))),
         ("string", r#""x""#, "char", all(Ok(r#""x""#))),
         ("string", r#""😀""#, "char", all(Ok(r#""😀""#))),
         ("string", r#""xy""#, "char", all(OVF)),
         ("string", r#""""#, "char", all(OVF)),
-        (
-            "char",
-            r#""😀""#,
-            "fixed_string[2, 'utf16']",
-            all(Ok(r#""😀""#)),
-        ),
+        ("char", r#""😀""#, "fixed_string[2, 'utf16']", all(Ok(r#""😀""#))),
         ("char", r#""😀""#, "fixed_string[1, 'utf16']", all(OVF)),
         ("char", r#""é""#, "fixed_string[1, 'ascii']", all(OVF)),
         ("fixed_string[4]", r#""é""#, "char", all(Ok(r#""é""#))),
@@ -170,6 +111,7 @@ fn text_to_text_in_every_mode() {
 
 #[test]
 fn bytes_in_every_mode() {
+    #[rustfmt::skip]
     check_table(&[
         ("bytes", r#""0102""#, "bytes", all(Ok(r#""0102""#))),
         ("bytes", r#""""#, "bytes", all(Ok(r#""""#))),
@@ -177,32 +119,17 @@ fn bytes_in_every_mode() {
         ("bytes", r#""0102""#, "fixed_bytes[2]", all(Ok(r#""0102""#))),
         ("bytes", r#""010203""#, "fixed_bytes[2]", all(OVF)),
         ("bytes", r#""01""#, "fixed_bytes[2]", all(OVF)),
-        (
-            "fixed_bytes[4, align=4]",
-            r#""01020304""#,
-            "fixed_bytes[4]",
-            all(Ok(r#""01020304""#)),
-        ),
+        ("fixed_bytes[4, align=4]", r#""01020304""#, "fixed_bytes[4]", all(Ok(r#""01020304""#))),
         ("fixed_bytes[2]", r#""0102""#, "fixed_bytes[4]", all(TYPE)),
         // bytes <-> text: the utf-8 bytes, validated when read as text.
         ("bytes", r#""68c3a9""#, "string", all(Ok(r#""hé""#))),
         ("bytes", r#""ff""#, "string", all(PARSE)),
         ("bytes", r#""68c3""#, "string", all(PARSE)),
-        (
-            "bytes",
-            r#""68c3a9""#,
-            "fixed_string[2, 'utf16']",
-            all(Ok(r#""hé""#)),
-        ),
+        ("bytes", r#""68c3a9""#, "fixed_string[2, 'utf16']", all(Ok(r#""hé""#))),
         ("bytes", r#""c3a9""#, "char", all(Ok(r#""é""#))),
         ("fixed_bytes[2]", r#""6869""#, "string", all(Ok(r#""hi""#))),
         ("string", r#""hé""#, "bytes", all(Ok(r#""68c3a9""#))),
-        (
-            "fixed_string[4, 'utf16']",
-            r#""hé""#,
-            "bytes",
-            all(Ok(r#""68c3a9""#)),
-        ),
+        ("fixed_string[4, 'utf16']", r#""hé""#, "bytes", all(Ok(r#""68c3a9""#))),
         ("char", r#""é""#, "bytes", all(Ok(r#""c3a9""#))),
         ("string", r#""hi""#, "fixed_bytes[2]", all(Ok(r#""6869""#))),
         ("string", r#""hi""#, "fixed_bytes[3]", all(OVF)),
@@ -228,6 +155,7 @@ fn integers_from_text_in_every_mode() {
             Err(Overflow),
         ]
     };
+    #[rustfmt::skip]
     check_table(&[
         ("string", r#""127""#, "int8", all(Ok("127"))),
         ("string", r#""128""#, "int8", ovf_checked("-128")),
@@ -240,71 +168,21 @@ fn integers_from_text_in_every_mode() {
         ("string", r#""0x10""#, "int32", all(PARSE)),
         ("string", r#"" -42 ""#, "int32", all(Ok("-42"))),
         ("string", r#""+7""#, "int32", all(Ok("7"))),
-        (
-            "string",
-            r#""1.5""#,
-            "int32",
-            [Ok("1"), Ok("1"), FRAC, FRAC, FRAC],
-        ),
-        (
-            "string",
-            r#""-1.5""#,
-            "int32",
-            [Ok("-1"), Ok("-1"), FRAC, FRAC, FRAC],
-        ),
+        ("string", r#""1.5""#, "int32", [Ok("1"), Ok("1"), FRAC, FRAC, FRAC]),
+        ("string", r#""-1.5""#, "int32", [Ok("-1"), Ok("-1"), FRAC, FRAC, FRAC]),
         ("string", r#""1.0""#, "int32", all(Ok("1"))),
         ("string", r#""1e3""#, "int16", all(Ok("1000"))),
         ("string", r#""2.5e1""#, "int16", all(Ok("25"))),
         ("string", r#""nan""#, "int32", ovf_checked("0")),
         ("string", r#""-inf""#, "int32", ovf_checked("-2147483648")),
-        (
-            "string",
-            r#""170141183460469231731687303715884105727""#,
-            "int128",
-            all(Ok("170141183460469231731687303715884105727")),
-        ),
-        (
-            "string",
-            r#""-170141183460469231731687303715884105728""#,
-            "int128",
-            all(Ok("-170141183460469231731687303715884105728")),
-        ),
-        (
-            "string",
-            r#""340282366920938463463374607431768211455""#,
-            "uint128",
-            all(Ok("340282366920938463463374607431768211455")),
-        ),
-        (
-            "string",
-            r#""340282366920938463463374607431768211456""#,
-            "uint128",
-            ovf_checked("0"),
-        ),
-        (
-            "string",
-            r#""9007199254740993""#,
-            "int64",
-            all(Ok("9007199254740993")),
-        ),
-        (
-            "string",
-            r#""18446744073709551615""#,
-            "uint64",
-            all(Ok("18446744073709551615")),
-        ),
-        (
-            "fixed_string[8, 'utf16']",
-            r#""-17""#,
-            "int32",
-            all(Ok("-17")),
-        ),
-        (
-            "fixed_string[8, 'ucs2']",
-            r#""128""#,
-            "int8",
-            ovf_checked("-128"),
-        ),
+        ("string", r#""170141183460469231731687303715884105727""#, "int128", all(Ok("170141183460469231731687303715884105727"))),
+        ("string", r#""-170141183460469231731687303715884105728""#, "int128", all(Ok("-170141183460469231731687303715884105728"))),
+        ("string", r#""340282366920938463463374607431768211455""#, "uint128", all(Ok("340282366920938463463374607431768211455"))),
+        ("string", r#""340282366920938463463374607431768211456""#, "uint128", ovf_checked("0")),
+        ("string", r#""9007199254740993""#, "int64", all(Ok("9007199254740993"))),
+        ("string", r#""18446744073709551615""#, "uint64", all(Ok("18446744073709551615"))),
+        ("fixed_string[8, 'utf16']", r#""-17""#, "int32", all(Ok("-17"))),
+        ("fixed_string[8, 'ucs2']", r#""128""#, "int8", ovf_checked("-128")),
         ("char", r#""5""#, "int8", all(Ok("5"))),
         ("char", r#""x""#, "int8", all(PARSE)),
     ]);
@@ -312,6 +190,7 @@ fn integers_from_text_in_every_mode() {
 
 #[test]
 fn bools_from_text_in_every_mode() {
+    #[rustfmt::skip]
     check_table(&[
         ("string", r#""true""#, "bool", all(Ok("true"))),
         ("string", r#""FALSE""#, "bool", all(Ok("false"))),
@@ -319,18 +198,14 @@ fn bools_from_text_in_every_mode() {
         ("string", r#""1""#, "bool", all(Ok("true"))),
         ("string", r#""0""#, "bool", all(Ok("false"))),
         ("string", r#""2""#, "bool", [Ok("true"), OVF, OVF, OVF, OVF]),
-        (
-            "string",
-            r#""0.5""#,
-            "bool",
-            [Ok("true"), OVF, OVF, OVF, OVF],
-        ),
+        ("string", r#""0.5""#, "bool", [Ok("true"), OVF, OVF, OVF, OVF]),
         ("string", r#""maybe""#, "bool", all(PARSE)),
     ]);
 }
 
 #[test]
 fn floats_from_text_in_every_mode() {
+    #[rustfmt::skip]
     check_table(&[
         ("string", r#""1.5""#, "float64", all(Ok("1.5"))),
         ("string", r#"" -2e-3 ""#, "float64", all(Ok("-0.002"))),
@@ -340,143 +215,41 @@ fn floats_from_text_in_every_mode() {
         ("string", r#""-inf""#, "float64", all(Ok("-Infinity"))),
         ("string", r#""Infinity""#, "float64", all(Ok("Infinity"))),
         ("string", r#""-Infinity""#, "float64", all(Ok("-Infinity"))),
-        (
-            "string",
-            r#""1e400""#,
-            "float64",
-            [Ok("Infinity"), OVF, OVF, OVF, OVF],
-        ),
-        (
-            "string",
-            r#""-1e400""#,
-            "float64",
-            [Ok("-Infinity"), OVF, OVF, OVF, OVF],
-        ),
-        (
-            "string",
-            r#""1e39""#,
-            "float32",
-            [Ok("Infinity"), OVF, OVF, OVF, OVF],
-        ),
+        ("string", r#""1e400""#, "float64", [Ok("Infinity"), OVF, OVF, OVF, OVF]),
+        ("string", r#""-1e400""#, "float64", [Ok("-Infinity"), OVF, OVF, OVF, OVF]),
+        ("string", r#""1e39""#, "float32", [Ok("Infinity"), OVF, OVF, OVF, OVF]),
         // Inexact: the text holds more digits than the type keeps.
         ("string", r#""0.1""#, "float32", all(Ok("0.1"))),
         ("string", r#""1e-45""#, "float32", all(Ok("1e-45"))),
         ("string", r#""0.5""#, "float32", all(Ok("0.5"))),
-        (
-            "string",
-            r#""0.10000000149""#,
-            "float32",
-            [Ok("0.1"), Ok("0.1"), Ok("0.1"), INEX, Ok("0.1")],
-        ),
-        (
-            "string",
-            r#""3.14159265358979323846""#,
-            "float64",
-            [
-                Ok("3.141592653589793"),
-                Ok("3.141592653589793"),
-                Ok("3.141592653589793"),
-                INEX,
-                Ok("3.141592653589793"),
-            ],
-        ),
-        (
-            "string",
-            r#""1e-400""#,
-            "float64",
-            [Ok("0.0"), Ok("0.0"), Ok("0.0"), INEX, Ok("0.0")],
-        ),
-        (
-            "string",
-            r#""33554433""#,
-            "float32",
-            [
-                Ok("33554432.0"),
-                Ok("33554432.0"),
-                Ok("33554432.0"),
-                INEX,
-                Ok("33554432.0"),
-            ],
-        ),
-        (
-            "string",
-            r#""1e5""#,
-            "float16",
-            [Ok("Infinity"), OVF, OVF, OVF, OVF],
-        ),
+        ("string", r#""0.10000000149""#, "float32", [Ok("0.1"), Ok("0.1"), Ok("0.1"), INEX, Ok("0.1")]),
+        ("string", r#""3.14159265358979323846""#, "float64", [Ok("3.141592653589793"), Ok("3.141592653589793"), Ok("3.141592653589793"), INEX, Ok("3.141592653589793")]),
+        ("string", r#""1e-400""#, "float64", [Ok("0.0"), Ok("0.0"), Ok("0.0"), INEX, Ok("0.0")]),
+        ("string", r#""33554433""#, "float32", [Ok("33554432.0"), Ok("33554432.0"), Ok("33554432.0"), INEX, Ok("33554432.0")]),
+        ("string", r#""1e5""#, "float16", [Ok("Infinity"), OVF, OVF, OVF, OVF]),
         ("string", r#""0.25""#, "float16", all(Ok("0.25"))),
         ("string", r#""abc""#, "float64", all(PARSE)),
         ("string", r#""1,5""#, "float64", all(PARSE)),
         ("string", r#""""#, "float32", all(PARSE)),
-        (
-            "fixed_string[4, 'utf32']",
-            r#""1.25""#,
-            "float32",
-            all(Ok("1.25")),
-        ),
+        ("fixed_string[4, 'utf32']", r#""1.25""#, "float32", all(Ok("1.25"))),
     ]);
 }
 
 #[test]
 fn complex_from_text_in_every_mode() {
+    #[rustfmt::skip]
     check_table(&[
-        (
-            "string",
-            r#""1+2j""#,
-            "complex[float64]",
-            all(Ok("[1.0,2.0]")),
-        ),
-        (
-            "string",
-            r#""(1-2j)""#,
-            "complex[float64]",
-            all(Ok("[1.0,-2.0]")),
-        ),
+        ("string", r#""1+2j""#, "complex[float64]", all(Ok("[1.0,2.0]"))),
+        ("string", r#""(1-2j)""#, "complex[float64]", all(Ok("[1.0,-2.0]"))),
         ("string", r#""3""#, "complex[float64]", all(Ok("[3.0,0.0]"))),
-        (
-            "string",
-            r#""-2.5j""#,
-            "complex[float64]",
-            all(Ok("[0.0,-2.5]")),
-        ),
-        (
-            "string",
-            r#""1e-3+2e+3J""#,
-            "complex[float64]",
-            all(Ok("[0.001,2000.0]")),
-        ),
-        (
-            "string",
-            r#""(NaN+Infinityj)""#,
-            "complex[float64]",
-            all(Ok("[NaN,Infinity]")),
-        ),
+        ("string", r#""-2.5j""#, "complex[float64]", all(Ok("[0.0,-2.5]"))),
+        ("string", r#""1e-3+2e+3J""#, "complex[float64]", all(Ok("[0.001,2000.0]"))),
+        ("string", r#""(NaN+Infinityj)""#, "complex[float64]", all(Ok("[NaN,Infinity]"))),
         ("string", r#""1+2""#, "complex[float64]", all(PARSE)),
         ("string", r#""1 + 2j""#, "complex[float64]", all(PARSE)),
-        (
-            "string",
-            r#""1e400+1j""#,
-            "complex[float64]",
-            [Ok("[Infinity,1.0]"), OVF, OVF, OVF, OVF],
-        ),
-        (
-            "string",
-            r#""0.1+0.5j""#,
-            "complex[float32]",
-            all(Ok("[0.1,0.5]")),
-        ),
-        (
-            "string",
-            r#""0.5+33554433j""#,
-            "complex[float32]",
-            [
-                Ok("[0.5,33554432.0]"),
-                Ok("[0.5,33554432.0]"),
-                Ok("[0.5,33554432.0]"),
-                INEX,
-                Ok("[0.5,33554432.0]"),
-            ],
-        ),
+        ("string", r#""1e400+1j""#, "complex[float64]", [Ok("[Infinity,1.0]"), OVF, OVF, OVF, OVF]),
+        ("string", r#""0.1+0.5j""#, "complex[float32]", all(Ok("[0.1,0.5]"))),
+        ("string", r#""0.5+33554433j""#, "complex[float32]", [Ok("[0.5,33554432.0]"), Ok("[0.5,33554432.0]"), Ok("[0.5,33554432.0]"), INEX, Ok("[0.5,33554432.0]")]),
     ]);
 }
 
@@ -484,20 +257,11 @@ fn complex_from_text_in_every_mode() {
 
 #[test]
 fn numbers_to_text_in_every_mode() {
+    #[rustfmt::skip]
     check_table(&[
         ("int8", "-128", "string", all(Ok(r#""-128""#))),
-        (
-            "uint64",
-            "18446744073709551615",
-            "string",
-            all(Ok(r#""18446744073709551615""#)),
-        ),
-        (
-            "int128",
-            "-170141183460469231731687303715884105728",
-            "string",
-            all(Ok(r#""-170141183460469231731687303715884105728""#)),
-        ),
+        ("uint64", "18446744073709551615", "string", all(Ok(r#""18446744073709551615""#))),
+        ("int128", "-170141183460469231731687303715884105728", "string", all(Ok(r#""-170141183460469231731687303715884105728""#))),
         ("bool", "true", "string", all(Ok(r#""true""#))),
         ("float64", "0.1", "string", all(Ok(r#""0.1""#))),
         ("float64", "1", "string", all(Ok(r#""1.0""#))),
@@ -506,50 +270,15 @@ fn numbers_to_text_in_every_mode() {
         ("float64", "-Infinity", "string", all(Ok(r#""-Infinity""#))),
         ("float32", "0.1", "string", all(Ok(r#""0.1""#))),
         ("float16", "0.5", "string", all(Ok(r#""0.5""#))),
-        (
-            "complex[float64]",
-            "[1, -2.5]",
-            "string",
-            all(Ok(r#""(1.0-2.5j)""#)),
-        ),
-        (
-            "complex[float32]",
-            "[0, 1]",
-            "string",
-            all(Ok(r#""(0.0+1.0j)""#)),
-        ),
+        ("complex[float64]", "[1, -2.5]", "string", all(Ok(r#""(1.0-2.5j)""#))),
+        ("complex[float32]", "[0, 1]", "string", all(Ok(r#""(0.0+1.0j)""#))),
         ("int32", "12345", "fixed_string[5]", all(Ok(r#""12345""#))),
-        (
-            "int32",
-            "12345",
-            "fixed_string[5, 'ascii']",
-            all(Ok(r#""12345""#)),
-        ),
-        (
-            "int32",
-            "12345",
-            "fixed_string[5, 'utf16']",
-            all(Ok(r#""12345""#)),
-        ),
-        (
-            "int32",
-            "12345",
-            "fixed_string[5, 'ucs2']",
-            all(Ok(r#""12345""#)),
-        ),
-        (
-            "int32",
-            "12345",
-            "fixed_string[5, 'utf32']",
-            all(Ok(r#""12345""#)),
-        ),
+        ("int32", "12345", "fixed_string[5, 'ascii']", all(Ok(r#""12345""#))),
+        ("int32", "12345", "fixed_string[5, 'utf16']", all(Ok(r#""12345""#))),
+        ("int32", "12345", "fixed_string[5, 'ucs2']", all(Ok(r#""12345""#))),
+        ("int32", "12345", "fixed_string[5, 'utf32']", all(Ok(r#""12345""#))),
         ("int32", "12345", "fixed_string[3]", all(OVF)),
-        (
-            "int32",
-            "-1",
-            "fixed_string[2, 'utf32']",
-            all(Ok(r#""-1""#)),
-        ),
+        ("int32", "-1", "fixed_string[2, 'utf32']", all(Ok(r#""-1""#))),
         ("int32", "7", "char", all(Ok(r#""7""#))),
         ("int32", "12", "char", all(OVF)),
         ("float64", "1.5", "char", all(OVF)),
@@ -639,39 +368,16 @@ fn units32(u: &[u32]) -> Vec<u8> {
 
 #[test]
 fn invalid_source_data_is_a_parse_error_in_every_mode() {
+    #[rustfmt::skip]
     let cases: Vec<(Array, &str)> = vec![
-        (
-            Array::from_json("bytes", r#""ff""#).unwrap(),
-            "invalid utf-8 in bytes data",
-        ),
-        (
-            Array::from_json("fixed_bytes[2]", r#""c328""#).unwrap(),
-            "invalid utf-8",
-        ),
-        (
-            raw_array("fixed_string[2, 'utf16']", &units16(&[0xD800, 0x41])),
-            "unpaired surrogate",
-        ),
-        (
-            raw_array("fixed_string[2, 'utf16']", &units16(&[0x41, 0xDC00])),
-            "unpaired surrogate",
-        ),
-        (
-            raw_array("fixed_string[2, 'ucs2']", &units16(&[0xD83D, 0xDE00])),
-            "surrogate",
-        ),
-        (
-            raw_array("fixed_string[2, 'utf32']", &units32(&[0x41, 0x11_0000])),
-            "invalid code point",
-        ),
-        (
-            raw_array("fixed_string[2, 'utf32']", &units32(&[0xD800, 0])),
-            "invalid code point",
-        ),
-        (
-            raw_array("fixed_string[2, 'ascii']", b"a\xe9"),
-            "non-ascii byte",
-        ),
+        (Array::from_json("bytes", r#""ff""#).unwrap(), "invalid utf-8 in bytes data"),
+        (Array::from_json("fixed_bytes[2]", r#""c328""#).unwrap(), "invalid utf-8"),
+        (raw_array("fixed_string[2, 'utf16']", &units16(&[0xD800, 0x41])), "unpaired surrogate"),
+        (raw_array("fixed_string[2, 'utf16']", &units16(&[0x41, 0xDC00])), "unpaired surrogate"),
+        (raw_array("fixed_string[2, 'ucs2']", &units16(&[0xD83D, 0xDE00])), "surrogate"),
+        (raw_array("fixed_string[2, 'utf32']", &units32(&[0x41, 0x11_0000])), "invalid code point"),
+        (raw_array("fixed_string[2, 'utf32']", &units32(&[0xD800, 0])), "invalid code point"),
+        (raw_array("fixed_string[2, 'ascii']", b"a\xe9"), "non-ascii byte"),
         (raw_array("fixed_string[3]", b"a\xff\x00"), "invalid utf-8"),
         (raw_array("char", &units32(&[0xD800])), "invalid code point"),
     ];
@@ -726,24 +432,24 @@ fn invalid_source_data_is_a_parse_error_in_every_mode() {
 
 #[test]
 fn a_failing_element_is_left_unchanged() {
-    let dst = Array::from_json("fixed_string[3]", r#""xyz""#).unwrap();
-    let src = Array::from_json("string", r#""toolong""#).unwrap();
-    assert_eq!(
-        dst.assign(&src, ErrorMode::NoCheck).unwrap_err().kind(),
-        ErrorKind::Overflow
-    );
-    assert_eq!(dst.to_json(), r#""xyz""#);
-    let dst = Array::from_json("string", r#""keep""#).unwrap();
-    let bad = Array::from_json("bytes", r#""ff""#).unwrap();
-    assert_eq!(
-        dst.assign(&bad, ErrorMode::NoCheck).unwrap_err().kind(),
-        ErrorKind::Parse
-    );
-    assert_eq!(dst.to_json(), r#""keep""#);
-    let dst = Array::from_json("int8", "5").unwrap();
-    let big = Array::from_json("string", r#""128""#).unwrap();
-    assert!(dst.assign(&big, ErrorMode::Default).is_err());
-    assert_eq!(dst.to_json(), "5");
+    // (destination type and JSON, source type and JSON, mode, the error
+    // kind; `None`: any error)
+    #[rustfmt::skip]
+    let rows = [
+        (("fixed_string[3]", r#""xyz""#), ("string", r#""toolong""#), ErrorMode::NoCheck, Some(ErrorKind::Overflow)),
+        (("string", r#""keep""#), ("bytes", r#""ff""#), ErrorMode::NoCheck, Some(ErrorKind::Parse)),
+        (("int8", "5"), ("string", r#""128""#), ErrorMode::Default, None),
+    ];
+    for ((dst_tp, before), (src_tp, src), mode, kind) in rows {
+        let row = format!("{dst_tp} {before} <- {src_tp} {src} ({mode})");
+        let dst = Array::from_json(dst_tp, before).unwrap();
+        let src = Array::from_json(src_tp, src).unwrap();
+        let e = dst.assign(&src, mode).expect_err(&row);
+        if let Some(kind) = kind {
+            assert_eq!(e.kind(), kind, "{row}: {e}");
+        }
+        assert_eq!(dst.to_json(), before, "{row}");
+    }
 }
 
 #[test]
