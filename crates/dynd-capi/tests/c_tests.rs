@@ -107,36 +107,68 @@ fn run_under_valgrind(exe: &Path, what: &str) {
     );
 }
 
+/// Builds `tests/c/<source>.c` and runs it: it must exit 0.
+fn c_program_passes(source: &str, what: &str) {
+    let exe = build_c_test(source, source);
+    run(&mut Command::new(&exe), what);
+}
+
+/// Builds `tests/c/<source>.c` and runs it under valgrind, when installed.
+fn c_program_passes_under_valgrind(source: &str, what: &str) {
+    if !have_valgrind() {
+        eprintln!("valgrind is not installed: skipping {what} under valgrind");
+        return;
+    }
+    let exe = build_c_test(source, &format!("{source}_valgrind"));
+    run_under_valgrind(&exe, what);
+}
+
+/// Builds `tests/c/<source>.c`, runs it and checks all it prints.
+fn c_program_prints(source: &str, want: &str) {
+    let exe = build_c_test(source, source);
+    let output = Command::new(&exe)
+        .env("LD_LIBRARY_PATH", library_path())
+        .output()
+        .expect("running the example");
+    assert!(output.status.success(), "the example failed: {output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), want, "{source}.c");
+}
+
+/// docs/capi.md shows `tests/c/<source>.c` verbatim in a ```c block, and
+/// what it prints in a ``` block.
+fn docs_show_example(source: &str, output: &str) {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = format!("tests/c/{source}.c");
+    let example = std::fs::read_to_string(crate_dir.join(&path)).unwrap();
+    let docs = std::fs::read_to_string(crate_dir.join("../../docs/capi.md")).unwrap();
+    assert!(
+        docs.contains(&format!("```c\n{example}```")),
+        "docs/capi.md must show {path} verbatim in a ```c block"
+    );
+    assert!(
+        docs.contains(&format!("```\n{output}```")),
+        "docs/capi.md must show what {path} prints"
+    );
+}
+
 #[test]
 fn c_tests_pass() {
-    let exe = build_c_test("test_capi", "test_capi");
-    run(&mut Command::new(&exe), "the C tests");
+    c_program_passes("test_capi", "the C tests");
 }
 
 #[test]
 fn c_tests_pass_under_valgrind() {
-    if !have_valgrind() {
-        eprintln!("valgrind is not installed: skipping the C tests under valgrind");
-        return;
-    }
-    let exe = build_c_test("test_capi", "test_capi_valgrind");
-    run_under_valgrind(&exe, "the C tests");
+    c_program_passes_under_valgrind("test_capi", "the C tests");
 }
 
 #[test]
 fn c_callable_tests_pass() {
-    let exe = build_c_test("test_callables", "test_callables");
-    run(&mut Command::new(&exe), "the C callable tests");
+    c_program_passes("test_callables", "the C callable tests");
 }
 
 #[test]
 fn c_callable_tests_pass_under_valgrind() {
-    if !have_valgrind() {
-        eprintln!("valgrind is not installed: skipping the C callable tests under valgrind");
-        return;
-    }
-    let exe = build_c_test("test_callables", "test_callables_valgrind");
-    run_under_valgrind(&exe, "the C callable tests");
+    c_program_passes_under_valgrind("test_callables", "the C callable tests");
 }
 
 /// `tests/c/design_only.c` is written from DESIGN §5 alone (not from this
@@ -144,18 +176,12 @@ fn c_callable_tests_pass_under_valgrind() {
 /// contract the design states.
 #[test]
 fn design_only_program_passes() {
-    let exe = build_c_test("design_only", "design_only");
-    run(&mut Command::new(&exe), "tests/c/design_only.c");
+    c_program_passes("design_only", "tests/c/design_only.c");
 }
 
 #[test]
 fn design_only_program_passes_under_valgrind() {
-    if !have_valgrind() {
-        eprintln!("valgrind is not installed: skipping design_only.c under valgrind");
-        return;
-    }
-    let exe = build_c_test("design_only", "design_only_valgrind");
-    run_under_valgrind(&exe, "tests/c/design_only.c");
+    c_program_passes_under_valgrind("design_only", "tests/c/design_only.c");
 }
 
 /// What `tests/c/example.c` prints.
@@ -170,13 +196,7 @@ nocheck: 44
 
 #[test]
 fn the_documented_example_runs() {
-    let exe = build_c_test("example", "example");
-    let output = Command::new(&exe)
-        .env("LD_LIBRARY_PATH", library_path())
-        .output()
-        .expect("running the example");
-    assert!(output.status.success(), "the example failed: {output:?}");
-    assert_eq!(String::from_utf8_lossy(&output.stdout), EXAMPLE_OUTPUT);
+    c_program_prints("example", EXAMPLE_OUTPUT);
 }
 
 /// What `tests/c/example_kernel.c` prints.
@@ -187,51 +207,23 @@ error 3: multiply: the product overflows int32
 
 #[test]
 fn the_documented_kernel_example_runs() {
-    let exe = build_c_test("example_kernel", "example_kernel");
-    let output = Command::new(&exe)
-        .env("LD_LIBRARY_PATH", library_path())
-        .output()
-        .expect("running the example");
-    assert!(output.status.success(), "the example failed: {output:?}");
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout),
-        EXAMPLE_KERNEL_OUTPUT
-    );
+    c_program_prints("example_kernel", EXAMPLE_KERNEL_OUTPUT);
 }
 
 #[test]
 fn the_documented_kernel_example_passes_valgrind() {
-    if !have_valgrind() {
-        eprintln!("valgrind is not installed: skipping example_kernel.c under valgrind");
-        return;
-    }
-    let exe = build_c_test("example_kernel", "example_kernel_valgrind");
-    run_under_valgrind(&exe, "tests/c/example_kernel.c");
+    c_program_passes_under_valgrind("example_kernel", "tests/c/example_kernel.c");
 }
 
 #[test]
 fn docs_show_the_tested_kernel_example() {
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let example = std::fs::read_to_string(crate_dir.join("tests/c/example_kernel.c")).unwrap();
-    let docs = std::fs::read_to_string(crate_dir.join("../../docs/capi.md")).unwrap();
-    assert!(
-        docs.contains(&format!("```c\n{example}```")),
-        "docs/capi.md must show tests/c/example_kernel.c verbatim in a ```c block"
-    );
-    assert!(docs.contains(&format!("```\n{EXAMPLE_KERNEL_OUTPUT}```")));
+    docs_show_example("example_kernel", EXAMPLE_KERNEL_OUTPUT);
 }
 
 #[test]
 fn docs_show_the_tested_example() {
     // docs/capi.md's complete example is tests/c/example.c, verbatim.
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let example = std::fs::read_to_string(crate_dir.join("tests/c/example.c")).unwrap();
-    let docs = std::fs::read_to_string(crate_dir.join("../../docs/capi.md")).unwrap();
-    assert!(
-        docs.contains(&format!("```c\n{example}```")),
-        "docs/capi.md must show tests/c/example.c verbatim in a ```c block"
-    );
-    assert!(docs.contains(&format!("```\n{EXAMPLE_OUTPUT}```")));
+    docs_show_example("example", EXAMPLE_OUTPUT);
 }
 
 #[test]

@@ -14,6 +14,17 @@ fn dynd(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Each row's arguments exit 1 with nothing on stdout and a line on
+/// stderr that starts with the row's text.
+fn assert_errors(cases: &[(&[&str], &str)]) {
+    for (args, want) in cases {
+        let (code, out, err) = dynd(args);
+        assert_eq!((code, out.as_str()), (1, ""), "{args:?}");
+        assert!(err.starts_with(want), "{args:?}: {err}");
+        assert!(err.ends_with('\n'), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn type_prints_canonical_text_and_layout() {
     let (code, out, err) = dynd(&["type", "3 * var * {x: int32, name: string}"]);
@@ -51,33 +62,19 @@ fn parse_prints_compact_json() {
 
 #[test]
 fn errors_go_to_stderr_with_their_kind_and_exit_1() {
+    #[rustfmt::skip]
     let cases: &[(&[&str], &str)] = &[
         (&["type", "float64+"], "error[parse]: line 1, column 8"),
         (&["type", "float65"], "error[parse]: line 1, column 1"),
-        (
-            &["parse", "uint8", "256"],
-            "error[overflow]: JSON line 1, column 1: 256 is out of range for uint8",
-        ),
+        (&["parse", "uint8", "256"], "error[overflow]: JSON line 1, column 1: 256 is out of range for uint8"),
         (&["parse", "int32", "1.5"], "error[fractional]:"),
         (&["parse", "3 * int32", "[1, 2]"], "error[parse]:"),
         (&["parse", "int32"], "error[invalid_argument]: missing JSON"),
-        (
-            &["parse", "int32", "1", "2"],
-            "error[invalid_argument]: too many arguments",
-        ),
-        (
-            &["frobnicate"],
-            "error[invalid_argument]: unknown command 'frobnicate'",
-        ),
+        (&["parse", "int32", "1", "2"], "error[invalid_argument]: too many arguments"),
+        (&["frobnicate"], "error[invalid_argument]: unknown command 'frobnicate'"),
         (&[], "error[invalid_argument]: missing command"),
     ];
-    for (args, want) in cases {
-        let (code, out, err) = dynd(args);
-        assert_eq!(code, 1, "{args:?}");
-        assert_eq!(out, "", "{args:?}");
-        assert!(err.starts_with(want), "{args:?}: {err}");
-        assert!(err.ends_with('\n'));
-    }
+    assert_errors(cases);
 }
 
 #[test]
@@ -94,56 +91,19 @@ fn assign_converts_under_each_mode() {
     assert_eq!(out, "65535\n");
     let (_, out, _) = dynd(&["assign", "--errmode=overflow", "int8", "float64", "1.25"]);
     assert_eq!(out, "1\n");
+    #[rustfmt::skip]
     let cases: &[(&[&str], &str)] = &[
-        (
-            &["assign", "int8", "float64", "1.25"],
-            "error[fractional]: float64 value 1.25 has a fractional part",
-        ),
-        (
-            &["assign", "--errmode", "overflow", "int8", "int32", "128"],
-            "error[overflow]: int32 value 128 is out of range for int8",
-        ),
-        (
-            &[
-                "assign",
-                "--errmode",
-                "inexact",
-                "float32",
-                "int64",
-                "33554433",
-            ],
-            "error[inexact]:",
-        ),
-        (
-            &["assign", "3 * int32", "2 * int32", "[9, 2]"],
-            "error[broadcast]: cannot broadcast shape (2) into shape (3)",
-        ),
-        (
-            &["assign", "--errmode", "strict", "int8", "int8", "1"],
-            "error[invalid_argument]: unknown error mode 'strict'",
-        ),
-        (
-            &["assign", "--errmode"],
-            "error[invalid_argument]: --errmode needs a value",
-        ),
-        (
-            &["assign", "--fast", "int8", "int8", "1"],
-            "error[invalid_argument]: unknown option '--fast'",
-        ),
-        (
-            &["assign", "int8", "int8"],
-            "error[invalid_argument]: assign takes DST_DATASHAPE SRC_DATASHAPE JSON, got 2 arguments",
-        ),
-        (
-            &["assign", "{x: int8}", "{y: int8}", r#"{"y": 1}"#],
-            "error[type]: cannot assign {y: int8} to {x: int8}",
-        ),
+        (&["assign", "int8", "float64", "1.25"], "error[fractional]: float64 value 1.25 has a fractional part"),
+        (&["assign", "--errmode", "overflow", "int8", "int32", "128"], "error[overflow]: int32 value 128 is out of range for int8"),
+        (&["assign", "--errmode", "inexact", "float32", "int64", "33554433"], "error[inexact]:"),
+        (&["assign", "3 * int32", "2 * int32", "[9, 2]"], "error[broadcast]: cannot broadcast shape (2) into shape (3)"),
+        (&["assign", "--errmode", "strict", "int8", "int8", "1"], "error[invalid_argument]: unknown error mode 'strict'"),
+        (&["assign", "--errmode"], "error[invalid_argument]: --errmode needs a value"),
+        (&["assign", "--fast", "int8", "int8", "1"], "error[invalid_argument]: unknown option '--fast'"),
+        (&["assign", "int8", "int8"], "error[invalid_argument]: assign takes DST_DATASHAPE SRC_DATASHAPE JSON, got 2 arguments"),
+        (&["assign", "{x: int8}", "{y: int8}", r#"{"y": 1}"#], "error[type]: cannot assign {y: int8} to {x: int8}"),
     ];
-    for (args, want) in cases {
-        let (code, out, err) = dynd(args);
-        assert_eq!((code, out.as_str()), (1, ""), "{args:?}");
-        assert!(err.starts_with(want), "{args:?}: {err}");
-    }
+    assert_errors(cases);
 }
 
 #[test]
@@ -165,76 +125,28 @@ fn non_utf8_arguments_are_an_error_not_a_panic() {
 
 #[test]
 fn call_applies_callables_and_reductions() {
-    let (code, out, err) = dynd(&[
-        "call",
-        "add",
-        "2 * var * int32",
-        "[[1,2,3],[4]]",
-        "2 * 3 * int32",
-        "[[5,6,7],[8,9,10]]",
-    ]);
-    assert_eq!((code, err.as_str()), (0, ""));
-    assert_eq!(out, "2 * 3 * int32\n[[6,8,10],[12,13,14]]\n");
-    let (_, out, _) = dynd(&[
-        "call",
-        "sum",
-        "--axes",
-        "1",
-        "2 * 3 * float64",
-        "[[1.5,2,7],[-2.25,7,2.125]]",
-    ]);
-    assert_eq!(out, "2 * float64\n[10.5,6.875]\n");
-    let (_, out, _) = dynd(&[
-        "call",
-        "sum",
-        "--axes=1",
-        "--keepdims",
-        "2 * 3 * float64",
-        "[[1.5,2,7],[-2.25,7,2.125]]",
-    ]);
-    assert_eq!(out, "2 * 1 * float64\n[[10.5],[6.875]]\n");
-    let (_, out, _) = dynd(&[
-        "call",
-        "sum",
-        "--axes",
-        "1",
-        "3 * var * int32",
-        "[[1,2],[3,4,5],[6,7,8,9]]",
-    ]);
-    assert_eq!(out.lines().nth(1), Some("[3,12,30]"));
-    let cases: &[(&[&str], &str)] = &[
-        (
-            &["call", "frobnicate", "int32", "1"],
-            "error[invalid_argument]: no callable named 'frobnicate'",
-        ),
-        (
-            &["call", "add", "3 * int32", "[1,2,3]", "2 * int32", "[1,2]"],
-            "error[broadcast]:",
-        ),
-        (
-            &["call", "add", "int32"],
-            "error[invalid_argument]: call takes DATASHAPE JSON pairs",
-        ),
-        (
-            &["call", "add", "--axes", "1", "int32", "1"],
-            "error[invalid_argument]: --axes and --keepdims apply to reductions",
-        ),
-        (
-            &["call", "sum", "--axes", "x", "int32", "1"],
-            "error[invalid_argument]: --axes takes comma-separated integers",
-        ),
-        (
-            &["call", "sum", "--axes", "-1", "3 * int32", "[1,2,3]"],
-            "error[index]:",
-        ),
-        (
-            &["call", "divide", "int32", "7", "int32", "0"],
-            "error[invalid_argument]: int32 division by zero",
-        ),
+    // (arguments, the whole of stdout)
+    #[rustfmt::skip]
+    let ok: &[(&[&str], &str)] = &[
+        (&["call", "add", "2 * var * int32", "[[1,2,3],[4]]", "2 * 3 * int32", "[[5,6,7],[8,9,10]]"], "2 * 3 * int32\n[[6,8,10],[12,13,14]]\n"),
+        (&["call", "sum", "--axes", "1", "2 * 3 * float64", "[[1.5,2,7],[-2.25,7,2.125]]"], "2 * float64\n[10.5,6.875]\n"),
+        (&["call", "sum", "--axes=1", "--keepdims", "2 * 3 * float64", "[[1.5,2,7],[-2.25,7,2.125]]"], "2 * 1 * float64\n[[10.5],[6.875]]\n"),
+        (&["call", "sum", "--axes", "1", "3 * var * int32", "[[1,2],[3,4,5],[6,7,8,9]]"], "3 * int64\n[3,12,30]\n"),
     ];
-    for (args, want) in cases {
+    for (args, want) in ok {
         let (code, out, err) = dynd(args);
-        assert_eq!((code, out.as_str()), (1, ""), "{args:?}");
-        assert!(err.starts_with(want), "{args:?}: {err}");
+        assert_eq!((code, err.as_str()), (0, ""), "{args:?}");
+        assert_eq!(out, *want, "{args:?}");
     }
+    #[rustfmt::skip]
+    let cases: &[(&[&str], &str)] = &[
+        (&["call", "frobnicate", "int32", "1"], "error[invalid_argument]: no callable named 'frobnicate'"),
+        (&["call", "add", "3 * int32", "[1,2,3]", "2 * int32", "[1,2]"], "error[broadcast]:"),
+        (&["call", "add", "int32"], "error[invalid_argument]: call takes DATASHAPE JSON pairs"),
+        (&["call", "add", "--axes", "1", "int32", "1"], "error[invalid_argument]: --axes and --keepdims apply to reductions"),
+        (&["call", "sum", "--axes", "x", "int32", "1"], "error[invalid_argument]: --axes takes comma-separated integers"),
+        (&["call", "sum", "--axes", "-1", "3 * int32", "[1,2,3]"], "error[index]:"),
+        (&["call", "divide", "int32", "7", "int32", "0"], "error[invalid_argument]: int32 division by zero"),
+    ];
+    assert_errors(cases);
 }

@@ -1,10 +1,12 @@
 //! Array-level assignment between types: dims with broadcasting, var dims,
 //! structs by name, tuples by position, options, pointers, error modes.
 
-use dynd::kernels::assign::{ErrorMode, make_assignment_kernel};
+mod common;
+
+use common::{scalar, with_assign_kernel};
+use dynd::kernels::assign::ErrorMode;
 use dynd::kernels::{CKernelBuilder, KernelRequest};
 use dynd::{Array, ErrorKind, Index, Type};
-use std::pin::pin;
 
 fn a(tp: &str, json: &str) -> Array {
     Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
@@ -17,31 +19,40 @@ fn assign(dst_tp: &str, src_tp: &str, json: &str, mode: ErrorMode) -> Result<Str
     Ok(dst.to_json())
 }
 
+/// What one [`assign`] gives: the destination's JSON, or an error of this
+/// kind whose message contains the text (`""`: any message).
+type Outcome = Result<&'static str, (ErrorKind, &'static str)>;
+
+/// (destination type, source type, source JSON, mode, outcome)
+type Row = (&'static str, &'static str, &'static str, ErrorMode, Outcome);
+
+/// Runs every row's assignment and checks its outcome, naming the row.
+fn check_rows(rows: &[Row]) {
+    for &(dst, src, json, mode, want) in rows {
+        let row = format!("{dst} <- {src} {json} ({mode})");
+        match (assign(dst, src, json, mode), want) {
+            (Ok(got), Ok(want)) => assert_eq!(got, want, "{row}"),
+            (Err(e), Err((kind, needle))) => {
+                assert_eq!(e.kind(), kind, "{row}: {e}");
+                assert!(e.message().contains(needle), "{row}: {e}");
+            }
+            (got, want) => panic!("{row}: got {got:?}, want {want:?}"),
+        }
+    }
+}
+
 #[test]
 fn the_reference_examples_hold_exactly() {
     use ErrorMode::*;
-    assert_eq!(
-        assign("int8", "int32", "128", Default).unwrap_err().kind(),
-        ErrorKind::Overflow
-    );
-    assert_eq!(
-        assign("int8", "float64", "1.25", Default)
-            .unwrap_err()
-            .kind(),
-        ErrorKind::Fractional
-    );
-    assert_eq!(assign("int8", "float64", "1.25", Overflow).unwrap(), "1");
-    assert_eq!(assign("uint16", "int32", "-1", NoCheck).unwrap(), "65535");
-    assert_eq!(
-        assign("float32", "int64", "33554433", Default).unwrap(),
-        "33554432.0"
-    );
-    assert_eq!(
-        assign("float32", "int64", "33554433", Inexact)
-            .unwrap_err()
-            .kind(),
-        ErrorKind::Inexact
-    );
+    #[rustfmt::skip]
+    check_rows(&[
+        ("int8", "int32", "128", Default, Err((ErrorKind::Overflow, ""))),
+        ("int8", "float64", "1.25", Default, Err((ErrorKind::Fractional, ""))),
+        ("int8", "float64", "1.25", Overflow, Ok("1")),
+        ("uint16", "int32", "-1", NoCheck, Ok("65535")),
+        ("float32", "int64", "33554433", Default, Ok("33554432.0")),
+        ("float32", "int64", "33554433", Inexact, Err((ErrorKind::Inexact, ""))),
+    ]);
     let dst = a("3 * int32", "[0,0,0]");
     dst.assign(&a("1 * int32", "[9]"), Default).unwrap();
     assert_eq!(dst.to_json(), "[9,9,9]");
@@ -56,68 +67,34 @@ fn the_reference_examples_hold_exactly() {
 
 #[test]
 fn broadcasting_over_fixed_dims() {
+    use ErrorKind::Broadcast;
     use ErrorMode::Default;
-    // Missing leading dims and size-1 dims repeat.
-    assert_eq!(
-        assign("2 * 3 * int64", "3 * int8", "[1,2,3]", Default).unwrap(),
-        "[[1,2,3],[1,2,3]]"
-    );
-    assert_eq!(
-        assign("2 * 3 * int64", "2 * 1 * int8", "[[1],[2]]", Default).unwrap(),
-        "[[1,1,1],[2,2,2]]"
-    );
-    assert_eq!(
-        assign("2 * 2 * float32", "int32", "7", Default).unwrap(),
-        "[[7.0,7.0],[7.0,7.0]]"
-    );
-    let e = assign("3 * int32", "2 * 3 * int32", "[[1,2,3],[4,5,6]]", Default).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Broadcast);
-    assert!(e.message().contains("more dimensions"), "{e}");
-    let e = assign("2 * 3 * int32", "2 * 2 * int32", "[[1,2],[3,4]]", Default).unwrap_err();
-    assert!(
-        e.message().contains("shape (2, 2) into shape (2, 3)"),
-        "{e}"
-    );
+    #[rustfmt::skip]
+    check_rows(&[
+        // Missing leading dims and size-1 dims repeat.
+        ("2 * 3 * int64", "3 * int8", "[1,2,3]", Default, Ok("[[1,2,3],[1,2,3]]")),
+        ("2 * 3 * int64", "2 * 1 * int8", "[[1],[2]]", Default, Ok("[[1,1,1],[2,2,2]]")),
+        ("2 * 2 * float32", "int32", "7", Default, Ok("[[7.0,7.0],[7.0,7.0]]")),
+        ("3 * int32", "2 * 3 * int32", "[[1,2,3],[4,5,6]]", Default, Err((Broadcast, "more dimensions"))),
+        ("2 * 3 * int32", "2 * 2 * int32", "[[1,2],[3,4]]", Default, Err((Broadcast, "shape (2, 2) into shape (2, 3)"))),
+    ]);
 }
 
 #[test]
 fn var_dims_allocate_check_and_broadcast() {
     use ErrorMode::Default;
-    // var <- var into an empty destination allocates.
-    assert_eq!(
-        assign(
-            "2 * var * int16",
-            "2 * var * int64",
-            "[[1,2,3],[]]",
-            Default
-        )
-        .unwrap(),
-        "[[1,2,3],[]]"
-    );
-    // var <- fixed allocates too.
-    assert_eq!(
-        assign("var * float64", "3 * int32", "[1,2,3]", Default).unwrap(),
-        "[1.0,2.0,3.0]"
-    );
-    assert_eq!(
-        assign("2 * var * int32", "2 * 2 * int32", "[[1,2],[3,4]]", Default).unwrap(),
-        "[[1,2],[3,4]]"
-    );
-    // fixed <- var checks each element: N or 1.
-    let e = assign(
-        "2 * 3 * int32",
-        "2 * var * int32",
-        "[[1,2,3],[4,5]]",
-        Default,
-    )
-    .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Broadcast);
-    assert!(
-        e.message().contains(
-            "cannot broadcast a dim of size 2 into size 3 (2 * var * int32 into 2 * 3 * int32)"
-        ),
-        "{e}"
-    );
+    #[rustfmt::skip]
+    check_rows(&[
+        // var <- var into an empty destination allocates.
+        ("2 * var * int16", "2 * var * int64", "[[1,2,3],[]]", Default, Ok("[[1,2,3],[]]")),
+        // var <- fixed allocates too.
+        ("var * float64", "3 * int32", "[1,2,3]", Default, Ok("[1.0,2.0,3.0]")),
+        ("2 * var * int32", "2 * 2 * int32", "[[1,2],[3,4]]", Default, Ok("[[1,2],[3,4]]")),
+        // fixed <- var checks each element: N or 1.
+        ("2 * 3 * int32", "2 * var * int32", "[[1,2,3],[4,5]]", Default, Err((ErrorKind::Broadcast, "cannot broadcast a dim of size 2 into size 3 (2 * var * int32 into 2 * 3 * int32)"))),
+        // Nested var of strings... of structs.
+        ("var * var * {x: int8}", "2 * var * {x: int64}", r#"[[{"x":1}],[{"x":2},{"x":3}]]"#, Default, Ok(r#"[[{"x":1}],[{"x":2},{"x":3}]]"#)),
+    ]);
     // An allocated var destination keeps its size: equal sizes or size 1.
     let dst = a("2 * var * int32", "[[0,0],[0]]");
     dst.assign(&a("2 * var * int32", "[[5,6],[7]]"), Default)
@@ -133,17 +110,6 @@ fn var_dims_allocate_check_and_broadcast() {
     // A scalar repeats over existing var elements.
     dst.assign(&Array::from(3i32), Default).unwrap();
     assert_eq!(dst.to_json(), "[[3,3],[3]]");
-    // Nested var of strings... of structs.
-    assert_eq!(
-        assign(
-            "var * var * {x: int8}",
-            "2 * var * {x: int64}",
-            r#"[[{"x":1}],[{"x":2},{"x":3}]]"#,
-            Default
-        )
-        .unwrap(),
-        r#"[[{"x":1}],[{"x":2},{"x":3}]]"#
-    );
 }
 
 #[test]
@@ -169,132 +135,54 @@ fn assign_from(src: &Array, dst_tp: &str) -> String {
 
 #[test]
 fn structs_match_by_name_and_tuples_by_position() {
+    use ErrorKind::{Overflow, Type};
     use ErrorMode::Default;
-    assert_eq!(
-        assign(
-            "{x: float64, y: int8}",
-            "{y: int32, x: int16}",
-            r#"{"y": 5, "x": 7}"#,
-            Default
-        )
-        .unwrap(),
-        r#"{"x":7.0,"y":5}"#
-    );
-    assert_eq!(
-        assign("(int8, float32)", "(int64, int64)", "[1, 2]", Default).unwrap(),
-        "[1,2.0]"
-    );
-    assert_eq!(
-        assign("{a: int8, b: int8}", "(int64, int64)", "[1, 2]", Default).unwrap(),
-        r#"{"a":1,"b":2}"#
-    );
-    let e = assign(
-        "{x: int32, z: int32}",
-        "{x: int32, y: int32}",
-        r#"{"x":1,"y":2}"#,
-        Default,
-    )
-    .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Type);
-    assert!(e.message().contains("no field 'z'"), "{e}");
-    let e = assign(
-        "{x: int32}",
-        "{x: int32, y: int32}",
-        r#"{"x":1,"y":2}"#,
-        Default,
-    )
-    .unwrap_err();
-    assert!(e.message().contains("destination has no field 'y'"), "{e}");
-    assert_eq!(
-        assign("(int8)", "(int8, int8)", "[1, 2]", Default)
-            .unwrap_err()
-            .kind(),
-        ErrorKind::Type
-    );
-    // Errors inside a field carry their kind.
-    assert_eq!(
-        assign("{x: int8}", "{x: int32}", r#"{"x": 300}"#, Default)
-            .unwrap_err()
-            .kind(),
-        ErrorKind::Overflow
-    );
-    // Structs inside dims, broadcast.
-    assert_eq!(
-        assign(
-            "2 * {x: int8, y: float64}",
-            "{y: int8, x: int8}",
-            r#"{"y": 1, "x": 2}"#,
-            Default
-        )
-        .unwrap(),
-        r#"[{"x":2,"y":1.0},{"x":2,"y":1.0}]"#
-    );
+    #[rustfmt::skip]
+    check_rows(&[
+        ("{x: float64, y: int8}", "{y: int32, x: int16}", r#"{"y": 5, "x": 7}"#, Default, Ok(r#"{"x":7.0,"y":5}"#)),
+        ("(int8, float32)", "(int64, int64)", "[1, 2]", Default, Ok("[1,2.0]")),
+        ("{a: int8, b: int8}", "(int64, int64)", "[1, 2]", Default, Ok(r#"{"a":1,"b":2}"#)),
+        ("{x: int32, z: int32}", "{x: int32, y: int32}", r#"{"x":1,"y":2}"#, Default, Err((Type, "no field 'z'"))),
+        ("{x: int32}", "{x: int32, y: int32}", r#"{"x":1,"y":2}"#, Default, Err((Type, "destination has no field 'y'"))),
+        ("(int8)", "(int8, int8)", "[1, 2]", Default, Err((Type, ""))),
+        // Errors inside a field carry their kind.
+        ("{x: int8}", "{x: int32}", r#"{"x": 300}"#, Default, Err((Overflow, ""))),
+        // Structs inside dims, broadcast.
+        ("2 * {x: int8, y: float64}", "{y: int8, x: int8}", r#"{"y": 1, "x": 2}"#, Default, Ok(r#"[{"x":2,"y":1.0},{"x":2,"y":1.0}]"#)),
+    ]);
 }
 
 #[test]
 fn options_and_missing_values() {
+    use ErrorKind::Overflow;
     use ErrorMode::*;
-    assert_eq!(
-        assign("3 * ?int64", "3 * ?int8", "[1, null, -1]", Default).unwrap(),
-        "[1,null,-1]"
-    );
-    assert_eq!(
-        assign("3 * ?int32", "3 * float64", "[1, NaN, 2]", Default).unwrap(),
-        "[1,null,2]"
-    );
-    assert_eq!(
-        assign("3 * ?float64", "3 * float64", "[1, NaN, 2]", Default).unwrap(),
-        "[1.0,NaN,2.0]"
-    );
-    assert_eq!(
-        assign("2 * ?int16", "2 * int8", "[1, 2]", Default).unwrap(),
-        "[1,2]"
-    );
-    assert_eq!(
-        assign("2 * int16", "2 * ?int8", "[1, 2]", Default).unwrap(),
-        "[1,2]"
-    );
-    let e = assign("2 * int16", "2 * ?int8", "[1, null]", NoCheck).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Overflow);
-    assert!(
-        e.message()
-            .contains("missing value cannot be assigned to int16"),
-        "{e}"
-    );
-    // The NA marker of the destination is not a storable value.
-    let e = assign("?int8", "int32", "-128", Default).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Overflow);
-    assert_eq!(assign("?int8", "int32", "-128", NoCheck).unwrap(), "null");
-    assert_eq!(assign("?bool", "?bool", "null", Default).unwrap(), "null");
-    assert_eq!(
-        assign("?string", "?string", r#""""#, Default).unwrap(),
-        r#""""#
-    );
+    #[rustfmt::skip]
+    check_rows(&[
+        ("3 * ?int64", "3 * ?int8", "[1, null, -1]", Default, Ok("[1,null,-1]")),
+        ("3 * ?int32", "3 * float64", "[1, NaN, 2]", Default, Ok("[1,null,2]")),
+        ("3 * ?float64", "3 * float64", "[1, NaN, 2]", Default, Ok("[1.0,NaN,2.0]")),
+        ("2 * ?int16", "2 * int8", "[1, 2]", Default, Ok("[1,2]")),
+        ("2 * int16", "2 * ?int8", "[1, 2]", Default, Ok("[1,2]")),
+        ("2 * int16", "2 * ?int8", "[1, null]", NoCheck, Err((Overflow, "missing value cannot be assigned to int16"))),
+        // The NA marker of the destination is not a storable value.
+        ("?int8", "int32", "-128", Default, Err((Overflow, ""))),
+        ("?int8", "int32", "-128", NoCheck, Ok("null")),
+        ("?bool", "?bool", "null", Default, Ok("null")),
+        ("?string", "?string", r#""""#, Default, Ok(r#""""#)),
+    ]);
 }
 
 #[test]
 fn pointers_are_followed() {
     use ErrorMode::Default;
-    assert_eq!(
-        assign("int64", "pointer[int32]", "42", Default).unwrap(),
-        "42"
-    );
-    assert_eq!(
-        assign("3 * float64", "pointer[3 * int32]", "[1, 2, 3]", Default).unwrap(),
-        "[1.0,2.0,3.0]"
-    );
-    assert_eq!(
-        assign("2 * int8", "2 * pointer[int16]", "[5, 6]", Default).unwrap(),
-        "[5,6]"
-    );
-    let e = assign("int8", "pointer[int16]", "null", Default).unwrap_err();
-    assert!(e.message().contains("null pointer[int16]"), "{e}");
-    assert_eq!(
-        assign("pointer[int8]", "int8", "1", Default)
-            .unwrap_err()
-            .kind(),
-        ErrorKind::Type
-    );
+    #[rustfmt::skip]
+    check_rows(&[
+        ("int64", "pointer[int32]", "42", Default, Ok("42")),
+        ("3 * float64", "pointer[3 * int32]", "[1, 2, 3]", Default, Ok("[1.0,2.0,3.0]")),
+        ("2 * int8", "2 * pointer[int16]", "[5, 6]", Default, Ok("[5,6]")),
+        ("int8", "pointer[int16]", "null", Default, Err((ErrorKind::InvalidArgument, "null pointer[int16]"))),
+        ("pointer[int8]", "int8", "1", Default, Err((ErrorKind::Type, ""))),
+    ]);
 }
 
 #[test]
@@ -330,67 +218,51 @@ fn cast_makes_a_new_array() {
 
 #[test]
 fn one_strided_kernel_from_four_threads() {
-    let mut ckb = pin!(CKernelBuilder::new());
     let (d, s) = (
         Type::parse("int32").unwrap(),
         Type::parse("float64").unwrap(),
     );
-    // SAFETY: a new builder; builtin types have no arrmeta.
-    unsafe {
-        make_assignment_kernel(
-            ckb.as_mut(),
-            0,
-            &d,
-            std::ptr::null(),
-            &s,
-            std::ptr::null(),
-            KernelRequest::Strided,
-            ErrorMode::Fractional,
-        )
-    }
+    let (d, s) = (scalar(&d), scalar(&s));
+    with_assign_kernel(d, s, KernelRequest::Strided, ErrorMode::Fractional, |ckb| {
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                scope.spawn(move || one_thread_of_int32_from_float64(ckb, t));
+            }
+        });
+    })
     .unwrap();
-    let ckb = &*ckb;
-    std::thread::scope(|scope| {
-        for t in 0..4 {
-            scope.spawn(move || {
-                for iter in 0..500 {
-                    let src: Vec<f64> = (0..1000).map(|i| (i * 4 + t + iter) as f64).collect();
-                    let mut dst = vec![0i32; 1000];
-                    // SAFETY: built for Strided on int32 <- float64; 1000
-                    // contiguous elements each side, owned by this thread.
-                    unsafe {
-                        ckb.call_strided(
-                            dst.as_mut_ptr().cast(),
-                            4,
-                            &[src.as_ptr().cast()],
-                            &[8],
-                            1000,
-                        )
-                    }
-                    .unwrap();
-                    assert!(
-                        dst.iter()
-                            .enumerate()
-                            .all(|(i, &v)| v == (i * 4 + t + iter) as i32)
-                    );
-                    let bad = [0.5f64];
-                    let mut out = [0i32];
-                    // SAFETY: built for Strided on int32 <- float64; 1000 contiguous
-                    // elements each side, owned by this thread; here one element.
-                    let e = unsafe {
-                        ckb.call_strided(
-                            out.as_mut_ptr().cast(),
-                            4,
-                            &[bad.as_ptr().cast()],
-                            &[8],
-                            1,
-                        )
-                    };
-                    assert_eq!(e.unwrap_err().kind(), ErrorKind::Fractional);
-                }
-            });
+}
+
+/// Thread `t`'s calls of a strided `int32 ← float64` kernel in
+/// `ErrorMode::Fractional`: 500 rounds of 1000 whole values, and one
+/// fractional value that fails.
+fn one_thread_of_int32_from_float64(ckb: &CKernelBuilder, t: usize) {
+    let call = |dst: &mut [i32], src: &[f64]| {
+        assert_eq!(dst.len(), src.len());
+        // SAFETY: built for Strided on int32 <- float64; `dst.len()`
+        // contiguous elements each side, owned by this thread.
+        unsafe {
+            ckb.call_strided(
+                dst.as_mut_ptr().cast(),
+                4,
+                &[src.as_ptr().cast()],
+                &[8],
+                dst.len(),
+            )
         }
-    });
+    };
+    for iter in 0..500 {
+        let src: Vec<f64> = (0..1000).map(|i| (i * 4 + t + iter) as f64).collect();
+        let mut dst = vec![0i32; 1000];
+        call(&mut dst, &src).unwrap();
+        assert!(
+            dst.iter()
+                .enumerate()
+                .all(|(i, &v)| v == (i * 4 + t + iter) as i32)
+        );
+        let e = call(&mut [0i32], &[0.5f64]);
+        assert_eq!(e.unwrap_err().kind(), ErrorKind::Fractional);
+    }
 }
 
 /// Copies of transposed and strided 2-d views (the tiled kernel when both

@@ -1,12 +1,14 @@
 //! Building a scalar or 1-d strided assignment kernel allocates nothing,
 //! and neither does calling it (a counting global allocator watches).
 
-use dynd::kernels::assign::{ErrorMode, make_assignment_kernel};
-use dynd::kernels::{CKernelBuilder, KernelRequest};
+mod common;
+
+use common::{scalar, whole, with_assign_kernel};
+use dynd::kernels::KernelRequest::{Single, Strided};
+use dynd::kernels::assign::ErrorMode;
 use dynd::{Array, Type};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::pin::pin;
 
 struct Counting;
 thread_local! { static COUNT: Cell<usize> = const { Cell::new(0) }; }
@@ -51,44 +53,22 @@ fn scalar_and_strided_kernels_build_and_run_without_allocating() {
     for mode in ErrorMode::ALL {
         // A scalar kernel, built and called single and strided.
         let ((), n) = allocations(|| {
-            let mut ckb = pin!(CKernelBuilder::new());
-            // SAFETY: a new builder; builtin types have no arrmeta.
-            unsafe {
-                make_assignment_kernel(
-                    ckb.as_mut(),
-                    0,
-                    &i32_t,
-                    std::ptr::null(),
-                    &f64_t,
-                    std::ptr::null(),
-                    KernelRequest::Strided,
-                    mode,
-                )
-            }
+            with_assign_kernel(scalar(&i32_t), scalar(&f64_t), Strided, mode, |k| {
+                // SAFETY: built for Strided on int32 <- float64, 1000 elements.
+                unsafe { k.call_strided(dst.data_ptr(), 4, &[src.data_ptr()], &[8], 1000) }
+            })
+            .unwrap()
             .unwrap();
-            // SAFETY: built for Strided on int32 <- float64, 1000 elements.
-            unsafe { ckb.call_strided(dst.data_ptr(), 4, &[src.data_ptr()], &[8], 1000) }.unwrap();
         });
         assert_eq!(n, 0, "scalar kernel in mode {mode}");
         // A 1-d kernel over the arrays' own types and arrmeta.
         let ((), n) = allocations(|| {
-            let mut ckb = pin!(CKernelBuilder::new());
-            // SAFETY: a new builder; the arrays' types and arrmeta.
-            unsafe {
-                make_assignment_kernel(
-                    ckb.as_mut(),
-                    0,
-                    dst.tp(),
-                    dst.arrmeta_ptr(),
-                    src.tp(),
-                    src.arrmeta_ptr(),
-                    KernelRequest::Single,
-                    mode,
-                )
-            }
+            with_assign_kernel(whole(&dst), whole(&src), Single, mode, |k| {
+                // SAFETY: built for Single on the arrays' data.
+                unsafe { k.call_single(dst.data_ptr(), &[src.data_ptr()]) }
+            })
+            .unwrap()
             .unwrap();
-            // SAFETY: built for Single on the arrays' data.
-            unsafe { ckb.call_single(dst.data_ptr(), &[src.data_ptr()]) }.unwrap();
         });
         assert_eq!(n, 0, "1-d kernel in mode {mode}");
     }

@@ -1,6 +1,9 @@
 //! JSON in and out for every type, DESIGN §8's conventions, and every bad
 //! input kind: bad tokens, wrong shapes, out-of-range values, bad paths.
 
+mod common;
+
+use common::json_quote;
 use dynd::{Array, ErrorKind};
 use proptest::prelude::*;
 
@@ -17,31 +20,30 @@ fn err(tp: &str, text: &str) -> dynd::Error {
     }
 }
 
+/// Each row's text fails to parse as its type with an error of its kind
+/// whose message contains its words (`""`: any message).
+fn check_errors(cases: &[(&str, &str, ErrorKind, &str)]) {
+    for (tp, text, kind, words) in cases {
+        let e = err(tp, text);
+        assert_eq!(e.kind(), *kind, "{tp} <- {text}: {e}");
+        assert!(e.message().contains(words), "{tp} <- {text}: {e}");
+    }
+}
+
 #[test]
 fn round_trips_of_every_type() {
     // (type, input, canonical output)
+    #[rustfmt::skip]
     let cases = [
         ("bool", "true", "true"),
         ("int8", "-128", "-128"),
         ("int16", "32767", "32767"),
         ("int32", " 7 ", "7"),
         ("int64", "-9223372036854775808", "-9223372036854775808"),
-        (
-            "int128",
-            "-170141183460469231731687303715884105728",
-            "-170141183460469231731687303715884105728",
-        ),
-        (
-            "int128",
-            "170141183460469231731687303715884105727",
-            "170141183460469231731687303715884105727",
-        ),
+        ("int128", "-170141183460469231731687303715884105728", "-170141183460469231731687303715884105728"),
+        ("int128", "170141183460469231731687303715884105727", "170141183460469231731687303715884105727"),
         ("uint64", "18446744073709551615", "18446744073709551615"),
-        (
-            "uint128",
-            "340282366920938463463374607431768211455",
-            "340282366920938463463374607431768211455",
-        ),
+        ("uint128", "340282366920938463463374607431768211455", "340282366920938463463374607431768211455"),
         ("uint8", "-0", "0"),
         ("int32", "1e3", "1000"),
         ("int32", "2.0", "2"),
@@ -58,11 +60,7 @@ fn round_trips_of_every_type() {
         ("complex[float64]", "[1.5, -2]", "[1.5,-2.0]"),
         ("complex[float32]", "3", "[3.0,0.0]"),
         ("complex[float64]", "[NaN, Infinity]", "[NaN,Infinity]"),
-        (
-            "string",
-            r#""a\"b\\c\n\t\u00e9\ud83d\ude00""#,
-            "\"a\\\"b\\\\c\\n\\té😀\"",
-        ),
+        ("string", r#""a\"b\\c\n\t\u00e9\ud83d\ude00""#, "\"a\\\"b\\\\c\\n\\té😀\""),
         ("string", r#""\u0001""#, r#""\u0001""#),
         ("string", r#""héllo wörld""#, r#""héllo wörld""#),
         ("bytes", r#""00ff10""#, r#""00ff10""#),
@@ -80,42 +78,22 @@ fn round_trips_of_every_type() {
         ("?bool", "null", "null"),
         ("3 * ?int8", "[1, null, -1]", "[1,null,-1]"),
         ("pointer[int32]", "42", "42"),
-        (
-            "2 * pointer[{a: int8}]",
-            r#"[{"a":1}, null]"#,
-            r#"[{"a":1},null]"#,
-        ),
+        ("2 * pointer[{a: int8}]", r#"[{"a":1}, null]"#, r#"[{"a":1},null]"#),
         ("void", "null", "null"),
         ("(int32, string)", r#"[1, "x"]"#, r#"[1,"x"]"#),
         ("{x: int32, y: float32}", r#"[1, 2]"#, r#"{"x":1,"y":2.0}"#),
-        (
-            "{x: int32, 'a b': bool}",
-            r#"{"a b": true, "x": 3}"#,
-            r#"{"x":3,"a b":true}"#,
-        ),
-        (
-            "{x: int32}",
-            r#"{"x": 1, "extra": [1, {"q": null}], "more": "s"}"#,
-            r#"{"x":1}"#,
-        ),
+        ("{x: int32, 'a b': bool}", r#"{"a b": true, "x": 3}"#, r#"{"x":3,"a b":true}"#),
+        ("{x: int32}", r#"{"x": 1, "extra": [1, {"q": null}], "more": "s"}"#, r#"{"x":1}"#),
         ("0 * int32", "[]", "[]"),
         ("var * int32", "[]", "[]"),
         ("2 * var * int32", "[[1, 2, 3], []]", "[[1,2,3],[]]"),
-        (
-            "var * var * string",
-            r#"[["a"], [], ["b", "c"]]"#,
-            r#"[["a"],[],["b","c"]]"#,
-        ),
+        ("var * var * string", r#"[["a"], [], ["b", "c"]]"#, r#"[["a"],[],["b","c"]]"#),
         (
             "3 * var * {x: int32, name: ?string}",
             r#"[[{"x": 1, "name": "a"}], [], [{"x": 2, "name": null}, {"x": 3, "name": ""}]]"#,
             r#"[[{"x":1,"name":"a"}],[],[{"x":2,"name":null},{"x":3,"name":""}]]"#,
         ),
-        (
-            "var * {v: var * (int8, ?string), t: 2 * complex[float32]}",
-            r#"[{"v": [[1, "a"], [2, null]], "t": [[1, 2], 3]}]"#,
-            r#"[{"v":[[1,"a"],[2,null]],"t":[[1.0,2.0],[3.0,0.0]]}]"#,
-        ),
+        ("var * {v: var * (int8, ?string), t: 2 * complex[float32]}", r#"[{"v": [[1, "a"], [2, null]], "t": [[1, 2], 3]}]"#, r#"[{"v":[[1,"a"],[2,null]],"t":[[1.0,2.0],[3.0,0.0]]}]"#),
     ];
     for (tp, input, want) in cases {
         assert_eq!(rt(tp, input), want, "{tp} <- {input}");
@@ -145,45 +123,29 @@ fn large_var_dims_grow_and_stay_intact() {
 
 #[test]
 fn range_checks() {
-    let e = err("uint8", "256");
-    assert_eq!(e.kind(), ErrorKind::Overflow);
-    assert!(e.message().contains("256 is out of range for uint8"), "{e}");
-    assert_eq!(err("uint8", "-1").kind(), ErrorKind::Overflow);
-    assert_eq!(err("int8", "128").kind(), ErrorKind::Overflow);
-    assert_eq!(err("int8", "-129").kind(), ErrorKind::Overflow);
-    let e = err("int32", "1.5");
-    assert_eq!(e.kind(), ErrorKind::Fractional);
-    assert!(e.message().contains("1.5 is not an integer"), "{e}");
-    assert_eq!(err("int32", "1e-3").kind(), ErrorKind::Fractional);
-    assert_eq!(
-        err("int64", "9223372036854775808").kind(),
-        ErrorKind::Overflow
-    );
-    assert_eq!(
-        err("uint64", "18446744073709551616").kind(),
-        ErrorKind::Overflow
-    );
-    assert_eq!(
-        err("int128", "170141183460469231731687303715884105728").kind(),
-        ErrorKind::Overflow
-    );
-    assert_eq!(err("uint128", "1e39").kind(), ErrorKind::Overflow);
-    assert_eq!(err("int32", "1e999999999999").kind(), ErrorKind::Overflow);
-    assert_eq!(err("int32", "NaN").kind(), ErrorKind::Overflow);
-    assert_eq!(err("uint16", "Infinity").kind(), ErrorKind::Overflow);
-    assert_eq!(err("float64", "1e400").kind(), ErrorKind::Overflow);
-    assert_eq!(err("float32", "1e39").kind(), ErrorKind::Overflow);
-    assert_eq!(err("float16", "70000").kind(), ErrorKind::Overflow);
-    let e = err("?int8", "-128");
-    assert_eq!(e.kind(), ErrorKind::Overflow);
-    assert!(e.message().contains("missing-value marker"), "{e}");
-    let e = err("fixed_string[2]", r#""abc""#);
-    assert_eq!(e.kind(), ErrorKind::Overflow);
-    assert!(
-        e.message()
-            .contains("3 code units does not fit in fixed_string[2]"),
-        "{e}"
-    );
+    use ErrorKind::{Fractional, Overflow};
+    // (type, text, kind, words in the message)
+    #[rustfmt::skip]
+    check_errors(&[
+        ("uint8", "256", Overflow, "256 is out of range for uint8"),
+        ("uint8", "-1", Overflow, ""),
+        ("int8", "128", Overflow, ""),
+        ("int8", "-129", Overflow, ""),
+        ("int32", "1.5", Fractional, "1.5 is not an integer"),
+        ("int32", "1e-3", Fractional, ""),
+        ("int64", "9223372036854775808", Overflow, ""),
+        ("uint64", "18446744073709551616", Overflow, ""),
+        ("int128", "170141183460469231731687303715884105728", Overflow, ""),
+        ("uint128", "1e39", Overflow, ""),
+        ("int32", "1e999999999999", Overflow, ""),
+        ("int32", "NaN", Overflow, ""),
+        ("uint16", "Infinity", Overflow, ""),
+        ("float64", "1e400", Overflow, ""),
+        ("float32", "1e39", Overflow, ""),
+        ("float16", "70000", Overflow, ""),
+        ("?int8", "-128", Overflow, "missing-value marker"),
+        ("fixed_string[2]", r#""abc""#, Overflow, "3 code units does not fit in fixed_string[2]"),
+    ]);
 }
 
 #[test]
@@ -211,162 +173,49 @@ fn errors_name_the_position_and_the_path() {
 #[test]
 fn malformed_and_mismatched_json() {
     // (type, text, kind, words in the message)
+    #[rustfmt::skip]
     let cases: &[(&str, &str, ErrorKind, &str)] = &[
-        (
-            "int32",
-            "",
-            ErrorKind::Parse,
-            "expected a number for int32, found the end of the text",
-        ),
-        (
-            "int32",
-            "[1]",
-            ErrorKind::Parse,
-            "expected a number for int32, found an array",
-        ),
-        (
-            "int32",
-            "1 2",
-            ErrorKind::Parse,
-            "unexpected text after the JSON value",
-        ),
+        ("int32", "", ErrorKind::Parse, "expected a number for int32, found the end of the text"),
+        ("int32", "[1]", ErrorKind::Parse, "expected a number for int32, found an array"),
+        ("int32", "1 2", ErrorKind::Parse, "unexpected text after the JSON value"),
         ("int32", "01", ErrorKind::Parse, "malformed number"),
         ("int32", "1.", ErrorKind::Parse, "malformed number"),
         ("int32", "-", ErrorKind::Parse, "malformed number"),
-        (
-            "int32",
-            "+1",
-            ErrorKind::Parse,
-            "expected a number for int32",
-        ),
+        ("int32", "+1", ErrorKind::Parse, "expected a number for int32"),
         ("float64", "nan", ErrorKind::Parse, "expected a number"),
         ("float64", "1e", ErrorKind::Parse, "malformed number"),
-        (
-            "bool",
-            "1",
-            ErrorKind::Parse,
-            "expected true or false for bool",
-        ),
+        ("bool", "1", ErrorKind::Parse, "expected true or false for bool"),
         ("bool", "truex", ErrorKind::Parse, "expected true or false"),
-        (
-            "3 * int32",
-            "[1, 2]",
-            ErrorKind::Parse,
-            "expected 3 elements for 3 * int32, found 2",
-        ),
-        (
-            "3 * int32",
-            "[1, 2, 3, 4]",
-            ErrorKind::Parse,
-            "too many elements for 3 * int32",
-        ),
-        (
-            "3 * int32",
-            "[1 2 3]",
-            ErrorKind::Parse,
-            "expected ',' or ']'",
-        ),
-        (
-            "3 * int32",
-            "[1, 2, 3",
-            ErrorKind::Parse,
-            "expected ',' or ']'",
-        ),
-        (
-            "var * int32",
-            "{}",
-            ErrorKind::Parse,
-            "expected an array for var * int32, found an object",
-        ),
-        (
-            "string",
-            "5",
-            ErrorKind::Parse,
-            "expected a string for string, found a number",
-        ),
+        ("3 * int32", "[1, 2]", ErrorKind::Parse, "expected 3 elements for 3 * int32, found 2"),
+        ("3 * int32", "[1, 2, 3, 4]", ErrorKind::Parse, "too many elements for 3 * int32"),
+        ("3 * int32", "[1 2 3]", ErrorKind::Parse, "expected ',' or ']'"),
+        ("3 * int32", "[1, 2, 3", ErrorKind::Parse, "expected ',' or ']'"),
+        ("var * int32", "{}", ErrorKind::Parse, "expected an array for var * int32, found an object"),
+        ("string", "5", ErrorKind::Parse, "expected a string for string, found a number"),
         ("string", "\"abc", ErrorKind::Parse, "unterminated string"),
         ("string", r#""\ud800""#, ErrorKind::Parse, "lone surrogate"),
         ("string", r#""\udc00x""#, ErrorKind::Parse, "lone surrogate"),
-        (
-            "string",
-            r#""\ud800\u0041""#,
-            ErrorKind::Parse,
-            "lone surrogate",
-        ),
+        ("string", r#""\ud800\u0041""#, ErrorKind::Parse, "lone surrogate"),
         ("string", r#""\x41""#, ErrorKind::Parse, "invalid escape"),
         ("string", r#""\u12g4""#, ErrorKind::Parse, "4 hex digits"),
         ("string", "\"a\nb\"", ErrorKind::Parse, "control character"),
         ("char", r#""ab""#, ErrorKind::Parse, "exactly one character"),
         ("bytes", r#""abc""#, ErrorKind::Parse, "hex digit pairs"),
-        (
-            "fixed_bytes[2]",
-            r#""00""#,
-            ErrorKind::Parse,
-            "expected 2 bytes",
-        ),
-        (
-            "fixed_string[4, 'ascii']",
-            r#""é""#,
-            ErrorKind::Parse,
-            "cannot be encoded as ascii",
-        ),
-        (
-            "fixed_string[4, 'ucs2']",
-            r#""😀""#,
-            ErrorKind::Parse,
-            "ucs2",
-        ),
-        (
-            "{x: int32}",
-            r#"{"x": 1, "x": 2}"#,
-            ErrorKind::Parse,
-            "duplicate key",
-        ),
-        (
-            "{x: int32}",
-            r#"{x: 1}"#,
-            ErrorKind::Parse,
-            "expected a string key",
-        ),
+        ("fixed_bytes[2]", r#""00""#, ErrorKind::Parse, "expected 2 bytes"),
+        ("fixed_string[4, 'ascii']", r#""é""#, ErrorKind::Parse, "cannot be encoded as ascii"),
+        ("fixed_string[4, 'ucs2']", r#""😀""#, ErrorKind::Parse, "ucs2"),
+        ("{x: int32}", r#"{"x": 1, "x": 2}"#, ErrorKind::Parse, "duplicate key"),
+        ("{x: int32}", r#"{x: 1}"#, ErrorKind::Parse, "expected a string key"),
         ("{x: int32}", r#"{"x" 1}"#, ErrorKind::Parse, "expected ':'"),
-        (
-            "{x: int32}",
-            r#"{"x": 1, "y": [1, }"#,
-            ErrorKind::Parse,
-            "expected a JSON value, found '}'",
-        ),
-        (
-            "{x: int32}",
-            r#"{"x": 1, "y": [1 2]}"#,
-            ErrorKind::Parse,
-            "expected ',' or ']' in the array",
-        ),
-        (
-            "{x: int32}",
-            r#"[1, 2]"#,
-            ErrorKind::Parse,
-            "too many elements",
-        ),
-        (
-            "(int32, int32)",
-            "[1]",
-            ErrorKind::Parse,
-            "expected 2 elements",
-        ),
-        (
-            "complex[float64]",
-            "[1, 2, 3]",
-            ErrorKind::Parse,
-            "[real, imag]",
-        ),
+        ("{x: int32}", r#"{"x": 1, "y": [1, }"#, ErrorKind::Parse, "expected a JSON value, found '}'"),
+        ("{x: int32}", r#"{"x": 1, "y": [1 2]}"#, ErrorKind::Parse, "expected ',' or ']' in the array"),
+        ("{x: int32}", r#"[1, 2]"#, ErrorKind::Parse, "too many elements"),
+        ("(int32, int32)", "[1]", ErrorKind::Parse, "expected 2 elements"),
+        ("complex[float64]", "[1, 2, 3]", ErrorKind::Parse, "[real, imag]"),
         ("void", "0", ErrorKind::Parse, "expected null for void"),
         ("?int32", "nul", ErrorKind::Parse, "expected a number"),
     ];
-    for (tp, text, kind, words) in cases {
-        let e = err(tp, text);
-        assert_eq!(e.kind(), *kind, "{tp} <- {text}: {e}");
-        assert!(e.message().contains(words), "{tp} <- {text}: {e}");
-    }
+    check_errors(cases);
 }
 
 #[test]
@@ -403,20 +252,6 @@ fn value_strategy() -> impl Strategy<Value = Vec<Vec<(i32, Option<String>)>>> {
     proptest::collection::vec(proptest::collection::vec((any::<i32>(), s), 0..5), 3)
 }
 
-fn escape(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -430,7 +265,7 @@ proptest! {
                     row.iter()
                         .map(|(x, s)| format!(
                             "{{\"x\":{x},\"s\":{}}}",
-                            s.as_deref().map_or("null".to_string(), escape)
+                            s.as_deref().map_or("null".to_string(), json_quote)
                         ))
                         .collect::<Vec<_>>()
                         .join(",")

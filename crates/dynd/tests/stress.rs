@@ -8,10 +8,13 @@
 //! (about 4·10^5 kernel calls and refcount operations in all); they run
 //! under ASan and valgrind too (scripts/asan-tests.sh, valgrind-tests.sh).
 
-use dynd::array::{BlockrefMeta, FixedDimMeta};
+mod common;
+
+use common::{elem_meta, elems, scalar, with_assign_kernel};
+use dynd::array::BlockrefMeta;
 use dynd::callable::lookup;
 use dynd::error::{last_error, set_last_error, take_last_error};
-use dynd::kernels::assign::{ErrorMode, make_assignment_kernel};
+use dynd::kernels::assign::ErrorMode;
 use dynd::kernels::{CKernelBuilder, KernelRequest};
 use dynd::memblock::{MemBlock, MemoryBlockHeader};
 use dynd::{Array, Error, ErrorKind, Type};
@@ -34,68 +37,62 @@ unsafe fn raw_use_count(block: *mut MemoryBlockHeader) -> i32 {
 fn one_assignment_kernel_called_from_many_threads() {
     const CALLS: usize = 25_000; // per thread: 10^5 calls in all
     const N: usize = 8;
-    let mut ckb = pin!(CKernelBuilder::new());
     let (f64_tp, i32_tp) = (Type::float64(), Type::int32());
-    // SAFETY: offset 0 of a new builder is free; scalars have no arrmeta
-    // (the pointers are never read).
-    unsafe {
-        make_assignment_kernel(
-            ckb.as_mut(),
-            0,
-            &i32_tp,
-            std::ptr::null(),
-            &f64_tp,
-            std::ptr::null(),
-            KernelRequest::Strided,
-            ErrorMode::Overflow,
-        )
-    }
-    .unwrap();
-    let kernel: &CKernelBuilder = &ckb;
-    std::thread::scope(|s| {
-        for t in 0..THREADS {
-            s.spawn(move || {
-                let mut src = [0.0f64; N];
-                let mut dst = [0i32; N];
-                for i in 0..CALLS {
-                    let base = (t * 1_000_000 + i) as f64;
-                    for (j, x) in src.iter_mut().enumerate() {
-                        *x = base + j as f64 + 0.25;
-                    }
-                    // Every 64th call fails, with a value only this thread uses.
-                    let bad = i % 64 == 0;
-                    if bad {
-                        src[N / 2] = 1e10 + t as f64;
-                    }
-                    // SAFETY: built for Strided, int32 <- float64; N
-                    // elements on both sides at their natural strides.
-                    let r = unsafe {
-                        kernel.call_strided(
-                            dst.as_mut_ptr().cast(),
-                            4,
-                            &[src.as_ptr().cast()],
-                            &[8],
-                            N,
-                        )
-                    };
-                    if bad {
-                        let e = r.expect_err("1e10 does not fit int32");
-                        assert_eq!(e.kind(), ErrorKind::Overflow);
-                        let want = format!("float64 value {:?} is out of range", 1e10 + t as f64);
-                        assert!(e.message().contains(&want), "thread {t}: {e}");
-                    } else {
-                        r.unwrap_or_else(|e| panic!("thread {t} call {i}: {e}"));
-                        for (j, y) in dst.iter().enumerate() {
-                            assert_eq!(*y, (t * 1_000_000 + i + j) as i32);
+    let (dst, src) = (scalar(&i32_tp), scalar(&f64_tp));
+    with_assign_kernel(
+        dst,
+        src,
+        KernelRequest::Strided,
+        ErrorMode::Overflow,
+        |kernel| {
+            std::thread::scope(|s| {
+                for t in 0..THREADS {
+                    s.spawn(move || {
+                        let mut src = [0.0f64; N];
+                        let mut dst = [0i32; N];
+                        for i in 0..CALLS {
+                            let base = (t * 1_000_000 + i) as f64;
+                            for (j, x) in src.iter_mut().enumerate() {
+                                *x = base + j as f64 + 0.25;
+                            }
+                            // Every 64th call fails, with a value only this thread uses.
+                            let bad = i % 64 == 0;
+                            if bad {
+                                src[N / 2] = 1e10 + t as f64;
+                            }
+                            // SAFETY: built for Strided, int32 <- float64; N
+                            // elements on both sides at their natural strides.
+                            let r = unsafe {
+                                kernel.call_strided(
+                                    dst.as_mut_ptr().cast(),
+                                    4,
+                                    &[src.as_ptr().cast()],
+                                    &[8],
+                                    N,
+                                )
+                            };
+                            if bad {
+                                let e = r.expect_err("1e10 does not fit int32");
+                                assert_eq!(e.kind(), ErrorKind::Overflow);
+                                let want =
+                                    format!("float64 value {:?} is out of range", 1e10 + t as f64);
+                                assert!(e.message().contains(&want), "thread {t}: {e}");
+                            } else {
+                                r.unwrap_or_else(|e| panic!("thread {t} call {i}: {e}"));
+                                for (j, y) in dst.iter().enumerate() {
+                                    assert_eq!(*y, (t * 1_000_000 + i + j) as i32);
+                                }
+                            }
+                            // The slot holds nothing: another thread's failure never
+                            // lands in this thread's slot.
+                            assert_eq!(last_error(), None, "thread {t} call {i}");
                         }
-                    }
-                    // The slot holds nothing: another thread's failure never
-                    // lands in this thread's slot.
-                    assert_eq!(last_error(), None, "thread {t} call {i}");
+                    });
                 }
             });
-        }
-    });
+        },
+    )
+    .unwrap();
 }
 
 #[test]
@@ -152,6 +149,24 @@ fn one_callable_kernel_called_from_many_threads() {
     });
 }
 
+/// The use counts of a numeric array's block and data, and of a string
+/// array's block, data and the block its strings' bytes live in.
+fn use_counts(nums: &Array, strs: &Array) -> (i32, i32, i32, i32, i32) {
+    // The string array's bytes live in the block its element arrmeta
+    // (after the fixed dim's) refers to.
+    // SAFETY: `N * string` arrmeta is a FixedDimMeta then a BlockrefMeta.
+    let str_block = unsafe { elem_meta(strs).cast::<BlockrefMeta>().read().blockref };
+    assert!(!str_block.is_null());
+    (
+        nums.memblock().use_count(),
+        nums.data_ref().use_count(),
+        strs.memblock().use_count(),
+        strs.data_ref().use_count(),
+        // SAFETY: `strs` holds a reference to its string block.
+        unsafe { raw_use_count(str_block) },
+    )
+}
+
 #[test]
 fn clones_and_views_from_many_threads_restore_use_counts() {
     const ITERS: usize = 25_000;
@@ -168,25 +183,7 @@ fn clones_and_views_from_many_threads_restore_use_counts() {
     .unwrap();
     let words: Vec<String> = (0..50).map(|i| format!("word{i}")).collect();
     let strs = Array::from(words.iter().map(String::as_str).collect::<Vec<_>>());
-    // The string array's bytes live in the block its element arrmeta
-    // (after the fixed dim's) refers to.
-    // SAFETY: `50 * string` arrmeta is a FixedDimMeta then a BlockrefMeta.
-    let str_block = unsafe {
-        strs.arrmeta_ptr()
-            .add(size_of::<FixedDimMeta>())
-            .cast::<BlockrefMeta>()
-            .read()
-            .blockref
-    };
-    assert!(!str_block.is_null());
-    let start = (
-        nums.memblock().use_count(),
-        nums.data_ref().use_count(),
-        strs.memblock().use_count(),
-        strs.data_ref().use_count(),
-        // SAFETY: `strs` holds a reference to its string block.
-        unsafe { raw_use_count(str_block) },
-    );
+    let start = use_counts(&nums, &strs);
     assert_eq!(start, (1, 1, 1, 1, 1));
     std::thread::scope(|s| {
         for t in 0..THREADS {
@@ -210,14 +207,7 @@ fn clones_and_views_from_many_threads_restore_use_counts() {
             });
         }
     });
-    let end = (
-        nums.memblock().use_count(),
-        nums.data_ref().use_count(),
-        strs.memblock().use_count(),
-        strs.data_ref().use_count(),
-        // SAFETY: `strs` holds a reference to its string block.
-        unsafe { raw_use_count(str_block) },
-    );
+    let end = use_counts(&nums, &strs);
     assert_eq!(end, start);
 }
 
@@ -287,63 +277,53 @@ fn one_string_kernel_allocates_from_one_arena_on_many_threads() {
     const ROUNDS: usize = 25; // 10^5 string elements written in all
     const CHUNK: usize = 40;
     let out = Array::empty(format!("{} * string", THREADS * PER_THREAD).as_str()).unwrap();
-    // SAFETY: `N * string` arrmeta is a FixedDimMeta then the element's.
-    let elem_meta = unsafe { out.arrmeta_ptr().add(size_of::<FixedDimMeta>()) };
-    // SAFETY: `N * string` arrmeta is a FixedDimMeta then the element's.
-    let arena = unsafe { elem_meta.cast::<BlockrefMeta>().read().blockref };
+    // SAFETY: `N * string` arrmeta is a FixedDimMeta then the element's
+    // (a string's, a BlockrefMeta).
+    let arena = unsafe { elem_meta(&out).cast::<BlockrefMeta>().read().blockref };
     // SAFETY: `out` holds a reference to its arena.
     let arena_count = unsafe { raw_use_count(arena) };
-    let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: offset 0 is free; `elem_meta` is valid string arrmeta and
-    // int32 has none.
-    unsafe {
-        make_assignment_kernel(
-            ckb.as_mut(),
-            0,
-            &Type::string(),
-            elem_meta,
-            &Type::int32(),
-            std::ptr::null(),
-            KernelRequest::Strided,
-            ErrorMode::Default,
-        )
-    }
-    .unwrap();
-    // SAFETY: the kernel holds its own reference to the arena.
-    assert_eq!(unsafe { raw_use_count(arena) }, arena_count + 1);
-    let kernel: &CKernelBuilder = &ckb;
-    let base = out.data_ptr() as usize;
-    std::thread::scope(|s| {
-        for t in 0..THREADS {
-            s.spawn(move || {
-                for round in 0..ROUNDS {
-                    let src: Vec<i32> = (0..PER_THREAD)
-                        .map(|j| (round * 100_000 + t * PER_THREAD + j) as i32)
-                        .collect();
-                    for c in (0..PER_THREAD).step_by(CHUNK) {
-                        let dst = base + (t * PER_THREAD + c) * 16;
-                        // SAFETY: built for Strided, string <- int32; this
-                        // thread alone writes elements [t*PER_THREAD, ..)
-                        // of `out` (16-byte strings, contiguous).
-                        unsafe {
-                            kernel.call_strided(
-                                dst as *mut u8,
-                                16,
-                                &[src[c..].as_ptr().cast()],
-                                &[4],
-                                CHUNK,
-                            )
+    let int32 = Type::int32();
+    with_assign_kernel(
+        elems(&out),
+        scalar(&int32),
+        KernelRequest::Strided,
+        ErrorMode::Default,
+        |kernel| {
+            // SAFETY: the kernel holds its own reference to the arena.
+            assert_eq!(unsafe { raw_use_count(arena) }, arena_count + 1);
+            let base = out.data_ptr() as usize;
+            std::thread::scope(|s| {
+                for t in 0..THREADS {
+                    s.spawn(move || {
+                        for round in 0..ROUNDS {
+                            let src: Vec<i32> = (0..PER_THREAD)
+                                .map(|j| (round * 100_000 + t * PER_THREAD + j) as i32)
+                                .collect();
+                            for c in (0..PER_THREAD).step_by(CHUNK) {
+                                let dst = base + (t * PER_THREAD + c) * 16;
+                                // SAFETY: built for Strided, string <- int32; this
+                                // thread alone writes elements [t*PER_THREAD, ..)
+                                // of `out` (16-byte strings, contiguous).
+                                unsafe {
+                                    kernel.call_strided(
+                                        dst as *mut u8,
+                                        16,
+                                        &[src[c..].as_ptr().cast()],
+                                        &[4],
+                                        CHUNK,
+                                    )
+                                }
+                                .unwrap();
+                            }
                         }
-                        .unwrap();
-                    }
+                    });
                 }
             });
-        }
-    });
-    // Destroying the kernel gives its reference back.
-    ckb.as_mut().reset();
-    // SAFETY: built for Strided, string <- int32; this thread alone writes elements
-    // [t*PER_THREAD, ..) of `out` (16-byte strings, contiguous).
+        },
+    )
+    .unwrap();
+    // Destroying the kernel gave its reference back.
+    // SAFETY: `out` holds a reference to its arena.
     assert_eq!(unsafe { raw_use_count(arena) }, arena_count);
     for i in (0..THREADS * PER_THREAD).step_by(37) {
         let v = out.index(&[i.into()]).unwrap();

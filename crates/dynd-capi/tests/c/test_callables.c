@@ -10,6 +10,7 @@
 
 #include "dynd.h"
 #include "minitest.h"
+#include "capi_util.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -27,18 +28,6 @@ _Static_assert(offsetof(dynd_deferred_ckernel, data_dynd_types) == 2 * sizeof(vo
 _Static_assert(offsetof(dynd_deferred_ckernel, data_ptr) == 3 * sizeof(void *), "data_ptr");
 _Static_assert(offsetof(dynd_deferred_ckernel, instantiate_func) == 4 * sizeof(void *), "inst");
 _Static_assert(offsetof(dynd_deferred_ckernel, free_func) == 5 * sizeof(void *), "free_func");
-
-#define TP(id) ((dynd_type)(uintptr_t)(id))
-#define T_INT32 TP(4)
-#define T_FLOAT64 TP(14)
-
-typedef struct { intptr_t dim_size; intptr_t stride; } fixed_dim_meta;
-
-static dynd_type parse_type(const char *ds) {
-  dynd_type tp = dynd_type_from_datashape(ds);
-  if (tp == NULL) MT_FAIL("cannot parse %s: %s", ds, dynd_error_message());
-  return tp;
-}
 
 /* An array of datashape `ds` from `json`. */
 static dynd_array arr(const char *ds, const char *json) {
@@ -725,12 +714,9 @@ static void test_from_deferred_failures_free_once(void) {
 }
 
 static void test_lookup(void) {
-  dynd_error_clear();
-  CHECK(dynd_callable_lookup("no_such_callable") == NULL);
-  CHECK_EQ_INT(dynd_error_code(), DYND_ERR_INVALID_ARGUMENT);
+  EXPECT_NULL_WITH(dynd_callable_lookup("no_such_callable"), DYND_ERR_INVALID_ARGUMENT);
   CHECK_CONTAINS(dynd_error_message(), "no callable named 'no_such_callable'");
-  CHECK(dynd_callable_lookup("\xff") == NULL);
-  CHECK_EQ_INT(dynd_error_code(), DYND_ERR_PARSE);
+  EXPECT_NULL_WITH(dynd_callable_lookup("\xff"), DYND_ERR_PARSE);
 
   /* "add" lands with the arithmetic family; test it once it is there. */
   dynd_callable add = dynd_callable_lookup("add");
@@ -746,15 +732,6 @@ static void test_lookup(void) {
   dynd_array_decref(args[1]);
   dynd_callable_decref(add);
 }
-
-#define EXPECT_INVALID(call)                                                  \
-  do {                                                                        \
-    dynd_error_clear();                                                       \
-    call;                                                                     \
-    if (dynd_error_code() != DYND_ERR_INVALID_ARGUMENT)                       \
-      MT_FAIL("%s: code %d, expected DYND_ERR_INVALID_ARGUMENT", #call,       \
-              dynd_error_code());                                             \
-  } while (0)
 
 static void test_null_arguments(void) {
   dynd_callable f = multiply_callable(2);

@@ -8,6 +8,7 @@
 
 #include "dynd.h"
 #include "minitest.h"
+#include "capi_util.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -24,27 +25,9 @@ _Static_assert(sizeof(dynd_ckernel_prefix) == 2 * sizeof(void *), "prefix is 2 w
 _Static_assert(sizeof(dynd_memory_block) == 8, "memory block header is 8 bytes");
 _Static_assert(sizeof(dynd_pod_allocator_api) == 3 * sizeof(void *), "allocator api is 3 pointers");
 
-/* Builtin ids (DESIGN section 3). */
-#define TP(id) ((dynd_type)(uintptr_t)(id))
-#define T_BOOL TP(1)
-#define T_INT8 TP(2)
-#define T_INT16 TP(3)
-#define T_INT32 TP(4)
-#define T_INT64 TP(5)
-#define T_UINT16 TP(8)
-#define T_FLOAT32 TP(13)
-#define T_FLOAT64 TP(14)
-
 /* Arrmeta and data layouts (DESIGN section 4). */
-typedef struct { intptr_t dim_size; intptr_t stride; } fixed_dim_meta;
 typedef struct { dynd_memory_block *blockref; intptr_t stride; intptr_t offset; } var_dim_meta;
 typedef struct { char *begin; size_t size; } var_dim_data;
-
-static dynd_type parse_type(const char *ds) {
-  dynd_type tp = dynd_type_from_datashape(ds);
-  if (tp == NULL) MT_FAIL("cannot parse %s: %s", ds, dynd_error_message());
-  return tp;
-}
 
 static dynd_array parse_json(dynd_type tp, const char *json) {
   dynd_array a = dynd_array_from_json(tp, json, strlen(json));
@@ -219,14 +202,10 @@ static void test_type_sizes(void) {
 }
 
 static void test_bad_datashape(void) {
-  dynd_error_clear();
-  CHECK(dynd_type_from_datashape("3 * * int32") == NULL);
-  CHECK_EQ_INT(dynd_error_code(), DYND_ERR_PARSE);
+  EXPECT_NULL_WITH(dynd_type_from_datashape("3 * * int32"), DYND_ERR_PARSE);
   CHECK_CONTAINS(dynd_error_message(), "line 1, column 5");
-  CHECK(dynd_type_from_datashape("{x: int32") == NULL);
-  CHECK_EQ_INT(dynd_error_code(), DYND_ERR_PARSE);
-  CHECK(dynd_type_from_datashape("\xff") == NULL);
-  CHECK_EQ_INT(dynd_error_code(), DYND_ERR_PARSE);
+  EXPECT_NULL_WITH(dynd_type_from_datashape("{x: int32"), DYND_ERR_PARSE);
+  EXPECT_NULL_WITH(dynd_type_from_datashape("\xff"), DYND_ERR_PARSE);
   CHECK_CONTAINS(dynd_error_message(), "utf-8");
   dynd_error_clear();
 }
@@ -763,15 +742,6 @@ static void test_strided_kernel_from_four_threads(void) {
 }
 
 /* -------------------------------------------------------- NULL arguments */
-
-#define EXPECT_INVALID(call)                                                  \
-  do {                                                                        \
-    dynd_error_clear();                                                       \
-    call;                                                                     \
-    if (dynd_error_code() != DYND_ERR_INVALID_ARGUMENT)                       \
-      MT_FAIL("%s: code %d, expected DYND_ERR_INVALID_ARGUMENT", #call,       \
-              dynd_error_code());                                             \
-  } while (0)
 
 #define EXPECT_NOOP(call)                                                     \
   do {                                                                        \

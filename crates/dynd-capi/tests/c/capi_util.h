@@ -1,0 +1,52 @@
+/*
+ * capi_util.h -- what the C tests of dynd.h (test_capi.c, test_callables.c)
+ * share: builtin type ids, the fixed dim arrmeta layout, parsing a type, and
+ * the checks of a failing call (EXPECT_INVALID, EXPECT_NULL_WITH). Include it after dynd.h and minitest.h.
+ */
+#ifndef DYND_CAPI_UTIL_H
+#define DYND_CAPI_UTIL_H
+
+#include <stdint.h>
+
+/* Builtin ids (DESIGN section 3). */
+#define TP(id) ((dynd_type)(uintptr_t)(id))
+#define T_BOOL TP(1)
+#define T_INT8 TP(2)
+#define T_INT16 TP(3)
+#define T_INT32 TP(4)
+#define T_INT64 TP(5)
+#define T_UINT16 TP(8)
+#define T_FLOAT32 TP(13)
+#define T_FLOAT64 TP(14)
+
+/* The arrmeta of a fixed dim (DESIGN section 4). */
+typedef struct { intptr_t dim_size; intptr_t stride; } fixed_dim_meta;
+
+/* A type from datashape text; a failed check (and NULL) when it does not parse. */
+static inline dynd_type parse_type(const char *ds) {
+  dynd_type tp = dynd_type_from_datashape(ds);
+  if (tp == NULL) MT_FAIL("cannot parse %s: %s", ds, dynd_error_message());
+  return tp;
+}
+
+/* Runs `call` with a clear error slot; the slot must then hold
+ * DYND_ERR_INVALID_ARGUMENT. */
+#define EXPECT_INVALID(call)                                                  \
+  do {                                                                        \
+    dynd_error_clear();                                                       \
+    call;                                                                     \
+    if (dynd_error_code() != DYND_ERR_INVALID_ARGUMENT)                       \
+      MT_FAIL("%s: code %d, expected DYND_ERR_INVALID_ARGUMENT", #call,       \
+              dynd_error_code());                                             \
+  } while (0)
+
+/* `call`, made with a clear error slot, must return NULL and leave `code` in
+ * the slot. */
+#define EXPECT_NULL_WITH(call, code)                                          \
+  do {                                                                        \
+    dynd_error_clear();                                                       \
+    CHECK((call) == NULL);                                                    \
+    CHECK_EQ_INT(dynd_error_code(), (code));                                  \
+  } while (0)
+
+#endif /* DYND_CAPI_UTIL_H */

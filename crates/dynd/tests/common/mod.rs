@@ -1,0 +1,112 @@
+//! Helpers shared by several integration tests of this crate: building an
+//! assignment kernel by hand, the element arrmeta of a 1-d array, and JSON
+//! string literals; the end of a bad-input sweep. Each test binary uses a
+//! part of them.
+#![allow(dead_code)]
+
+pub mod sweep;
+
+use dynd::array::FixedDimMeta;
+use dynd::kernels::assign::{ErrorMode, make_assignment_kernel};
+use dynd::kernels::{CKernelBuilder, KernelRequest};
+use dynd::types::TypeKind;
+use dynd::{Array, Type};
+use std::pin::pin;
+
+/// One side of an assignment kernel: a type and its arrmeta, borrowed from
+/// where they live for as long as the side is used.
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    tp: &'a Type,
+    meta: *const u8,
+}
+
+/// A type without arrmeta (a builtin type): nothing for a kernel to read.
+pub fn scalar(tp: &Type) -> Side<'_> {
+    assert_eq!(
+        tp.arrmeta_size(),
+        0,
+        "{tp} has arrmeta: take it from an array"
+    );
+    Side {
+        tp,
+        meta: std::ptr::null(),
+    }
+}
+
+/// A whole array: its type and its arrmeta.
+pub fn whole(a: &Array) -> Side<'_> {
+    Side {
+        tp: a.tp(),
+        meta: a.arrmeta_ptr(),
+    }
+}
+
+/// The elements of a fixed dim array: the element type and the arrmeta
+/// that follows the dim's own inside the array's.
+pub fn elems(a: &Array) -> Side<'_> {
+    let TypeKind::FixedDim { elem, .. } = a.tp().kind() else {
+        panic!("{} is not a fixed dim", a.tp());
+    };
+    Side {
+        tp: elem,
+        meta: elem_meta(a),
+    }
+}
+
+/// Builds the assignment kernel `dst ← src` for `req` and `mode` in a new
+/// builder and gives it to `f`; the kernel is dropped when `f` returns.
+/// Building allocates nothing beyond what the kernel itself does.
+pub fn with_assign_kernel<R>(
+    dst: Side<'_>,
+    src: Side<'_>,
+    req: KernelRequest,
+    mode: ErrorMode,
+    f: impl FnOnce(&CKernelBuilder) -> R,
+) -> dynd::Result<R> {
+    let mut ckb = pin!(CKernelBuilder::new());
+    // SAFETY: offset 0 of a new builder is free; each side's arrmeta is
+    // that of its type (none for `scalar`, taken from an array for `whole`
+    // and `elems`) and is borrowed past the kernel's life, which ends here.
+    unsafe {
+        make_assignment_kernel(
+            ckb.as_mut(),
+            0,
+            dst.tp,
+            dst.meta,
+            src.tp,
+            src.meta,
+            req,
+            mode,
+        )
+    }?;
+    Ok(f(&ckb))
+}
+
+/// The arrmeta of the elements of a fixed dim array.
+pub fn elem_meta(a: &Array) -> *const u8 {
+    assert!(
+        matches!(a.tp().kind(), TypeKind::FixedDim { .. }),
+        "{} is not a fixed dim",
+        a.tp()
+    );
+    // SAFETY: a fixed dim array: the element's arrmeta follows the
+    // FixedDimMeta.
+    unsafe { a.arrmeta_ptr().add(size_of::<FixedDimMeta>()) }
+}
+
+/// `s` as a JSON string literal: quotes, backslashes and control characters
+/// escaped, everything else as it is.
+pub fn json_quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
