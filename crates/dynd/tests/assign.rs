@@ -114,7 +114,7 @@ fn var_dims_allocate_check_and_broadcast() {
     assert_eq!(e.kind(), ErrorKind::Broadcast);
     assert!(
         e.message().contains(
-            "cannot broadcast a dim of size 2 into size 3 (2 * var * int32 into 2 * 3 * int32)"
+            "cannot broadcast shape (2, var) into shape (2, 3): a dim of size 2 into size 3 (2 * var * int32 into 2 * 3 * int32)"
         ),
         "{e}"
     );

@@ -98,9 +98,11 @@
 //! ```
 
 pub mod assign;
+pub(crate) mod broadcast;
 mod builder;
 mod kernel;
 pub(crate) mod lift;
+pub mod loops;
 mod prefix;
 
 pub use builder::CKernelBuilder;

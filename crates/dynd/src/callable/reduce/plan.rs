@@ -22,6 +22,7 @@
 
 use super::ops::{CountOp, Ctx, ReduceOp};
 use crate::error::{Error, Result};
+use crate::kernels::loops::Rows;
 use crate::kernels::{Kernel, KernelRef};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
@@ -662,7 +663,20 @@ impl Walker<'_> {
         {
             // The ragged reduction (`N * var * T` over its var dim): each row
             // folds straight into its output element — what `walk` would do
-            // one level down, without its per-row calls.
+            // one level down, without its per-row calls. Built-in folds run
+            // it as one segmented loop (the loop selector's ragged rows).
+            let rows = Rows {
+                data: sp,
+                stride: ss,
+                n: len,
+                offset: *vo,
+                elem_stride: *vs,
+            };
+            // SAFETY: (1) the dim's len elements are var dim data whose rows
+            // hold readable values; output elements j at ds from dp.
+            if let Some(total) = unsafe { self.op.fold_rows(self.cx, dp, ds, rows, first) }? {
+                return Ok(total);
+            }
             let mut total = 0usize;
             for j in 0..len as isize {
                 let d = dp.wrapping_offset(j * ds);
