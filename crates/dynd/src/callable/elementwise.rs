@@ -31,7 +31,7 @@ use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::kernels::broadcast::{self, Mismatch, dims_of};
 use crate::kernels::lift;
-use crate::kernels::loops::{RowCutter, RowRun, Rows};
+use crate::kernels::loops::{MAX_ROW_OPERANDS, RowCutter, RowRun, Rows};
 use crate::kernels::{CKernelBuilder, KernelRequest};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::types::{Type, TypeKind};
@@ -542,47 +542,72 @@ fn call_ragged(f: &Callable, args: &[&Array]) -> Option<Result<Array>> {
         return None;
     }
     // Rows and runs; rows of different sizes go to the general path.
-    let mut starts: SmallVec<[*const u8; 4]> =
-        args.iter().map(|a| a.data_ptr() as *const u8).collect();
-    let strides: SmallVec<[isize; 4]> = vars
-        .iter()
-        .map(|v| v.as_ref().map_or(0, |v| v.rows.elem_stride))
-        .collect();
+    // The cutter follows the var arguments only: a scalar never breaks a
+    // run. More of them than it follows: the general path.
+    let var_rows: SmallVec<[Rows; 4]> = vars.iter().flatten().map(|v| v.rows).collect();
+    let kv = var_rows.len();
+    let mut cutter = RowCutter::new(kv)?;
+    let mut vstarts = [std::ptr::null::<u8>(); MAX_ROW_OPERANDS];
+    let mut vstrides = [0isize; MAX_ROW_OPERANDS];
+    for (st, r) in vstrides.iter_mut().zip(&var_rows) {
+        *st = r.elem_stride;
+    }
     let mut sizes = Vec::with_capacity(n);
-    let mut cutter = RowCutter::new();
-    for i in 0..n {
-        let mut size = None;
-        for (j, v) in vars.iter().enumerate() {
-            if let Some(v) = v {
-                // SAFETY: i < n rows, each a readable row descriptor of the
-                // argument's fixed dim.
-                let (p, s) = unsafe { v.rows.row(i) };
+    if let [rows] = var_rows.as_slice() {
+        // One var argument (`x + 1.0`): a tight loop over its rows.
+        for i in 0..n {
+            // SAFETY: i < n rows, each a readable row descriptor of the
+            // argument's fixed dim.
+            let (p, size) = unsafe { rows.row(i) };
+            sizes.push(size);
+            cutter.push(&[p], &vstrides[..1], size);
+        }
+    } else {
+        for i in 0..n {
+            let mut size = None;
+            for (j, rows) in var_rows.iter().enumerate() {
+                // SAFETY: as above.
+                let (p, s) = unsafe { rows.row(i) };
                 if size.is_some_and(|z| z != s) {
                     return None;
                 }
                 size = Some(s);
-                starts[j] = p;
+                vstarts[j] = p;
             }
+            let size = size.unwrap_or(0);
+            sizes.push(size);
+            cutter.push(&vstarts[..kv], &vstrides[..kv], size);
         }
-        let size = size.unwrap_or(0);
-        sizes.push(size);
-        cutter.push(&starts, &strides, size);
     }
+    let total = cutter.total();
+    // Each run's sources: its var arguments' starts, the scalars' data.
+    let runs: Vec<RowRun> = cutter
+        .finish()
+        .into_iter()
+        .map(|run| {
+            let mut vs = run.srcs.iter();
+            let srcs = vars
+                .iter()
+                .zip(args)
+                .map(|(v, a)| match v {
+                    Some(_) => vs.next().copied().unwrap_or(std::ptr::null()),
+                    None => a.data_ptr() as *const u8,
+                })
+                .collect();
+            RowRun { srcs, ..run }
+        })
+        .collect();
+    let strides: SmallVec<[isize; 4]> = vars
+        .iter()
+        .map(|v| v.as_ref().map_or(0, |v| v.rows.elem_stride))
+        .collect();
     let metas: SmallVec<[*const u8; 4]> = vars
         .iter()
         .zip(args)
         .map(|(v, a)| v.as_ref().map_or_else(|| a.arrmeta_ptr(), |v| v.meta))
         .collect();
-    let total = cutter.total();
     Some(run_ragged(
-        f,
-        &dtype,
-        &dtypes,
-        &metas,
-        &strides,
-        &sizes,
-        total,
-        &cutter.finish(),
+        f, &dtype, &dtypes, &metas, &strides, &sizes, total, &runs,
     ))
 }
 

@@ -176,46 +176,59 @@ pub struct RowRun {
     pub srcs: SmallVec<[*const u8; 4]>,
 }
 
+/// Most operands a [`RowCutter`] follows.
+pub const MAX_ROW_OPERANDS: usize = 4;
+
 /// Cuts rows into [`RowRun`]s: rows fed in order join the current run
 /// while each operand's row starts where its previous row ended. Rows
 /// packed in one block give a single run, however many rows there are.
-#[derive(Debug, Default)]
+/// Per row it compares and advances at most [`MAX_ROW_OPERANDS`] pointers
+/// held inline (no allocation but the runs').
+#[derive(Debug)]
 pub struct RowCutter {
     runs: Vec<RowRun>,
     /// Where each operand's next row would have to start to join the run.
-    next: SmallVec<[*const u8; 4]>,
+    next: [*const u8; MAX_ROW_OPERANDS],
+    /// Operands.
+    k: usize,
     /// Elements so far.
     total: usize,
 }
 
 impl RowCutter {
-    /// A cutter with no rows yet.
-    pub fn new() -> RowCutter {
-        RowCutter::default()
+    /// A cutter for rows of `k` operands; `None` when `k` is above
+    /// [`MAX_ROW_OPERANDS`].
+    pub fn new(k: usize) -> Option<RowCutter> {
+        (k <= MAX_ROW_OPERANDS).then(|| RowCutter {
+            runs: Vec::new(),
+            next: [std::ptr::null(); MAX_ROW_OPERANDS],
+            k,
+            total: 0,
+        })
     }
 
     /// Adds a row of `size` elements whose first element in operand `j` is
     /// `starts[j]`, elements `strides[j]` bytes apart (0: a broadcast
-    /// operand, which never breaks a run).
+    /// operand, which never breaks a run). Operands past the `k` given to
+    /// [`RowCutter::new`] are ignored.
+    #[inline]
     pub fn push(&mut self, starts: &[*const u8], strides: &[isize], size: usize) {
         if size == 0 {
             return;
         }
+        let k = self.k.min(starts.len()).min(strides.len());
+        let joins = !self.runs.is_empty() && starts[..k] == self.next[..k];
         match self.runs.last_mut() {
-            Some(run) if starts == self.next.as_slice() => run.count += size,
+            Some(run) if joins => run.count += size,
             _ => self.runs.push(RowRun {
                 start: self.total,
                 count: size,
-                srcs: SmallVec::from_slice(starts),
+                srcs: SmallVec::from_slice(&starts[..k]),
             }),
         }
-        self.next.clear();
-        self.next.extend(
-            starts
-                .iter()
-                .zip(strides)
-                .map(|(p, s)| p.wrapping_offset(*s * size as isize)),
-        );
+        for j in 0..k {
+            self.next[j] = starts[j].wrapping_offset(strides[j].wrapping_mul(size as isize));
+        }
         self.total += size;
     }
 
@@ -271,7 +284,8 @@ mod tests {
         let p = |k: usize| xs.as_ptr().wrapping_add(k).cast::<u8>();
         let one = [7u8];
         // Packed rows 0..3, 3..3 (empty), 3..8, then a jump back to 0..2.
-        let mut c = RowCutter::new();
+        let mut c = RowCutter::new(2).unwrap();
+        assert!(RowCutter::new(MAX_ROW_OPERANDS + 1).is_none());
         for (start, size) in [(0, 3), (3, 0), (3, 5), (0, 2), (2, 4)] {
             c.push(&[p(start), one.as_ptr()], &[8, 0], size);
         }
