@@ -185,3 +185,44 @@ fn ragged_elementwise_runs_equal_row_by_row_results() {
         }
     }
 }
+
+#[test]
+fn a_large_ragged_sum_splits_across_threads_with_the_serial_bits() {
+    // Enough rows for the reduction to split its outer dim into tasks.
+    let rows = 200_000;
+    let mut rng = Rng(4242);
+    let x = ragged(&mut rng, rows, false);
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    let run = |n: usize, v: &Array| pool(n).install(|| reduce::sum(v, Some(&[1]), false).unwrap());
+    for (what, v) in views(&x) {
+        let serial = run(1, &v);
+        let parallel = run(2, &v);
+        let bits = |a: &Array| -> Vec<u64> {
+            (0..rows_of(a))
+                .map(|i| {
+                    a.index(&[i.into()])
+                        .unwrap()
+                        .as_scalar::<f64>()
+                        .unwrap()
+                        .to_bits()
+                })
+                .collect()
+        };
+        let serial = bits(&serial);
+        assert_eq!(serial, bits(&parallel), "{what}");
+        // And row by row, for a sample of rows.
+        for i in (0..rows_of(&v)).step_by(997) {
+            let row = v.index(&[i.into()]).unwrap();
+            let want = reduce::sum(&row, None, false)
+                .unwrap()
+                .as_scalar::<f64>()
+                .unwrap();
+            assert_eq!(serial[i], want.to_bits(), "{what} row {i}");
+        }
+    }
+}

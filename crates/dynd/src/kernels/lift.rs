@@ -13,8 +13,10 @@
 //! | `N *` | `var *` | each element must have N elements, or 1 (repeated) |
 //! | `var *` | any | an unwritten (null) destination element is allocated with the sources' common size; a written one keeps its size, and sources must match it or have size 1 |
 //!
-//! The innermost loop is one strided call of the leaf per row; leaves check
-//! for contiguous data once per call and take a plain slice loop then.
+//! The innermost loop is one strided call of the leaf per row; leaves ask
+//! the loop selector ([`super::loops`]) once per call and take a plain
+//! slice loop when it says contiguous. Sizes are checked, and mismatches
+//! worded, by [`super::broadcast`].
 
 use super::broadcast::{Mismatch, broadcast_error, fits};
 use super::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};

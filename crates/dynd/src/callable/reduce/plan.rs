@@ -343,8 +343,9 @@ impl Split {
     };
 }
 
-/// Chooses a split for a large reduction: every dim fixed (so no output
-/// is allocated and no extent is empty), outputs that do not overlap, and
+/// Chooses a split for a large reduction: every dim fixed but perhaps a
+/// reduced var dim at the bottom (so no output is allocated, and an empty
+/// extent fills only its own output element), outputs that do not overlap, and
 /// a kept dim of size 2 or more. Chunks depend only on the shapes, never
 /// on the thread count, and every output element is computed by one task
 /// exactly as the serial walk computes it.
@@ -356,8 +357,12 @@ pub(super) fn split(dims: &[Dim], dst_elem_size: usize) -> Split {
 fn split_of(dims: &[Dim], dst_elem_size: usize) -> Option<Split> {
     let mut total = 1usize;
     let mut kept = Vec::new();
-    for d in dims {
-        let size = d.fixed_size()?;
+    for (level, d) in dims.iter().enumerate() {
+        // A reduced var dim at the bottom (the ragged reduction): each row
+        // folds into its own output element, which one task computes as
+        // the serial walk does; counted as one element per row.
+        let bottom_var = level + 1 == dims.len() && d.reduced() && d.fixed_size().is_none();
+        let size = if bottom_var { 1 } else { d.fixed_size()? };
         total = total.checked_mul(size)?;
         match d.dst {
             DstDim::Reduced => {}

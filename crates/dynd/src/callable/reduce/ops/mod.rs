@@ -4,7 +4,9 @@
 //! innermost run it meets: `init` (an output element's first value),
 //! `accumulate` (elementwise `dst[j] = op(dst[j], x[j])`, the outer-axis
 //! pattern), `fold` (a whole run into one output element, the inner-axis
-//! pattern) and `fill` (the identity, for empty extents).
+//! pattern), `fill` (the identity, for empty extents) and `fold_rows` (every
+//! row of a var dim into its own output element: the ragged reduction as
+//! one segmented loop that reads each row descriptor once).
 //!
 //! - [`FoldOp`]: the built-in reductions, typed. `fold` keeps [`LANES`]
 //!   accumulators (element `j` of a run goes to lane `j % LANES`, the tail
