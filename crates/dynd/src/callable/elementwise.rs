@@ -566,7 +566,8 @@ fn call_ragged(f: &Callable, args: &[&Array]) -> Option<Result<Array>> {
         for i in 0..n {
             let mut size = None;
             for (j, rows) in var_rows.iter().enumerate() {
-                // SAFETY: as above.
+                // SAFETY: i < n rows (every var argument has n, checked
+                // above), each a readable row descriptor of its fixed dim.
                 let (p, s) = unsafe { rows.row(i) };
                 if size.is_some_and(|z| z != s) {
                     return None;

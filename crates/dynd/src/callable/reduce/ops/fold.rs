@@ -282,7 +282,8 @@ where
         let s = rows.elem_stride;
         let mut total = 0usize;
         for j in 0..rows.n {
-            // SAFETY: (the method's contract) row descriptor j < n.
+            // SAFETY: the method's contract: j < rows.n, and every row
+            // descriptor of `rows` is readable.
             let (p, n) = unsafe { rows.row(j) };
             let d = dst.wrapping_offset(j as isize * ds);
             let r: A = if n == 0 {
@@ -291,10 +292,12 @@ where
                 }
                 K::identity()
             } else if n <= BLOCK {
-                // SAFETY: the row's n elements at stride s are readable.
+                // SAFETY: the method's contract: the row descriptor
+                // addresses its n readable elements, s bytes apart.
                 unsafe { fold_block::<K, S, A>(p, s, n) }
             } else {
-                // SAFETY: as above.
+                // SAFETY: the method's contract: the row descriptor
+                // addresses its n readable elements, s bytes apart.
                 unsafe { fold_run::<K, S, A>(p, s, n) }
             };
             let r = if first {
