@@ -1,6 +1,6 @@
 //! Var dims: a ragged `R * var * float64` of R = 1M rows (200K with
 //! `--quick`) of 0–20 elements: sum over the inner axis, and `+ 1.0` into
-//! a new array.
+//! a new array, each on one thread and on two.
 //!
 //! Row `i` has `(7 i + 3) mod 21` elements; the element at flat position
 //! `k` is `(k mod 100) / 4` (`bench/compare.py` builds the same array for
@@ -115,13 +115,22 @@ pub fn run(ctx: &Ctx) {
                 assert_eq!(got, want, "row {i}");
                 start += row_len(i);
             }
-            let t = median_time(ctx.runs, || {
-                black_box(reduce::sum(&x, Some(&[1]), false).expect("sum"));
-            });
-            ctx.row(
-                &Measurement::new(name, rows, t, total * 8 + rows * (16 + 8)),
-                &format!("{total} elements"),
-            );
+            for (suffix, pool) in [("", &ctx.one), (", 2 threads", &ctx.two)] {
+                let t = pool.install(|| {
+                    median_time(ctx.runs, || {
+                        black_box(reduce::sum(&x, Some(&[1]), false).expect("sum"));
+                    })
+                });
+                ctx.row(
+                    &Measurement::new(
+                        format!("{name}{suffix}"),
+                        rows,
+                        t,
+                        total * 8 + rows * (16 + 8),
+                    ),
+                    &format!("{total} elements"),
+                );
+            }
         }
     }
 
@@ -137,13 +146,22 @@ pub fn run(ctx: &Ctx) {
                 .map(|k| format!("{:?}", value(k) + 1.0))
                 .collect();
             assert_eq!(row3, format!("[{}]", want.join(",")));
-            let t = median_time(ctx.runs, || {
-                black_box(add.call(&[&x, &one]).expect("add"));
-            });
-            ctx.row(
-                &Measurement::new(name, rows, t, 2 * (total * 8 + rows * 16)),
-                &format!("{total} elements"),
-            );
+            for (suffix, pool) in [("", &ctx.one), (", 2 threads", &ctx.two)] {
+                let t = pool.install(|| {
+                    median_time(ctx.runs, || {
+                        black_box(add.call(&[&x, &one]).expect("add"));
+                    })
+                });
+                ctx.row(
+                    &Measurement::new(
+                        format!("{name}{suffix}"),
+                        rows,
+                        t,
+                        2 * (total * 8 + rows * 16),
+                    ),
+                    &format!("{total} elements"),
+                );
+            }
         }
     }
 }

@@ -114,10 +114,7 @@ fn broadcasting_rules_and_errors() {
             &a("2 * var * int32", "[[1,2,3],[4]]"),
         ])
         .unwrap_err();
-    assert!(
-        e.message().contains("sizes 2 and 3 do not broadcast"),
-        "{e}"
-    );
+    assert!(e.message().contains("a dim of size 3 into size 2"), "{e}");
     let e = f
         .call(&[&a("3 * float64", "[1,2,3]"), &a("int32", "1")])
         .unwrap_err();
@@ -428,7 +425,12 @@ fn the_flat_path_agrees_with_the_general_lifter() {
     let y = Array::from(vec![1.0f64, 2.0]);
     let e = add.call(&[&x, &y]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Broadcast);
-    assert!(e.message().contains("do not broadcast"), "{}", e.message());
+    assert!(
+        e.message()
+            .contains("cannot broadcast shapes (3) and (2) together"),
+        "{}",
+        e.message()
+    );
     // Types the callable does not take are refused with the full message.
     let s = a("3 * string", r#"["a","b","c"]"#);
     let e = add.call(&[&x, &s]).unwrap_err();

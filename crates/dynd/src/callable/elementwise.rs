@@ -29,7 +29,9 @@
 use super::{Callable, no_match};
 use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::kernels::lift::{self, dims_of, shape_text};
+use crate::kernels::broadcast::{self, Mismatch, dims_of};
+use crate::kernels::lift;
+use crate::kernels::loops::{MAX_ROW_OPERANDS, RowCutter, RowRun, Rows};
 use crate::kernels::{CKernelBuilder, KernelRequest};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::types::{Type, TypeKind};
@@ -38,7 +40,8 @@ use smallvec::SmallVec;
 use std::mem::size_of;
 use std::pin::{Pin, pin};
 
-/// The broadcast of the arguments' leading dims (`Some(n)` fixed, `None` var).
+/// The broadcast of the arguments' leading dims (`Some(n)` fixed, `None` var),
+/// by the one rule of [`crate::kernels::broadcast`].
 pub fn broadcast_dims(args: &[Type]) -> Result<Vec<Option<usize>>> {
     let all: Vec<_> = args.iter().map(dims_of).collect();
     let nd = all.iter().map(|d| d.len()).max().unwrap_or(0);
@@ -49,20 +52,12 @@ pub fn broadcast_dims(args: &[Type]) -> Result<Vec<Option<usize>>> {
             let Some(k) = (pos + d.len()).checked_sub(nd) else {
                 continue;
             };
-            let this = d[k];
-            cur = Some(match (cur, this) {
-                (None, t) => t,
-                (Some(Some(a)), Some(b)) if a == b || b == 1 => Some(a),
-                (Some(Some(1)), Some(b)) => Some(b),
-                (Some(Some(a)), Some(b)) => {
-                    let shapes: Vec<String> = all.iter().map(|d| shape_text(d)).collect();
-                    return Err(Error::broadcast(format!(
-                        "shapes {} do not broadcast: dim {pos} has sizes {a} and {b}",
-                        shapes.join(" and ")
-                    )));
-                }
-                (Some(None), Some(1)) | (Some(Some(1)), None) | (Some(None), None) => None,
-                (Some(None), Some(b)) | (Some(Some(b)), None) => Some(b),
+            cur = Some(match cur {
+                None => d[k],
+                Some(c) => broadcast::combine(c, d[k]).map_err(|why| {
+                    let tps: Vec<&Type> = args.iter().collect();
+                    broadcast::broadcast_error(&tps, None, why)
+                })?,
             });
         }
         out.push(cur.flatten());
@@ -134,13 +129,41 @@ pub(crate) unsafe fn instantiate(
     }
 }
 
+/// Runs a scalar callable on arrays by the first of its fast paths that
+/// fits — the one place that chooses among them:
+///
+/// 1. flat: every argument a scalar or C-contiguous of one shape, one
+///    strided loop over all elements ([`call_flat`]);
+/// 2. ragged, into a new output: `N * var * T` arguments with equal rows,
+///    one strided loop per run of rows ([`call_ragged`]);
+/// 3. parallel, into an existing output with a large fixed outer dim: the
+///    outer loop on rayon's threads ([`call_parallel`]).
+///
+/// `None`: the general lifter runs the call (and words any error).
+pub(crate) fn call_selected(
+    f: &Callable,
+    out: Option<&Array>,
+    args: &[&Array],
+) -> Option<Result<Array>> {
+    if let Some(r) = call_flat(f, out, args) {
+        return Some(r);
+    }
+    match out {
+        None => call_ragged(f, args),
+        Some(out) if can_run_parallel(out, args) => {
+            Some(call_parallel(f, out, args).map(|()| out.clone()))
+        }
+        Some(_) => None,
+    }
+}
+
 /// Elements per parallel task (DESIGN §10).
 const TASK_ELEMENTS: usize = 1 << 16;
 
 /// `true` when a call is worth splitting across threads: a fixed outer
 /// output dim with at least two tasks' worth of elements, and more than one
 /// thread to run them.
-pub(crate) fn can_run_parallel(out: &Array, _args: &[&Array]) -> bool {
+fn can_run_parallel(out: &Array, _args: &[&Array]) -> bool {
     let TypeKind::FixedDim { size, elem } = out.tp().kind() else {
         return false;
     };
@@ -166,7 +189,7 @@ unsafe impl<T> Send for Shared<T> {}
 unsafe impl<T> Sync for Shared<T> {}
 
 /// Runs a scalar callable with the outer loop on rayon.
-pub(crate) fn call_parallel(f: &Callable, out: &Array, args: &[&Array]) -> Result<()> {
+fn call_parallel(f: &Callable, out: &Array, args: &[&Array]) -> Result<()> {
     let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
     lift::check_broadcast(out.tp(), &tps)?;
     let TypeKind::FixedDim {
@@ -217,13 +240,15 @@ pub(crate) fn call_parallel(f: &Callable, out: &Array, args: &[&Array]) -> Resul
                         std::ptr::read_unaligned(a.data_ptr() as *const VarDimData),
                     )
                 };
-                if d.size != n && d.size != 1 {
-                    return Err(Error::broadcast(format!(
-                        "cannot broadcast a var element of size {} into size {n} ({} into {})",
-                        d.size,
-                        a.tp(),
-                        out.tp()
-                    )));
+                if !broadcast::fits(d.size, n) {
+                    return Err(broadcast::broadcast_error(
+                        &[a.tp()],
+                        Some(out.tp()),
+                        Mismatch::Size {
+                            from: d.size,
+                            into: n,
+                        },
+                    ));
                 }
                 el_tps.push(elem.clone());
                 // SAFETY: the element's arrmeta follows.
@@ -345,11 +370,7 @@ fn flat_args<'a>(args: &[&'a Array]) -> Option<FlatArgs<'a>> {
 /// Calls scalar callable `f` in the flat case, into a new output (`out`
 /// `None`) or into `out`; `None` when the call is not flat (or the types do
 /// not resolve: the general path then reports the error in full).
-pub(crate) fn call_flat(
-    f: &Callable,
-    out: Option<&Array>,
-    args: &[&Array],
-) -> Option<Result<Array>> {
+fn call_flat(f: &Callable, out: Option<&Array>, args: &[&Array]) -> Option<Result<Array>> {
     let flat = flat_args(args)?;
     let imp = f.implementation();
     let dtype = imp.resolve(&flat.dtypes).ok()?;
@@ -435,12 +456,8 @@ fn run_flat(
 
 /// An `N * var * T` argument of a ragged call (T not a dim).
 struct VarArg<'a> {
-    a: &'a Array,
-    n: usize,
-    /// The outer fixed dim's stride.
-    ostride: isize,
-    /// The var dim's arrmeta offset (added to each row's begin).
-    offset: isize,
+    /// The outer dim's rows (the loop selector's ragged view of them).
+    rows: Rows,
     dtype: &'a Type,
     /// The element arrmeta (after the two dims').
     meta: *const u8,
@@ -471,10 +488,13 @@ impl<'a> VarArg<'a> {
             return None;
         }
         Some(VarArg {
-            a,
-            n: *n,
-            ostride: fm.stride,
-            offset: vm.offset,
+            rows: Rows {
+                data: a.data_ptr(),
+                stride: fm.stride,
+                n: *n,
+                offset: vm.offset,
+                elem_stride: vm.stride,
+            },
             dtype,
             // SAFETY: the element arrmeta follows the two dims'.
             meta: unsafe {
@@ -483,39 +503,17 @@ impl<'a> VarArg<'a> {
             },
         })
     }
-
-    /// Row `i`: its first element and its size.
-    fn row(&self, i: usize) -> (*const u8, usize) {
-        debug_assert!(i < self.n);
-        // SAFETY: `i < n`, and row i of the fixed dim holds a VarDimData.
-        let r: VarDimData = unsafe {
-            std::ptr::read_unaligned(
-                self.a.data_ptr().offset(i as isize * self.ostride) as *const VarDimData
-            )
-        };
-        (r.begin.wrapping_offset(self.offset) as *const u8, r.size)
-    }
-}
-
-/// A run of rows whose elements lie one after another in every var
-/// argument: one strided call covers it.
-struct Segment {
-    /// Its first element's index among all elements.
-    start: usize,
-    /// Its elements.
-    count: usize,
-    /// Each argument's first element (a scalar's data).
-    srcs: SmallVec<[*const u8; 4]>,
 }
 
 /// Calls scalar callable `f` into a new output when the arguments are
-/// `N * var * T` arrays with equal row sizes, and scalars: the kernel runs
-/// once per run of rows that lie in order in memory — once in all for rows
-/// packed in one buffer (as JSON, the builders and this path itself make
-/// them), awkward-array's way — and the output's elements are one
-/// allocation. `None` when the call is not of that form: the general lifter
-/// handles it, and reports any error.
-pub(crate) fn call_ragged(f: &Callable, args: &[&Array]) -> Option<Result<Array>> {
+/// `N * var * T` arrays with equal row sizes, and scalars: each row
+/// descriptor is read once, the rows are cut into runs that lie in order
+/// in memory ([`RowCutter`]) and the kernel runs once per run — once in all
+/// for rows packed in one buffer (as JSON, the builders and this path
+/// itself make them), awkward-array's way — and the output's elements are
+/// one allocation. `None` when the call is not of that form: the general
+/// lifter handles it, and reports any error.
+fn call_ragged(f: &Callable, args: &[&Array]) -> Option<Result<Array>> {
     // Each argument: Some(var arg) or None for a scalar.
     let mut vars: SmallVec<[Option<VarArg<'_>>; 4]> = SmallVec::new();
     for a in args {
@@ -527,9 +525,8 @@ pub(crate) fn call_ragged(f: &Callable, args: &[&Array]) -> Option<Result<Array>
             return None;
         }
     }
-    let first = vars.iter().flatten().next()?;
-    let n = first.n;
-    if vars.iter().flatten().any(|v| v.n != n) {
+    let n = vars.iter().flatten().next()?.rows.n;
+    if vars.iter().flatten().any(|v| v.rows.n != n) {
         return None;
     }
     let dtypes: SmallVec<[Type; 4]> = vars
@@ -544,65 +541,74 @@ pub(crate) fn call_ragged(f: &Callable, args: &[&Array]) -> Option<Result<Array>
     if dtype.arrmeta_size() != 0 {
         return None;
     }
-    // Rows and runs; rows of different sizes go to the general path. At
-    // most MAX_ARGS arguments, so each row's pointers fit in an array.
-    const MAX_ARGS: usize = 4;
-    let k = args.len();
-    if k > MAX_ARGS {
-        return None;
-    }
-    let mut esizes = [0usize; MAX_ARGS];
-    let mut scalar = [std::ptr::null::<u8>(); MAX_ARGS];
-    for (j, (v, a)) in vars.iter().zip(args).enumerate() {
-        match v {
-            Some(v) => esizes[j] = v.dtype.data_size(),
-            None => scalar[j] = a.data_ptr(),
-        }
+    // Rows and runs; rows of different sizes go to the general path.
+    // The cutter follows the var arguments only: a scalar never breaks a
+    // run. More of them than it follows: the general path.
+    let var_rows: SmallVec<[Rows; 4]> = vars.iter().flatten().map(|v| v.rows).collect();
+    let kv = var_rows.len();
+    let mut cutter = RowCutter::new(kv)?;
+    let mut vstarts = [std::ptr::null::<u8>(); MAX_ROW_OPERANDS];
+    let mut vstrides = [0isize; MAX_ROW_OPERANDS];
+    for (st, r) in vstrides.iter_mut().zip(&var_rows) {
+        *st = r.elem_stride;
     }
     let mut sizes = Vec::with_capacity(n);
-    let mut segments: Vec<Segment> = Vec::new();
-    let mut next = [std::ptr::null::<u8>(); MAX_ARGS];
-    let mut total = 0usize;
-    for i in 0..n {
-        let size = first.row(i).1;
-        let mut starts = scalar;
-        for (j, v) in vars.iter().enumerate() {
-            if let Some(v) = v {
-                let (p, s) = v.row(i);
-                if s != size {
+    if let [rows] = var_rows.as_slice() {
+        // One var argument (`x + 1.0`): a tight loop over its rows.
+        for i in 0..n {
+            // SAFETY: i < n rows, each a readable row descriptor of the
+            // argument's fixed dim.
+            let (p, size) = unsafe { rows.row(i) };
+            sizes.push(size);
+            cutter.push(&[p], &vstrides[..1], size);
+        }
+    } else {
+        for i in 0..n {
+            let mut size = None;
+            for (j, rows) in var_rows.iter().enumerate() {
+                // SAFETY: i < n rows (every var argument has n, checked
+                // above), each a readable row descriptor of its fixed dim.
+                let (p, s) = unsafe { rows.row(i) };
+                if size.is_some_and(|z| z != s) {
                     return None;
                 }
-                starts[j] = p;
+                size = Some(s);
+                vstarts[j] = p;
             }
+            let size = size.unwrap_or(0);
+            sizes.push(size);
+            cutter.push(&vstarts[..kv], &vstrides[..kv], size);
         }
-        sizes.push(size);
-        if size == 0 {
-            continue;
-        }
-        match segments.last_mut() {
-            Some(seg) if starts[..k] == next[..k] => seg.count += size,
-            _ => segments.push(Segment {
-                start: total,
-                count: size,
-                srcs: SmallVec::from_slice(&starts[..k]),
-            }),
-        }
-        for j in 0..k {
-            next[j] = starts[j].wrapping_add(size * esizes[j]);
-        }
-        total += size;
     }
+    let total = cutter.total();
+    // Each run's sources: its var arguments' starts, the scalars' data.
+    let runs: Vec<RowRun> = cutter
+        .finish()
+        .into_iter()
+        .map(|run| {
+            let mut vs = run.srcs.iter();
+            let srcs = vars
+                .iter()
+                .zip(args)
+                .map(|(v, a)| match v {
+                    Some(_) => vs.next().copied().unwrap_or(std::ptr::null()),
+                    None => a.data_ptr() as *const u8,
+                })
+                .collect();
+            RowRun { srcs, ..run }
+        })
+        .collect();
+    let strides: SmallVec<[isize; 4]> = vars
+        .iter()
+        .map(|v| v.as_ref().map_or(0, |v| v.rows.elem_stride))
+        .collect();
     let metas: SmallVec<[*const u8; 4]> = vars
         .iter()
         .zip(args)
         .map(|(v, a)| v.as_ref().map_or_else(|| a.arrmeta_ptr(), |v| v.meta))
         .collect();
-    let strides: SmallVec<[isize; 4]> = vars
-        .iter()
-        .map(|v| v.as_ref().map_or(0, |v| v.dtype.data_size() as isize))
-        .collect();
     Some(run_ragged(
-        f, &dtype, &dtypes, &metas, &strides, &sizes, total, &segments,
+        f, &dtype, &dtypes, &metas, &strides, &sizes, total, &runs,
     ))
 }
 
@@ -615,7 +621,7 @@ fn run_ragged(
     strides: &[isize],
     sizes: &[usize],
     total: usize,
-    segments: &[Segment],
+    segments: &[RowRun],
 ) -> Result<Array> {
     let n = sizes.len();
     let out = Array::empty(Type::fixed_dim(n, Type::var_dim(dtype.clone())))?;

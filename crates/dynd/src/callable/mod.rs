@@ -157,8 +157,7 @@ impl Callable {
     /// when the output is large; see [`elementwise`]).
     pub fn call(&self, args: &[&Array]) -> Result<Array> {
         if self.is_scalar()
-            && let Some(r) = elementwise::call_flat(self, None, args)
-                .or_else(|| elementwise::call_ragged(self, args))
+            && let Some(r) = elementwise::call_selected(self, None, args)
         {
             return r;
         }
@@ -174,14 +173,11 @@ impl Callable {
     pub fn call_into(&self, out: &Array, args: &[&Array]) -> Result<()> {
         out.check_writable()?;
         if self.is_scalar()
-            && let Some(r) = elementwise::call_flat(self, Some(out), args)
+            && let Some(r) = elementwise::call_selected(self, Some(out), args)
         {
             return r.map(drop);
         }
         let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
-        if self.is_scalar() && elementwise::can_run_parallel(out, args) {
-            return elementwise::call_parallel(self, out, args);
-        }
         let metas: Vec<*const u8> = args.iter().map(|a| a.arrmeta_ptr()).collect();
         let datas: Vec<*const u8> = args.iter().map(|a| a.data_ptr() as *const u8).collect();
         let mut ckb = pin!(CKernelBuilder::new());

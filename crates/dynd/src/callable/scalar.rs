@@ -3,6 +3,7 @@
 use super::{Callable, CallableImpl, no_match};
 use crate::array::Scalar;
 use crate::error::Result;
+use crate::kernels::loops::{Operand, Plan, select};
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
 use crate::types::{CallableSignature, Type};
 use std::marker::PhantomData;
@@ -24,12 +25,6 @@ fn signature(args: &[Type], ret: Type) -> Type {
         keywords: Vec::new(),
         ret,
     })
-}
-
-/// `true` when two byte ranges share memory.
-fn overlaps(a: *const u8, a_len: usize, b: *const u8, b_len: usize) -> bool {
-    let (a, b) = (a as usize, b as usize);
-    a < b.saturating_add(b_len) && b < a.saturating_add(a_len)
 }
 
 /// The kernel: calls the function on each element.
@@ -65,18 +60,21 @@ macro_rules! fn_callable {
                 src_stride: &[isize],
                 count: usize,
             ) -> Result<()> {
-                let contiguous = dst_stride == size_of::<R>() as isize
-                    && (dst as usize) % align_of::<R>() == 0
-                    $(&& src_stride[$i] == size_of::<$a>() as isize && (src[$i] as usize) % align_of::<$a>() == 0
-                      && !overlaps(dst, count * size_of::<R>(), src[$i], count * size_of::<$a>()))*;
-                if contiguous {
+                let plan = select(
+                    Operand::of::<R>(dst.cast_const(), dst_stride),
+                    &[$(Operand::of::<$a>(src[$i], src_stride[$i])),*],
+                    count,
+                    false,
+                );
+                if plan == Plan::Contiguous {
                     // A plain slice loop that LLVM can vectorise.
                     // SAFETY: (1) `count` contiguous, aligned elements each,
-                    // and the output overlaps no input (checked above), so
-                    // the slices do not alias.
+                    // and the output overlaps no input (the selector checked
+                    // both), so the slices do not alias.
                     let out = unsafe { std::slice::from_raw_parts_mut(dst as *mut R, count) };
                     $(
-                        // SAFETY: as above.
+                        // SAFETY: the selector found this source contiguous,
+                        // aligned and apart from the output, `count` long.
                         #[allow(non_snake_case)]
                         let $a = unsafe { std::slice::from_raw_parts(src[$i] as *const $a, count) };
                     )*

@@ -13,9 +13,12 @@
 //! | `N *` | `var *` | each element must have N elements, or 1 (repeated) |
 //! | `var *` | any | an unwritten (null) destination element is allocated with the sources' common size; a written one keeps its size, and sources must match it or have size 1 |
 //!
-//! The innermost loop is one strided call of the leaf per row; leaves check
-//! for contiguous data once per call and take a plain slice loop then.
+//! The innermost loop is one strided call of the leaf per row; leaves ask
+//! the loop selector ([`super::loops`]) once per call and take a plain
+//! slice loop when it says contiguous. Sizes are checked, and mismatches
+//! worded, by [`super::broadcast`].
 
+use super::broadcast::{Mismatch, broadcast_error, fits};
 use super::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
 use crate::error::{Error, Result};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
@@ -75,9 +78,10 @@ struct Lift<const N: usize> {
 }
 
 impl<const N: usize> Lift<N> {
-    fn mismatch(&self, what: String) -> Error {
-        let srcs: Vec<String> = self.src_tps.iter().map(|t| t.to_string()).collect();
-        Error::broadcast(format!("{what} ({} into {})", srcs.join(", "), self.dst_tp))
+    /// A var element (or dim) of size `from` met size `into` at run time.
+    fn mismatch(&self, from: usize, into: usize) -> Error {
+        let srcs: SmallVec<[&Type; MAX_SOURCES]> = self.src_tps.iter().collect();
+        broadcast_error(&srcs, Some(&self.dst_tp), Mismatch::Size { from, into })
     }
 
     /// Allocates `n` elements for an unwritten var destination element.
@@ -150,11 +154,7 @@ impl<const N: usize> Kernel for Lift<N> {
                     match common {
                         None | Some(1) => common = Some(*s),
                         Some(c) if *s == c || *s == 1 => {}
-                        Some(c) => {
-                            return Err(self.mismatch(format!(
-                                "var elements of sizes {c} and {s} do not broadcast"
-                            )));
-                        }
+                        Some(c) => return Err(self.mismatch(*s, c)),
                     }
                 }
                 if d.begin.is_null() {
@@ -173,11 +173,7 @@ impl<const N: usize> Kernel for Lift<N> {
             match sizes[i] {
                 Some(s) if s == count => {}
                 Some(1) | None => strides[i] = 0,
-                Some(s) => {
-                    return Err(self.mismatch(format!(
-                        "cannot broadcast a dim of size {s} into size {count}"
-                    )));
-                }
+                Some(s) => return Err(self.mismatch(s, count)),
             }
         }
         // SAFETY: the child was built for Strided over the element types;
@@ -256,63 +252,9 @@ impl<const N: usize> Kernel for LiftFixed<N> {
     }
 }
 
-/// The leading dims of a type: `Some(n)` fixed, `None` var.
-pub(crate) fn dims_of(tp: &Type) -> SmallVec<[Option<usize>; 8]> {
-    let mut dims = SmallVec::new();
-    let mut t = tp;
-    loop {
-        match t.kind() {
-            TypeKind::FixedDim { size, elem } => {
-                dims.push(Some(*size));
-                t = elem;
-            }
-            TypeKind::VarDim { elem } => {
-                dims.push(None);
-                t = elem;
-            }
-            _ => return dims,
-        }
-    }
-}
-
-/// A shape for messages: `(2, var, 3)`.
-pub(crate) fn shape_text(dims: &[Option<usize>]) -> String {
-    let parts: Vec<String> = dims
-        .iter()
-        .map(|d| d.map_or_else(|| "var".to_string(), |n| n.to_string()))
-        .collect();
-    format!("({})", parts.join(", "))
-}
-
 /// Checks, before anything is built, that every source's dims broadcast to
-/// the destination's (aligned from the right), so an error names whole
-/// shapes. Var dims are checked per element at run time.
-pub(crate) fn check_broadcast(dst_tp: &Type, src_tps: &[Type]) -> Result<()> {
-    let d = dims_of(dst_tp);
-    for s_tp in src_tps {
-        let s = dims_of(s_tp);
-        if s.len() > d.len() {
-            return Err(Error::broadcast(format!(
-                "cannot broadcast shape {} into shape {}: the source has more dimensions ({s_tp} into {dst_tp})",
-                shape_text(&s),
-                shape_text(&d)
-            )));
-        }
-        for (dd, sd) in d[d.len() - s.len()..].iter().zip(&s) {
-            if let (Some(n), Some(m)) = (dd, sd)
-                && n != m
-                && *m != 1
-            {
-                return Err(Error::broadcast(format!(
-                    "cannot broadcast shape {} into shape {}: dim of size {m} into size {n} ({s_tp} into {dst_tp})",
-                    shape_text(&s),
-                    shape_text(&d)
-                )));
-            }
-        }
-    }
-    Ok(())
-}
+/// the destination's ([`super::broadcast::check`]).
+pub(crate) use super::broadcast::check as check_broadcast;
 
 /// Builds the leaf kernel for element types: `(builder, offset, dst type,
 /// dst arrmeta, src types, src arrmeta, request) -> end offset`.
@@ -374,10 +316,9 @@ unsafe fn lifted(
 ) -> Result<usize> {
     let dn = dst_tp.ndim();
     if !dst_tp.is_dim() {
-        if let Some(s) = src_tps.iter().find(|s| s.is_dim()) {
-            return Err(Error::broadcast(format!(
-                "cannot broadcast {s} into {dst_tp}: the source has more dimensions"
-            )));
+        if let Some(i) = src_tps.iter().position(|s| s.is_dim()) {
+            let whole = top.1.get(i).unwrap_or(&src_tps[i]);
+            return Err(broadcast_error(&[whole], Some(top.0), Mismatch::MoreDims));
         }
         return leaf(ckb, offset, dst_tp, dst_meta, src_tps, src_metas, req);
     }
@@ -418,7 +359,7 @@ unsafe fn lifted(
     let mut srcs: SmallVec<[SrcDim; MAX_SOURCES]> = SmallVec::new();
     let mut child_tps: SmallVec<[Type; MAX_SOURCES]> = SmallVec::new();
     let mut child_metas: SmallVec<[*const u8; MAX_SOURCES]> = SmallVec::new();
-    for (s_tp, &s_meta) in src_tps.iter().zip(src_metas) {
+    for (i, (s_tp, &s_meta)) in src_tps.iter().zip(src_metas).enumerate() {
         if s_tp.ndim() < dn {
             srcs.push(SrcDim::Missing);
             child_tps.push(s_tp.clone());
@@ -430,12 +371,17 @@ unsafe fn lifted(
                 // SAFETY: (2) as for the destination.
                 let m: FixedDimMeta = unsafe { read(s_meta) };
                 if let DstDim::Fixed { size: d, .. } = dst
-                    && d != *size
-                    && *size != 1
+                    && !fits(*size, d)
                 {
-                    return Err(Error::broadcast(format!(
-                        "cannot broadcast a dim of size {size} into size {d} ({s_tp} into {dst_tp})"
-                    )));
+                    let whole = top.1.get(i).unwrap_or(s_tp);
+                    return Err(broadcast_error(
+                        &[whole],
+                        Some(top.0),
+                        Mismatch::Size {
+                            from: *size,
+                            into: d,
+                        },
+                    ));
                 }
                 srcs.push(SrcDim::Fixed {
                     size: *size,

@@ -14,6 +14,9 @@
 //! - [`CKernelBuilder`]: the buffer — 16 words inline, then the heap.
 //! - [`Kernel`]: kernels written as plain Rust structs; generic trampolines
 //!   make the `extern "C"` functions and the destructor.
+//! - [`loops`]: the one loop selector — contiguous, broadcast (stride 0),
+//!   strided, and ragged runs of rows — that every strided loop asks.
+//! - `broadcast`: the one broadcast rule and its error wording (DESIGN §6).
 //!
 //! # Memory rules
 //!
@@ -98,9 +101,11 @@
 //! ```
 
 pub mod assign;
+pub(crate) mod broadcast;
 mod builder;
 mod kernel;
 pub(crate) mod lift;
+pub mod loops;
 mod prefix;
 
 pub use builder::CKernelBuilder;

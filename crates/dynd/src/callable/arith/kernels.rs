@@ -21,12 +21,13 @@
 
 use crate::error::{Error, Result};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
+use crate::kernels::loops::{Operand, Run, overlaps, run_of};
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
 use crate::types::{BuiltinType, Type};
 use half::f16;
 use num_complex::Complex;
 use std::marker::PhantomData;
-use std::mem::{MaybeUninit, align_of, size_of};
+use std::mem::{MaybeUninit, size_of};
 use std::pin::Pin;
 
 /// Elements per chunk, for checked division and promotion buffers.
@@ -194,15 +195,10 @@ enum Access<'a, R> {
     Strided,
 }
 
-/// `true` when two byte ranges share memory.
-fn overlaps(a: *const u8, a_len: usize, b: *const u8, b_len: usize) -> bool {
-    let (a, b) = (a as usize, b as usize);
-    a < b.saturating_add(b_len) && b < a.saturating_add(a_len)
-}
-
 /// How to read `count` elements of `R` at `p` with `stride`, given the
-/// output's byte range `(start, length)`: a slice only when they are
-/// contiguous, aligned and apart from the output.
+/// output's byte range `(start, length)`, as the loop selector
+/// ([`run_of`]) says: a slice only when they are contiguous, aligned and
+/// apart from the output.
 ///
 /// # Safety
 /// 1. `count > 0`, and the `count` elements at `p` with `stride` are
@@ -214,19 +210,16 @@ unsafe fn access<'a, R: Copy>(
     count: usize,
     out: (*const u8, usize),
 ) -> Access<'a, R> {
-    if stride == 0 {
+    match run_of(Operand::of::<R>(p, stride)) {
         // SAFETY: (1) element 0 is readable.
-        return Access::Splat(unsafe { std::ptr::read_unaligned(p.cast::<R>()) });
+        Run::Broadcast => Access::Splat(unsafe { std::ptr::read_unaligned(p.cast::<R>()) }),
+        Run::Contiguous if !overlaps(p, count * size_of::<R>(), out.0, out.1) => {
+            // SAFETY: (1) `count` contiguous, aligned elements, not written
+            // while the slice lives (they do not overlap the output).
+            Access::Slice(unsafe { std::slice::from_raw_parts(p.cast::<R>(), count) })
+        }
+        _ => Access::Strided,
     }
-    if stride == size_of::<R>() as isize
-        && (p as usize).is_multiple_of(align_of::<R>())
-        && !overlaps(p, count * size_of::<R>(), out.0, out.1)
-    {
-        // SAFETY: (1) `count` contiguous, aligned elements, not written
-        // while the slice lives (they do not overlap the output).
-        return Access::Slice(unsafe { std::slice::from_raw_parts(p.cast::<R>(), count) });
-    }
-    Access::Strided
 }
 
 /// The output as a slice when it is contiguous and aligned.
@@ -236,7 +229,7 @@ unsafe fn access<'a, R: Copy>(
 ///    else reads or writes them for `'a` (sources that overlap them are
 ///    read only through raw pointers, or once before the loop).
 unsafe fn out_slice<'a, R>(dst: *mut u8, stride: isize, count: usize) -> Option<&'a mut [R]> {
-    if stride == size_of::<R>() as isize && (dst as usize).is_multiple_of(align_of::<R>()) {
+    if run_of(Operand::of::<R>(dst.cast_const(), stride)) == Run::Contiguous {
         // SAFETY: (1) `count` contiguous, aligned elements, ours alone.
         Some(unsafe { std::slice::from_raw_parts_mut(dst.cast::<R>(), count) })
     } else {

@@ -22,6 +22,7 @@
 
 use super::ops::{CountOp, Ctx, ReduceOp};
 use crate::error::{Error, Result};
+use crate::kernels::loops::Rows;
 use crate::kernels::{Kernel, KernelRef};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
@@ -342,8 +343,9 @@ impl Split {
     };
 }
 
-/// Chooses a split for a large reduction: every dim fixed (so no output
-/// is allocated and no extent is empty), outputs that do not overlap, and
+/// Chooses a split for a large reduction: every dim fixed but perhaps a
+/// reduced var dim at the bottom (so no output is allocated, and an empty
+/// extent fills only its own output element), outputs that do not overlap, and
 /// a kept dim of size 2 or more. Chunks depend only on the shapes, never
 /// on the thread count, and every output element is computed by one task
 /// exactly as the serial walk computes it.
@@ -355,8 +357,12 @@ pub(super) fn split(dims: &[Dim], dst_elem_size: usize) -> Split {
 fn split_of(dims: &[Dim], dst_elem_size: usize) -> Option<Split> {
     let mut total = 1usize;
     let mut kept = Vec::new();
-    for d in dims {
-        let size = d.fixed_size()?;
+    for (level, d) in dims.iter().enumerate() {
+        // A reduced var dim at the bottom (the ragged reduction): each row
+        // folds into its own output element, which one task computes as
+        // the serial walk does; counted as one element per row.
+        let bottom_var = level + 1 == dims.len() && d.reduced() && d.fixed_size().is_none();
+        let size = if bottom_var { 1 } else { d.fixed_size()? };
         total = total.checked_mul(size)?;
         match d.dst {
             DstDim::Reduced => {}
@@ -662,7 +668,20 @@ impl Walker<'_> {
         {
             // The ragged reduction (`N * var * T` over its var dim): each row
             // folds straight into its output element — what `walk` would do
-            // one level down, without its per-row calls.
+            // one level down, without its per-row calls. Built-in folds run
+            // it as one segmented loop (the loop selector's ragged rows).
+            let rows = Rows {
+                data: sp,
+                stride: ss,
+                n: len,
+                offset: *vo,
+                elem_stride: *vs,
+            };
+            // SAFETY: (1) the dim's len elements are var dim data whose rows
+            // hold readable values; output elements j at ds from dp.
+            if let Some(total) = unsafe { self.op.fold_rows(self.cx, dp, ds, rows, first) }? {
+                return Ok(total);
+            }
             let mut total = 0usize;
             for j in 0..len as isize {
                 let d = dp.wrapping_offset(j * ds);

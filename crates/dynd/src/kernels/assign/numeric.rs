@@ -25,6 +25,7 @@
 
 use super::ErrorMode;
 use crate::error::{Error, ErrorKind, Result};
+use crate::kernels::loops::{Operand, Plan, Run, run_of, select};
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
 use crate::types::BuiltinType;
 use half::f16;
@@ -834,22 +835,22 @@ impl<D: Conv<S>, S: Prim> Kernel for NumericAssign<D, S> {
         count: usize,
     ) -> Result<()> {
         let (src, ss) = (src[0], src_stride[0]);
-        let dsize = size_of::<D>() as isize;
-        let ssize = size_of::<S>() as isize;
-        let contiguous = dst_stride == dsize
-            && ss == ssize
-            && (dst as usize).is_multiple_of(align_of::<D>())
-            && (src as usize).is_multiple_of(align_of::<S>());
+        // The loop selector decides the walk (`kernels::loops`).
+        let contiguous = run_of(Operand::of::<D>(dst.cast_const(), dst_stride)) == Run::Contiguous
+            && run_of(Operand::of::<S>(src, ss)) == Run::Contiguous;
         if contiguous && count > 0 && D::TYPE == S::TYPE {
             // Same type: every mode is a plain copy (a move if they overlap).
             // SAFETY: (1) `count` elements of that type on each side.
             unsafe { std::ptr::copy(src, dst, count * size_of::<D>()) };
             return Ok(());
         }
-        let (dbytes, sbytes) = (count * size_of::<D>(), count * size_of::<S>());
-        let disjoint = (dst as usize).saturating_add(dbytes) <= src as usize
-            || (src as usize).saturating_add(sbytes) <= dst as usize;
-        if contiguous && count > 0 && disjoint {
+        if select(
+            Operand::of::<D>(dst.cast_const(), dst_stride),
+            &[Operand::of::<S>(src, ss)],
+            count,
+            false,
+        ) == Plan::Contiguous
+        {
             // SAFETY: (1) `count` contiguous, aligned elements on each side,
             // in ranges that do not overlap, so the slices do not alias.
             let (d, s) = unsafe {

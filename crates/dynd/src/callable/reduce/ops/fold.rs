@@ -170,10 +170,7 @@ where
             let a: A = x.cvt();
             a.cvt()
         };
-        if contiguous::<D>(dst, ds)
-            && contiguous::<S>(src, ss)
-            && !overlaps(dst, n * size_of::<D>(), src, n * size_of::<S>())
-        {
+        if plan::<D, S>(dst, ds, src, ss, n) == Plan::Contiguous {
             // SAFETY: (1) n contiguous, aligned elements each, not
             // overlapping (checked), of Pod types.
             let (d, s) = unsafe {
@@ -215,10 +212,7 @@ where
             let a: A = d.cvt();
             K::combine(a, x.cvt()).cvt()
         };
-        if contiguous::<D>(dst, ds)
-            && contiguous::<S>(src, ss)
-            && !overlaps(dst, n * size_of::<D>(), src, n * size_of::<S>())
-        {
+        if plan::<D, S>(dst, ds, src, ss, n) == Plan::Contiguous {
             // SAFETY: as in `init`.
             let (d, s) = unsafe {
                 (
@@ -267,6 +261,57 @@ where
         // SAFETY: (1) dst is writable.
         unsafe { st::<D>(dst, r.cvt()) };
         Ok(())
+    }
+
+    unsafe fn fold_rows(
+        &self,
+        _cx: Ctx<'_>,
+        dst: *mut u8,
+        ds: isize,
+        rows: Rows,
+        first: bool,
+    ) -> Result<Option<usize>> {
+        if !K::HAS_IDENTITY {
+            // An empty row is an error the walk words.
+            return Ok(None);
+        }
+        // One pass: each row descriptor is read once and each row folded
+        // straight into its output, with the same lanes and blocks as
+        // `fold` (so the same bits). Rows packed in order in one block
+        // make this one forward sweep over the values.
+        let s = rows.elem_stride;
+        let mut total = 0usize;
+        for j in 0..rows.n {
+            // SAFETY: the method's contract: j < rows.n, and every row
+            // descriptor of `rows` is readable.
+            let (p, n) = unsafe { rows.row(j) };
+            let d = dst.wrapping_offset(j as isize * ds);
+            let r: A = if n == 0 {
+                if !first {
+                    continue;
+                }
+                K::identity()
+            } else if n <= BLOCK {
+                // SAFETY: the method's contract: the row descriptor
+                // addresses its n readable elements, s bytes apart.
+                unsafe { fold_block::<K, S, A>(p, s, n) }
+            } else {
+                // SAFETY: the method's contract: the row descriptor
+                // addresses its n readable elements, s bytes apart.
+                unsafe { fold_run::<K, S, A>(p, s, n) }
+            };
+            let r = if first {
+                r
+            } else {
+                // SAFETY: (1) dst[j] holds a result value.
+                let old: D = unsafe { ld(d) };
+                K::combine(old.cvt(), r)
+            };
+            // SAFETY: (1) dst[j] is writable.
+            unsafe { st::<D>(d, r.cvt()) };
+            total += n;
+        }
+        Ok(Some(total))
     }
 
     unsafe fn fill(&self, _cx: Ctx<'_>, dst: *mut u8, ds: isize, n: usize) -> Result<()> {

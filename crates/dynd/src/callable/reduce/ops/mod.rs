@@ -4,7 +4,9 @@
 //! innermost run it meets: `init` (an output element's first value),
 //! `accumulate` (elementwise `dst[j] = op(dst[j], x[j])`, the outer-axis
 //! pattern), `fold` (a whole run into one output element, the inner-axis
-//! pattern) and `fill` (the identity, for empty extents).
+//! pattern), `fill` (the identity, for empty extents) and `fold_rows` (every
+//! row of a var dim into its own output element: the ragged reduction as
+//! one segmented loop that reads each row descriptor once).
 //!
 //! - [`FoldOp`]: the built-in reductions, typed. `fold` keeps [`LANES`]
 //!   accumulators (element `j` of a run goes to lane `j % LANES`, the tail
@@ -21,12 +23,12 @@
 use crate::callable::reduce::BuiltinReduction;
 use crate::error::{Error, Result};
 use crate::kernels::KernelRef;
+use crate::kernels::loops::Rows;
 use crate::types::BuiltinType;
 use half::f16;
 use num_complex::Complex;
 use rayon::prelude::*;
 use std::marker::PhantomData;
-use std::mem::{align_of, size_of};
 
 /// Accumulators per contiguous fold (DESIGN §10: 4–8 reach memory speed).
 pub(super) const LANES: usize = 8;
@@ -100,6 +102,29 @@ pub(super) trait ReduceOp: Send + Sync + 'static {
         first: bool,
     ) -> Result<()>;
 
+    /// Folds every row of a var dim into its own output element: row `j`
+    /// of `rows` into `dst + j * ds`, as [`ReduceOp::fold`] would row by
+    /// row (an empty row gives the identity when `first`), in one
+    /// segmented loop that reads each row descriptor once. Returns the
+    /// values read, or `None` when the op has no such loop (or an empty
+    /// row would be an error): the walk then folds row by row.
+    ///
+    /// # Safety
+    /// The trait's contract for `dst` (`rows.n` elements), every row
+    /// descriptor of `rows` is readable and addresses its readable
+    /// elements, and each `dst[j]` holds a result value unless `first`.
+    unsafe fn fold_rows(
+        &self,
+        cx: Ctx<'_>,
+        dst: *mut u8,
+        ds: isize,
+        rows: Rows,
+        first: bool,
+    ) -> Result<Option<usize>> {
+        let _ = (cx, dst, ds, rows, first);
+        Ok(None)
+    }
+
     /// `dst[j] = identity` (an error for an op without one).
     ///
     /// # Safety
@@ -132,10 +157,11 @@ mod raw;
 mod user;
 mod values;
 
+use crate::kernels::loops::Plan;
 pub(in crate::callable::reduce) use combine::{AllK, AnyK, Combine, MaxK, MinK, ProdK, SumK};
 pub(in crate::callable::reduce) use fold::FoldOp;
 pub(in crate::callable::reduce) use mean::{CountOp, MeanOp};
-use raw::{SendPtr, contiguous, ld, overlaps, st};
+use raw::{SendPtr, contiguous, ld, plan, st};
 pub(in crate::callable::reduce) use user::UserOp;
 pub(in crate::callable::reduce) use values::{B8, Cvt, Pod};
 

@@ -1,6 +1,6 @@
 //! Raw access to element data.
 
-use super::*;
+use crate::kernels::loops::{Operand, Plan, Run, run_of, select};
 
 /// Reads a `T` at `p` (unaligned).
 ///
@@ -23,16 +23,23 @@ pub(super) unsafe fn st<T: Copy>(p: *mut u8, v: T) {
 }
 
 /// `true` when elements `stride` bytes apart from `p` form an aligned
-/// slice of `T`.
+/// slice of `T` (the loop selector's [`Run::Contiguous`]).
 #[inline(always)]
 pub(super) fn contiguous<T>(p: *const u8, stride: isize) -> bool {
-    stride == size_of::<T>() as isize && (p as usize).is_multiple_of(align_of::<T>())
+    run_of(Operand::of::<T>(p, stride)) == Run::Contiguous
 }
 
-/// `true` when two byte ranges share memory.
-pub(super) fn overlaps(a: *const u8, a_len: usize, b: *const u8, b_len: usize) -> bool {
-    let (a, b) = (a as usize, b as usize);
-    a < b.saturating_add(b_len) && b < a.saturating_add(a_len)
+/// The loop for `n` results of `D` at `dst` from sources of `S` at `src`
+/// (the loop selector's [`select`]): a slice loop only when both are
+/// contiguous and apart.
+#[inline(always)]
+pub(super) fn plan<D, S>(dst: *mut u8, ds: isize, src: *const u8, ss: isize, n: usize) -> Plan {
+    select(
+        Operand::of::<D>(dst.cast_const(), ds),
+        &[Operand::of::<S>(src, ss)],
+        n,
+        false,
+    )
 }
 
 /// A raw pointer handed to rayon's threads.

@@ -1,0 +1,299 @@
+//! The loop selector: the one place that decides how a strided loop walks
+//! its operands (NumPy's "one selector", ndarray's `for_each_core`).
+//!
+//! Every kernel with a strided loop — the arithmetic family, the numeric
+//! casts, third-party scalar functions, the reductions' folds — asks
+//! [`select`] (or, per operand, [`run_of`]) once per call, and runs what it
+//! is told:
+//!
+//! | [`Plan`] | when | the kernel runs |
+//! |---|---|---|
+//! | [`Plan::Contiguous`] | the output and every source are aligned and one element apart (a source may also be [`Run::Broadcast`] when the kernel takes one), and no source slice overlaps the output | a plain slice loop that LLVM vectorises |
+//! | [`Plan::Strided`] | anything else | an element-by-element loop through unaligned access |
+//!
+//! Above the element loop, ragged data (`N * var * T`) is cut into runs of
+//! rows that lie one after another in memory ([`RowCutter`]): rows packed in
+//! one block (as JSON, the builders and ragged outputs make them) become one
+//! contiguous run with row boundaries — a segmented loop — and a view whose
+//! rows are out of order becomes one run per row. [`Rows`] reads the row
+//! descriptors `{begin, size}` of such a dim, once per row.
+//!
+//! ```
+//! use dynd::kernels::loops::{Operand, Plan, Run, run_of, select};
+//! let xs = [1.0f64, 2.0, 3.0];
+//! let mut out = [0.0f64; 3];
+//! let src = Operand::of::<f64>(xs.as_ptr().cast(), 8);
+//! let dst = Operand::of::<f64>(out.as_mut_ptr().cast(), 8);
+//! assert_eq!(run_of(src), Run::Contiguous);
+//! assert_eq!(run_of(Operand::of::<f64>(xs.as_ptr().cast(), 0)), Run::Broadcast);
+//! assert_eq!(run_of(Operand::of::<f64>(xs.as_ptr().cast(), 16)), Run::Strided);
+//! assert_eq!(select(dst, &[src], 3, false), Plan::Contiguous);
+//! // The output overlapping a source slice: element by element.
+//! assert_eq!(select(dst, &[dst], 3, false), Plan::Strided);
+//! ```
+
+use crate::layout::VarDimData;
+use smallvec::SmallVec;
+use std::mem::{align_of, size_of};
+
+/// One operand of a strided loop: its first element, the byte stride, and
+/// the element's size and alignment.
+#[derive(Clone, Copy, Debug)]
+pub struct Operand {
+    /// The first element.
+    pub ptr: *const u8,
+    /// Bytes from one element to the next.
+    pub stride: isize,
+    /// The element's size in bytes.
+    pub size: usize,
+    /// The element's alignment in bytes (a power of two).
+    pub align: usize,
+}
+
+impl Operand {
+    /// An operand of elements of type `T`.
+    #[inline(always)]
+    pub fn of<T>(ptr: *const u8, stride: isize) -> Operand {
+        Operand {
+            ptr,
+            stride,
+            size: size_of::<T>(),
+            align: align_of::<T>(),
+        }
+    }
+
+    /// The bytes `count` elements of a contiguous run cover.
+    #[inline(always)]
+    fn bytes(&self, count: usize) -> usize {
+        count.saturating_mul(self.size)
+    }
+}
+
+/// How one operand of a strided loop can be walked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Run {
+    /// Aligned elements one after another: a slice.
+    Contiguous,
+    /// Stride 0: one value, repeated.
+    Broadcast,
+    /// Anything else: element by element, through unaligned access.
+    Strided,
+}
+
+/// How the elements of `op` can be walked.
+#[inline(always)]
+pub fn run_of(op: Operand) -> Run {
+    if op.stride == op.size as isize && (op.ptr as usize).is_multiple_of(op.align) {
+        Run::Contiguous
+    } else if op.stride == 0 {
+        Run::Broadcast
+    } else {
+        Run::Strided
+    }
+}
+
+/// `true` when two byte ranges share memory.
+#[inline(always)]
+pub fn overlaps(a: *const u8, a_len: usize, b: *const u8, b_len: usize) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    a < b.saturating_add(b_len) && b < a.saturating_add(a_len)
+}
+
+/// The loop a strided call runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Slices: the output and every source contiguous (or broadcast, when
+    /// allowed), no source overlapping the output.
+    Contiguous,
+    /// Element by element.
+    Strided,
+}
+
+/// Chooses the loop for `count` elements written to `dst` from `srcs`;
+/// `broadcast` when the kernel's contiguous loop also takes a repeated
+/// (stride 0) source. `count == 0` is [`Plan::Strided`] (nothing to slice;
+/// the data pointers of an empty array may be dangling).
+#[inline(always)]
+pub fn select(dst: Operand, srcs: &[Operand], count: usize, broadcast: bool) -> Plan {
+    if count == 0 || run_of(dst) != Run::Contiguous {
+        return Plan::Strided;
+    }
+    let out = dst.bytes(count);
+    for s in srcs {
+        match run_of(*s) {
+            Run::Contiguous if !overlaps(s.ptr, s.bytes(count), dst.ptr, out) => {}
+            Run::Broadcast if broadcast => {}
+            _ => return Plan::Strided,
+        }
+    }
+    Plan::Contiguous
+}
+
+/// The rows of a var dim below a fixed (or strided) outer loop: `n` row
+/// descriptors (`VarDimData`) `stride` bytes apart from `data`, each row's
+/// elements at `begin + offset`, `elem_stride` bytes apart.
+#[derive(Clone, Copy, Debug)]
+pub struct Rows {
+    /// The first row descriptor.
+    pub data: *const u8,
+    /// Bytes from one row descriptor to the next.
+    pub stride: isize,
+    /// How many rows.
+    pub n: usize,
+    /// The var dim's arrmeta offset (added to each row's begin).
+    pub offset: isize,
+    /// The var dim's element stride.
+    pub elem_stride: isize,
+}
+
+impl Rows {
+    /// Row `i`: its first element and its size.
+    ///
+    /// # Safety
+    /// 1. `i < n`, and row descriptor `i` is readable.
+    #[inline(always)]
+    pub unsafe fn row(&self, i: usize) -> (*const u8, usize) {
+        // SAFETY: (1) row descriptor i lies at data + i * stride; unaligned
+        // read, as arrmeta-described data may be.
+        let r: VarDimData = unsafe {
+            std::ptr::read_unaligned(
+                self.data.wrapping_offset(i as isize * self.stride) as *const VarDimData
+            )
+        };
+        (r.begin.wrapping_offset(self.offset).cast_const(), r.size)
+    }
+}
+
+/// A run of rows whose elements lie one after another in every ragged
+/// operand: one strided call (or one segmented loop) covers it.
+#[derive(Clone, Debug)]
+pub struct RowRun {
+    /// Its first element's index among all elements of the call.
+    pub start: usize,
+    /// Its elements.
+    pub count: usize,
+    /// Each operand's first element (a broadcast operand's only one).
+    pub srcs: SmallVec<[*const u8; 4]>,
+}
+
+/// Most operands a [`RowCutter`] follows.
+pub const MAX_ROW_OPERANDS: usize = 4;
+
+/// Cuts rows into [`RowRun`]s: rows fed in order join the current run
+/// while each operand's row starts where its previous row ended. Rows
+/// packed in one block give a single run, however many rows there are.
+/// Per row it compares and advances at most [`MAX_ROW_OPERANDS`] pointers
+/// held inline (no allocation but the runs').
+#[derive(Debug)]
+pub struct RowCutter {
+    runs: Vec<RowRun>,
+    /// Where each operand's next row would have to start to join the run.
+    next: [*const u8; MAX_ROW_OPERANDS],
+    /// Operands.
+    k: usize,
+    /// Elements so far.
+    total: usize,
+}
+
+impl RowCutter {
+    /// A cutter for rows of `k` operands; `None` when `k` is above
+    /// [`MAX_ROW_OPERANDS`].
+    pub fn new(k: usize) -> Option<RowCutter> {
+        (k <= MAX_ROW_OPERANDS).then(|| RowCutter {
+            runs: Vec::new(),
+            next: [std::ptr::null(); MAX_ROW_OPERANDS],
+            k,
+            total: 0,
+        })
+    }
+
+    /// Adds a row of `size` elements whose first element in operand `j` is
+    /// `starts[j]`, elements `strides[j]` bytes apart (0: a broadcast
+    /// operand, which never breaks a run). Operands past the `k` given to
+    /// [`RowCutter::new`] are ignored.
+    #[inline]
+    pub fn push(&mut self, starts: &[*const u8], strides: &[isize], size: usize) {
+        if size == 0 {
+            return;
+        }
+        let k = self.k.min(starts.len()).min(strides.len());
+        let joins = !self.runs.is_empty() && starts[..k] == self.next[..k];
+        match self.runs.last_mut() {
+            Some(run) if joins => run.count += size,
+            _ => self.runs.push(RowRun {
+                start: self.total,
+                count: size,
+                srcs: SmallVec::from_slice(&starts[..k]),
+            }),
+        }
+        for j in 0..k {
+            self.next[j] = starts[j].wrapping_offset(strides[j].wrapping_mul(size as isize));
+        }
+        self.total += size;
+    }
+
+    /// The elements of every row pushed so far.
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// The runs.
+    pub fn finish(self) -> Vec<RowRun> {
+        self.runs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_of_tells_the_three_walks_apart() {
+        let xs = [0u64; 8];
+        let p = xs.as_ptr().cast::<u8>();
+        assert_eq!(run_of(Operand::of::<u64>(p, 8)), Run::Contiguous);
+        assert_eq!(run_of(Operand::of::<u64>(p, 0)), Run::Broadcast);
+        assert_eq!(run_of(Operand::of::<u64>(p, 16)), Run::Strided);
+        assert_eq!(run_of(Operand::of::<u64>(p, -8)), Run::Strided);
+        // Unaligned: strided, whatever the stride.
+        assert_eq!(
+            run_of(Operand::of::<u64>(p.wrapping_add(1), 8)),
+            Run::Strided
+        );
+    }
+
+    #[test]
+    fn select_needs_every_operand_and_no_overlap() {
+        let xs = [0u32; 16];
+        let mut out = [0u32; 16];
+        let s = Operand::of::<u32>(xs.as_ptr().cast(), 4);
+        let b = Operand::of::<u32>(xs.as_ptr().cast(), 0);
+        let d = Operand::of::<u32>(out.as_mut_ptr().cast(), 4);
+        assert_eq!(select(d, &[s, s], 16, false), Plan::Contiguous);
+        assert_eq!(select(d, &[s, b], 16, false), Plan::Strided);
+        assert_eq!(select(d, &[s, b], 16, true), Plan::Contiguous);
+        assert_eq!(select(d, &[d], 16, true), Plan::Strided);
+        assert_eq!(select(d, &[s], 0, true), Plan::Strided);
+        let strided = Operand::of::<u32>(out.as_mut_ptr().cast(), 8);
+        assert_eq!(select(strided, &[s], 8, true), Plan::Strided);
+    }
+
+    #[test]
+    fn the_cutter_joins_packed_rows_and_splits_the_rest() {
+        let xs = [0f64; 32];
+        let p = |k: usize| xs.as_ptr().wrapping_add(k).cast::<u8>();
+        let one = [7u8];
+        // Packed rows 0..3, 3..3 (empty), 3..8, then a jump back to 0..2.
+        let mut c = RowCutter::new(2).unwrap();
+        assert!(RowCutter::new(MAX_ROW_OPERANDS + 1).is_none());
+        for (start, size) in [(0, 3), (3, 0), (3, 5), (0, 2), (2, 4)] {
+            c.push(&[p(start), one.as_ptr()], &[8, 0], size);
+        }
+        assert_eq!(c.total(), 14);
+        let runs = c.finish();
+        let got: Vec<(usize, usize, *const u8)> =
+            runs.iter().map(|r| (r.start, r.count, r.srcs[0])).collect();
+        assert_eq!(got, vec![(0, 8, p(0)), (8, 6, p(0))]);
+        assert!(runs.iter().all(|r| r.srcs[1] == one.as_ptr()));
+    }
+}

@@ -1,0 +1,228 @@
+//! Ragged runs as segmented loops: `sum`/`prod`/`any` over the var dim of
+//! `N * var * T` (one pass over the rows, `kernels::loops::Rows`) and
+//! ragged elementwise calls (runs of rows cut by `kernels::loops::RowCutter`)
+//! agree bit for bit with the general path — each row reduced or computed
+//! on its own — on random ragged data with empty rows, rows shorter than
+//! the fold's 8 lanes, rows longer than a fold block, and views whose rows
+//! are out of order or apart (reversed, step 2, step -3).
+
+use dynd::compute as reduce;
+use dynd::{Array, Index};
+
+/// A small deterministic generator (xorshift), so failures reproduce.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    /// Values of mixed magnitudes and signs, so a change of summation
+    /// order shows in the last bits.
+    fn value(&mut self) -> f64 {
+        let m = (self.below(1 << 20) as f64) / 1024.0;
+        let e = [1e-3, 1.0, 1e3, 1e7][self.below(4) as usize];
+        if self.below(2) == 0 { m * e } else { -m * e }
+    }
+}
+
+/// `rows` random rows as `rows * var * float64`: lengths 0–20 (a third
+/// of them empty or shorter than 8), plus one long row when `long`.
+fn ragged(rng: &mut Rng, rows: usize, long: bool) -> Array {
+    let text: Vec<String> = (0..rows)
+        .map(|i| {
+            let n = if long && i == rows / 2 {
+                40_000
+            } else {
+                match rng.below(3) {
+                    0 => rng.below(8) as usize,
+                    _ => rng.below(21) as usize,
+                }
+            };
+            let xs: Vec<String> = (0..n).map(|_| format!("{:?}", rng.value())).collect();
+            format!("[{}]", xs.join(","))
+        })
+        .collect();
+    Array::from_json(
+        format!("{rows} * var * float64").as_str(),
+        &format!("[{}]", text.join(",")),
+    )
+    .unwrap()
+}
+
+/// The views whose rows the segmented loops must handle.
+fn views(x: &Array) -> Vec<(&'static str, Array)> {
+    vec![
+        ("packed", x.clone()),
+        (
+            "reversed",
+            x.index(&[Index::slice(None, None, -1)]).unwrap(),
+        ),
+        (
+            "step 2",
+            x.index(&[Index::slice(Some(1), None, 2)]).unwrap(),
+        ),
+        ("step -3", x.index(&[Index::slice(None, None, -3)]).unwrap()),
+    ]
+}
+
+fn rows_of(x: &Array) -> usize {
+    x.shape()[0].expect("a fixed outer dim")
+}
+
+#[test]
+fn segmented_sums_equal_row_by_row_sums_bit_for_bit() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for (rows, long) in [(1, false), (7, false), (300, false), (64, true)] {
+        let x = ragged(&mut rng, rows, long);
+        for (what, v) in views(&x) {
+            let n = rows_of(&v);
+            let got = reduce::sum(&v, Some(&[1]), false).unwrap();
+            let kept = reduce::sum(&v, Some(&[1]), true).unwrap();
+            for i in 0..n {
+                let row = v.index(&[i.into()]).unwrap();
+                // The general path: one row, reduced on its own.
+                let want = reduce::sum(&row, None, false)
+                    .unwrap()
+                    .as_scalar::<f64>()
+                    .unwrap();
+                for (r, idx) in [
+                    (&got, vec![Index::from(i)]),
+                    (&kept, vec![Index::from(i), Index::from(0usize)]),
+                ] {
+                    let g = r.index(&idx).unwrap().as_scalar::<f64>().unwrap();
+                    assert_eq!(
+                        g.to_bits(),
+                        want.to_bits(),
+                        "{what}, {rows} rows, row {i}: {g} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn other_folds_and_types_agree_with_the_general_path() {
+    let mut rng = Rng(12345);
+    let x = ragged(&mut rng, 200, false);
+    for (what, v) in views(&x) {
+        let n = rows_of(&v);
+        for name in ["prod", "any", "all", "max", "min", "mean"] {
+            let f = |a: &Array, axes: Option<&[usize]>| -> dynd::Result<Array> {
+                match name {
+                    "prod" => reduce::prod(a, axes, false),
+                    "any" => reduce::any(a, axes, false),
+                    "all" => reduce::all(a, axes, false),
+                    "max" => reduce::max(a, axes, false),
+                    "min" => reduce::min(a, axes, false),
+                    _ => reduce::mean(a, axes, false),
+                }
+            };
+            let rows: Vec<dynd::Result<String>> = (0..n)
+                .map(|i| f(&v.index(&[i.into()]).unwrap(), None).map(|r| r.to_json()))
+                .collect();
+            match f(&v, Some(&[1])) {
+                // An op without identity over an empty row fails as a
+                // whole, as that row alone does.
+                Err(e) => assert!(rows.iter().any(|r| r.is_err()), "{name} {what}: {e}"),
+                Ok(got) => {
+                    for (i, want) in rows.into_iter().enumerate() {
+                        let g = got.index(&[i.into()]).unwrap().to_json();
+                        match want {
+                            Ok(w) => assert_eq!(g, w, "{name} {what} row {i}"),
+                            Err(_) => assert_eq!(g, "null", "{name} {what} row {i}"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Integer rows (int32 sums to int64) and a source with an offset.
+    let ints = Array::from_json(
+        "5 * var * int32",
+        "[[1,2,3,4,5,6,7,8,9,10],[],[2147483647,1],[-5],[3,3,3]]",
+    )
+    .unwrap();
+    for (what, v) in views(&ints) {
+        let got = reduce::sum(&v, Some(&[1]), false).unwrap();
+        for i in 0..rows_of(&v) {
+            let row = v.index(&[i.into()]).unwrap();
+            let want = reduce::sum(&row, None, false).unwrap().to_json();
+            assert_eq!(
+                got.index(&[i.into()]).unwrap().to_json(),
+                want,
+                "{what} row {i}"
+            );
+        }
+    }
+}
+
+#[test]
+fn ragged_elementwise_runs_equal_row_by_row_results() {
+    let mut rng = Rng(777);
+    let x = ragged(&mut rng, 150, false);
+    let one = Array::from(1.5f64);
+    for (what, v) in views(&x) {
+        let got = reduce::add(&v, &one).unwrap();
+        let twice = reduce::add(&v, &v).unwrap();
+        for i in 0..rows_of(&v) {
+            let row = v.index(&[i.into()]).unwrap();
+            assert_eq!(
+                got.index(&[i.into()]).unwrap().to_json(),
+                reduce::add(&row, &one).unwrap().to_json(),
+                "{what} row {i}"
+            );
+            assert_eq!(
+                twice.index(&[i.into()]).unwrap().to_json(),
+                reduce::add(&row, &row).unwrap().to_json(),
+                "{what} row {i}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_large_ragged_sum_splits_across_threads_with_the_serial_bits() {
+    // Enough rows for the reduction to split its outer dim into tasks.
+    let rows = 200_000;
+    let mut rng = Rng(4242);
+    let x = ragged(&mut rng, rows, false);
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    let run = |n: usize, v: &Array| pool(n).install(|| reduce::sum(v, Some(&[1]), false).unwrap());
+    for (what, v) in views(&x) {
+        let serial = run(1, &v);
+        let parallel = run(2, &v);
+        let bits = |a: &Array| -> Vec<u64> {
+            (0..rows_of(a))
+                .map(|i| {
+                    a.index(&[i.into()])
+                        .unwrap()
+                        .as_scalar::<f64>()
+                        .unwrap()
+                        .to_bits()
+                })
+                .collect()
+        };
+        let serial = bits(&serial);
+        assert_eq!(serial, bits(&parallel), "{what}");
+        // And row by row, for a sample of rows.
+        for i in (0..rows_of(&v)).step_by(997) {
+            let row = v.index(&[i.into()]).unwrap();
+            let want = reduce::sum(&row, None, false)
+                .unwrap()
+                .as_scalar::<f64>()
+                .unwrap();
+            assert_eq!(serial[i], want.to_bits(), "{what} row {i}");
+        }
+    }
+}
