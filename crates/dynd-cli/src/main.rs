@@ -167,7 +167,9 @@ fn run(args: &[String]) -> Result<String, Error> {
                         refs.len()
                     )));
                 };
-                let axes = axes.map(|a| dynd::callable::reduce::signed_axes(&a)).transpose()?;
+                let axes = axes
+                    .map(|a| dynd::callable::reduce::signed_axes(&a))
+                    .transpose()?;
                 f(a, axes.as_deref(), keepdims)?
             } else {
                 dynd::callable::lookup(name)?.call(&refs)?

@@ -10,11 +10,10 @@
 //! float16 computes in float32 and rounds once; float32's 24 bits are
 //! enough for that to be the correctly rounded float16 result.
 
-use super::kernels::{Binary, BinaryOp, CoreKernel, Elem, core};
+use super::kernels::{Binary, BinaryOp, CoreKernel, core};
 use crate::error::Error;
-use crate::types::BuiltinType;
-use half::f16;
-use num_complex::Complex;
+use crate::types::{BuiltinType, NativeType};
+use crate::{for_each_native, with_native};
 
 /// `a + b`.
 pub(crate) struct Add;
@@ -55,11 +54,11 @@ macro_rules! integer {
             fn apply(a: $t, b: $t) -> $t { a.checked_rem(b).unwrap_or(0) }
             #[inline(always)]
             fn bad(_a: $t, b: $t) -> bool { b == 0 }
-            fn error(a: $t, _b: $t) -> Error { by_zero(<$t as Elem>::TYPE, a, "%") }
+            fn error(a: $t, _b: $t) -> Error { by_zero(<$t as NativeType>::TYPE, a, "%") }
         }
     )*};
 }
-integer!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+for_each_native!(signed unsigned => integer);
 
 macro_rules! signed_divide {
     ($($t:ty),*) => {$(
@@ -71,7 +70,7 @@ macro_rules! signed_divide {
             #[inline(always)]
             fn bad(a: $t, b: $t) -> bool { (b == 0) | ((a == <$t>::MIN) & (b == -1)) }
             fn error(a: $t, b: $t) -> Error {
-                let t = <$t as Elem>::TYPE;
+                let t = <$t as NativeType>::TYPE;
                 if b == 0 {
                     by_zero(t, a, "/")
                 } else {
@@ -81,7 +80,7 @@ macro_rules! signed_divide {
         }
     )*};
 }
-signed_divide!(i8, i16, i32, i64, i128);
+for_each_native!(signed => signed_divide);
 
 macro_rules! unsigned_divide {
     ($($t:ty),*) => {$(
@@ -92,11 +91,11 @@ macro_rules! unsigned_divide {
             fn apply(a: $t, b: $t) -> $t { a.checked_div(b).unwrap_or(0) }
             #[inline(always)]
             fn bad(_a: $t, b: $t) -> bool { b == 0 }
-            fn error(a: $t, _b: $t) -> Error { by_zero(<$t as Elem>::TYPE, a, "/") }
+            fn error(a: $t, _b: $t) -> Error { by_zero(<$t as NativeType>::TYPE, a, "/") }
         }
     )*};
 }
-unsigned_divide!(u8, u16, u32, u64, u128);
+for_each_native!(unsigned => unsigned_divide);
 
 macro_rules! ieee {
     ($($t:ty),*) => {$(
@@ -122,7 +121,7 @@ macro_rules! ieee {
         }
     )*};
 }
-ieee!(f32, f64, Complex<f32>, Complex<f64>);
+for_each_native!(ieee complex => ieee);
 
 macro_rules! fmod {
     ($($t:ty),*) => {$(
@@ -133,21 +132,24 @@ macro_rules! fmod {
         }
     )*};
 }
-fmod!(f32, f64);
+for_each_native!(ieee => fmod);
 
-/// float16 through float32, rounded once.
+/// The 16-bit floats through float32, rounded once.
 macro_rules! half_via_f32 {
-    ($($op:ty => $e:tt),*) => {$(
-        impl BinaryOp<f16> for $op {
-            type Out = f16;
+    ($($t:ty),*) => {$(
+        half_via_f32!(@ $t; Add => +, Subtract => -, Multiply => *, Divide => /, Modulo => %);
+    )*};
+    (@ $t:ty; $($op:ty => $e:tt),*) => {$(
+        impl BinaryOp<$t> for $op {
+            type Out = $t;
             #[inline(always)]
-            fn apply(a: f16, b: f16) -> f16 {
-                f16::from_f32(a.to_f32() $e b.to_f32())
+            fn apply(a: $t, b: $t) -> $t {
+                <$t>::from_f32(a.to_f32() $e b.to_f32())
             }
         }
     )*};
 }
-half_via_f32!(Add => +, Subtract => -, Multiply => *, Divide => /, Modulo => %);
+for_each_native!(half => half_via_f32);
 
 impl BinaryOp<bool> for Add {
     type Out = bool;
@@ -164,51 +166,27 @@ impl BinaryOp<bool> for Multiply {
     }
 }
 
-/// The kernel of `$op` for compute type `$c`, among the listed types.
-macro_rules! by_type {
-    ($op:ty, $c:expr; $($b:ident => $t:ty),* $(,)?) => {
-        match $c {
-            $(BuiltinType::$b => Some(core::<Binary<$t, $op>>()),)*
-            _ => None,
-        }
-    };
-}
-
 /// `add`'s kernel for `c`.
 pub(crate) fn add(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Add, c; Bool => bool, Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
-        Int128 => i128, UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
-        UInt128 => u128, Float16 => f16, Float32 => f32, Float64 => f64,
-        Complex64 => Complex<f32>, Complex128 => Complex<f64>)
+    with_native!(c, |T| core::<Binary<T, Add>>())
 }
 
-/// `subtract`'s kernel for `c`.
+/// `subtract`'s kernel for `c` (not bool: NumPy has no boolean subtract).
 pub(crate) fn subtract(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Subtract, c; Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
-        Int128 => i128, UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
-        UInt128 => u128, Float16 => f16, Float32 => f32, Float64 => f64,
-        Complex64 => Complex<f32>, Complex128 => Complex<f64>)
+    with_native!(c, signed unsigned half ieee complex => |T| core::<Binary<T, Subtract>>())
 }
 
 /// `multiply`'s kernel for `c`.
 pub(crate) fn multiply(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Multiply, c; Bool => bool, Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
-        Int128 => i128, UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
-        UInt128 => u128, Float16 => f16, Float32 => f32, Float64 => f64,
-        Complex64 => Complex<f32>, Complex128 => Complex<f64>)
+    with_native!(c, |T| core::<Binary<T, Multiply>>())
 }
 
-/// `divide`'s kernel for `c`.
+/// `divide`'s kernel for `c` (not bool).
 pub(crate) fn divide(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Divide, c; Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
-        Int128 => i128, UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
-        UInt128 => u128, Float16 => f16, Float32 => f32, Float64 => f64,
-        Complex64 => Complex<f32>, Complex128 => Complex<f64>)
+    with_native!(c, signed unsigned half ieee complex => |T| core::<Binary<T, Divide>>())
 }
 
-/// `modulo`'s kernel for `c`.
+/// `modulo`'s kernel for `c` (the real numbers: not bool, not complex).
 pub(crate) fn modulo(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Modulo, c; Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
-        Int128 => i128, UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
-        UInt128 => u128, Float16 => f16, Float32 => f32, Float64 => f64)
+    with_native!(c, signed unsigned half ieee => |T| core::<Binary<T, Modulo>>())
 }

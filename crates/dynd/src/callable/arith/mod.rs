@@ -127,6 +127,7 @@ pub use promote::{
     LATTICE, NUMERIC, inexact, promote, promotion_pairs, promotion_table, promotion_table_by,
     safe_cast, short_name,
 };
+pub(crate) use unary::Truthy;
 
 use super::dispatch::DispatchBuilder;
 use super::{Callable, CallableImpl};
@@ -558,7 +559,7 @@ mod tests {
         // Every (op, type) the resolver can reach has a kernel or a Type
         // error; math functions always have one.
         for op in Op::ALL {
-            for a in NUMERIC {
+            for &a in NUMERIC.iter() {
                 let args: Vec<Type> = vec![Type::builtin(a); op.arity()];
                 let r = Arith::new(op).plan(&args);
                 if op.is_math() || matches!(op, Op::Add | Op::Multiply | Op::Abs) {
