@@ -296,11 +296,11 @@ fn significant(s: &str) -> Option<(bool, i64, impl Iterator<Item = u8> + '_)> {
     })
 }
 
-/// `true` when the text `s` is, as a number, what the finite `v` formats
-/// as (its shortest round-trip digits, Rust's `{:e}`).
-fn is_exact_text(s: &str, v: impl fmt::LowerExp) -> bool {
+/// `true` when the text `s` is, as a number, what `shortest` writes for a
+/// finite value (its shortest round-trip digits).
+fn is_exact_text(s: &str, shortest: impl FnOnce(&mut StackBuf) -> fmt::Result) -> bool {
     let mut buf = StackBuf::new();
-    if write!(buf, "{v:e}").is_err() {
+    if shortest(&mut buf).is_err() {
         return false;
     }
     match (significant(s), significant(buf.as_str())) {
@@ -311,12 +311,12 @@ fn is_exact_text(s: &str, v: impl fmt::LowerExp) -> bool {
 
 /// The float checks of a checked `mode` on `v`, read from `s`: a finite
 /// text that became infinite overflowed; in inexact mode, a finite text
-/// must be the text of its value (`shortest` formats it).
-fn check_float<T: fmt::LowerExp>(
+/// must be the text of its value (`shortest` writes it).
+fn check_float(
     s: &str,
     mode: ErrorMode,
     infinite: bool,
-    shortest: impl FnOnce() -> T,
+    shortest: impl FnOnce(&mut StackBuf) -> fmt::Result,
 ) -> Result<(), Bad> {
     if mode == ErrorMode::NoCheck || special(s).is_some() {
         return Ok(());
@@ -324,7 +324,7 @@ fn check_float<T: fmt::LowerExp>(
     if infinite {
         return Err(Bad::Overflow);
     }
-    if mode == ErrorMode::Inexact && !is_exact_text(s, shortest()) {
+    if mode == ErrorMode::Inexact && !is_exact_text(s, shortest) {
         return Err(Bad::Inexact);
     }
     Ok(())
@@ -333,7 +333,7 @@ fn check_float<T: fmt::LowerExp>(
 impl FromText for f64 {
     fn from_text(s: &str, mode: ErrorMode) -> Result<f64, Bad> {
         let v: f64 = s.parse().map_err(|_| Bad::Syntax)?;
-        check_float(s, mode, v.is_infinite(), || v)?;
+        check_float(s, mode, v.is_infinite(), |b| write!(b, "{v:e}"))?;
         Ok(v)
     }
 }
@@ -342,7 +342,7 @@ impl FromText for f32 {
     fn from_text(s: &str, mode: ErrorMode) -> Result<f32, Bad> {
         // Parsed directly: one rounding.
         let v: f32 = s.parse().map_err(|_| Bad::Syntax)?;
-        check_float(s, mode, v.is_infinite(), || v)?;
+        check_float(s, mode, v.is_infinite(), |b| write!(b, "{v:e}"))?;
         Ok(v)
     }
 }
@@ -353,15 +353,14 @@ macro_rules! half_text {
         impl FromText for $t {
             fn from_text(s: &str, mode: ErrorMode) -> Result<$t, Bad> {
                 let v = <$t>::from_f64(s.parse().map_err(|_| Bad::Syntax)?);
-                // A 16-bit float is written as its float32 value, so that
-                // is its text.
-                check_float(s, mode, v.is_infinite(), || v.to_f32())?;
+                // The text of a 16-bit float is what it writes.
+                check_float(s, mode, v.is_infinite(), |b| v.write_value(b))?;
                 Ok(v)
             }
         }
         impl ToText for $t {
             fn write_text(self, out: &mut impl Write) -> fmt::Result {
-                write_f32(self.to_f32(), out)
+                self.write_value(out)
             }
         }
     )*};
