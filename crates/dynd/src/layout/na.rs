@@ -7,6 +7,7 @@
 //! | signed integers | the minimum value |
 //! | unsigned integers | the maximum value |
 //! | float16 / float32 / float64 | the NaN with bits `0x7d2a` / `0x7f8007a2` / `0x7ff00000000007a2` (R's NA payload); other NaNs are values |
+//! | bfloat16 | the NaN with bits `0x7fa2` (signalling, payload `0x22`: float32's NA truncated would be an infinity, so the low byte of R's payload instead); other NaNs are values |
 //! | complex | both parts the float NA |
 //! | char | `0xFFFFFFFF` (not a code point) |
 //! | string, bytes, pointer | a null `begin` / pointer (an empty string has a non-null `begin`) |

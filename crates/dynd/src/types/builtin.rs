@@ -42,6 +42,9 @@ pub enum BuiltinType {
     Complex128 = 17,
     /// `void`: no data.
     Void = 18,
+    /// `bfloat16` (the upper half of a float32: 8 exponent bits, 8
+    /// significant bits; the `half` crate's `bf16`)
+    BFloat16 = 19,
 }
 
 /// The type id reserved for float128 (DESIGN §3); not supported.
@@ -51,7 +54,7 @@ pub const BUILTIN_TYPE_ID_LIMIT: usize = 64;
 
 impl BuiltinType {
     /// Every builtin type, in id order.
-    pub const ALL: [BuiltinType; 17] = [
+    pub const ALL: [BuiltinType; 18] = [
         BuiltinType::Bool,
         BuiltinType::Int8,
         BuiltinType::Int16,
@@ -69,6 +72,7 @@ impl BuiltinType {
         BuiltinType::Complex64,
         BuiltinType::Complex128,
         BuiltinType::Void,
+        BuiltinType::BFloat16,
     ];
 
     /// The DESIGN §3 type id.
@@ -114,6 +118,7 @@ impl BuiltinType {
             Complex64 => "complex[float32]",
             Complex128 => "complex[float64]",
             Void => "void",
+            BFloat16 => "bfloat16",
         }
     }
 
@@ -154,6 +159,7 @@ impl BuiltinType {
                 }
             }
             "void" => Void,
+            "bfloat16" => BFloat16,
             _ => return None,
         })
     }
@@ -215,6 +221,7 @@ mod tests {
             (BuiltinType::Complex64, 16, 8, 4),
             (BuiltinType::Complex128, 17, 16, 8),
             (BuiltinType::Void, 18, 0, 1),
+            (BuiltinType::BFloat16, 19, 2, 2),
         ];
         for (tp, id, size, align) in table {
             assert_eq!(tp.id(), id, "{tp}");
@@ -225,7 +232,7 @@ mod tests {
         }
         assert_eq!(BuiltinType::from_id(0), None);
         assert_eq!(BuiltinType::from_id(FLOAT128_TYPE_ID), None);
-        assert_eq!(BuiltinType::from_id(19), None);
+        assert_eq!(BuiltinType::from_id(20), None);
     }
 
     #[test]

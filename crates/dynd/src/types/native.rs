@@ -15,7 +15,7 @@
 //! | `bool` | `bool` |
 //! | `signed` | `i8`, `i16`, `i32`, `i64`, `i128` |
 //! | `unsigned` | `u8`, `u16`, `u32`, `u64`, `u128` |
-//! | `half` | `f16` (computes in `f32`) |
+//! | `half` | `f16`, `bf16` (compute in `f32`) |
 //! | `ieee` | `f32`, `f64` |
 //! | `complex` | `Complex<f32>`, `Complex<f64>` |
 //!
@@ -24,7 +24,7 @@
 
 use super::BuiltinType;
 use bytemuck::{Pod, Zeroable};
-use half::f16;
+use half::{bf16, f16};
 use num_complex::Complex;
 use std::fmt;
 
@@ -147,6 +147,17 @@ fn write_float<W: fmt::Write + ?Sized>(
     }
 }
 
+/// The shortest decimal that reads back as `x` (a finite bfloat16), as the
+/// f64 nearest to it (whose `{:?}` is that decimal): `0.1`, not the
+/// float32 text of its value, `0.10009766`.
+fn shortest_bf16(x: bf16) -> f64 {
+    let v = x.to_f64();
+    (1..=9)
+        .filter_map(|digits| format!("{:.*e}", digits - 1, v).parse::<f64>().ok())
+        .find(|d| bf16::from_f64(*d) == x)
+        .unwrap_or(v)
+}
+
 /// `NativeType` for a type stored as itself.
 macro_rules! native {
     ($t:ty => $b:ident, na: $na:expr, sum: $sum:ty, compute: $c:ty, mean: $mean:ty,
@@ -196,6 +207,8 @@ native_int!(
 
 native!(f16 => Float16, na: f16::from_bits(0x7d2a), sum: f16, compute: f32,
     mean: f64, write: |x, out| write_float(x.to_f64(), out, |o| write!(o, "{:?}", x.to_f32())));
+native!(bf16 => BFloat16, na: bf16::from_bits(0x7fa2), sum: bf16, compute: f32, mean: f64,
+    write: |x, out| write_float(x.to_f64(), out, |o| write!(o, "{:?}", shortest_bf16(x))));
 native!(f32 => Float32, na: f32::from_bits(0x7f80_07a2), sum: f32, compute: f32,
     mean: f64, write: |x, out| write_float(f64::from(x), out, |o| write!(o, "{x:?}")));
 native!(f64 => Float64, na: f64::from_bits(0x7ff0_0000_0000_07a2), sum: f64, compute: f64,
@@ -245,7 +258,7 @@ impl NativeType for bool {
 /// not depend on `half` or `num-complex` themselves.
 #[doc(hidden)]
 pub mod __rt {
-    pub use half::f16;
+    pub use half::{bf16, f16};
     pub use num_complex::Complex;
 }
 
@@ -263,7 +276,8 @@ macro_rules! __native_group {
         $($cb)*!{$($a)* u8: UInt8, u16: UInt16, u32: UInt32, u64: UInt64, u128: UInt128}
     };
     (half [$($cb:tt)*] [$($a:tt)*]) => {
-        $($cb)*!{$($a)* $crate::types::native::__rt::f16: Float16}
+        $($cb)*!{$($a)* $crate::types::native::__rt::f16: Float16,
+            $crate::types::native::__rt::bf16: BFloat16}
     };
     (ieee [$($cb:tt)*] [$($a:tt)*]) => { $($cb)*!{$($a)* f32: Float32, f64: Float64} };
     (complex [$($cb:tt)*] [$($a:tt)*]) => {

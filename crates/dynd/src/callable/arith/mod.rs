@@ -28,27 +28,29 @@
 //! float16) is float16.
 //!
 //! Rows are the left argument, columns the right (`b` bool, `c64`
-//! complex\[float32\], `c128` complex\[float64\]); printed by
+//! complex\[float32\], `c128` complex\[float64\], `bf16` bfloat16:
+//! with float16 it gives float32, neither holding the other); printed by
 //! [`promotion_table`]:
 //!
 //! ```text
-//!      b    i8   i16  i32  i64  i128 u8   u16  u32  u64  u128 f16  f32  f64  c64  c128
-//! b    b    i8   i16  i32  i64  i128 u8   u16  u32  u64  u128 f16  f32  f64  c64  c128
-//! i8   i8   i8   i16  i32  i64  i128 i16  i32  i64  i128 f64  f16  f32  f64  c64  c128
-//! i16  i16  i16  i16  i32  i64  i128 i16  i32  i64  i128 f64  f32  f32  f64  c64  c128
-//! i32  i32  i32  i32  i32  i64  i128 i32  i32  i64  i128 f64  f64  f64  f64  c128 c128
-//! i64  i64  i64  i64  i64  i64  i128 i64  i64  i64  i128 f64  f64  f64  f64  c128 c128
-//! i128 i128 i128 i128 i128 i128 i128 i128 i128 i128 i128 f64  f64  f64  f64  c128 c128
-//! u8   u8   i16  i16  i32  i64  i128 u8   u16  u32  u64  u128 f16  f32  f64  c64  c128
-//! u16  u16  i32  i32  i32  i64  i128 u16  u16  u32  u64  u128 f32  f32  f64  c64  c128
-//! u32  u32  i64  i64  i64  i64  i128 u32  u32  u32  u64  u128 f64  f64  f64  c128 c128
-//! u64  u64  i128 i128 i128 i128 i128 u64  u64  u64  u64  u128 f64  f64  f64  c128 c128
-//! u128 u128 f64  f64  f64  f64  f64  u128 u128 u128 u128 u128 f64  f64  f64  c128 c128
-//! f16  f16  f16  f32  f64  f64  f64  f16  f32  f64  f64  f64  f16  f32  f64  c64  c128
-//! f32  f32  f32  f32  f64  f64  f64  f32  f32  f64  f64  f64  f32  f32  f64  c64  c128
-//! f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  c128 c128
-//! c64  c64  c64  c64  c128 c128 c128 c64  c64  c128 c128 c128 c64  c64  c128 c64  c128
-//! c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128
+//!      b    i8   i16  i32  i64  i128 u8   u16  u32  u64  u128 f16  f32  f64  c64  c128 bf16
+//! b    b    i8   i16  i32  i64  i128 u8   u16  u32  u64  u128 f16  f32  f64  c64  c128 bf16
+//! i8   i8   i8   i16  i32  i64  i128 i16  i32  i64  i128 f64  f16  f32  f64  c64  c128 bf16
+//! i16  i16  i16  i16  i32  i64  i128 i16  i32  i64  i128 f64  f32  f32  f64  c64  c128 f32
+//! i32  i32  i32  i32  i32  i64  i128 i32  i32  i64  i128 f64  f64  f64  f64  c128 c128 f64
+//! i64  i64  i64  i64  i64  i64  i128 i64  i64  i64  i128 f64  f64  f64  f64  c128 c128 f64
+//! i128 i128 i128 i128 i128 i128 i128 i128 i128 i128 i128 f64  f64  f64  f64  c128 c128 f64
+//! u8   u8   i16  i16  i32  i64  i128 u8   u16  u32  u64  u128 f16  f32  f64  c64  c128 bf16
+//! u16  u16  i32  i32  i32  i64  i128 u16  u16  u32  u64  u128 f32  f32  f64  c64  c128 f32
+//! u32  u32  i64  i64  i64  i64  i128 u32  u32  u32  u64  u128 f64  f64  f64  c128 c128 f64
+//! u64  u64  i128 i128 i128 i128 i128 u64  u64  u64  u64  u128 f64  f64  f64  c128 c128 f64
+//! u128 u128 f64  f64  f64  f64  f64  u128 u128 u128 u128 u128 f64  f64  f64  c128 c128 f64
+//! f16  f16  f16  f32  f64  f64  f64  f16  f32  f64  f64  f64  f16  f32  f64  c64  c128 f32
+//! f32  f32  f32  f32  f64  f64  f64  f32  f32  f64  f64  f64  f32  f32  f64  c64  c128 f32
+//! f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  c128 c128 f64
+//! c64  c64  c64  c64  c128 c128 c128 c64  c64  c128 c128 c128 c64  c64  c128 c64  c128 c64
+//! c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128
+//! bf16 bf16 bf16 f32  f64  f64  f64  bf16 f32  f64  f64  f64  f32  f32  f64  c64  c128 bf16
 //! ```
 //!
 //! # Results
