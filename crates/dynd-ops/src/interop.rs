@@ -39,13 +39,13 @@ use dynd::{Array, Error, Result};
 pub unsafe trait ArrayElement: Element + NativeType {}
 
 macro_rules! array_elements {
-    ($($t:ty)*) => {$(
+    ($($t:ty),*) => {$(
         // SAFETY: a primitive integer or float: every bit pattern of its
         // size is a valid value.
         unsafe impl ArrayElement for $t {}
     )*};
 }
-array_elements!(i8 i16 i32 i64 u8 u16 u32 u64 f32 f64);
+dynd::for_each_native!(signed unsigned ieee => array_elements);
 
 /// The dynd type `s0 * s1 * ... * T`.
 pub fn array_type<T: NativeType, S: Shape>(sizes: &S) -> Type {

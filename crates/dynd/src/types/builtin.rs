@@ -98,7 +98,7 @@ impl BuiltinType {
     }
 
     /// The canonical datashape name.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         use BuiltinType::*;
         match self {
             Bool => "bool",

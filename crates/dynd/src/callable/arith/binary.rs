@@ -16,15 +16,15 @@ use crate::types::{BuiltinType, NativeType};
 use crate::{for_each_native, with_native};
 
 /// `a + b`.
-pub(crate) struct Add;
+pub struct Add;
 /// `a - b`.
-pub(crate) struct Subtract;
+pub struct Subtract;
 /// `a * b`.
-pub(crate) struct Multiply;
+pub struct Multiply;
 /// `a / b`.
-pub(crate) struct Divide;
+pub struct Divide;
 /// `a % b`.
-pub(crate) struct Modulo;
+pub struct Modulo;
 
 fn by_zero(t: BuiltinType, a: impl std::fmt::Display, op: &str) -> Error {
     Error::invalid_argument(format!("{t} division by zero: {a} {op} 0"))

@@ -34,7 +34,7 @@ pub const CHUNK: usize = 256;
 const MAX_ELEM: usize = 16;
 
 /// A one-argument operation on `T`. Total: every input has a result.
-pub(crate) trait UnaryOp<T: NativeType>: Send + Sync + 'static {
+pub trait UnaryOp<T: NativeType>: Send + Sync + 'static {
     /// The result type.
     type Out: NativeType;
     /// The result for one element.
@@ -42,7 +42,7 @@ pub(crate) trait UnaryOp<T: NativeType>: Send + Sync + 'static {
 }
 
 /// A two-argument operation on `T`.
-pub(crate) trait BinaryOp<T: NativeType>: Send + Sync + 'static {
+pub trait BinaryOp<T: NativeType>: Send + Sync + 'static {
     /// The result type.
     type Out: NativeType;
     /// `true` when some inputs are errors ([`BinaryOp::bad`]).

@@ -62,7 +62,7 @@ unary_math!(
 );
 
 /// `a` to the power `b`.
-pub(crate) struct Pow;
+pub struct Pow;
 
 macro_rules! real_pow {
     ($($t:ty),*) => {$(

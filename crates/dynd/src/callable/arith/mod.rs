@@ -131,6 +131,34 @@ pub use promote::{
 };
 pub(crate) use unary::Truthy;
 
+/// The scalar operations behind the arithmetic callables, for code that
+/// computes on Rust values with the same semantics (dynd-ops does): one
+/// scalar kernel, two faces. Re-exported as [`crate::compute::scalar`].
+///
+/// An operation is a type; [`BinaryOp::apply`] is total (never panics) and
+/// [`BinaryOp::bad`] says, branch-free, which pairs are errors, with
+/// [`BinaryOp::error`] the error for such a pair: integer division or
+/// remainder by zero is `InvalidArgument`, `MIN / -1` is `Overflow`;
+/// integers otherwise wrap. Which types an operation takes is which
+/// `BinaryOp<T>` impls it has (no `Subtract` on bool, no `Modulo` on complex).
+/// Reduction result types are [`NativeType::Sum`](crate::types::NativeType::Sum)
+/// and [`NativeType::Mean`](crate::types::NativeType::Mean).
+///
+/// ```
+/// use dynd::compute::scalar::{BinaryOp, Divide};
+/// use dynd::ErrorKind;
+/// assert_eq!(<Divide as BinaryOp<i32>>::apply(7, 2), 3);
+/// assert!(<Divide as BinaryOp<i32>>::bad(7, 0));
+/// assert_eq!(<Divide as BinaryOp<i8>>::error(i8::MIN, -1).kind(), ErrorKind::Overflow);
+/// assert!(!<Divide as BinaryOp<f64>>::bad(1.0, 0.0));
+/// ```
+pub mod ops {
+    pub use super::binary::{Add, Divide, Modulo, Multiply, Subtract};
+    pub use super::kernels::{BinaryOp, UnaryOp};
+    pub use super::math::Pow;
+    pub use super::unary::{Abs, Negative};
+}
+
 use super::dispatch::DispatchBuilder;
 use super::{Callable, CallableImpl};
 use crate::error::{Error, Result};

@@ -14,9 +14,9 @@ use crate::{for_each_native, with_native};
 use num_complex::{Complex, ComplexFloat};
 
 /// `-a`.
-pub(crate) struct Negative;
+pub struct Negative;
 /// `|a|`.
-pub(crate) struct Abs;
+pub struct Abs;
 /// `not a` (truthiness).
 pub(crate) struct LogicalNot;
 
