@@ -213,24 +213,20 @@ native!(f32 => Float32, na: f32::from_bits(0x7f80_07a2), sum: f32, compute: f32,
     mean: f64, write: |x, out| write_float(f64::from(x), out, |o| write!(o, "{x:?}")));
 native!(f64 => Float64, na: f64::from_bits(0x7ff0_0000_0000_07a2), sum: f64, compute: f64,
     mean: f64, write: |x, out| write_float(x, out, |o| write!(o, "{x:?}")));
-native!(Complex<f32> => Complex64, na: Complex::new(f32::NA, f32::NA), sum: Complex<f32>,
-compute: Complex<f32>, mean: Complex<f64>,
-write: |x, out| {
-    out.write_char('[')?;
-    x.re.write_value(out)?;
-    out.write_str(", ")?;
-    x.im.write_value(out)?;
-    out.write_char(']')
-});
-native!(Complex<f64> => Complex128, na: Complex::new(f64::NA, f64::NA), sum: Complex<f64>,
-compute: Complex<f64>, mean: Complex<f64>,
-write: |x, out| {
-    out.write_char('[')?;
-    x.re.write_value(out)?;
-    out.write_str(", ")?;
-    x.im.write_value(out)?;
-    out.write_char(']')
-});
+/// Complex types: the NA in both parts, `[re, im]` as text.
+macro_rules! native_complex {
+    ($($f:ty => $b:ident),*) => {$(
+        native!(Complex<$f> => $b, na: Complex::new(<$f>::NA, <$f>::NA), sum: Complex<$f>,
+            compute: Complex<$f>, mean: Complex<f64>, write: |x, out| {
+                out.write_char('[')?;
+                x.re.write_value(out)?;
+                out.write_str(", ")?;
+                x.im.write_value(out)?;
+                out.write_char(']')
+            });
+    )*};
+}
+native_complex!(f32 => Complex64, f64 => Complex128);
 native!(B8 => Bool, na: B8(2), sum: i64, compute: bool, mean: f64,
     write: |x, out| write!(out, "{}", x.get()));
 

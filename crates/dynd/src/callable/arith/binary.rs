@@ -30,23 +30,24 @@ fn by_zero(t: BuiltinType, a: impl std::fmt::Display, op: &str) -> Error {
     Error::invalid_argument(format!("{t} division by zero: {a} {op} 0"))
 }
 
+/// `impl BinaryOp<$t> for $op` with a same-type result `$e` per operation.
+macro_rules! same_type {
+    ($t:ty; $($op:ty => |$a:ident, $b:ident| $e:expr),* $(,)?) => {$(
+        impl BinaryOp<$t> for $op {
+            type Out = $t;
+            #[inline(always)]
+            fn apply($a: $t, $b: $t) -> $t { $e }
+        }
+    )*};
+}
+
 macro_rules! integer {
     ($($t:ty),*) => {$(
-        impl BinaryOp<$t> for Add {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a.wrapping_add(b) }
-        }
-        impl BinaryOp<$t> for Subtract {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a.wrapping_sub(b) }
-        }
-        impl BinaryOp<$t> for Multiply {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a.wrapping_mul(b) }
-        }
+        same_type!($t;
+            Add => |a, b| a.wrapping_add(b),
+            Subtract => |a, b| a.wrapping_sub(b),
+            Multiply => |a, b| a.wrapping_mul(b),
+        );
         impl BinaryOp<$t> for Modulo {
             type Out = $t;
             const CHECKED: bool = true;
@@ -99,38 +100,14 @@ for_each_native!(unsigned => unsigned_divide);
 
 macro_rules! ieee {
     ($($t:ty),*) => {$(
-        impl BinaryOp<$t> for Add {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a + b }
-        }
-        impl BinaryOp<$t> for Subtract {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a - b }
-        }
-        impl BinaryOp<$t> for Multiply {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a * b }
-        }
-        impl BinaryOp<$t> for Divide {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a / b }
-        }
+        same_type!($t; Add => |a, b| a + b, Subtract => |a, b| a - b,
+            Multiply => |a, b| a * b, Divide => |a, b| a / b);
     )*};
 }
 for_each_native!(ieee complex => ieee);
 
 macro_rules! fmod {
-    ($($t:ty),*) => {$(
-        impl BinaryOp<$t> for Modulo {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a % b }
-        }
-    )*};
+    ($($t:ty),*) => {$( same_type!($t; Modulo => |a, b| a % b); )*};
 }
 for_each_native!(ieee => fmod);
 

@@ -79,67 +79,45 @@ impl<T: Truthy> UnaryOp<T> for LogicalNot {
     }
 }
 
-macro_rules! signed {
-    ($($t:ty),*) => {$(
+/// `Negative` and `Abs` of `$t`, each a same-type expression of `a`.
+macro_rules! neg_abs {
+    ($t:ty; |$a:ident| $neg:expr, $abs:expr) => {
         impl UnaryOp<$t> for Negative {
             type Out = $t;
             #[inline(always)]
-            fn apply(a: $t) -> $t { a.wrapping_neg() }
+            fn apply($a: $t) -> $t {
+                $neg
+            }
         }
         impl UnaryOp<$t> for Abs {
             type Out = $t;
             #[inline(always)]
-            fn apply(a: $t) -> $t { a.wrapping_abs() }
+            fn apply($a: $t) -> $t {
+                $abs
+            }
         }
-    )*};
+    };
+}
+
+macro_rules! signed {
+    ($($t:ty),*) => {$( neg_abs!($t; |a| a.wrapping_neg(), a.wrapping_abs()); )*};
 }
 for_each_native!(signed => signed);
 
 macro_rules! unsigned {
-    ($($t:ty),*) => {$(
-        impl UnaryOp<$t> for Negative {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t) -> $t { a.wrapping_neg() }
-        }
-        impl UnaryOp<$t> for Abs {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t) -> $t { a }
-        }
-    )*};
+    ($($t:ty),*) => {$( neg_abs!($t; |a| a.wrapping_neg(), a); )*};
 }
 for_each_native!(unsigned => unsigned);
 
 macro_rules! float {
-    ($($t:ty),*) => {$(
-        impl UnaryOp<$t> for Negative {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t) -> $t { -a }
-        }
-        impl UnaryOp<$t> for Abs {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t) -> $t { a.abs() }
-        }
-    )*};
+    ($($t:ty),*) => {$( neg_abs!($t; |a| -a, a.abs()); )*};
 }
 for_each_native!(ieee => float);
 
 /// The 16-bit floats by their sign bit.
 macro_rules! half {
     ($($t:ty),*) => {$(
-        impl UnaryOp<$t> for Negative {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t) -> $t { <$t>::from_bits(a.to_bits() ^ 0x8000) }
-        }
-        impl UnaryOp<$t> for Abs {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t) -> $t { <$t>::from_bits(a.to_bits() & 0x7fff) }
-        }
+        neg_abs!($t; |a| <$t>::from_bits(a.to_bits() ^ 0x8000), <$t>::from_bits(a.to_bits() & 0x7fff));
     )*};
 }
 for_each_native!(half => half);
