@@ -3,7 +3,7 @@
 //! `less_equal`, `equal`, `not_equal`, `greater`, `greater_equal`;
 //! `logical_and`, `logical_or`, `logical_not`; `sqrt`, `exp`, `log`,
 //! `sin`, `cos`, `tan`, `pow`. Each is registered under that name
-//! ([`crate::callable::lookup`]); [`crate::func`] has them as Rust
+//! ([`crate::callable::lookup`]); [`crate::compute`] has them as Rust
 //! functions and operators.
 //!
 //! All are scalar callables: calls lift them over fixed and var dims with
@@ -135,9 +135,9 @@ pub(crate) use unary::Truthy;
 /// computes on Rust values with the same semantics (dynd-ops does): one
 /// scalar kernel, two faces. Re-exported as [`crate::compute::scalar`].
 ///
-/// An operation is a type; [`BinaryOp::apply`] is total (never panics) and
-/// [`BinaryOp::bad`] says, branch-free, which pairs are errors, with
-/// [`BinaryOp::error`] the error for such a pair: integer division or
+/// An operation is a type; [`BinaryOp::apply`](kernels::BinaryOp::apply) is total (never panics) and
+/// [`BinaryOp::bad`](kernels::BinaryOp::bad) says, branch-free, which pairs are errors, with
+/// [`BinaryOp::error`](kernels::BinaryOp::error) the error for such a pair: integer division or
 /// remainder by zero is `InvalidArgument`, `MIN / -1` is `Overflow`;
 /// integers otherwise wrap. Which types an operation takes is which
 /// `BinaryOp<T>` impls it has (no `Subtract` on bool, no `Modulo` on complex).
