@@ -61,7 +61,9 @@ macro_rules! integer {
 }
 for_each_native!(signed unsigned => integer);
 
-macro_rules! signed_divide {
+/// Integer division: a zero divisor, and `MIN / -1` for the signed types
+/// (an unsigned `MIN` is 0, so the second test is constant false there).
+macro_rules! int_divide {
     ($($t:ty),*) => {$(
         impl BinaryOp<$t> for Divide {
             type Out = $t;
@@ -69,7 +71,10 @@ macro_rules! signed_divide {
             #[inline(always)]
             fn apply(a: $t, b: $t) -> $t { a.checked_div(b).unwrap_or(0) }
             #[inline(always)]
-            fn bad(a: $t, b: $t) -> bool { (b == 0) | ((a == <$t>::MIN) & (b == -1)) }
+            fn bad(a: $t, b: $t) -> bool {
+                const SIGNED: bool = <$t>::MIN != 0;
+                (b == 0) | (SIGNED & (a == <$t>::MIN) & (b == (0 as $t).wrapping_sub(1)))
+            }
             fn error(a: $t, b: $t) -> Error {
                 let t = <$t as NativeType>::TYPE;
                 if b == 0 {
@@ -81,22 +86,7 @@ macro_rules! signed_divide {
         }
     )*};
 }
-for_each_native!(signed => signed_divide);
-
-macro_rules! unsigned_divide {
-    ($($t:ty),*) => {$(
-        impl BinaryOp<$t> for Divide {
-            type Out = $t;
-            const CHECKED: bool = true;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a.checked_div(b).unwrap_or(0) }
-            #[inline(always)]
-            fn bad(_a: $t, b: $t) -> bool { b == 0 }
-            fn error(a: $t, _b: $t) -> Error { by_zero(<$t as NativeType>::TYPE, a, "/") }
-        }
-    )*};
-}
-for_each_native!(unsigned => unsigned_divide);
+for_each_native!(signed unsigned => int_divide);
 
 macro_rules! ieee {
     ($($t:ty),*) => {$(
