@@ -74,7 +74,7 @@ fn time_modes(
 
 /// Fills a `n * T` array from `f(i)` (a copy in dynd's own data block,
 /// as [`crate::callables::f64_array`]).
-fn filled<T: dynd::array::Scalar>(n: usize, f: impl Fn(usize) -> T) -> Array {
+fn filled<T: dynd::types::NativeType>(n: usize, f: impl Fn(usize) -> T) -> Array {
     let v: Vec<T> = (0..n).map(f).collect();
     Array::from(v.as_slice())
 }

@@ -51,8 +51,8 @@ extern "C" {
  *    1 bool      2 int8      3 int16     4 int32     5 int64     6 int128
  *    7 uint8     8 uint16    9 uint32   10 uint64   11 uint128
  *   12 float16  13 float32  14 float64  16 complex[float32]
- *   17 complex[float64]     18 void
- * 0 (uninitialized), 15 (float128, reserved) and 19..63 are not types. */
+ *   17 complex[float64]     18 void     19 bfloat16
+ * 0 (uninitialized), 15 (float128, reserved) and 20..63 are not types. */
 #define DYND_BUILTIN_TYPE_ID_LIMIT 64
 
 /* ------------------------------------------------------------------------

@@ -32,8 +32,11 @@ where
     ///
     /// # Errors
     /// `Broadcast` when the two sides' shapes differ (naming both), and what
-    /// [`Operator::validate`] or a prepare step reports. On error the output
-    /// is untouched.
+    /// [`Operator::validate`] or a prepare step reports: then the output is
+    /// untouched. An element operation's error (integer division by zero,
+    /// as dynd's `divide`) is reported after the output was filled, so the
+    /// output holds the total operation's values there (0 for a zero
+    /// divisor).
     pub fn run(mut self, ex: &dyn Executor) -> Result<()> {
         let _span =
             tracing::info_span!("dynd_ops.run", op = %self.name(), executor = %ex.name()).entered();
@@ -53,10 +56,11 @@ where
             if overlap {
                 let tmp = materialize_prepared(&self.rhs, ex)?;
                 assign(&self.lhs, &&tmp, ex);
+                Ok(())
             } else {
                 assign(&self.lhs, &self.rhs, ex);
+                self.rhs.check_errors()
             }
-            Ok(())
         });
         self.rhs.finish();
         result
@@ -144,6 +148,7 @@ pub(crate) fn materialize_prepared<O: Operator>(
     checked_numel(&sizes)?;
     let mut t = Tensor::<O::Elem, O::Shape>::zeros(sizes);
     assign(&t.view_mut(), op, ex);
+    op.check_errors()?;
     Ok(t)
 }
 
@@ -175,7 +180,9 @@ impl<O: Operator> Expr<O> {
     /// Evaluates the expression into a new tensor on `ex`.
     ///
     /// # Errors
-    /// What [`Operator::validate`] and the transforms' prepare steps report.
+    /// What [`Operator::validate`] and the transforms' prepare steps report,
+    /// and the first error of an element operation
+    /// ([`Operator::check_errors`]).
     pub fn eval(self, ex: &dyn Executor) -> Result<Tensor<O::Elem, O::Shape>> {
         eval(self.0, ex)
     }

@@ -1,17 +1,20 @@
 //! Element types of operators.
 //!
-//! [`Element`] is what any operator can hold (numbers and `bool`); [`Num`]
-//! adds arithmetic with NumPy's integer conventions (wrapping, and `0` for
-//! division or remainder by zero instead of a panic); [`Float`] adds the math
-//! functions.
+//! [`Element`] is what any operator can hold: a dynd
+//! [`NativeType`] (numbers and `bool`) with a total order. [`Num`] adds the
+//! arithmetic the generators and reductions use (integers wrap); the
+//! elementwise `+ - * / %` are dynd's own scalar operations
+//! ([`dynd::compute::scalar`]), so they give the same values and the same
+//! errors as the dynd callables. [`Float`] adds the math functions.
 
+use dynd::for_each_native;
+use dynd::types::NativeType;
 use std::cmp::Ordering;
-use std::fmt::Debug;
 
-/// A value an operator can produce.
-pub trait Element: Copy + Send + Sync + Default + PartialEq + Debug + 'static {
+/// A value an operator can produce: a dynd scalar type.
+pub trait Element: NativeType + Default + PartialEq + std::fmt::Debug {
     /// The dynd name of the type (`float64`, `int32`, `bool`).
-    const NAME: &'static str;
+    const NAME: &'static str = <Self as NativeType>::TYPE.name();
     /// A total order for sorting: the usual order, with NaNs last.
     fn total_order(a: &Self, b: &Self) -> Ordering;
     /// `true` for a floating-point NaN.
@@ -22,8 +25,10 @@ pub trait Element: Copy + Send + Sync + Default + PartialEq + Debug + 'static {
 
 /// A number with the arithmetic the elementwise operators use.
 ///
-/// Integer arithmetic wraps on overflow, and integer division or remainder
-/// by zero gives 0 (NumPy gives 0 with a warning); nothing panics.
+/// Integer arithmetic wraps on overflow. [`Num::over`] and [`Num::modulo`]
+/// are total (0 for a zero divisor) for the generators and reductions that
+/// use them; the elementwise `div` and `rem` are dynd's checked operations
+/// and report a zero divisor as an error.
 pub trait Num: Element + PartialOrd {
     /// 0.
     const ZERO: Self;
@@ -58,16 +63,14 @@ pub trait Float: Num + num_traits::Float {}
 impl<T: Num + num_traits::Float> Float for T {}
 
 impl Element for bool {
-    const NAME: &'static str = "bool";
     fn total_order(a: &Self, b: &Self) -> Ordering {
         a.cmp(b)
     }
 }
 
 macro_rules! int_elements {
-    ($($t:ty => $name:literal, $signed:tt;)*) => {$(
+    ($signed:tt; $($t:ty),*) => {$(
         impl Element for $t {
-            const NAME: &'static str = $name;
             fn total_order(a: &Self, b: &Self) -> Ordering {
                 a.cmp(b)
             }
@@ -105,21 +108,12 @@ macro_rules! int_elements {
     (@sign unsigned $x:ident) => { if $x > 0 { 1 } else { 0 } };
 }
 
-int_elements! {
-    i8 => "int8", signed;
-    i16 => "int16", signed;
-    i32 => "int32", signed;
-    i64 => "int64", signed;
-    u8 => "uint8", unsigned;
-    u16 => "uint16", unsigned;
-    u32 => "uint32", unsigned;
-    u64 => "uint64", unsigned;
-}
+for_each_native!(signed => int_elements!(signed;));
+for_each_native!(unsigned => int_elements!(unsigned;));
 
 macro_rules! float_elements {
-    ($($t:ty => $name:literal;)*) => {$(
+    ($($t:ty),*) => {$(
         impl Element for $t {
-            const NAME: &'static str = $name;
             fn total_order(a: &Self, b: &Self) -> Ordering {
                 match (a.is_nan(), b.is_nan()) {
                     (false, false) => a.partial_cmp(b).unwrap_or(Ordering::Equal),
@@ -162,10 +156,7 @@ macro_rules! float_elements {
     )*};
 }
 
-float_elements! {
-    f32 => "float32";
-    f64 => "float64";
-}
+for_each_native!(ieee => float_elements);
 
 #[cfg(test)]
 mod tests {

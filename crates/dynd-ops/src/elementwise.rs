@@ -19,9 +19,11 @@ use crate::element::{Element, Float, Num};
 use crate::operator::{Expr, LINE_CHUNK, LineBuf, Operator, advance, forward_hooks, line_slice};
 use crate::rank::{Shape, fmt_shape};
 use crate::tensor::{Tensor, TensorView};
+use dynd::compute::scalar;
 use dynd::{Error, Result};
 use num_traits::AsPrimitive;
 use std::marker::PhantomData;
+use std::sync::Mutex;
 
 /// A scalar function applied elementwise.
 pub trait UnaryFn<T>: Send + Sync + 'static {
@@ -37,10 +39,50 @@ pub trait UnaryFn<T>: Send + Sync + 'static {
 pub trait BinaryFn<A, B>: Send + Sync + 'static {
     /// The result type.
     type Out: Element;
+    /// `true` when some pairs are errors ([`BinaryFn::bad`]).
+    const CHECKED: bool = false;
     /// The function's name in operator names.
     fn name() -> String;
-    /// The function.
+    /// The function: total (never panics), also for pairs that
+    /// [`BinaryFn::bad`] rejects.
     fn apply(a: A, b: B) -> Self::Out;
+    /// `true` when the pair is an error (branch-free: a line's check
+    /// vectorises).
+    #[inline(always)]
+    fn bad(_a: A, _b: B) -> bool {
+        false
+    }
+    /// The error for a pair [`BinaryFn::bad`] rejects.
+    fn error(_a: A, _b: B) -> Error {
+        Error::invalid_argument("invalid arguments")
+    }
+}
+
+/// The first error a checked element operation met, by index in C order
+/// (so the report does not depend on the executor's order of work).
+pub(crate) struct ErrorSlot<S>(Mutex<Option<(S, Error)>>);
+
+impl<S: Shape> ErrorSlot<S> {
+    pub(crate) fn new() -> Self {
+        ErrorSlot(Mutex::new(None))
+    }
+    /// Keeps `e` at `idx` if it comes before the error kept so far.
+    #[cold]
+    pub(crate) fn record(&self, idx: S, e: Error) {
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.as_ref().is_none_or(|(i, _)| idx.as_ref() < i.as_ref()) {
+            *slot = Some((idx, e));
+        }
+    }
+    pub(crate) fn clear(&self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+    pub(crate) fn check(&self) -> Result<()> {
+        match &*self.0.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some((_, e)) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
 }
 
 /// The broadcast shape of two operand shapes (the first where they clash).
@@ -211,6 +253,8 @@ pub struct BinaryOp<A: Operator, B, F> {
     asz: A::Shape,
     bsz: A::Shape,
     sz: A::Shape,
+    /// The first pair `F` rejected since the operator was prepared.
+    err: ErrorSlot<A::Shape>,
     _f: PhantomData<fn() -> F>,
 }
 
@@ -222,6 +266,7 @@ impl<A: Operator + Clone, B: Clone, F> Clone for BinaryOp<A, B, F> {
             asz: self.asz,
             bsz: self.bsz,
             sz: self.sz,
+            err: ErrorSlot::new(),
             _f: PhantomData,
         }
     }
@@ -236,6 +281,7 @@ impl<A: Operator, B: Operator<Shape = A::Shape>, F> BinaryOp<A, B, F> {
             asz,
             bsz,
             sz: broadcast_sizes(&asz, &bsz),
+            err: ErrorSlot::new(),
             _f: PhantomData,
         }
     }
@@ -255,10 +301,14 @@ where
     }
     #[inline(always)]
     fn get(&self, idx: A::Shape) -> F::Out {
-        F::apply(
+        let (x, y) = (
             self.a.get(operand_index(idx, &self.asz)),
             self.b.get(operand_index(idx, &self.bsz)),
-        )
+        );
+        if F::CHECKED && F::bad(x, y) {
+            self.err.record(idx, F::error(x, y));
+        }
+        F::apply(x, y)
     }
     #[inline]
     fn fill_line(&self, idx: A::Shape, axis: usize, step: isize, out: &mut [F::Out]) {
@@ -271,6 +321,14 @@ where
             let k = LINE_CHUNK.min(out.len() - j);
             let xa = line_slice(&self.a, advance(ia, axis, j, sa), axis, sa, k, &mut ba);
             let xb = line_slice(&self.b, advance(ib, axis, j, sb), axis, sb, k, &mut bb);
+            if F::CHECKED
+                && xa
+                    .iter()
+                    .zip(xb)
+                    .fold(false, |acc, (&x, &y)| acc | F::bad(x, y))
+            {
+                self.record_first(idx, axis, step, j, xa, xb);
+            }
             for ((o, &x), &y) in out[j..j + k].iter_mut().zip(xa).zip(xb) {
                 *o = F::apply(x, y);
             }
@@ -285,7 +343,54 @@ where
         self.b.validate()?;
         check_broadcast(&F::name(), &self.asz, &self.bsz)
     }
-    forward_hooks!(a, b);
+    fn prepare(&mut self, ex: &dyn crate::executor::Executor) -> Result<()> {
+        self.err.clear();
+        self.a.prepare(ex)?;
+        self.b.prepare(ex)
+    }
+    fn finish(&mut self) {
+        self.a.finish();
+        self.b.finish();
+    }
+    fn visit_memory(&self, f: &mut dyn FnMut(crate::operator::MemRegion)) {
+        self.a.visit_memory(f);
+        self.b.visit_memory(f);
+    }
+    fn check_errors(&self) -> Result<()> {
+        self.a.check_errors()?;
+        self.b.check_errors()?;
+        self.err.check()
+    }
+}
+
+impl<A, B, F> BinaryOp<A, B, F>
+where
+    A: Operator,
+    B: Operator<Shape = A::Shape>,
+    F: BinaryFn<A::Elem, B::Elem>,
+{
+    /// Records the first rejected pair of a chunk that has one: `xa[0]`
+    /// and `xb[0]` are at position `j` of the line from `idx`.
+    #[cold]
+    #[inline(never)]
+    fn record_first(
+        &self,
+        idx: A::Shape,
+        axis: usize,
+        step: isize,
+        j: usize,
+        xa: &[A::Elem],
+        xb: &[B::Elem],
+    ) {
+        if let Some(i) = xa.iter().zip(xb).position(|(&x, &y)| F::bad(x, y)) {
+            let at = if A::Shape::RANK == 0 {
+                idx
+            } else {
+                advance(idx, axis, j + i, step)
+            };
+            self.err.record(at, F::error(xa[i], xb[i]));
+        }
+    }
 }
 
 /// `if c { a } else { b }` elementwise (with broadcasting).
@@ -484,17 +589,63 @@ macro_rules! binary_fns {
     )*};
 }
 
-binary_fns! {
+/// Functions that are dynd's scalar operations ([`dynd::compute::scalar`]):
+/// the same values and the same errors as the dynd callables.
+macro_rules! dynd_fns {
+    ($($(#[$doc:meta])* $fname:ident, $F:ident, $Op:ident;)*) => {$(
+        #[doc = concat!("The scalar function of [`", stringify!($fname), "`]: dynd's [`", stringify!($Op), "`](dynd::compute::scalar::", stringify!($Op), ").")]
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $F;
+        impl<T: Num> BinaryFn<T, T> for $F
+        where
+            scalar::$Op: scalar::BinaryOp<T, Out = T>,
+        {
+            type Out = T;
+            const CHECKED: bool = <scalar::$Op as scalar::BinaryOp<T>>::CHECKED;
+            fn name() -> String {
+                stringify!($fname).into()
+            }
+            #[inline(always)]
+            fn apply(a: T, b: T) -> T {
+                <scalar::$Op as scalar::BinaryOp<T>>::apply(a, b)
+            }
+            #[inline(always)]
+            fn bad(a: T, b: T) -> bool {
+                <scalar::$Op as scalar::BinaryOp<T>>::bad(a, b)
+            }
+            fn error(a: T, b: T) -> Error {
+                <scalar::$Op as scalar::BinaryOp<T>>::error(a, b)
+            }
+        }
+        $(#[$doc])*
+        pub fn $fname<A, B>(a: A, b: B) -> Expr<BinaryOp<A, B, $F>>
+        where
+            A: Operator,
+            B: Operator<Elem = A::Elem, Shape = A::Shape>,
+            A::Elem: Num,
+            scalar::$Op: scalar::BinaryOp<A::Elem, Out = A::Elem>,
+        {
+            Expr(BinaryOp::new(a, b))
+        }
+    )*};
+}
+
+dynd_fns! {
     /// `a + b` (wrapping for integers).
-    add, AddF, [Num], T, |a, b| a.plus(b);
+    add, AddF, Add;
     /// `a - b` (wrapping for integers).
-    sub, SubF, [Num], T, |a, b| a.minus(b);
+    sub, SubF, Subtract;
     /// `a * b` (wrapping for integers).
-    mul, MulF, [Num], T, |a, b| a.times(b);
-    /// `a / b` (integers: truncating; 0 where `b` is 0).
-    div, DivF, [Num], T, |a, b| a.over(b);
-    /// `a % b`, with the sign of `a` (integers: 0 where `b` is 0).
-    rem, RemF, [Num], T, |a, b| a.modulo(b);
+    mul, MulF, Multiply;
+    /// `a / b` (integers: truncating; a zero divisor is an `InvalidArgument`
+    /// error and `MIN / -1` an `Overflow` error from `run`/`eval`, as in dynd).
+    div, DivF, Divide;
+    /// `a % b`, with the sign of `a` (integers: a zero divisor is an
+    /// `InvalidArgument` error from `run`/`eval`, as in dynd).
+    rem, RemF, Modulo;
+}
+
+binary_fns! {
     /// `a` raised to `b`.
     pow, PowF, [Float], T, |a, b| a.powf(b);
     /// The angle of the point `(b, a)`: `atan2(y = a, x = b)`.

@@ -25,7 +25,8 @@ use crate::executor::{Executor, Serial};
 use crate::operator::{Expr, LvalueOp, Operator};
 use crate::rank::{Shape, checked_numel};
 use crate::tensor::{Strided, Tensor, strided_debug, strided_lvalue, strided_operator};
-use dynd::array::{FixedDimMeta, Scalar};
+use dynd::array::FixedDimMeta;
+use dynd::types::NativeType;
 use dynd::types::{Type, TypeKind};
 use dynd::{Array, Error, Result};
 
@@ -35,19 +36,19 @@ use dynd::{Array, Error, Result};
 /// Every bit pattern of `size_of::<Self>()` bytes is a valid `Self` (data
 /// written by C code is read as is). `bool` is not one: evaluate into a
 /// `bool` array with [`to_array`], or view it as `uint8`.
-pub unsafe trait ArrayElement: Element + Scalar {}
+pub unsafe trait ArrayElement: Element + NativeType {}
 
 macro_rules! array_elements {
-    ($($t:ty)*) => {$(
+    ($($t:ty),*) => {$(
         // SAFETY: a primitive integer or float: every bit pattern of its
         // size is a valid value.
         unsafe impl ArrayElement for $t {}
     )*};
 }
-array_elements!(i8 i16 i32 i64 u8 u16 u32 u64 f32 f64);
+dynd::for_each_native!(signed unsigned ieee => array_elements);
 
 /// The dynd type `s0 * s1 * ... * T`.
-pub fn array_type<T: Scalar, S: Shape>(sizes: &S) -> Type {
+pub fn array_type<T: NativeType, S: Shape>(sizes: &S) -> Type {
     let mut tp = Type::builtin(T::TYPE);
     for &n in sizes.as_ref().iter().rev() {
         tp = Type::fixed_dim(n, tp);
@@ -56,7 +57,7 @@ pub fn array_type<T: Scalar, S: Shape>(sizes: &S) -> Type {
 }
 
 /// Reads the shape and element strides of `a` as `RANK` fixed dims of `T`.
-fn strided_of<T: Element + Scalar, S: Shape>(a: &Array) -> Result<Strided<T, S>> {
+fn strided_of<T: Element + NativeType, S: Shape>(a: &Array) -> Result<Strided<T, S>> {
     let want = || format!("{} fixed dims of {}", S::RANK, T::TYPE);
     let mut tp = a.tp();
     for d in 0..S::RANK {
@@ -193,7 +194,7 @@ impl<T: ArrayElement, S: Shape> ArrayViewMut<T, S> {
     }
 }
 
-impl<T: Element + Scalar, S: Shape> ArrayViewMut<T, S> {
+impl<T: Element + NativeType, S: Shape> ArrayViewMut<T, S> {
     /// # Safety
     /// 1. The array's data holds valid `T`s (for any `T` but `bool`, always
     ///    true; for `bool`, true of a fresh `Array::empty`).
@@ -231,7 +232,7 @@ strided_lvalue!([T: Element, S: Shape] ArrayViewMut<T, S>);
 /// What the evaluation reports ([`Set::run`](crate::Set::run)), or `Alloc`.
 pub fn to_array<O: Operator>(op: O, ex: &dyn Executor) -> Result<Array>
 where
-    O::Elem: Scalar,
+    O::Elem: NativeType,
 {
     op.validate()?;
     let sizes = op.sizes();
@@ -246,7 +247,7 @@ where
 
 impl<O: Operator> Expr<O>
 where
-    O::Elem: Scalar,
+    O::Elem: NativeType,
 {
     /// Evaluates the expression into a new dynd array ([`to_array`]).
     ///
@@ -267,7 +268,7 @@ impl<T: ArrayElement, S: Shape> Tensor<T, S> {
     }
 }
 
-impl<T: Element + Scalar, S: Shape> Tensor<T, S> {
+impl<T: Element + NativeType, S: Shape> Tensor<T, S> {
     /// The tensor as a new dynd array.
     ///
     /// # Errors

@@ -103,6 +103,15 @@ pub trait Operator: Send + Sync {
     /// Reports every range of memory the operator reads (children included),
     /// so an assignment can tell when its output overlaps an input.
     fn visit_memory(&self, f: &mut dyn FnMut(MemRegion));
+
+    /// The first error an element operation met while the operator was read
+    /// since it was prepared (integer division by zero, `MIN / -1`), the
+    /// lowest index in C order first, children included. Executors call it
+    /// after filling an output. Operators with children forward it (the
+    /// hook macros do); the default is `Ok(())`.
+    fn check_errors(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// An operator that can be assigned to: tensor views, dynd array views, and
@@ -278,6 +287,10 @@ macro_rules! forward_hooks {
         fn visit_memory(&self, _f: &mut dyn FnMut($crate::operator::MemRegion)) {
             $( self.$child.visit_memory(_f); )*
         }
+        fn check_errors(&self) -> dynd::Result<()> {
+            $( self.$child.check_errors()?; )*
+            Ok(())
+        }
     };
 }
 pub(crate) use forward_hooks;
@@ -305,6 +318,9 @@ macro_rules! cached_hooks {
         }
         fn visit_memory(&self, f: &mut dyn FnMut($crate::operator::MemRegion)) {
             self.$child.visit_memory(f);
+        }
+        fn check_errors(&self) -> dynd::Result<()> {
+            self.$child.check_errors()
         }
     };
 }

@@ -30,7 +30,9 @@ use crate::executor::{Executor, grain_ranges, par_pieces};
 use crate::layout::{PermuteOp, permute};
 use crate::operator::{Expr, LINE_CHUNK, LineBuf, Operator, cached_hooks, line_slice};
 use crate::rank::{DropDims, Shape, for_runs, numel, ravel, unravel};
+use dynd::types::NativeType;
 use dynd::{Error, Result};
+use num_traits::AsPrimitive;
 
 /// Positions of a reduced slice folded as one block (see the module docs).
 pub const REDUCE_BLOCK: usize = 1 << 16;
@@ -77,41 +79,66 @@ fn lanes<T: Copy>(x: &[T], id: T, f: impl Fn(T, T) -> T) -> T {
     )
 }
 
+/// [`lanes`] over the values converted to the accumulator type.
+#[inline(always)]
+fn lanes_as<T: AsPrimitive<A>, A: Num>(x: &[T], id: A, f: impl Fn(A, A) -> A) -> A {
+    let mut l = [id; 8];
+    let mut it = x.chunks_exact(8);
+    for c in &mut it {
+        for k in 0..8 {
+            l[k] = f(l[k], c[k].as_());
+        }
+    }
+    let mut tail = id;
+    for &v in it.remainder() {
+        tail = f(tail, v.as_());
+    }
+    f(
+        f(f(l[0], l[1]), f(l[2], l[3])),
+        f(f(f(l[4], l[5]), f(l[6], l[7])), tail),
+    )
+}
+
 /// A reducer that folds with one associative operation of [`Num`] from
-/// its identity, in lanes.
+/// its identity, in lanes, in dynd's sum type ([`NativeType::Sum`]: int64
+/// for the small signed integers, uint64 for the small unsigned ones, as
+/// NumPy and dynd's `sum` and `prod`).
 macro_rules! fold_reducer {
     ($(#[$doc:meta])* $name:ident, $label:literal, $id:ident, $op:ident) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, Default)]
         pub struct $name;
-        impl<T: Num> Reducer<T> for $name {
-            type Acc = T;
-            type Out = T;
+        impl<T: Num + AsPrimitive<T::Sum>> Reducer<T> for $name
+        where
+            T::Sum: Num,
+        {
+            type Acc = T::Sum;
+            type Out = T::Sum;
             fn name(&self) -> String {
                 $label.into()
             }
-            fn init(&self) -> T {
-                T::$id
+            fn init(&self) -> T::Sum {
+                <T::Sum as Num>::$id
             }
             #[inline]
-            fn accumulate(&self, acc: &mut T, chunk: &[T], _pos: usize) {
-                *acc = acc.$op(lanes(chunk, T::$id, T::$op));
+            fn accumulate(&self, acc: &mut T::Sum, chunk: &[T], _pos: usize) {
+                *acc = acc.$op(lanes_as(chunk, <T::Sum as Num>::$id, <T::Sum as Num>::$op));
             }
-            fn merge(&self, a: T, b: T) -> T {
+            fn merge(&self, a: T::Sum, b: T::Sum) -> T::Sum {
                 a.$op(b)
             }
-            fn finish(&self, acc: T, _count: usize) -> T {
+            fn finish(&self, acc: T::Sum, _count: usize) -> T::Sum {
                 acc
             }
         }
     };
 }
 fold_reducer!(
-    /// Sum (wrapping for integers).
+    /// Sum (in the sum type; wrapping for integers).
     SumR, "sum", ZERO, plus
 );
 fold_reducer!(
-    /// Product (wrapping for integers).
+    /// Product (in the sum type; wrapping for integers).
     ProdR, "prod", ONE, times
 );
 
@@ -129,7 +156,8 @@ impl<T: Float> Reducer<T> for MeanR {
     }
     #[inline]
     fn accumulate(&self, acc: &mut T, chunk: &[T], pos: usize) {
-        SumR.accumulate(acc, chunk, pos)
+        let _ = pos;
+        *acc = acc.plus(lanes(chunk, <T as Num>::ZERO, T::plus));
     }
     fn merge(&self, a: T, b: T) -> T {
         a.plus(b)
@@ -562,11 +590,47 @@ macro_rules! reductions {
     )*};
 }
 
+/// Reductions whose result is dynd's sum type ([`NativeType::Sum`]).
+macro_rules! sum_reductions {
+    ($($(#[$doc:meta])* $all:ident, $axes:ident, $red:expr;)*) => {$(
+        $(#[$doc])*
+        pub fn $all<O: Operator>(
+            op: O,
+        ) -> Reduced<O, impl Reducer<O::Elem, Out = <O::Elem as NativeType>::Sum>>
+        where
+            O::Elem: Num + AsPrimitive<<O::Elem as NativeType>::Sum>,
+            <O::Elem as NativeType>::Sum: Num,
+        {
+            reduce_all(op, $red)
+        }
+        $(#[$doc])*
+        /// Over the dims `axes` only: the result keeps the other dims, in order.
+        ///
+        /// # Errors
+        /// `Index` when the axes are not distinct dims of `op`.
+        pub fn $axes<O: Operator, const D: usize>(
+            op: O,
+            axes: [usize; D],
+        ) -> Result<ReducedAxes<O, impl Reducer<O::Elem, Out = <O::Elem as NativeType>::Sum>, D>>
+        where
+            O::Elem: Num + AsPrimitive<<O::Elem as NativeType>::Sum>,
+            <O::Elem as NativeType>::Sum: Num,
+            O::Shape: DropDims<D>,
+        {
+            reduce_axes(stringify!($all), op, axes, $red)
+        }
+    )*};
+}
+
+sum_reductions! {
+    /// The sum, in dynd's sum type (int8 → int64, uint16 → uint64, as NumPy;
+    /// floats keep their type), wrapping for integers.
+    sum, sum_axes, SumR;
+    /// The product, in dynd's sum type, wrapping for integers.
+    prod, prod_axes, ProdR;
+}
+
 reductions! {
-    /// The sum (wrapping for integers).
-    sum, sum_axes, [Num], SumR;
-    /// The product (wrapping for integers).
-    prod, prod_axes, [Num], ProdR;
     /// The arithmetic mean (NaN for an empty slice).
     mean, mean_axes, [Float], MeanR;
     /// The smallest value (NaN if any is NaN). An empty slice is an error.

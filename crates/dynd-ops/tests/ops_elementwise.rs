@@ -1,7 +1,7 @@
 //! Elementwise operators and generators, each on every executor.
 
 mod common;
-use common::{both, irregular};
+use common::{both, executors, irregular};
 use dynd::ErrorKind;
 use dynd_ops::*;
 
@@ -56,16 +56,36 @@ fn ops_scalars_on_either_side() {
 }
 
 #[test]
-fn ops_integer_arithmetic_wraps_and_division_by_zero_gives_zero() {
+fn ops_integer_arithmetic_wraps_and_division_by_zero_is_an_error() {
+    // As dynd's divide and modulo: a zero divisor is an InvalidArgument
+    // error, MIN / -1 an Overflow error, on every executor; the error names
+    // the first bad pair in C order.
     let a = Tensor::from_vec([4], vec![7i32, -7, i32::MAX, i32::MIN]).unwrap();
     let z = Tensor::from_vec([4], vec![0i32, 2, 1, -1]).unwrap();
-    assert_eq!(both(&a / &z).as_slice(), &[0, -3, i32::MAX, 0]);
-    assert_eq!(both(&a % &z).as_slice(), &[0, -1, 0, 0]);
+    for ex in executors() {
+        let e = (&a / &z).eval(ex).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        assert!(e.message().contains("7 / 0"), "{e}");
+        let e = (&a % &z).eval(ex).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        let min = Tensor::from_vec([2], vec![1i32, i32::MIN]).unwrap();
+        let e = (&min / -1).eval(ex).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Overflow, "{e}");
+    }
+    let nz = Tensor::from_vec([4], vec![3i32, 2, 1, 2]).unwrap();
+    assert_eq!(both(&a / &nz).as_slice(), &[2, -3, i32::MAX, i32::MIN / 2]);
+    assert_eq!(both(&a % &nz).as_slice(), &[1, -1, 0, 0]);
+    // MIN % -1 is 0, not an error (as dynd).
+    let m1 = Tensor::from_vec([4], vec![1i32, 1, 1, -1]).unwrap();
+    assert_eq!(both(&a % &m1).as_slice(), &[0, 0, 0, 0]);
     assert_eq!(both(&a + 1).as_slice(), &[8, -6, i32::MIN, i32::MIN + 1]);
     assert_eq!(both(abs(&a)).as_slice(), &[7, 7, i32::MAX, i32::MIN]);
     let u = Tensor::from_vec([3], vec![0u8, 1, 200]).unwrap();
     assert_eq!(both(&u - 1u8).as_slice(), &[255, 0, 199]);
     assert_eq!(both(sign(&a)).as_slice(), &[1, -1, 1, -1]);
+    // A later evaluation after a fixed input starts clean.
+    let expr = &a / &z;
+    assert!(expr.clone().eval(&Serial).is_err());
 }
 
 #[test]

@@ -75,8 +75,9 @@ fn ops_results_go_into_dynd_arrays() {
         let b = gt(v.clone(), scalar(2)).to_array(ex).unwrap();
         assert_eq!(b.tp().to_string(), "4 * bool");
         assert_eq!(b.to_json(), "[false,false,true,true]");
+        // Sums of int32 are int64, as dynd's sum (and NumPy's).
         let s = sum(v.clone()).to_array(ex).unwrap();
-        assert_eq!(s.tp().to_string(), "int32");
+        assert_eq!(s.tp().to_string(), "int64");
         assert_eq!(s.to_json(), "10");
     }
     // In place, into an existing (permuted) array.

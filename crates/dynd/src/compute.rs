@@ -31,6 +31,8 @@
 //!
 //! Any other registered callable is reachable by name through [`call`].
 
+pub use crate::callable::arith::ops as scalar;
+
 use crate::array::Array;
 use crate::callable::lookup;
 use crate::callable::reduce::{BuiltinReduction, Reduction};

@@ -680,7 +680,7 @@ fn array_of(shape: &[usize], data: &[i64], dtype: &str) -> Array {
 }
 
 /// The values of a fixed-dims result, C order, converted to `T`'s type.
-fn values<T: dynd::array::Scalar>(r: &Array) -> Vec<T> {
+fn values<T: dynd::types::NativeType>(r: &Array) -> Vec<T> {
     let dtype = r.tp().dtype().to_string();
     let target = Type::builtin(T::TYPE).to_string();
     let tp = Type::parse(&r.tp().to_string().replace(&dtype, &target)).unwrap();

@@ -517,7 +517,7 @@ fn c_owners_are_released_once_on_success_and_failure() {
 
 #[test]
 fn from_vec_is_zero_copy_for_every_builtin_scalar() {
-    fn check<T: dynd::array::Scalar + PartialEq + std::fmt::Debug>(v: Vec<T>, json: &str) {
+    fn check<T: dynd::types::NativeType + PartialEq + std::fmt::Debug>(v: Vec<T>, json: &str) {
         let n = v.len();
         let first = v.as_ptr() as *mut u8;
         let a = Array::from_vec(v, &[n]).unwrap();

@@ -107,7 +107,7 @@ static void test_builtin_ids(void) {
       {"uint128", 11, 16, 16}, {"float16", 12, 2, 2},
       {"float32", 13, 4, 4},   {"float64", 14, 8, 8},
       {"complex[float32]", 16, 8, 4}, {"complex[float64]", 17, 16, 8},
-      {"void", 18, 0, 1},
+      {"void", 18, 0, 1},      {"bfloat16", 19, 2, 2},
   };
   for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
     dynd_type tp = dynd_type_from_datashape(builtins[i].name);
@@ -123,8 +123,8 @@ static void test_builtin_ids(void) {
     dynd_type_decref(tp);
     dynd_type_decref(tp);
   }
-  /* 0 (uninitialized), 15 (float128) and 19..63 are not types. */
-  static const uintptr_t invalid[] = {0, 15, 19, 40, 63};
+  /* 0 (uninitialized), 15 (float128) and 20..63 are not types. */
+  static const uintptr_t invalid[] = {0, 15, 20, 40, 63};
   for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
     dynd_error_clear();
     CHECK_EQ_INT(dynd_type_data_size(TP(invalid[i])), 0);

@@ -2,11 +2,12 @@
 //! [`Array::copy`]. Assignment between different types is the job of the
 //! assignment kernels.
 
-use super::{Array, Scalar};
+use super::Array;
 use crate::error::{Error, Result};
 use crate::layout::arrmeta::{
     self, BlockrefMeta, FixedDimMeta, StringData, VarDimData, VarDimMeta,
 };
+use crate::types::NativeType;
 use crate::types::{Type, TypeKind};
 use std::mem::size_of;
 
@@ -140,7 +141,7 @@ unsafe fn copy(
 
 /// Writes `values` into a 1-d array `N * T` (N must match) or a single var
 /// element `var * T` (allocated to fit).
-pub(super) fn fill_row<T: Scalar>(row: &Array, values: &[T]) -> Result<()> {
+pub(super) fn fill_row<T: NativeType>(row: &Array, values: &[T]) -> Result<()> {
     let size = T::TYPE.data_size();
     match row.tp().kind() {
         TypeKind::FixedDim { size: n, elem }

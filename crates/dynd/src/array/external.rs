@@ -13,7 +13,7 @@ use super::{Array, flags};
 use crate::error::{Error, Result};
 use crate::layout::{FixedDimMeta, arrmeta};
 use crate::memblock::MemBlock;
-use crate::types::NativeType as Scalar;
+use crate::types::NativeType;
 use crate::types::Type;
 use std::ffi::c_void;
 use std::mem::{ManuallyDrop, size_of};
@@ -117,7 +117,7 @@ impl Array {
     /// A C-order array of `shape` over the elements of `v`, without
     /// copying: the vector becomes the data's owner and is dropped with the
     /// last array or view over it. The array is writable; its type is
-    /// `shape[0] * … * T`, for `T` any builtin scalar ([`Scalar`]).
+    /// `shape[0] * … * T`, for `T` any builtin scalar ([`NativeType`]).
     ///
     /// # Errors
     /// [`InvalidArgument`](crate::ErrorKind::InvalidArgument) when the
@@ -130,7 +130,7 @@ impl Array {
     /// assert_eq!(a.to_json(), "[[1.0,2.0,3.0],[4.0,5.0,6.0]]");
     /// assert!(Array::from_vec(vec![1i32, 2, 3], &[2, 2]).is_err());
     /// ```
-    pub fn from_vec<T: Scalar>(v: Vec<T>, shape: &[usize]) -> Result<Array> {
+    pub fn from_vec<T: NativeType>(v: Vec<T>, shape: &[usize]) -> Result<Array> {
         let elem = Type::builtin(T::TYPE);
         check_rust_layout::<T>(&elem)?;
         let count = element_count(shape)?;
@@ -169,7 +169,7 @@ impl Array {
     /// let a = Array::from_slice(&[1u8, 2, 3, 4], &[2, 2]).unwrap();
     /// assert_eq!(a.to_json(), "[[1,2],[3,4]]");
     /// ```
-    pub fn from_slice<T: Scalar>(values: &[T], shape: &[usize]) -> Result<Array> {
+    pub fn from_slice<T: NativeType>(values: &[T], shape: &[usize]) -> Result<Array> {
         let elem = Type::builtin(T::TYPE);
         check_rust_layout::<T>(&elem)?;
         let count = element_count(shape)?;
@@ -204,7 +204,7 @@ struct VecOwner<T> {
 }
 
 // SAFETY: a VecOwner owns its vector's buffer alone (the Vec was given up
-// with ManuallyDrop), and `T: Send` (Scalar requires it), so the vector may
+// with ManuallyDrop), and `T: Send` (NativeType requires it), so the vector may
 // be dropped on another thread as a `Vec<T>` could be.
 unsafe impl<T: Send> Send for VecOwner<T> {}
 
@@ -218,9 +218,9 @@ impl<T> VecOwner<T> {
 }
 
 /// An error unless the Rust type `T` has the size and alignment of its
-/// builtin type (true of every [`Scalar`]; checked so that a wrong impl is
+/// builtin type (true of every [`NativeType`]; checked so that a wrong impl is
 /// an error, not undefined behaviour).
-fn check_rust_layout<T: Scalar>(elem: &Type) -> Result<()> {
+fn check_rust_layout<T: NativeType>(elem: &Type) -> Result<()> {
     if size_of::<T>() != elem.data_size() || std::mem::align_of::<T>() < elem.data_alignment() {
         return Err(Error::type_error(format!(
             "the Rust type {} (size {}, alignment {}) does not have the layout of {elem}",

@@ -28,15 +28,12 @@ mod scalar;
 pub use crate::layout::{
     BlockrefMeta, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta,
 };
-/// The old name of [`NativeType`](crate::types::NativeType), kept while
-/// callers move over.
-pub use crate::types::NativeType as Scalar;
 pub use index::Index;
 
 use crate::error::{Error, Result};
 use crate::layout::{arrmeta, string_bytes};
 use crate::memblock::{BlockPrefix, BlockVTable, MemBlock, MemoryBlockHeader, MemoryBlockKind};
-use crate::types::{Type, TypeKind};
+use crate::types::{NativeType, Type, TypeKind};
 use std::alloc::Layout;
 use std::fmt;
 use std::ptr::NonNull;
@@ -318,14 +315,14 @@ impl Array {
     }
 
     /// Reads a 0-d array of exactly type `T` (`i32` for `int32`, ...).
-    pub fn as_scalar<T: Scalar>(&self) -> Result<T> {
+    pub fn as_scalar<T: NativeType>(&self) -> Result<T> {
         scalar::check::<T>(self.tp())?;
         // SAFETY: the type is T's builtin, so the data holds one T.
         Ok(unsafe { T::load(self.data_ptr()) })
     }
 
     /// Writes a 0-d array of exactly type `T`.
-    pub fn set_scalar<T: Scalar>(&self, value: T) -> Result<()> {
+    pub fn set_scalar<T: NativeType>(&self, value: T) -> Result<()> {
         scalar::check::<T>(self.tp())?;
         self.check_writable()?;
         // SAFETY: the type is T's builtin and the array is writable.

@@ -41,7 +41,7 @@ use std::mem::size_of;
 use std::pin::{Pin, pin};
 
 /// The broadcast of the arguments' leading dims (`Some(n)` fixed, `None` var),
-/// by the one rule of [`crate::kernels::broadcast`].
+/// by the one rule of `kernels::broadcast`.
 pub fn broadcast_dims(args: &[Type]) -> Result<Vec<Option<usize>>> {
     let all: Vec<_> = args.iter().map(dims_of).collect();
     let nd = all.iter().map(|d| d.len()).max().unwrap_or(0);

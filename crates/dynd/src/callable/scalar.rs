@@ -1,10 +1,10 @@
 //! Scalar callables from Rust functions and closures.
 
 use super::{Callable, CallableImpl, no_match};
-use crate::array::Scalar;
 use crate::error::Result;
 use crate::kernels::loops::{Operand, Plan, select};
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
+use crate::types::NativeType;
 use crate::types::{CallableSignature, Type};
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -35,7 +35,7 @@ struct FnKernel<F, A, R> {
 
 macro_rules! fn_callable {
     ($n:literal; $($a:ident $i:tt),*) => {
-        impl<F, $($a: Scalar,)* R: Scalar> Kernel for FnKernel<F, ($($a,)*), R>
+        impl<F, $($a: NativeType,)* R: NativeType> Kernel for FnKernel<F, ($($a,)*), R>
         where
             F: Fn($($a),*) -> Result<R> + Send + Sync + 'static,
         {
@@ -94,7 +94,7 @@ macro_rules! fn_callable {
             }
         }
 
-        impl<F, $($a: Scalar,)* R: Scalar> CallableImpl for FnCallable<F, ($($a,)*), R>
+        impl<F, $($a: NativeType,)* R: NativeType> CallableImpl for FnCallable<F, ($($a,)*), R>
         where
             F: Fn($($a),*) -> Result<R> + Send + Sync + 'static,
         {
@@ -145,7 +145,7 @@ impl Callable {
     /// let a = Array::from_json("2 * var * float64", "[[1, 2], [3]]").unwrap();
     /// assert_eq!(square.call(&[&a]).unwrap().to_json(), "[[1.0,4.0],[9.0]]");
     /// ```
-    pub fn from_fn1<A: Scalar, R: Scalar>(
+    pub fn from_fn1<A: NativeType, R: NativeType>(
         name: &str,
         f: impl Fn(A) -> R + Send + Sync + 'static,
     ) -> Callable {
@@ -153,7 +153,7 @@ impl Callable {
     }
 
     /// A scalar callable `(A, B) -> R` from a function.
-    pub fn from_fn2<A: Scalar, B: Scalar, R: Scalar>(
+    pub fn from_fn2<A: NativeType, B: NativeType, R: NativeType>(
         name: &str,
         f: impl Fn(A, B) -> R + Send + Sync + 'static,
     ) -> Callable {
@@ -161,7 +161,7 @@ impl Callable {
     }
 
     /// A fallible scalar callable `(A) -> R`: an `Err` stops the call.
-    pub fn try_from_fn1<A: Scalar, R: Scalar>(
+    pub fn try_from_fn1<A: NativeType, R: NativeType>(
         name: &str,
         f: impl Fn(A) -> Result<R> + Send + Sync + 'static,
     ) -> Callable {
@@ -176,7 +176,7 @@ impl Callable {
     }
 
     /// A fallible scalar callable `(A, B) -> R`.
-    pub fn try_from_fn2<A: Scalar, B: Scalar, R: Scalar>(
+    pub fn try_from_fn2<A: NativeType, B: NativeType, R: NativeType>(
         name: &str,
         f: impl Fn(A, B) -> Result<R> + Send + Sync + 'static,
     ) -> Callable {
@@ -191,7 +191,7 @@ impl Callable {
     }
 
     /// A fallible scalar callable `(A, B, C) -> R`.
-    pub fn try_from_fn3<A: Scalar, B: Scalar, C: Scalar, R: Scalar>(
+    pub fn try_from_fn3<A: NativeType, B: NativeType, C: NativeType, R: NativeType>(
         name: &str,
         f: impl Fn(A, B, C) -> Result<R> + Send + Sync + 'static,
     ) -> Callable {

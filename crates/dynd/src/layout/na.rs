@@ -7,56 +7,34 @@
 //! | signed integers | the minimum value |
 //! | unsigned integers | the maximum value |
 //! | float16 / float32 / float64 | the NaN with bits `0x7d2a` / `0x7f8007a2` / `0x7ff00000000007a2` (R's NA payload); other NaNs are values |
+//! | bfloat16 | the NaN with bits `0x7fa2` (signalling, payload `0x22`: float32's NA truncated would be an infinity, so the low byte of R's payload instead); other NaNs are values |
 //! | complex | both parts the float NA |
 //! | char | `0xFFFFFFFF` (not a code point) |
 //! | string, bytes, pointer | a null `begin` / pointer (an empty string has a non-null `begin`) |
 
 use super::arrmeta;
 use crate::error::{Error, Result};
-use crate::types::{BuiltinType, Type, TypeKind};
+use crate::types::{BuiltinType, NativeType, Type, TypeKind};
+use half::f16;
 
 /// float16 NA bits.
-pub const F16_NA: u16 = 0x7d2a;
+pub const F16_NA: u16 = <f16 as NativeType>::NA.to_bits();
 /// float32 NA bits.
-pub const F32_NA: u32 = 0x7f80_07a2;
+pub const F32_NA: u32 = <f32 as NativeType>::NA.to_bits();
 /// float64 NA bits.
-pub const F64_NA: u64 = 0x7ff0_0000_0000_07a2;
+pub const F64_NA: u64 = <f64 as NativeType>::NA.to_bits();
 /// char NA.
 pub const CHAR_NA: u32 = 0xFFFF_FFFF;
 
-/// The NA bytes of a builtin, little-endian, or `None` for void.
+/// The NA bytes of a builtin ([`NativeType::NA`]), or `None` for void.
 fn builtin_na(b: BuiltinType) -> Option<[u8; 16]> {
-    use BuiltinType::*;
-    let mut out = [0u8; 16];
-    let bytes: &[u8] = match b {
-        Bool => &[2],
-        Int8 => &i8::MIN.to_ne_bytes(),
-        Int16 => &i16::MIN.to_ne_bytes(),
-        Int32 => &i32::MIN.to_ne_bytes(),
-        Int64 => &i64::MIN.to_ne_bytes(),
-        Int128 => &i128::MIN.to_ne_bytes(),
-        UInt8 => &u8::MAX.to_ne_bytes(),
-        UInt16 => &u16::MAX.to_ne_bytes(),
-        UInt32 => &u32::MAX.to_ne_bytes(),
-        UInt64 => &u64::MAX.to_ne_bytes(),
-        UInt128 => &u128::MAX.to_ne_bytes(),
-        Float16 => &F16_NA.to_ne_bytes(),
-        Float32 => &F32_NA.to_ne_bytes(),
-        Float64 => &F64_NA.to_ne_bytes(),
-        Complex64 => {
-            out[..4].copy_from_slice(&F32_NA.to_ne_bytes());
-            out[4..8].copy_from_slice(&F32_NA.to_ne_bytes());
-            return Some(out);
-        }
-        Complex128 => {
-            out[..8].copy_from_slice(&F64_NA.to_ne_bytes());
-            out[8..].copy_from_slice(&F64_NA.to_ne_bytes());
-            return Some(out);
-        }
-        Void => return None,
-    };
-    out[..bytes.len()].copy_from_slice(bytes);
-    Some(out)
+    crate::with_native!(b, |T| {
+        let mut out = [0u8; 16];
+        let na = <T as NativeType>::NA;
+        let bytes = bytemuck::bytes_of(&na);
+        out[..bytes.len()].copy_from_slice(bytes);
+        out
+    })
 }
 
 /// Writes the NA value of option value type `tp` at `data`.

@@ -1,5 +1,6 @@
 //! Builtin scalar types: plain ids, no allocation, no reference count.
 
+use super::NativeType;
 use std::fmt;
 
 /// The id of a builtin scalar type. The discriminants are the type ids of
@@ -41,6 +42,9 @@ pub enum BuiltinType {
     Complex128 = 17,
     /// `void`: no data.
     Void = 18,
+    /// `bfloat16` (the upper half of a float32: 8 exponent bits, 8
+    /// significant bits; the `half` crate's `bf16`)
+    BFloat16 = 19,
 }
 
 /// The type id reserved for float128 (DESIGN §3); not supported.
@@ -50,7 +54,7 @@ pub const BUILTIN_TYPE_ID_LIMIT: usize = 64;
 
 impl BuiltinType {
     /// Every builtin type, in id order.
-    pub const ALL: [BuiltinType; 17] = [
+    pub const ALL: [BuiltinType; 18] = [
         BuiltinType::Bool,
         BuiltinType::Int8,
         BuiltinType::Int16,
@@ -68,6 +72,7 @@ impl BuiltinType {
         BuiltinType::Complex64,
         BuiltinType::Complex128,
         BuiltinType::Void,
+        BuiltinType::BFloat16,
     ];
 
     /// The DESIGN §3 type id.
@@ -81,33 +86,19 @@ impl BuiltinType {
         BuiltinType::ALL.into_iter().find(|b| b.id() == id)
     }
 
-    /// Size of one value in bytes.
+    /// Size of one value in bytes (of its [`NativeType`]; 0 for void).
     pub fn data_size(self) -> usize {
-        use BuiltinType::*;
-        match self {
-            Void => 0,
-            Bool | Int8 | UInt8 => 1,
-            Int16 | UInt16 | Float16 => 2,
-            Int32 | UInt32 | Float32 => 4,
-            Int64 | UInt64 | Float64 | Complex64 => 8,
-            Int128 | UInt128 | Complex128 => 16,
-        }
+        crate::with_native!(self, |T| size_of::<<T as NativeType>::Raw>()).unwrap_or(0)
     }
 
-    /// Alignment of a value in bytes (the platform C alignment).
+    /// Alignment of a value in bytes (the platform C alignment, that of its
+    /// [`NativeType`]; 1 for void).
     pub fn data_alignment(self) -> usize {
-        use BuiltinType::*;
-        match self {
-            Void | Bool | Int8 | UInt8 => 1,
-            Int16 | UInt16 | Float16 => 2,
-            Int32 | UInt32 | Float32 | Complex64 => 4,
-            Int64 | UInt64 | Float64 | Complex128 => 8,
-            Int128 | UInt128 => std::mem::align_of::<i128>(),
-        }
+        crate::with_native!(self, |T| align_of::<<T as NativeType>::Raw>()).unwrap_or(1)
     }
 
     /// The canonical datashape name.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         use BuiltinType::*;
         match self {
             Bool => "bool",
@@ -127,6 +118,7 @@ impl BuiltinType {
             Complex64 => "complex[float32]",
             Complex128 => "complex[float64]",
             Void => "void",
+            BFloat16 => "bfloat16",
         }
     }
 
@@ -167,6 +159,7 @@ impl BuiltinType {
                 }
             }
             "void" => Void,
+            "bfloat16" => BFloat16,
             _ => return None,
         })
     }
@@ -177,26 +170,23 @@ impl BuiltinType {
     }
     /// `true` for the signed integers.
     pub fn is_signed_int(self) -> bool {
-        use BuiltinType::*;
-        matches!(self, Int8 | Int16 | Int32 | Int64 | Int128)
+        crate::with_native!(self, signed => |T| ()).is_some()
     }
     /// `true` for the unsigned integers.
     pub fn is_unsigned_int(self) -> bool {
-        use BuiltinType::*;
-        matches!(self, UInt8 | UInt16 | UInt32 | UInt64 | UInt128)
+        crate::with_native!(self, unsigned => |T| ()).is_some()
     }
     /// `true` for all integers.
     pub fn is_int(self) -> bool {
         self.is_signed_int() || self.is_unsigned_int()
     }
-    /// `true` for float16, float32 and float64.
+    /// `true` for the real floating-point types (float16, float32, float64).
     pub fn is_float(self) -> bool {
-        use BuiltinType::*;
-        matches!(self, Float16 | Float32 | Float64)
+        crate::with_native!(self, half ieee => |T| ()).is_some()
     }
     /// `true` for the complex types.
     pub fn is_complex(self) -> bool {
-        matches!(self, BuiltinType::Complex64 | BuiltinType::Complex128)
+        crate::with_native!(self, complex => |T| ()).is_some()
     }
 }
 
@@ -231,6 +221,7 @@ mod tests {
             (BuiltinType::Complex64, 16, 8, 4),
             (BuiltinType::Complex128, 17, 16, 8),
             (BuiltinType::Void, 18, 0, 1),
+            (BuiltinType::BFloat16, 19, 2, 2),
         ];
         for (tp, id, size, align) in table {
             assert_eq!(tp.id(), id, "{tp}");
@@ -241,7 +232,7 @@ mod tests {
         }
         assert_eq!(BuiltinType::from_id(0), None);
         assert_eq!(BuiltinType::from_id(FLOAT128_TYPE_ID), None);
-        assert_eq!(BuiltinType::from_id(19), None);
+        assert_eq!(BuiltinType::from_id(20), None);
     }
 
     #[test]

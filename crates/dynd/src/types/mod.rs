@@ -16,11 +16,11 @@
 
 mod builtin;
 mod datashape;
-mod native;
+pub mod native;
 mod print;
 
 pub use builtin::{BUILTIN_TYPE_ID_LIMIT, BuiltinType, FLOAT128_TYPE_ID};
-pub use native::NativeType;
+pub use native::{B8, NativeType};
 pub(crate) use print::is_identifier;
 
 use crate::error::{Error, Result};
@@ -266,25 +266,20 @@ enum Repr {
 #[derive(Clone)]
 pub struct Type(Repr);
 
-static BUILTIN_KINDS: [TypeKind; 17] = [
-    TypeKind::Builtin(BuiltinType::Bool),
-    TypeKind::Builtin(BuiltinType::Int8),
-    TypeKind::Builtin(BuiltinType::Int16),
-    TypeKind::Builtin(BuiltinType::Int32),
-    TypeKind::Builtin(BuiltinType::Int64),
-    TypeKind::Builtin(BuiltinType::Int128),
-    TypeKind::Builtin(BuiltinType::UInt8),
-    TypeKind::Builtin(BuiltinType::UInt16),
-    TypeKind::Builtin(BuiltinType::UInt32),
-    TypeKind::Builtin(BuiltinType::UInt64),
-    TypeKind::Builtin(BuiltinType::UInt128),
-    TypeKind::Builtin(BuiltinType::Float16),
-    TypeKind::Builtin(BuiltinType::Float32),
-    TypeKind::Builtin(BuiltinType::Float64),
-    TypeKind::Builtin(BuiltinType::Complex64),
-    TypeKind::Builtin(BuiltinType::Complex128),
-    TypeKind::Builtin(BuiltinType::Void),
-];
+/// `TypeKind::Builtin(b)` for each `b` of [`BuiltinType::ALL`], in order.
+static BUILTIN_KINDS: [TypeKind; BuiltinType::ALL.len()] = {
+    let mut kinds = [const { TypeKind::Builtin(BuiltinType::Bool) }; BuiltinType::ALL.len()];
+    let mut i = 0;
+    while i < kinds.len() {
+        // A builtin kind owns nothing: forgetting the one replaced leaks nothing.
+        std::mem::forget(std::mem::replace(
+            &mut kinds[i],
+            TypeKind::Builtin(BuiltinType::ALL[i]),
+        ));
+        i += 1;
+    }
+    kinds
+};
 
 static STRING: LazyLock<Type> = LazyLock::new(|| Type::from_kind(TypeKind::String));
 static BYTES: LazyLock<Type> = LazyLock::new(|| Type::from_kind(TypeKind::Bytes));

@@ -4,8 +4,9 @@ use crate::error::ErrorKind;
 use crate::layout::arrmeta::{self};
 // fixed_string encoding and decoding are shared with the text assignment
 // kernels, so JSON and casts validate alike.
+use crate::types::NativeType;
 use crate::types::{BuiltinType, Type, TypeKind};
-use half::f16;
+use crate::with_native;
 
 /// The builtin type of `tp` when it is an integer or real type, whose
 /// values are plain JSON numbers.
@@ -126,18 +127,6 @@ impl QuickNumber {
         let m = self.mantissa;
         let mag = i128::from(m);
         let int = if self.neg { -mag } else { mag };
-        macro_rules! int {
-            ($t:ty) => {
-                match <$t>::try_from(int) {
-                    Ok(v) if self.integral => {
-                        // SAFETY: (caller) `data` holds one value of `b`.
-                        unsafe { arrmeta::write(data, v) };
-                        true
-                    }
-                    _ => false,
-                }
-            };
-        }
         let e = self.exp10.unsigned_abs() as usize;
         match b {
             Float64 if m <= 1 << 53 && e < POW10_F64.len() => {
@@ -154,17 +143,15 @@ impl QuickNumber {
                 unsafe { arrmeta::write(data, if self.neg { -v } else { v }) };
                 true
             }
-            Int8 => int!(i8),
-            Int16 => int!(i16),
-            Int32 => int!(i32),
-            Int64 => int!(i64),
-            Int128 => int!(i128),
-            UInt8 => int!(u8),
-            UInt16 => int!(u16),
-            UInt32 => int!(u32),
-            UInt64 => int!(u64),
-            UInt128 => int!(u128),
-            _ => false,
+            _ => with_native!(b, signed unsigned => |T| match T::try_from(int) {
+                Ok(v) if self.integral => {
+                    // SAFETY: (caller) `data` holds one value of `b`.
+                    unsafe { v.store(data) };
+                    true
+                }
+                _ => false,
+            })
+            .unwrap_or(false),
         }
     }
 }
@@ -205,17 +192,7 @@ pub(super) unsafe fn store_float(
                 }
                 arrmeta::write(data, v);
             }
-            BuiltinType::Float16 => {
-                let v = special
-                    .map_or_else(|| tok.parse::<f64>(), Ok)
-                    .map_err(|e| (ErrorKind::Parse, e.to_string()))?;
-                let h = f16::from_f64(v);
-                if special.is_none() && h.is_infinite() {
-                    return Err(overflow());
-                }
-                arrmeta::write(data, h);
-            }
-            _ => {
+            BuiltinType::Float64 => {
                 let v = special
                     .map_or_else(|| tok.parse::<f64>(), Ok)
                     .map_err(|e| (ErrorKind::Parse, e.to_string()))?;
@@ -223,6 +200,20 @@ pub(super) unsafe fn store_float(
                     return Err(overflow());
                 }
                 arrmeta::write(data, v);
+            }
+            // The 16-bit floats round once from the f64 value.
+            _ => {
+                let v = special
+                    .map_or_else(|| tok.parse::<f64>(), Ok)
+                    .map_err(|e| (ErrorKind::Parse, e.to_string()))?;
+                with_native!(b, half => |T| {
+                    let h = T::from_f64(v);
+                    if special.is_none() && h.is_infinite() {
+                        return Err(overflow());
+                    }
+                    h.store(data);
+                })
+                .ok_or_else(|| (ErrorKind::Type, format!("{b} is not a float type")))?;
             }
         }
     }
@@ -303,7 +294,6 @@ pub(super) unsafe fn store_int(
     tok: &str,
     data: *mut u8,
 ) -> std::result::Result<(), (ErrorKind, String)> {
-    use BuiltinType::*;
     let (neg, mag) = exact_integer(tok, b)?;
     let overflow = || {
         (
@@ -311,35 +301,19 @@ pub(super) unsafe fn store_int(
             format!("{tok} is out of range for {b}"),
         )
     };
-    macro_rules! put {
-        ($t:ty) => {{
-            let v: $t = if neg {
-                // Negative: the magnitude must fit as -(mag).
-                let m = i128::try_from(mag)
-                    .ok()
-                    .map(|m| -m)
-                    .or((mag == 1u128 << 127).then_some(i128::MIN));
-                m.and_then(|m| <$t>::try_from(m).ok())
-                    .ok_or_else(overflow)?
-            } else {
-                <$t>::try_from(mag).map_err(|_| overflow())?
-            };
-            // SAFETY: (caller) `data` holds one value of this type.
-            unsafe { arrmeta::write(data, v) };
-        }};
-    }
-    match b {
-        Int8 => put!(i8),
-        Int16 => put!(i16),
-        Int32 => put!(i32),
-        Int64 => put!(i64),
-        Int128 => put!(i128),
-        UInt8 => put!(u8),
-        UInt16 => put!(u16),
-        UInt32 => put!(u32),
-        UInt64 => put!(u64),
-        UInt128 => put!(u128),
-        _ => return Err((ErrorKind::Type, format!("{b} is not an integer type"))),
-    }
-    Ok(())
+    with_native!(b, signed unsigned => |T| {
+        let v = if neg {
+            // Negative: the magnitude must fit as -(mag).
+            let m = i128::try_from(mag)
+                .ok()
+                .map(|m| -m)
+                .or((mag == 1u128 << 127).then_some(i128::MIN));
+            m.and_then(|m| T::try_from(m).ok()).ok_or_else(overflow)?
+        } else {
+            T::try_from(mag).map_err(|_| overflow())?
+        };
+        // SAFETY: (caller) `data` holds one value of this type.
+        unsafe { v.store(data) };
+    })
+    .ok_or_else(|| (ErrorKind::Type, format!("{b} is not an integer type")))
 }

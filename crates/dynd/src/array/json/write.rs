@@ -6,8 +6,8 @@ use crate::layout::na;
 // fixed_string encoding and decoding are shared with the text assignment
 // kernels, so JSON and casts validate alike.
 use crate::layout::text::decode;
-use crate::types::{BuiltinType, Type, TypeKind};
-use half::f16;
+use crate::types::{BuiltinType, NativeType, Type, TypeKind};
+use crate::with_native;
 use std::fmt::{self, Write};
 use std::mem::size_of;
 
@@ -28,24 +28,6 @@ pub(crate) fn write_json_string(s: &str, out: &mut impl Write) -> fmt::Result {
         }
     }
     out.write_char('"')
-}
-
-fn write_f64(v: f64, out: &mut String) {
-    if v.is_nan() {
-        out.push_str("NaN");
-    } else if v.is_infinite() {
-        out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
-    } else {
-        let _ = write!(out, "{v:?}");
-    }
-}
-
-fn write_f32(v: f32, out: &mut String) {
-    if v.is_nan() || v.is_infinite() {
-        write_f64(v as f64, out);
-    } else {
-        let _ = write!(out, "{v:?}");
-    }
 }
 
 pub(in crate::array) fn to_json(a: &Array, pretty: bool) -> String {
@@ -198,50 +180,25 @@ fn write_hex(bytes: &[u8], out: &mut String) {
 /// # Safety
 /// `data` is readable data of `b`.
 unsafe fn write_builtin(b: BuiltinType, data: *const u8, sep: &str, out: &mut String) {
-    use BuiltinType::*;
-    // SAFETY: (caller) one value of `b` at `data`.
-    unsafe {
-        let _ = match b {
-            Bool => write!(out, "{}", *data != 0),
-            Int8 => write!(out, "{}", arrmeta::read::<i8>(data)),
-            Int16 => write!(out, "{}", arrmeta::read::<i16>(data)),
-            Int32 => write!(out, "{}", arrmeta::read::<i32>(data)),
-            Int64 => write!(out, "{}", arrmeta::read::<i64>(data)),
-            Int128 => write!(out, "{}", arrmeta::read::<i128>(data)),
-            UInt8 => write!(out, "{}", *data),
-            UInt16 => write!(out, "{}", arrmeta::read::<u16>(data)),
-            UInt32 => write!(out, "{}", arrmeta::read::<u32>(data)),
-            UInt64 => write!(out, "{}", arrmeta::read::<u64>(data)),
-            UInt128 => write!(out, "{}", arrmeta::read::<u128>(data)),
-            Float16 => {
-                write_f32(arrmeta::read::<f16>(data).to_f32(), out);
-                Ok(())
-            }
-            Float32 => {
-                write_f32(arrmeta::read::<f32>(data), out);
-                Ok(())
-            }
-            Float64 => {
-                write_f64(arrmeta::read::<f64>(data), out);
-                Ok(())
-            }
-            Complex64 => {
-                out.push('[');
-                write_f32(arrmeta::read::<f32>(data), out);
-                out.push_str(sep);
-                write_f32(arrmeta::read::<f32>(data.add(4)), out);
-                out.push(']');
-                Ok(())
-            }
-            Complex128 => {
-                out.push('[');
-                write_f64(arrmeta::read::<f64>(data), out);
-                out.push_str(sep);
-                write_f64(arrmeta::read::<f64>(data.add(8)), out);
-                out.push(']');
-                Ok(())
-            }
-            Void => write!(out, "null"),
-        };
+    let complex = with_native!(b, complex => |T| {
+        // SAFETY: (caller) one value of `b` at `data`.
+        let v = unsafe { T::load(data) };
+        out.push('[');
+        let _ = v.re.write_value(out);
+        out.push_str(sep);
+        let _ = v.im.write_value(out);
+        out.push(']');
+    });
+    if complex.is_some() {
+        return;
+    }
+    let written = with_native!(b, |T| {
+        // SAFETY: (caller) one value of `b` at `data`.
+        let v = unsafe { T::load(data) };
+        v.write_value(out)
+    });
+    if written.is_none() {
+        // void
+        out.push_str("null");
     }
 }

@@ -10,44 +10,44 @@
 //! float16 computes in float32 and rounds once; float32's 24 bits are
 //! enough for that to be the correctly rounded float16 result.
 
-use super::kernels::{Binary, BinaryOp, CoreKernel, Elem, core};
+use super::kernels::{Binary, BinaryOp, CoreKernel, core};
 use crate::error::Error;
-use crate::types::BuiltinType;
-use half::f16;
-use num_complex::Complex;
+use crate::types::{BuiltinType, NativeType};
+use crate::{for_each_native, with_native};
 
 /// `a + b`.
-pub(crate) struct Add;
+pub struct Add;
 /// `a - b`.
-pub(crate) struct Subtract;
+pub struct Subtract;
 /// `a * b`.
-pub(crate) struct Multiply;
+pub struct Multiply;
 /// `a / b`.
-pub(crate) struct Divide;
+pub struct Divide;
 /// `a % b`.
-pub(crate) struct Modulo;
+pub struct Modulo;
 
 fn by_zero(t: BuiltinType, a: impl std::fmt::Display, op: &str) -> Error {
     Error::invalid_argument(format!("{t} division by zero: {a} {op} 0"))
 }
 
+/// `impl BinaryOp<$t> for $op` with a same-type result `$e` per operation.
+macro_rules! same_type {
+    ($t:ty; $($op:ty => |$a:ident, $b:ident| $e:expr),* $(,)?) => {$(
+        impl BinaryOp<$t> for $op {
+            type Out = $t;
+            #[inline(always)]
+            fn apply($a: $t, $b: $t) -> $t { $e }
+        }
+    )*};
+}
+
 macro_rules! integer {
     ($($t:ty),*) => {$(
-        impl BinaryOp<$t> for Add {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a.wrapping_add(b) }
-        }
-        impl BinaryOp<$t> for Subtract {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a.wrapping_sub(b) }
-        }
-        impl BinaryOp<$t> for Multiply {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a.wrapping_mul(b) }
-        }
+        same_type!($t;
+            Add => |a, b| a.wrapping_add(b),
+            Subtract => |a, b| a.wrapping_sub(b),
+            Multiply => |a, b| a.wrapping_mul(b),
+        );
         impl BinaryOp<$t> for Modulo {
             type Out = $t;
             const CHECKED: bool = true;
@@ -55,13 +55,15 @@ macro_rules! integer {
             fn apply(a: $t, b: $t) -> $t { a.checked_rem(b).unwrap_or(0) }
             #[inline(always)]
             fn bad(_a: $t, b: $t) -> bool { b == 0 }
-            fn error(a: $t, _b: $t) -> Error { by_zero(<$t as Elem>::TYPE, a, "%") }
+            fn error(a: $t, _b: $t) -> Error { by_zero(<$t as NativeType>::TYPE, a, "%") }
         }
     )*};
 }
-integer!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+for_each_native!(signed unsigned => integer);
 
-macro_rules! signed_divide {
+/// Integer division: a zero divisor, and `MIN / -1` for the signed types
+/// (an unsigned `MIN` is 0, so the second test is constant false there).
+macro_rules! int_divide {
     ($($t:ty),*) => {$(
         impl BinaryOp<$t> for Divide {
             type Out = $t;
@@ -69,9 +71,12 @@ macro_rules! signed_divide {
             #[inline(always)]
             fn apply(a: $t, b: $t) -> $t { a.checked_div(b).unwrap_or(0) }
             #[inline(always)]
-            fn bad(a: $t, b: $t) -> bool { (b == 0) | ((a == <$t>::MIN) & (b == -1)) }
+            fn bad(a: $t, b: $t) -> bool {
+                const SIGNED: bool = <$t>::MIN != 0;
+                (b == 0) | (SIGNED & (a == <$t>::MIN) & (b == (0 as $t).wrapping_sub(1)))
+            }
             fn error(a: $t, b: $t) -> Error {
-                let t = <$t as Elem>::TYPE;
+                let t = <$t as NativeType>::TYPE;
                 if b == 0 {
                     by_zero(t, a, "/")
                 } else {
@@ -81,73 +86,37 @@ macro_rules! signed_divide {
         }
     )*};
 }
-signed_divide!(i8, i16, i32, i64, i128);
-
-macro_rules! unsigned_divide {
-    ($($t:ty),*) => {$(
-        impl BinaryOp<$t> for Divide {
-            type Out = $t;
-            const CHECKED: bool = true;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a.checked_div(b).unwrap_or(0) }
-            #[inline(always)]
-            fn bad(_a: $t, b: $t) -> bool { b == 0 }
-            fn error(a: $t, _b: $t) -> Error { by_zero(<$t as Elem>::TYPE, a, "/") }
-        }
-    )*};
-}
-unsigned_divide!(u8, u16, u32, u64, u128);
+for_each_native!(signed unsigned => int_divide);
 
 macro_rules! ieee {
     ($($t:ty),*) => {$(
-        impl BinaryOp<$t> for Add {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a + b }
-        }
-        impl BinaryOp<$t> for Subtract {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a - b }
-        }
-        impl BinaryOp<$t> for Multiply {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a * b }
-        }
-        impl BinaryOp<$t> for Divide {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a / b }
-        }
+        same_type!($t; Add => |a, b| a + b, Subtract => |a, b| a - b,
+            Multiply => |a, b| a * b, Divide => |a, b| a / b);
     )*};
 }
-ieee!(f32, f64, Complex<f32>, Complex<f64>);
+for_each_native!(ieee complex => ieee);
 
 macro_rules! fmod {
+    ($($t:ty),*) => {$( same_type!($t; Modulo => |a, b| a % b); )*};
+}
+for_each_native!(ieee => fmod);
+
+/// The 16-bit floats through float32, rounded once.
+macro_rules! half_via_f32 {
     ($($t:ty),*) => {$(
-        impl BinaryOp<$t> for Modulo {
+        half_via_f32!(@ $t; Add => +, Subtract => -, Multiply => *, Divide => /, Modulo => %);
+    )*};
+    (@ $t:ty; $($op:ty => $e:tt),*) => {$(
+        impl BinaryOp<$t> for $op {
             type Out = $t;
             #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { a % b }
-        }
-    )*};
-}
-fmod!(f32, f64);
-
-/// float16 through float32, rounded once.
-macro_rules! half_via_f32 {
-    ($($op:ty => $e:tt),*) => {$(
-        impl BinaryOp<f16> for $op {
-            type Out = f16;
-            #[inline(always)]
-            fn apply(a: f16, b: f16) -> f16 {
-                f16::from_f32(a.to_f32() $e b.to_f32())
+            fn apply(a: $t, b: $t) -> $t {
+                <$t>::from_f32(a.to_f32() $e b.to_f32())
             }
         }
     )*};
 }
-half_via_f32!(Add => +, Subtract => -, Multiply => *, Divide => /, Modulo => %);
+for_each_native!(half => half_via_f32);
 
 impl BinaryOp<bool> for Add {
     type Out = bool;
@@ -164,51 +133,27 @@ impl BinaryOp<bool> for Multiply {
     }
 }
 
-/// The kernel of `$op` for compute type `$c`, among the listed types.
-macro_rules! by_type {
-    ($op:ty, $c:expr; $($b:ident => $t:ty),* $(,)?) => {
-        match $c {
-            $(BuiltinType::$b => Some(core::<Binary<$t, $op>>()),)*
-            _ => None,
-        }
-    };
-}
-
 /// `add`'s kernel for `c`.
 pub(crate) fn add(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Add, c; Bool => bool, Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
-        Int128 => i128, UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
-        UInt128 => u128, Float16 => f16, Float32 => f32, Float64 => f64,
-        Complex64 => Complex<f32>, Complex128 => Complex<f64>)
+    with_native!(c, |T| core::<Binary<T, Add>>())
 }
 
-/// `subtract`'s kernel for `c`.
+/// `subtract`'s kernel for `c` (not bool: NumPy has no boolean subtract).
 pub(crate) fn subtract(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Subtract, c; Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
-        Int128 => i128, UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
-        UInt128 => u128, Float16 => f16, Float32 => f32, Float64 => f64,
-        Complex64 => Complex<f32>, Complex128 => Complex<f64>)
+    with_native!(c, signed unsigned half ieee complex => |T| core::<Binary<T, Subtract>>())
 }
 
 /// `multiply`'s kernel for `c`.
 pub(crate) fn multiply(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Multiply, c; Bool => bool, Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
-        Int128 => i128, UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
-        UInt128 => u128, Float16 => f16, Float32 => f32, Float64 => f64,
-        Complex64 => Complex<f32>, Complex128 => Complex<f64>)
+    with_native!(c, |T| core::<Binary<T, Multiply>>())
 }
 
-/// `divide`'s kernel for `c`.
+/// `divide`'s kernel for `c` (not bool).
 pub(crate) fn divide(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Divide, c; Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
-        Int128 => i128, UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
-        UInt128 => u128, Float16 => f16, Float32 => f32, Float64 => f64,
-        Complex64 => Complex<f32>, Complex128 => Complex<f64>)
+    with_native!(c, signed unsigned half ieee complex => |T| core::<Binary<T, Divide>>())
 }
 
-/// `modulo`'s kernel for `c`.
+/// `modulo`'s kernel for `c` (the real numbers: not bool, not complex).
 pub(crate) fn modulo(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Modulo, c; Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
-        Int128 => i128, UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
-        UInt128 => u128, Float16 => f16, Float32 => f32, Float64 => f64)
+    with_native!(c, signed unsigned half ieee => |T| core::<Binary<T, Modulo>>())
 }

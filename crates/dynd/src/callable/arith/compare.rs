@@ -11,14 +11,14 @@
 //! - `logical_and` and `logical_or` take each side's truthiness
 //!   ([`super::unary::Truthy`]) and give a bool.
 
-use super::kernels::{Binary, BinaryOp, CoreKernel, Elem, core};
+use super::kernels::{Binary, BinaryOp, CoreKernel, core};
 use super::unary::Truthy;
 use crate::callable::{CallableImpl, no_match};
 use crate::error::Result;
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
 use crate::layout::{StringData, string_bytes};
-use crate::types::{BuiltinType, CallableSignature, Type};
-use half::f16;
+use crate::types::{BuiltinType, CallableSignature, NativeType, Type};
+use crate::{for_each_native, with_native};
 use num_complex::Complex;
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -42,7 +42,7 @@ macro_rules! comparisons {
 comparisons!(Less => <, LessEqual => <=, Equal => ==, NotEqual => !=, Greater => >, GreaterEqual => >=);
 
 /// What a number compares as.
-pub(crate) trait Key: Elem {
+pub(crate) trait Key: NativeType {
     /// The comparable form.
     type K: PartialOrd;
     /// The comparable form of the value.
@@ -58,32 +58,31 @@ macro_rules! own_key {
         }
     )*};
 }
-own_key!(
-    bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f32, f64
-);
+for_each_native!(bool signed unsigned ieee => own_key);
 
-impl Key for f16 {
-    type K = f32;
-    #[inline(always)]
-    fn key(self) -> f32 {
-        self.to_f32()
-    }
+macro_rules! half_key {
+    ($($t:ty),*) => {$(
+        impl Key for $t {
+            type K = f32;
+            #[inline(always)]
+            fn key(self) -> f32 {
+                self.to_f32()
+            }
+        }
+    )*};
 }
+for_each_native!(half => half_key);
 
 /// Complex numbers compare as the pair of their parts. Only `equal` and
 /// `not_equal` are offered for them ([`compare`]), where this is exactly
 /// complex equality.
-impl Key for Complex<f32> {
-    type K = (f32, f32);
+impl<F: PartialOrd + NativeType> Key for Complex<F>
+where
+    Complex<F>: NativeType,
+{
+    type K = (F, F);
     #[inline(always)]
-    fn key(self) -> (f32, f32) {
-        (self.re, self.im)
-    }
-}
-impl Key for Complex<f64> {
-    type K = (f64, f64);
-    #[inline(always)]
-    fn key(self) -> (f64, f64) {
+    fn key(self) -> (F, F) {
         (self.re, self.im)
     }
 }
@@ -119,55 +118,24 @@ impl<T: Truthy> BinaryOp<T> for Or {
     }
 }
 
-/// The kernel of `$op` for compute type `$c`: every numeric type, or the
-/// real ones (no complex).
-macro_rules! by_type {
-    (real $op:ty, $c:expr) => {
-        match $c {
-            BuiltinType::Bool => Some(core::<Binary<bool, $op>>()),
-            BuiltinType::Int8 => Some(core::<Binary<i8, $op>>()),
-            BuiltinType::Int16 => Some(core::<Binary<i16, $op>>()),
-            BuiltinType::Int32 => Some(core::<Binary<i32, $op>>()),
-            BuiltinType::Int64 => Some(core::<Binary<i64, $op>>()),
-            BuiltinType::Int128 => Some(core::<Binary<i128, $op>>()),
-            BuiltinType::UInt8 => Some(core::<Binary<u8, $op>>()),
-            BuiltinType::UInt16 => Some(core::<Binary<u16, $op>>()),
-            BuiltinType::UInt32 => Some(core::<Binary<u32, $op>>()),
-            BuiltinType::UInt64 => Some(core::<Binary<u64, $op>>()),
-            BuiltinType::UInt128 => Some(core::<Binary<u128, $op>>()),
-            BuiltinType::Float16 => Some(core::<Binary<f16, $op>>()),
-            BuiltinType::Float32 => Some(core::<Binary<f32, $op>>()),
-            BuiltinType::Float64 => Some(core::<Binary<f64, $op>>()),
-            _ => None,
-        }
-    };
-    (all $op:ty, $c:expr) => {
-        match $c {
-            BuiltinType::Complex64 => Some(core::<Binary<Complex<f32>, $op>>()),
-            BuiltinType::Complex128 => Some(core::<Binary<Complex<f64>, $op>>()),
-            c => by_type!(real $op, c),
-        }
-    };
-}
-
 /// The ordering comparison `C`'s kernel for `c` (no complex).
 pub(crate) fn order<C: Cmp>(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(real Compare<C>, c)
+    with_native!(c, bool signed unsigned half ieee => |T| core::<Binary<T, Compare<C>>>())
 }
 
 /// The equality comparison `C`'s kernel for `c` (every numeric type).
 pub(crate) fn equality<C: Cmp>(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(all Compare<C>, c)
+    with_native!(c, |T| core::<Binary<T, Compare<C>>>())
 }
 
 /// `logical_and`'s kernel for `c`.
 pub(crate) fn logical_and(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(all And, c)
+    with_native!(c, |T| core::<Binary<T, And>>())
 }
 
 /// `logical_or`'s kernel for `c`.
 pub(crate) fn logical_or(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(all Or, c)
+    with_native!(c, |T| core::<Binary<T, Or>>())
 }
 
 // ------------------------------------------------------------------- text

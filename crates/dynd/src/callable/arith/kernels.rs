@@ -23,9 +23,7 @@ use crate::error::{Error, Result};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
 use crate::kernels::loops::{Operand, Run, overlaps, run_of};
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
-use crate::types::{BuiltinType, Type};
-use half::f16;
-use num_complex::Complex;
+use crate::types::{BuiltinType, NativeType, Type};
 use std::marker::PhantomData;
 use std::mem::{MaybeUninit, size_of};
 use std::pin::Pin;
@@ -36,63 +34,18 @@ pub const CHUNK: usize = 256;
 /// The largest element a promotion buffer holds (int128, complex\[float64\]).
 const MAX_ELEM: usize = 16;
 
-/// A builtin scalar as these kernels see it.
-pub(crate) trait Elem: Copy + Send + Sync + 'static {
-    /// Its builtin type.
-    const TYPE: BuiltinType;
-    /// How it lies in memory. For bool this is `u8`: data written by C code
-    /// may hold any byte, and any non-zero byte reads as true.
-    type Raw: Copy + Send + Sync + 'static;
-    /// The value of a stored element.
-    fn get(r: Self::Raw) -> Self;
-    /// The stored form of a value.
-    fn put(self) -> Self::Raw;
-}
-
-macro_rules! plain_elem {
-    ($($t:ty => $b:ident),* $(,)?) => {$(
-        impl Elem for $t {
-            const TYPE: BuiltinType = BuiltinType::$b;
-            type Raw = $t;
-            #[inline(always)]
-            fn get(r: $t) -> $t { r }
-            #[inline(always)]
-            fn put(self) -> $t { self }
-        }
-    )*};
-}
-plain_elem!(
-    i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64, i128 => Int128,
-    u8 => UInt8, u16 => UInt16, u32 => UInt32, u64 => UInt64, u128 => UInt128,
-    f16 => Float16, f32 => Float32, f64 => Float64,
-    Complex<f32> => Complex64, Complex<f64> => Complex128,
-);
-
-impl Elem for bool {
-    const TYPE: BuiltinType = BuiltinType::Bool;
-    type Raw = u8;
-    #[inline(always)]
-    fn get(r: u8) -> bool {
-        r != 0
-    }
-    #[inline(always)]
-    fn put(self) -> u8 {
-        self as u8
-    }
-}
-
 /// A one-argument operation on `T`. Total: every input has a result.
-pub(crate) trait UnaryOp<T: Elem>: Send + Sync + 'static {
+pub trait UnaryOp<T: NativeType>: Send + Sync + 'static {
     /// The result type.
-    type Out: Elem;
+    type Out: NativeType;
     /// The result for one element.
     fn apply(a: T) -> Self::Out;
 }
 
 /// A two-argument operation on `T`.
-pub(crate) trait BinaryOp<T: Elem>: Send + Sync + 'static {
+pub trait BinaryOp<T: NativeType>: Send + Sync + 'static {
     /// The result type.
-    type Out: Elem;
+    type Out: NativeType;
     /// `true` when some inputs are errors ([`BinaryOp::bad`]).
     const CHECKED: bool = false;
     /// The result for one pair. Total (never panics), even for pairs that
@@ -248,26 +201,29 @@ impl<T, Op> Default for Unary<T, Op> {
     }
 }
 
-impl<T: Elem, Op: UnaryOp<T>> Core for Unary<T, Op> {
-    const OUT: BuiltinType = <Op::Out as Elem>::TYPE;
+impl<T: NativeType, Op: UnaryOp<T>> Core for Unary<T, Op> {
+    const OUT: BuiltinType = <Op::Out as NativeType>::TYPE;
 }
 
 #[inline(always)]
-fn unary_loop<T: Elem, Op: UnaryOp<T>>(out: &mut [<Op::Out as Elem>::Raw], a: impl Lane<T::Raw>) {
+fn unary_loop<T: NativeType, Op: UnaryOp<T>>(
+    out: &mut [<Op::Out as NativeType>::Raw],
+    a: impl Lane<T::Raw>,
+) {
     for (o, x) in out.iter_mut().zip(a.values()) {
-        *o = Op::apply(T::get(x)).put();
+        *o = Op::apply(T::from_raw(x)).to_raw();
     }
 }
 
-impl<T: Elem, Op: UnaryOp<T>> Kernel for Unary<T, Op> {
+impl<T: NativeType, Op: UnaryOp<T>> Kernel for Unary<T, Op> {
     const NSRC: usize = 1;
 
     unsafe fn single(&self, _k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
         // SAFETY: (1) src[0] holds a T and dst has room for the result;
         // unaligned access, as the data may be.
         unsafe {
-            let a = T::get(std::ptr::read_unaligned(src[0].cast::<T::Raw>()));
-            std::ptr::write_unaligned(dst.cast(), Op::apply(a).put());
+            let a = T::from_raw(std::ptr::read_unaligned(src[0].cast::<T::Raw>()));
+            std::ptr::write_unaligned(dst.cast(), Op::apply(a).to_raw());
         }
         Ok(())
     }
@@ -285,7 +241,7 @@ impl<T: Elem, Op: UnaryOp<T>> Kernel for Unary<T, Op> {
             return Ok(());
         }
         // SAFETY: (1) of Kernel::strided: `count` writable output elements.
-        if let Some(out) = unsafe { out_slice::<<Op::Out as Elem>::Raw>(dst, dst_stride, count) } {
+        if let Some(out) = unsafe { out_slice(dst, dst_stride, count) } {
             let out_range = (dst.cast_const(), size_of_val(out));
             // SAFETY: (1) of Kernel::strided: `count` readable source
             // elements; `access` makes a slice only of one that does not
@@ -305,10 +261,10 @@ impl<T: Elem, Op: UnaryOp<T>> Kernel for Unary<T, Op> {
         for j in 0..count as isize {
             // SAFETY: (1) element j of each range.
             unsafe {
-                let a = T::get(std::ptr::read_unaligned(
+                let a = T::from_raw(std::ptr::read_unaligned(
                     src[0].offset(j * src_stride[0]).cast::<T::Raw>(),
                 ));
-                std::ptr::write_unaligned(dst.offset(j * dst_stride).cast(), Op::apply(a).put());
+                std::ptr::write_unaligned(dst.offset(j * dst_stride).cast(), Op::apply(a).to_raw());
             }
         }
         Ok(())
@@ -326,15 +282,15 @@ impl<T, Op> Default for Binary<T, Op> {
     }
 }
 
-impl<T: Elem, Op: BinaryOp<T>> Core for Binary<T, Op> {
-    const OUT: BuiltinType = <Op::Out as Elem>::TYPE;
+impl<T: NativeType, Op: BinaryOp<T>> Core for Binary<T, Op> {
+    const OUT: BuiltinType = <Op::Out as NativeType>::TYPE;
 }
 
 /// The contiguous loop: plain when the operation cannot fail, else a
 /// branch-free check per chunk, then the chunk.
 #[inline(always)]
-fn binary_loop<T: Elem, Op: BinaryOp<T>>(
-    out: &mut [<Op::Out as Elem>::Raw],
+fn binary_loop<T: NativeType, Op: BinaryOp<T>>(
+    out: &mut [<Op::Out as NativeType>::Raw],
     a: impl Lane<T::Raw>,
     b: impl Lane<T::Raw>,
 ) -> Result<()> {
@@ -354,8 +310,8 @@ fn binary_loop<T: Elem, Op: BinaryOp<T>>(
 /// 1. The CPU supports AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn binary_loop_avx2<T: Elem, Op: BinaryOp<T>>(
-    out: &mut [<Op::Out as Elem>::Raw],
+unsafe fn binary_loop_avx2<T: NativeType, Op: BinaryOp<T>>(
+    out: &mut [<Op::Out as NativeType>::Raw],
     a: impl Lane<T::Raw>,
     b: impl Lane<T::Raw>,
 ) -> Result<()> {
@@ -363,14 +319,14 @@ unsafe fn binary_loop_avx2<T: Elem, Op: BinaryOp<T>>(
 }
 
 #[inline(always)]
-fn binary_loop_body<T: Elem, Op: BinaryOp<T>>(
-    out: &mut [<Op::Out as Elem>::Raw],
+fn binary_loop_body<T: NativeType, Op: BinaryOp<T>>(
+    out: &mut [<Op::Out as NativeType>::Raw],
     a: impl Lane<T::Raw>,
     b: impl Lane<T::Raw>,
 ) -> Result<()> {
     if !Op::CHECKED {
         for ((o, x), y) in out.iter_mut().zip(a.values()).zip(b.values()) {
-            *o = Op::apply(T::get(x), T::get(y)).put();
+            *o = Op::apply(T::from_raw(x), T::from_raw(y)).to_raw();
         }
         return Ok(());
     }
@@ -382,7 +338,7 @@ fn binary_loop_body<T: Elem, Op: BinaryOp<T>>(
             a.values()
                 .zip(b.values())
                 .take(n)
-                .map(|(x, y)| (T::get(x), T::get(y)))
+                .map(|(x, y)| (T::from_raw(x), T::from_raw(y)))
         };
         if pairs().fold(false, |acc, (x, y)| acc | Op::bad(x, y))
             && let Some((x, y)) = pairs().find(|&(x, y)| Op::bad(x, y))
@@ -390,14 +346,14 @@ fn binary_loop_body<T: Elem, Op: BinaryOp<T>>(
             return Err(Op::error(x, y));
         }
         for ((o, x), y) in chunk.iter_mut().zip(a.values()).zip(b.values()) {
-            *o = Op::apply(T::get(x), T::get(y)).put();
+            *o = Op::apply(T::from_raw(x), T::from_raw(y)).to_raw();
         }
         start += n;
     }
     Ok(())
 }
 
-impl<T: Elem, Op: BinaryOp<T>> Kernel for Binary<T, Op> {
+impl<T: NativeType, Op: BinaryOp<T>> Kernel for Binary<T, Op> {
     const NSRC: usize = 2;
 
     unsafe fn single(&self, _k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
@@ -405,15 +361,15 @@ impl<T: Elem, Op: BinaryOp<T>> Kernel for Binary<T, Op> {
         // may be.
         let (a, b) = unsafe {
             (
-                T::get(std::ptr::read_unaligned(src[0].cast::<T::Raw>())),
-                T::get(std::ptr::read_unaligned(src[1].cast::<T::Raw>())),
+                T::from_raw(std::ptr::read_unaligned(src[0].cast::<T::Raw>())),
+                T::from_raw(std::ptr::read_unaligned(src[1].cast::<T::Raw>())),
             )
         };
         if Op::CHECKED && Op::bad(a, b) {
             return Err(Op::error(a, b));
         }
         // SAFETY: (1) dst has room for the result.
-        unsafe { std::ptr::write_unaligned(dst.cast(), Op::apply(a, b).put()) };
+        unsafe { std::ptr::write_unaligned(dst.cast(), Op::apply(a, b).to_raw()) };
         Ok(())
     }
 
@@ -430,7 +386,7 @@ impl<T: Elem, Op: BinaryOp<T>> Kernel for Binary<T, Op> {
             return Ok(());
         }
         // SAFETY: (1) of Kernel::strided: `count` writable output elements.
-        if let Some(out) = unsafe { out_slice::<<Op::Out as Elem>::Raw>(dst, dst_stride, count) } {
+        if let Some(out) = unsafe { out_slice(dst, dst_stride, count) } {
             let out_range = (dst.cast_const(), size_of_val(out));
             // SAFETY: (1) of Kernel::strided: `count` readable elements of
             // each source; `access` makes a slice only of one that does not
@@ -459,10 +415,10 @@ impl<T: Elem, Op: BinaryOp<T>> Kernel for Binary<T, Op> {
             // SAFETY: (1) element j of each source.
             let (a, b) = unsafe {
                 (
-                    T::get(std::ptr::read_unaligned(
+                    T::from_raw(std::ptr::read_unaligned(
                         src[0].offset(j * src_stride[0]).cast::<T::Raw>(),
                     )),
-                    T::get(std::ptr::read_unaligned(
+                    T::from_raw(std::ptr::read_unaligned(
                         src[1].offset(j * src_stride[1]).cast::<T::Raw>(),
                     )),
                 )
@@ -472,7 +428,10 @@ impl<T: Elem, Op: BinaryOp<T>> Kernel for Binary<T, Op> {
             }
             // SAFETY: (1) element j of the output.
             unsafe {
-                std::ptr::write_unaligned(dst.offset(j * dst_stride).cast(), Op::apply(a, b).put())
+                std::ptr::write_unaligned(
+                    dst.offset(j * dst_stride).cast(),
+                    Op::apply(a, b).to_raw(),
+                )
             };
         }
         Ok(())

@@ -8,37 +8,47 @@
 
 use super::kernels::{Binary, BinaryOp, CoreKernel, Unary, UnaryOp, core};
 use crate::types::BuiltinType;
-use half::f16;
+use crate::{for_each_native, with_native};
 use num_complex::Complex;
 
 macro_rules! unary_math {
     ($($name:ident => $real:ident, $cplx:ident);* $(;)?) => {$(
         /// A math function.
         pub(crate) struct $name;
-        impl UnaryOp<f32> for $name {
-            type Out = f32;
+        for_each_native!(ieee => same_type_math!($name, $real;));
+        for_each_native!(half => half_math!($name, $real;));
+        for_each_native!(complex => same_type_math!($name, $cplx;));
+    )*};
+}
+/// `$name` as the method `$f` of each type.
+macro_rules! same_type_math {
+    ($name:ident, $f:ident; $($t:ty),*) => {$(
+        impl UnaryOp<$t> for $name {
+            type Out = $t;
             #[inline(always)]
-            fn apply(a: f32) -> f32 { a.$real() }
+            fn apply(a: $t) -> $t { a.$f() }
         }
-        impl UnaryOp<f64> for $name {
-            type Out = f64;
+    )*};
+}
+/// `$name` of a 16-bit float: the f32 method `$f`, rounded once.
+macro_rules! half_math {
+    ($name:ident, $f:ident; $($t:ty),*) => {$(
+        impl UnaryOp<$t> for $name {
+            type Out = $t;
             #[inline(always)]
-            fn apply(a: f64) -> f64 { a.$real() }
+            fn apply(a: $t) -> $t { <$t>::from_f32(a.to_f32().$f()) }
         }
-        impl UnaryOp<f16> for $name {
-            type Out = f16;
+    )*};
+}
+/// `pow` of 16-bit floats through f32, rounded once.
+macro_rules! half_pow {
+    ($($t:ty),*) => {$(
+        impl BinaryOp<$t> for Pow {
+            type Out = $t;
             #[inline(always)]
-            fn apply(a: f16) -> f16 { f16::from_f32(a.to_f32().$real()) }
-        }
-        impl UnaryOp<Complex<f32>> for $name {
-            type Out = Complex<f32>;
-            #[inline(always)]
-            fn apply(a: Complex<f32>) -> Complex<f32> { a.$cplx() }
-        }
-        impl UnaryOp<Complex<f64>> for $name {
-            type Out = Complex<f64>;
-            #[inline(always)]
-            fn apply(a: Complex<f64>) -> Complex<f64> { a.$cplx() }
+            fn apply(a: $t, b: $t) -> $t {
+                <$t>::from_f32(a.to_f32().powf(b.to_f32()))
+            }
         }
     )*};
 }
@@ -52,29 +62,19 @@ unary_math!(
 );
 
 /// `a` to the power `b`.
-pub(crate) struct Pow;
+pub struct Pow;
 
-impl BinaryOp<f32> for Pow {
-    type Out = f32;
-    #[inline(always)]
-    fn apply(a: f32, b: f32) -> f32 {
-        a.powf(b)
-    }
+macro_rules! real_pow {
+    ($($t:ty),*) => {$(
+        impl BinaryOp<$t> for Pow {
+            type Out = $t;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t { a.powf(b) }
+        }
+    )*};
 }
-impl BinaryOp<f64> for Pow {
-    type Out = f64;
-    #[inline(always)]
-    fn apply(a: f64, b: f64) -> f64 {
-        a.powf(b)
-    }
-}
-impl BinaryOp<f16> for Pow {
-    type Out = f16;
-    #[inline(always)]
-    fn apply(a: f16, b: f16) -> f16 {
-        f16::from_f32(a.to_f32().powf(b.to_f32()))
-    }
-}
+for_each_native!(ieee => real_pow);
+for_each_native!(half => half_pow);
 impl BinaryOp<Complex<f32>> for Pow {
     type Out = Complex<f32>;
     #[inline(always)]
@@ -109,16 +109,10 @@ macro_rules! complex_pow {
 }
 complex_pow!(complex_pow32: f32, complex_pow64: f64);
 
+/// The kernel of `$op` for a float or complex compute type `$c`.
 macro_rules! by_type {
     ($kernel:ident, $op:ty, $c:expr) => {
-        match $c {
-            BuiltinType::Float16 => Some(core::<$kernel<f16, $op>>()),
-            BuiltinType::Float32 => Some(core::<$kernel<f32, $op>>()),
-            BuiltinType::Float64 => Some(core::<$kernel<f64, $op>>()),
-            BuiltinType::Complex64 => Some(core::<$kernel<Complex<f32>, $op>>()),
-            BuiltinType::Complex128 => Some(core::<$kernel<Complex<f64>, $op>>()),
-            _ => None,
-        }
+        with_native!($c, half ieee complex => |T| core::<$kernel<T, $op>>())
     };
 }
 

@@ -28,27 +28,29 @@
 //! float16) is float16.
 //!
 //! Rows are the left argument, columns the right (`b` bool, `c64`
-//! complex\[float32\], `c128` complex\[float64\]); printed by
+//! complex\[float32\], `c128` complex\[float64\], `bf16` bfloat16:
+//! with float16 it gives float32, neither holding the other); printed by
 //! [`promotion_table`]:
 //!
 //! ```text
-//!      b    i8   i16  i32  i64  i128 u8   u16  u32  u64  u128 f16  f32  f64  c64  c128
-//! b    b    i8   i16  i32  i64  i128 u8   u16  u32  u64  u128 f16  f32  f64  c64  c128
-//! i8   i8   i8   i16  i32  i64  i128 i16  i32  i64  i128 f64  f16  f32  f64  c64  c128
-//! i16  i16  i16  i16  i32  i64  i128 i16  i32  i64  i128 f64  f32  f32  f64  c64  c128
-//! i32  i32  i32  i32  i32  i64  i128 i32  i32  i64  i128 f64  f64  f64  f64  c128 c128
-//! i64  i64  i64  i64  i64  i64  i128 i64  i64  i64  i128 f64  f64  f64  f64  c128 c128
-//! i128 i128 i128 i128 i128 i128 i128 i128 i128 i128 i128 f64  f64  f64  f64  c128 c128
-//! u8   u8   i16  i16  i32  i64  i128 u8   u16  u32  u64  u128 f16  f32  f64  c64  c128
-//! u16  u16  i32  i32  i32  i64  i128 u16  u16  u32  u64  u128 f32  f32  f64  c64  c128
-//! u32  u32  i64  i64  i64  i64  i128 u32  u32  u32  u64  u128 f64  f64  f64  c128 c128
-//! u64  u64  i128 i128 i128 i128 i128 u64  u64  u64  u64  u128 f64  f64  f64  c128 c128
-//! u128 u128 f64  f64  f64  f64  f64  u128 u128 u128 u128 u128 f64  f64  f64  c128 c128
-//! f16  f16  f16  f32  f64  f64  f64  f16  f32  f64  f64  f64  f16  f32  f64  c64  c128
-//! f32  f32  f32  f32  f64  f64  f64  f32  f32  f64  f64  f64  f32  f32  f64  c64  c128
-//! f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  c128 c128
-//! c64  c64  c64  c64  c128 c128 c128 c64  c64  c128 c128 c128 c64  c64  c128 c64  c128
-//! c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128
+//!      b    i8   i16  i32  i64  i128 u8   u16  u32  u64  u128 f16  f32  f64  c64  c128 bf16
+//! b    b    i8   i16  i32  i64  i128 u8   u16  u32  u64  u128 f16  f32  f64  c64  c128 bf16
+//! i8   i8   i8   i16  i32  i64  i128 i16  i32  i64  i128 f64  f16  f32  f64  c64  c128 bf16
+//! i16  i16  i16  i16  i32  i64  i128 i16  i32  i64  i128 f64  f32  f32  f64  c64  c128 f32
+//! i32  i32  i32  i32  i32  i64  i128 i32  i32  i64  i128 f64  f64  f64  f64  c128 c128 f64
+//! i64  i64  i64  i64  i64  i64  i128 i64  i64  i64  i128 f64  f64  f64  f64  c128 c128 f64
+//! i128 i128 i128 i128 i128 i128 i128 i128 i128 i128 i128 f64  f64  f64  f64  c128 c128 f64
+//! u8   u8   i16  i16  i32  i64  i128 u8   u16  u32  u64  u128 f16  f32  f64  c64  c128 bf16
+//! u16  u16  i32  i32  i32  i64  i128 u16  u16  u32  u64  u128 f32  f32  f64  c64  c128 f32
+//! u32  u32  i64  i64  i64  i64  i128 u32  u32  u32  u64  u128 f64  f64  f64  c128 c128 f64
+//! u64  u64  i128 i128 i128 i128 i128 u64  u64  u64  u64  u128 f64  f64  f64  c128 c128 f64
+//! u128 u128 f64  f64  f64  f64  f64  u128 u128 u128 u128 u128 f64  f64  f64  c128 c128 f64
+//! f16  f16  f16  f32  f64  f64  f64  f16  f32  f64  f64  f64  f16  f32  f64  c64  c128 f32
+//! f32  f32  f32  f32  f64  f64  f64  f32  f32  f64  f64  f64  f32  f32  f64  c64  c128 f32
+//! f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  c128 c128 f64
+//! c64  c64  c64  c64  c128 c128 c128 c64  c64  c128 c128 c128 c64  c64  c128 c64  c128 c64
+//! c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128
+//! bf16 bf16 bf16 f32  f64  f64  f64  bf16 f32  f64  f64  f64  f32  f32  f64  c64  c128 bf16
 //! ```
 //!
 //! # Results
@@ -127,6 +129,35 @@ pub use promote::{
     LATTICE, NUMERIC, inexact, promote, promotion_pairs, promotion_table, promotion_table_by,
     safe_cast, short_name,
 };
+pub(crate) use unary::Truthy;
+
+/// The scalar operations behind the arithmetic callables, for code that
+/// computes on Rust values with the same semantics (dynd-ops does): one
+/// scalar kernel, two faces. Re-exported as [`crate::compute::scalar`].
+///
+/// An operation is a type; [`BinaryOp::apply`](kernels::BinaryOp::apply) is total (never panics) and
+/// [`BinaryOp::bad`](kernels::BinaryOp::bad) says, branch-free, which pairs are errors, with
+/// [`BinaryOp::error`](kernels::BinaryOp::error) the error for such a pair: integer division or
+/// remainder by zero is `InvalidArgument`, `MIN / -1` is `Overflow`;
+/// integers otherwise wrap. Which types an operation takes is which
+/// `BinaryOp<T>` impls it has (no `Subtract` on bool, no `Modulo` on complex).
+/// Reduction result types are [`NativeType::Sum`](crate::types::NativeType::Sum)
+/// and [`NativeType::Mean`](crate::types::NativeType::Mean).
+///
+/// ```
+/// use dynd::compute::scalar::{BinaryOp, Divide};
+/// use dynd::ErrorKind;
+/// assert_eq!(<Divide as BinaryOp<i32>>::apply(7, 2), 3);
+/// assert!(<Divide as BinaryOp<i32>>::bad(7, 0));
+/// assert_eq!(<Divide as BinaryOp<i8>>::error(i8::MIN, -1).kind(), ErrorKind::Overflow);
+/// assert!(!<Divide as BinaryOp<f64>>::bad(1.0, 0.0));
+/// ```
+pub mod ops {
+    pub use super::binary::{Add, Divide, Modulo, Multiply, Subtract};
+    pub use super::kernels::{BinaryOp, UnaryOp};
+    pub use super::math::Pow;
+    pub use super::unary::{Abs, Negative};
+}
 
 use super::dispatch::DispatchBuilder;
 use super::{Callable, CallableImpl};
@@ -558,7 +589,7 @@ mod tests {
         // Every (op, type) the resolver can reach has a kernel or a Type
         // error; math functions always have one.
         for op in Op::ALL {
-            for a in NUMERIC {
+            for &a in NUMERIC.iter() {
                 let args: Vec<Type> = vec![Type::builtin(a); op.arity()];
                 let r = Arith::new(op).plan(&args);
                 if op.is_math() || matches!(op, Op::Add | Op::Multiply | Op::Abs) {

@@ -6,23 +6,54 @@
 //! uint128). The table in the [module docs](super) is printed from it
 //! ([`promotion_table`]) and the tests compare it with a hand-written grid.
 
-use crate::types::BuiltinType;
+use crate::types::{BuiltinType, NativeType};
+use crate::with_native;
 use std::sync::LazyLock;
 
 use BuiltinType::*;
 
 /// The numeric builtins in promotion order: the first of these that both
-/// arguments convert to safely is their common type.
-pub const LATTICE: [BuiltinType; 16] = [
-    Bool, UInt8, Int8, UInt16, Int16, UInt32, Int32, UInt64, Int64, UInt128, Int128, Float16,
-    Float32, Float64, Complex64, Complex128,
-];
+/// arguments convert to safely is their common type. Ordered by kind (bool,
+/// integers, floats, complex), then size, unsigned before signed: derived
+/// from the types' properties, so a new builtin takes its place by itself.
+pub static LATTICE: LazyLock<Vec<BuiltinType>> = LazyLock::new(|| {
+    let mut v = NUMERIC.clone();
+    v.sort_by_key(|&t| (kind_rank(t), t.data_size(), t.is_signed_int(), t.id()));
+    v
+});
 
 /// The numeric builtins in table order (type id order).
-pub const NUMERIC: [BuiltinType; 16] = [
-    Bool, Int8, Int16, Int32, Int64, Int128, UInt8, UInt16, UInt32, UInt64, UInt128, Float16,
-    Float32, Float64, Complex64, Complex128,
-];
+pub static NUMERIC: LazyLock<Vec<BuiltinType>> = LazyLock::new(|| {
+    BuiltinType::ALL
+        .into_iter()
+        .filter(|&t| is_numeric(t))
+        .collect()
+});
+
+/// 0 bool, 1 integer, 2 real float, 3 complex.
+fn kind_rank(t: BuiltinType) -> u8 {
+    if t.is_bool() {
+        0
+    } else if t.is_int() {
+        1
+    } else if t.is_float() {
+        2
+    } else {
+        3
+    }
+}
+
+/// `(mantissa digits, max exponent)` of a real float, or of a complex
+/// type's parts.
+fn float_format(t: BuiltinType) -> Option<(u32, i32)> {
+    /// The builtin type of a value.
+    fn type_of<F: NativeType>(_: F) -> BuiltinType {
+        F::TYPE
+    }
+    with_native!(t, half ieee => |T| (T::MANTISSA_DIGITS, T::MAX_EXP)).or_else(|| {
+        with_native!(t, complex => |T| float_format(type_of(T::default().re))).flatten()
+    })
+}
 
 /// `true` for the types arithmetic works on: bool, the integers, the
 /// floats and the complex types (every builtin but void).
@@ -67,11 +98,20 @@ pub fn safe_cast(from: BuiltinType, to: BuiltinType) -> bool {
         }
         return part_size(to) >= (2 * fs).min(8);
     }
-    if from.is_float() {
-        return (to.is_float() || to.is_complex()) && part_size(to) >= fs;
+    if from.is_float() || from.is_complex() {
+        // Every value of `from` is one of `to`: at least as many mantissa
+        // digits and as wide an exponent range (float16 and bfloat16 hold
+        // neither each other's precision nor range). Complex to complex
+        // only.
+        if from.is_complex() && !to.is_complex() {
+            return false;
+        }
+        return match (float_format(from), float_format(to)) {
+            (Some((fd, fe)), Some((td, te))) => td >= fd && te >= fe,
+            _ => false,
+        };
     }
-    // Complex.
-    to.is_complex() && ts >= fs
+    false
 }
 
 /// The common type of two numeric builtins: the first type in [`LATTICE`]
@@ -106,7 +146,8 @@ pub fn promote(a: BuiltinType, b: BuiltinType) -> Option<BuiltinType> {
 /// safely.
 fn derive_promote(a: BuiltinType, b: BuiltinType) -> Option<BuiltinType> {
     LATTICE
-        .into_iter()
+        .iter()
+        .copied()
         .find(|&c| safe_cast(a, c) && safe_cast(b, c))
 }
 
@@ -121,28 +162,29 @@ pub fn inexact(t: BuiltinType) -> BuiltinType {
     }
 }
 
-/// A short name for tables: `b`, `i8`, `u16`, `f32`, `c64`
-/// (complex\[float32\]), `c128` (complex\[float64\]).
+/// A short name for tables: `b`, `i8`, `u16`, `f32`, `bf16`, `c64`
+/// (complex\[float32\]), `c128` (complex\[float64\]); derived from the
+/// datashape name.
 pub fn short_name(t: BuiltinType) -> &'static str {
-    match t {
-        Bool => "b",
-        Int8 => "i8",
-        Int16 => "i16",
-        Int32 => "i32",
-        Int64 => "i64",
-        Int128 => "i128",
-        UInt8 => "u8",
-        UInt16 => "u16",
-        UInt32 => "u32",
-        UInt64 => "u64",
-        UInt128 => "u128",
-        Float16 => "f16",
-        Float32 => "f32",
-        Float64 => "f64",
-        Complex64 => "c64",
-        Complex128 => "c128",
-        Void => "void",
-    }
+    static NAMES: LazyLock<Vec<(BuiltinType, &'static str)>> = LazyLock::new(|| {
+        BuiltinType::ALL
+            .into_iter()
+            .map(|t| {
+                let name = if t.is_bool() {
+                    "b".to_string()
+                } else if t.is_complex() {
+                    format!("c{}", 8 * t.data_size())
+                } else {
+                    t.name()
+                        .replace("uint", "u")
+                        .replace("int", "i")
+                        .replace("float", "f")
+                };
+                (t, &*Box::leak(name.into_boxed_str()))
+            })
+            .collect()
+    });
+    NAMES.iter().find(|(b, _)| *b == t).map_or("?", |(_, n)| n)
 }
 
 /// The promotion table as a text grid: a header of [`short_name`]s in
@@ -164,7 +206,7 @@ pub fn promotion_table_by(f: impl Fn(BuiltinType, BuiltinType) -> Option<Builtin
     let mut header = vec![""];
     header.extend(NUMERIC.iter().map(|&b| short_name(b)));
     line(header);
-    for a in NUMERIC {
+    for &a in NUMERIC.iter() {
         let mut row = vec![short_name(a)];
         row.extend(NUMERIC.iter().map(|&b| f(a, b).map_or("-", short_name)));
         line(row);
@@ -176,8 +218,8 @@ pub fn promotion_table_by(f: impl Fn(BuiltinType, BuiltinType) -> Option<Builtin
 /// data.
 pub fn promotion_pairs() -> Vec<(BuiltinType, BuiltinType, Option<BuiltinType>)> {
     let mut v = Vec::with_capacity(NUMERIC.len() * NUMERIC.len());
-    for a in NUMERIC {
-        for b in NUMERIC {
+    for &a in NUMERIC.iter() {
+        for &b in NUMERIC.iter() {
             v.push((a, b, promote(a, b)));
         }
     }
@@ -190,9 +232,9 @@ mod tests {
 
     #[test]
     fn promotion_is_symmetric_idempotent_and_safe() {
-        for a in NUMERIC {
+        for &a in NUMERIC.iter() {
             assert_eq!(promote(a, a), Some(a));
-            for b in NUMERIC {
+            for &b in NUMERIC.iter() {
                 assert_eq!(promote(a, b), promote(b, a), "{a} {b}");
                 let c = promote(a, b).unwrap();
                 assert!(safe_cast(a, c) && safe_cast(b, c));
@@ -217,8 +259,8 @@ mod tests {
 
     #[test]
     fn the_kind_is_the_larger_kind_except_for_wide_mixed_integers() {
-        for a in NUMERIC {
-            for b in NUMERIC {
+        for &a in NUMERIC.iter() {
+            for &b in NUMERIC.iter() {
                 let c = promote(a, b).unwrap();
                 let k = kind(a).max(kind(b));
                 let no_wider_int = a.is_int()

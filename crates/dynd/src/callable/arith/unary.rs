@@ -8,20 +8,20 @@
 //! | complex | both parts negated | the magnitude `hypot(re, im)`, a real of the part type | `re != 0 or im != 0` |
 //! | bool | none (a `Type` error, as NumPy) | the value | the value |
 
-use super::kernels::{CoreKernel, Elem, Unary, UnaryOp, core};
-use crate::types::BuiltinType;
-use half::f16;
-use num_complex::Complex;
+use super::kernels::{CoreKernel, Unary, UnaryOp, core};
+use crate::types::{BuiltinType, NativeType};
+use crate::{for_each_native, with_native};
+use num_complex::{Complex, ComplexFloat};
 
 /// `-a`.
-pub(crate) struct Negative;
+pub struct Negative;
 /// `|a|`.
-pub(crate) struct Abs;
+pub struct Abs;
 /// `not a` (truthiness).
 pub(crate) struct LogicalNot;
 
 /// Truthiness: what the logical functions see of a number.
-pub(crate) trait Truthy: Elem {
+pub(crate) trait Truthy: NativeType {
     /// `true` unless the value is zero (or false).
     fn truthy(self) -> bool;
 }
@@ -34,8 +34,8 @@ macro_rules! truthy_real {
         }
     )*};
 }
-truthy_real!(0; i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
-truthy_real!(0.0; f32, f64);
+for_each_native!(signed unsigned => truthy_real!(0;));
+for_each_native!(ieee => truthy_real!(0.0;));
 
 impl Truthy for bool {
     #[inline(always)]
@@ -43,23 +43,31 @@ impl Truthy for bool {
         self
     }
 }
-impl Truthy for f16 {
+impl Truthy for crate::types::B8 {
     #[inline(always)]
     fn truthy(self) -> bool {
-        // Anything but +0 and -0 (NaN included).
-        self.to_bits() & 0x7fff != 0
+        self.get()
     }
 }
-impl Truthy for Complex<f32> {
-    #[inline(always)]
-    fn truthy(self) -> bool {
-        (self.re != 0.0) | (self.im != 0.0)
-    }
+macro_rules! truthy_half {
+    ($($t:ty),*) => {$(
+        impl Truthy for $t {
+            #[inline(always)]
+            fn truthy(self) -> bool {
+                // Anything but +0 and -0 (NaN included).
+                self.to_bits() & 0x7fff != 0
+            }
+        }
+    )*};
 }
-impl Truthy for Complex<f64> {
+for_each_native!(half => truthy_half);
+impl<F: Default + PartialEq> Truthy for Complex<F>
+where
+    Complex<F>: NativeType,
+{
     #[inline(always)]
     fn truthy(self) -> bool {
-        (self.re != 0.0) | (self.im != 0.0)
+        (self.re != F::default()) | (self.im != F::default())
     }
 }
 
@@ -71,84 +79,69 @@ impl<T: Truthy> UnaryOp<T> for LogicalNot {
     }
 }
 
-macro_rules! signed {
-    ($($t:ty),*) => {$(
+/// `Negative` and `Abs` of `$t`, each a same-type expression of `a`.
+macro_rules! neg_abs {
+    ($t:ty; |$a:ident| $neg:expr, $abs:expr) => {
         impl UnaryOp<$t> for Negative {
             type Out = $t;
             #[inline(always)]
-            fn apply(a: $t) -> $t { a.wrapping_neg() }
+            fn apply($a: $t) -> $t {
+                $neg
+            }
         }
         impl UnaryOp<$t> for Abs {
             type Out = $t;
             #[inline(always)]
-            fn apply(a: $t) -> $t { a.wrapping_abs() }
+            fn apply($a: $t) -> $t {
+                $abs
+            }
         }
-    )*};
+    };
 }
-signed!(i8, i16, i32, i64, i128);
+
+macro_rules! signed {
+    ($($t:ty),*) => {$( neg_abs!($t; |a| a.wrapping_neg(), a.wrapping_abs()); )*};
+}
+for_each_native!(signed => signed);
 
 macro_rules! unsigned {
-    ($($t:ty),*) => {$(
-        impl UnaryOp<$t> for Negative {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t) -> $t { a.wrapping_neg() }
-        }
-        impl UnaryOp<$t> for Abs {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t) -> $t { a }
-        }
-    )*};
+    ($($t:ty),*) => {$( neg_abs!($t; |a| a.wrapping_neg(), a); )*};
 }
-unsigned!(u8, u16, u32, u64, u128);
+for_each_native!(unsigned => unsigned);
 
 macro_rules! float {
+    ($($t:ty),*) => {$( neg_abs!($t; |a| -a, a.abs()); )*};
+}
+for_each_native!(ieee => float);
+
+/// The 16-bit floats by their sign bit.
+macro_rules! half {
     ($($t:ty),*) => {$(
-        impl UnaryOp<$t> for Negative {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t) -> $t { -a }
-        }
-        impl UnaryOp<$t> for Abs {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t) -> $t { a.abs() }
-        }
+        neg_abs!($t; |a| <$t>::from_bits(a.to_bits() ^ 0x8000), <$t>::from_bits(a.to_bits() & 0x7fff));
     )*};
 }
-float!(f32, f64);
+for_each_native!(half => half);
 
-impl UnaryOp<f16> for Negative {
-    type Out = f16;
+impl<F: NativeType> UnaryOp<Complex<F>> for Negative
+where
+    Complex<F>: NativeType + std::ops::Neg<Output = Complex<F>>,
+{
+    type Out = Complex<F>;
     #[inline(always)]
-    fn apply(a: f16) -> f16 {
-        f16::from_bits(a.to_bits() ^ 0x8000)
+    fn apply(a: Complex<F>) -> Complex<F> {
+        -a
     }
 }
-impl UnaryOp<f16> for Abs {
-    type Out = f16;
+impl<F: NativeType> UnaryOp<Complex<F>> for Abs
+where
+    Complex<F>: NativeType + ComplexFloat<Real = F>,
+{
+    type Out = F;
     #[inline(always)]
-    fn apply(a: f16) -> f16 {
-        f16::from_bits(a.to_bits() & 0x7fff)
+    fn apply(a: Complex<F>) -> F {
+        a.abs()
     }
 }
-
-macro_rules! complex {
-    ($($t:ty),*) => {$(
-        impl UnaryOp<Complex<$t>> for Negative {
-            type Out = Complex<$t>;
-            #[inline(always)]
-            fn apply(a: Complex<$t>) -> Complex<$t> { -a }
-        }
-        impl UnaryOp<Complex<$t>> for Abs {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: Complex<$t>) -> $t { a.re.hypot(a.im) }
-        }
-    )*};
-}
-complex!(f32, f64);
 
 impl UnaryOp<bool> for Abs {
     type Out = bool;
@@ -158,36 +151,17 @@ impl UnaryOp<bool> for Abs {
     }
 }
 
-/// The kernel of `$op` for compute type `$c`, among the listed types.
-macro_rules! by_type {
-    ($op:ty, $c:expr; $($b:ident => $t:ty),* $(,)?) => {
-        match $c {
-            $(BuiltinType::$b => Some(core::<Unary<$t, $op>>()),)*
-            _ => None,
-        }
-    };
-}
-
-/// `negative`'s kernel for `c`.
+/// `negative`'s kernel for `c` (not bool).
 pub(crate) fn negative(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Negative, c; Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
-        Int128 => i128, UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
-        UInt128 => u128, Float16 => f16, Float32 => f32, Float64 => f64,
-        Complex64 => Complex<f32>, Complex128 => Complex<f64>)
+    with_native!(c, signed unsigned half ieee complex => |T| core::<Unary<T, Negative>>())
 }
 
 /// `abs`'s kernel for `c`.
 pub(crate) fn abs(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Abs, c; Bool => bool, Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64,
-        Int128 => i128, UInt8 => u8, UInt16 => u16, UInt32 => u32, UInt64 => u64,
-        UInt128 => u128, Float16 => f16, Float32 => f32, Float64 => f64,
-        Complex64 => Complex<f32>, Complex128 => Complex<f64>)
+    with_native!(c, |T| core::<Unary<T, Abs>>())
 }
 
 /// `logical_not`'s kernel for `c`.
 pub(crate) fn logical_not(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(LogicalNot, c; Bool => bool, Int8 => i8, Int16 => i16, Int32 => i32,
-        Int64 => i64, Int128 => i128, UInt8 => u8, UInt16 => u16, UInt32 => u32,
-        UInt64 => u64, UInt128 => u128, Float16 => f16, Float32 => f32, Float64 => f64,
-        Complex64 => Complex<f32>, Complex128 => Complex<f64>)
+    with_native!(c, |T| core::<Unary<T, LogicalNot>>())
 }

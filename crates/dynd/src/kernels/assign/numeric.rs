@@ -27,81 +27,17 @@ use super::ErrorMode;
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernels::loops::{Operand, Plan, Run, run_of, select};
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
-use crate::types::BuiltinType;
-use half::f16;
+use crate::types::{B8, BuiltinType, NativeType};
+use crate::{for_each_native, with_native};
 use num_complex::Complex;
-use std::fmt::Display;
 use std::marker::PhantomData;
 use std::pin::Pin;
 
 /// Values converted per checked chunk.
 pub const CHUNK: usize = 256;
 
-/// A builtin scalar as kernels see it.
-pub(crate) trait Prim: Copy + Default + Display + Send + Sync + 'static {
-    /// Its builtin type.
-    const TYPE: BuiltinType;
-    /// The value as error messages show it. Floats are written in shortest
-    /// round-trip form with JSON's `NaN`/`Infinity` tokens (`1e300`, not
-    /// `Display`'s 301-digit expansion).
-    fn show(self) -> String {
-        self.to_string()
-    }
-}
-
-macro_rules! prims {
-    ($($t:ty => $b:ident),* $(,)?) => {$(
-        impl Prim for $t { const TYPE: BuiltinType = BuiltinType::$b; }
-    )*};
-}
-prims!(
-    bool => Bool, i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64, i128 => Int128,
-    u8 => UInt8, u16 => UInt16, u32 => UInt32, u64 => UInt64, u128 => UInt128,
-);
-
-/// A float as error messages show it (see [`Prim::show`]).
-fn show_float(v: f64, shortest: String) -> String {
-    if v.is_nan() {
-        "NaN".to_string()
-    } else if v.is_infinite() {
-        (if v > 0.0 { "Infinity" } else { "-Infinity" }).to_string()
-    } else {
-        shortest
-    }
-}
-
-impl Prim for f16 {
-    const TYPE: BuiltinType = BuiltinType::Float16;
-    fn show(self) -> String {
-        show_float(self.to_f64(), format!("{:?}", self.to_f32()))
-    }
-}
-impl Prim for f32 {
-    const TYPE: BuiltinType = BuiltinType::Float32;
-    fn show(self) -> String {
-        show_float(f64::from(self), format!("{self:?}"))
-    }
-}
-impl Prim for f64 {
-    const TYPE: BuiltinType = BuiltinType::Float64;
-    fn show(self) -> String {
-        show_float(self, format!("{self:?}"))
-    }
-}
-macro_rules! complex_prims {
-    ($($t:ty => $b:ident),*) => {$(
-        impl Prim for Complex<$t> {
-            const TYPE: BuiltinType = BuiltinType::$b;
-            fn show(self) -> String {
-                format!("[{}, {}]", self.re.show(), self.im.show())
-            }
-        }
-    )*};
-}
-complex_prims!(f32 => Complex64, f64 => Complex128);
-
 /// Conversion of `S` values into `Self`.
-pub(crate) trait Conv<S: Prim>: Prim {
+pub(crate) trait Conv<S: NativeType>: NativeType {
     /// The nocheck conversion.
     fn cast(s: S) -> Self;
     /// The conversion of a value that passed [`Conv::ok_overflow`]; may skip
@@ -173,7 +109,7 @@ pub(crate) trait Conv<S: Prim>: Prim {
 
 /// `true` when `s` passes the check of `mode`.
 #[inline(always)]
-pub(crate) fn passes<D: Conv<S>, S: Prim>(s: S, mode: ErrorMode) -> bool {
+pub(crate) fn passes<D: Conv<S>, S: NativeType>(s: S, mode: ErrorMode) -> bool {
     match mode {
         ErrorMode::NoCheck => true,
         ErrorMode::Overflow => D::ok_overflow(s),
@@ -184,7 +120,7 @@ pub(crate) fn passes<D: Conv<S>, S: Prim>(s: S, mode: ErrorMode) -> bool {
 
 /// Converts one value under `mode`.
 #[inline]
-pub(crate) fn convert<D: Conv<S>, S: Prim>(s: S, mode: ErrorMode) -> Result<D> {
+pub(crate) fn convert<D: Conv<S>, S: NativeType>(s: S, mode: ErrorMode) -> Result<D> {
     if passes::<D, S>(s, mode) {
         Ok(D::cast(s))
     } else {
@@ -207,7 +143,7 @@ macro_rules! int_bounds {
         }
     )*};
 }
-int_bounds!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+for_each_native!(signed unsigned => int_bounds);
 
 macro_rules! int_from_int {
     ($d:ty; $($s:ty),*) => {$(
@@ -226,9 +162,9 @@ macro_rules! int_from_int {
     )*};
 }
 macro_rules! ints_from_ints {
-    ($($d:ty),*) => {$( int_from_int!($d; i8, i16, i32, i64, i128, u8, u16, u32, u64, u128); )*};
+    ($($d:ty),*) => {$( for_each_native!(signed unsigned => int_from_int!($d;)); )*};
 }
-ints_from_ints!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+for_each_native!(signed unsigned => ints_from_ints);
 
 // -------------------------------------------------------------- int <- float
 
@@ -294,9 +230,9 @@ impl Integral for f32 {
 }
 
 macro_rules! ints_from_floats {
-    ($($d:ty),*) => {$( int_from_float!($d; f32, f64); )*};
+    ($($d:ty),*) => {$( for_each_native!(ieee => int_from_float!($d;)); )*};
 }
-ints_from_floats!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+for_each_native!(signed unsigned => ints_from_floats);
 
 // -------------------------------------------------------------- float <- int
 
@@ -325,9 +261,9 @@ macro_rules! float_from_int {
     )*};
 }
 macro_rules! floats_from_ints {
-    ($($d:ty),*) => {$( float_from_int!($d; i8, i16, i32, i64, i128, u8, u16, u32, u64, u128); )*};
+    ($($d:ty),*) => {$( for_each_native!(signed unsigned => float_from_int!($d;)); )*};
 }
-floats_from_ints!(f32, f64);
+for_each_native!(ieee => floats_from_ints);
 
 // ------------------------------------------------------------ float <- float
 
@@ -385,100 +321,121 @@ impl Conv<f64> for f32 {
     }
 }
 
-// ------------------------------------------------------------------- float16
+// ------------------------------------------------------- float16, bfloat16
 
-/// f16 sources convert like their (exact) f32 value.
-macro_rules! from_f16 {
-    ($($d:ty),*) => {$(
-        impl Conv<f16> for $d {
+/// 16-bit float sources convert like their (exact) f32 value.
+macro_rules! from_half {
+    ($h:ty; $($d:ty),*) => {$(
+        impl Conv<$h> for $d {
             #[inline(always)]
-            fn cast(s: f16) -> $d { <$d as Conv<f32>>::cast(s.to_f32()) }
+            fn cast(s: $h) -> $d { <$d as Conv<f32>>::cast(s.to_f32()) }
             #[inline(always)]
-            fn ok_overflow(s: f16) -> bool { <$d as Conv<f32>>::ok_overflow(s.to_f32()) }
+            fn ok_overflow(s: $h) -> bool { <$d as Conv<f32>>::ok_overflow(s.to_f32()) }
             #[inline(always)]
-            fn ok_fractional(s: f16) -> bool { <$d as Conv<f32>>::ok_fractional(s.to_f32()) }
+            fn ok_fractional(s: $h) -> bool { <$d as Conv<f32>>::ok_fractional(s.to_f32()) }
             #[inline(always)]
-            fn ok_inexact(s: f16) -> bool { <$d as Conv<f32>>::ok_inexact(s.to_f32()) }
+            fn ok_inexact(s: $h) -> bool { <$d as Conv<f32>>::ok_inexact(s.to_f32()) }
         }
     )*};
 }
-from_f16!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f32, f64);
 
-/// f16 destinations round from f64 (ints up to 2^53 are exact in f64, and
-/// larger ones overflow f16 anyway) or directly from f32.
-macro_rules! f16_from {
-    ($($s:ty),*) => {$(
-        impl Conv<$s> for f16 {
+/// 16-bit float destinations round from f64 (ints up to 2^53 are exact in
+/// f64, and larger ones overflow a 16-bit float's range or are rounded
+/// to its 8 or 11 bits anyway) or directly from f32.
+macro_rules! half_from {
+    ($h:ty; $($s:ty),*) => {$(
+        impl Conv<$s> for $h {
             const RESULT_FILTER: bool = true;
             #[inline(always)]
-            fn cast(s: $s) -> f16 { f16::from_f64(s as f64) }
+            fn cast(s: $s) -> $h { <$h>::from_f64(s as f64) }
             #[inline(always)]
-            fn suspect(d: f16) -> bool { d.is_infinite() }
+            fn suspect(d: $h) -> bool { d.is_infinite() }
             #[inline(always)]
             fn ok_overflow(s: $s) -> bool {
                 let v = s as f64;
-                f16::from_f64(v).is_finite() || !v.is_finite()
+                <$h>::from_f64(v).is_finite() || !v.is_finite()
             }
             #[inline(always)]
             fn ok_inexact(s: $s) -> bool {
                 let v = s as f64;
-                (f16::from_f64(v).to_f64() == v && v as $s == s) || v.is_nan()
+                (<$h>::from_f64(v).to_f64() == v && v as $s == s) || v.is_nan()
             }
         }
     )*};
 }
-f16_from!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f64);
 
-impl Conv<f32> for f16 {
-    const RESULT_FILTER: bool = true;
-    #[inline(always)]
-    fn cast(s: f32) -> f16 {
-        f16::from_f32(s)
-    }
-    #[inline(always)]
-    fn suspect(d: f16) -> bool {
-        d.is_infinite()
-    }
-    #[inline(always)]
-    fn ok_overflow(s: f32) -> bool {
-        f16::from_f32(s).is_finite() || !s.is_finite()
-    }
-    #[inline(always)]
-    fn ok_inexact(s: f32) -> bool {
-        f16::from_f32(s).to_f32() == s || s.is_nan()
-    }
+/// Between 16-bit floats (the same type: a copy of the bits, NaN payloads
+/// kept; another: through f32, which holds both exactly).
+macro_rules! half_half {
+    ($d:ty; $($s:ty),*) => {$(
+        impl Conv<$s> for $d {
+            const RESULT_FILTER: bool = true;
+            #[inline(always)]
+            fn cast(s: $s) -> $d {
+                if <$s as NativeType>::TYPE == <$d as NativeType>::TYPE {
+                    <$d>::from_bits(s.to_bits())
+                } else {
+                    <$d>::from_f32(s.to_f32())
+                }
+            }
+            #[inline(always)]
+            fn suspect(d: $d) -> bool { d.is_infinite() }
+            #[inline(always)]
+            fn ok_overflow(s: $s) -> bool {
+                <$d>::from_f32(s.to_f32()).is_finite() || !s.is_finite()
+            }
+            #[inline(always)]
+            fn ok_inexact(s: $s) -> bool {
+                let v = s.to_f32();
+                <$d>::from_f32(v).to_f32() == v || v.is_nan()
+            }
+        }
+    )*};
 }
-impl Conv<f16> for f16 {
-    #[inline(always)]
-    fn cast(s: f16) -> f16 {
-        s
-    }
-    #[inline(always)]
-    fn ok_overflow(_: f16) -> bool {
-        true
-    }
+
+macro_rules! half_convs {
+    ($($h:ty),*) => {$(
+        for_each_native!(signed unsigned ieee => from_half!($h;));
+        for_each_native!(signed unsigned => half_from!($h;));
+        half_from!($h; f64);
+        for_each_native!(half => half_half!($h;));
+        impl Conv<f32> for $h {
+            const RESULT_FILTER: bool = true;
+            #[inline(always)]
+            fn cast(s: f32) -> $h {
+                <$h>::from_f32(s)
+            }
+            #[inline(always)]
+            fn suspect(d: $h) -> bool {
+                d.is_infinite()
+            }
+            #[inline(always)]
+            fn ok_overflow(s: f32) -> bool {
+                <$h>::from_f32(s).is_finite() || !s.is_finite()
+            }
+            #[inline(always)]
+            fn ok_inexact(s: f32) -> bool {
+                <$h>::from_f32(s).to_f32() == s || s.is_nan()
+            }
+        }
+        impl Conv<$h> for bool {
+            #[inline(always)]
+            fn cast(s: $h) -> bool {
+                s.to_f32() != 0.0
+            }
+            #[inline(always)]
+            fn ok_overflow(s: $h) -> bool {
+                let v = s.to_f32();
+                v == 0.0 || v == 1.0
+            }
+        }
+    )*};
 }
+for_each_native!(half => half_convs);
 
 // ---------------------------------------------------------------------- bool
 
-/// A `bool` source read as its byte: any non-zero byte is true. Arrays
-/// filled by C code may hold other bytes than 0 and 1 in a bool, and
-/// reading those as a Rust `bool` would be undefined behaviour; every
-/// bool source is read through this type.
-#[derive(Clone, Copy, Default)]
-#[repr(transparent)]
-pub(crate) struct B8(u8);
-
-impl Display for B8 {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0 != 0)
-    }
-}
-
-impl Prim for B8 {
-    const TYPE: BuiltinType = BuiltinType::Bool;
-}
-
+/// A `bool` source read as its byte ([`B8`]): any non-zero byte is true.
 impl<D: Conv<bool>> Conv<B8> for D {
     const RESULT_FILTER: bool = <D as Conv<bool>>::RESULT_FILTER;
     const CLAMPS: bool = <D as Conv<bool>>::CLAMPS;
@@ -526,24 +483,24 @@ macro_rules! bool_from_real {
         }
     )*};
 }
-bool_from_real!(0, 1; i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
-bool_from_real!(0.0, 1.0; f32, f64);
+for_each_native!(signed unsigned => bool_from_real!(0, 1;));
+for_each_native!(ieee => bool_from_real!(0.0, 1.0;));
 
-impl Conv<f16> for bool {
-    #[inline(always)]
-    fn cast(s: f16) -> bool {
-        s.to_f32() != 0.0
-    }
-    #[inline(always)]
-    fn ok_overflow(s: f16) -> bool {
-        let v = s.to_f32();
-        v == 0.0 || v == 1.0
-    }
-}
 impl Conv<bool> for bool {
     #[inline(always)]
     fn cast(s: bool) -> bool {
         s
+    }
+    #[inline(always)]
+    fn ok_overflow(_: bool) -> bool {
+        true
+    }
+}
+/// The stored form of a bool (reductions keep results as bytes).
+impl Conv<bool> for B8 {
+    #[inline(always)]
+    fn cast(s: bool) -> B8 {
+        B8(s as u8)
     }
     #[inline(always)]
     fn ok_overflow(_: bool) -> bool {
@@ -561,9 +518,7 @@ macro_rules! from_bool {
         }
     )*};
 }
-from_bool!(
-    i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64
-);
+for_each_native!(signed unsigned half ieee => from_bool);
 
 // ------------------------------------------------------------------- complex
 
@@ -582,8 +537,8 @@ macro_rules! complex_from_real {
         }
     )*};
 }
-complex_from_real!(f32; bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64);
-complex_from_real!(f64; bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64);
+for_each_native!(bool signed unsigned half ieee => complex_from_real!(f32;));
+for_each_native!(bool signed unsigned half ieee => complex_from_real!(f64;));
 
 macro_rules! complex_from_complex {
     ($($t:ty => $u:ty),*) => {$(
@@ -633,8 +588,8 @@ macro_rules! real_from_complex {
         }
     )*};
 }
-real_from_complex!(f32; bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64);
-real_from_complex!(f64; bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f16, f32, f64);
+for_each_native!(bool signed unsigned half ieee => real_from_complex!(f32;));
+for_each_native!(bool signed unsigned half ieee => real_from_complex!(f64;));
 
 // -------------------------------------------------------------------- kernel
 
@@ -644,7 +599,7 @@ pub(crate) struct NumericAssign<D, S> {
     _types: PhantomData<fn(S) -> D>,
 }
 
-impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
+impl<D: Conv<S>, S: NativeType> NumericAssign<D, S> {
     pub(crate) fn new(mode: ErrorMode) -> Self {
         NumericAssign {
             mode: mode.resolve(),
@@ -775,7 +730,7 @@ impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
     }
 }
 
-impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
+impl<D: Conv<S>, S: NativeType> NumericAssign<D, S> {
     /// Converts contiguous slices chunk by chunk, with the AVX2 build of
     /// the loops when the CPU has it (picked at run time, as NumPy picks
     /// its SIMD loops): the checks and conversions run twice as wide.
@@ -812,7 +767,7 @@ impl<D: Conv<S>, S: Prim> NumericAssign<D, S> {
     }
 }
 
-impl<D: Conv<S>, S: Prim> Kernel for NumericAssign<D, S> {
+impl<D: Conv<S>, S: NativeType> Kernel for NumericAssign<D, S> {
     const NSRC: usize = 1;
 
     unsafe fn single(&self, _k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
@@ -890,65 +845,30 @@ impl<D: Conv<S>, S: Prim> Kernel for NumericAssign<D, S> {
 /// # Safety
 /// As [`CKernelBuilder::emplace`]: `offset` is a free slot.
 pub(crate) unsafe fn make(
-    ckb: Pin<&mut CKernelBuilder>,
+    mut ckb: Pin<&mut CKernelBuilder>,
     offset: usize,
     dst: BuiltinType,
     src: BuiltinType,
     req: KernelRequest,
     mode: ErrorMode,
 ) -> Result<usize> {
-    macro_rules! emplace {
-        ($d:ty, $s:ty) => {
-            // SAFETY: the caller's promise.
-            unsafe { ckb.emplace(offset, req, NumericAssign::<$d, $s>::new(mode)) }
-        };
+    if dst == BuiltinType::Void && src == BuiltinType::Void {
+        // SAFETY: the caller's promise.
+        return unsafe { ckb.emplace(offset, req, VoidAssign) };
     }
-    macro_rules! by_src {
-        ($d:ty) => {
-            match src {
-                BuiltinType::Bool => emplace!($d, B8),
-                BuiltinType::Int8 => emplace!($d, i8),
-                BuiltinType::Int16 => emplace!($d, i16),
-                BuiltinType::Int32 => emplace!($d, i32),
-                BuiltinType::Int64 => emplace!($d, i64),
-                BuiltinType::Int128 => emplace!($d, i128),
-                BuiltinType::UInt8 => emplace!($d, u8),
-                BuiltinType::UInt16 => emplace!($d, u16),
-                BuiltinType::UInt32 => emplace!($d, u32),
-                BuiltinType::UInt64 => emplace!($d, u64),
-                BuiltinType::UInt128 => emplace!($d, u128),
-                BuiltinType::Float16 => emplace!($d, f16),
-                BuiltinType::Float32 => emplace!($d, f32),
-                BuiltinType::Float64 => emplace!($d, f64),
-                BuiltinType::Complex64 => emplace!($d, Complex<f32>),
-                BuiltinType::Complex128 => emplace!($d, Complex<f64>),
-                BuiltinType::Void => Err(void_error(dst, src)),
-            }
-        };
-    }
-    match dst {
-        BuiltinType::Bool => by_src!(bool),
-        BuiltinType::Int8 => by_src!(i8),
-        BuiltinType::Int16 => by_src!(i16),
-        BuiltinType::Int32 => by_src!(i32),
-        BuiltinType::Int64 => by_src!(i64),
-        BuiltinType::Int128 => by_src!(i128),
-        BuiltinType::UInt8 => by_src!(u8),
-        BuiltinType::UInt16 => by_src!(u16),
-        BuiltinType::UInt32 => by_src!(u32),
-        BuiltinType::UInt64 => by_src!(u64),
-        BuiltinType::UInt128 => by_src!(u128),
-        BuiltinType::Float16 => by_src!(f16),
-        BuiltinType::Float32 => by_src!(f32),
-        BuiltinType::Float64 => by_src!(f64),
-        BuiltinType::Complex64 => by_src!(Complex<f32>),
-        BuiltinType::Complex128 => by_src!(Complex<f64>),
-        BuiltinType::Void if src == BuiltinType::Void => {
-            // SAFETY: the caller's promise.
-            unsafe { ckb.emplace(offset, req, VoidAssign) }
+    // A bool source is read as its byte (`<bool as NativeType>::Raw`).
+    with_native!(dst, |D| with_native!(src, |S| {
+        // SAFETY: the caller's promise.
+        unsafe {
+            ckb.as_mut().emplace(
+                offset,
+                req,
+                NumericAssign::<D, <S as NativeType>::Raw>::new(mode),
+            )
         }
-        BuiltinType::Void => Err(void_error(dst, src)),
-    }
+    }))
+    .flatten()
+    .unwrap_or_else(|| Err(void_error(dst, src)))
 }
 
 fn void_error(dst: BuiltinType, src: BuiltinType) -> Error {
@@ -968,8 +888,9 @@ impl Kernel for VoidAssign {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use half::f16;
 
-    fn ok<D: Conv<S>, S: Prim>(s: S, mode: ErrorMode) -> std::result::Result<D, ErrorKind> {
+    fn ok<D: Conv<S>, S: NativeType>(s: S, mode: ErrorMode) -> std::result::Result<D, ErrorKind> {
         convert::<D, S>(s, mode.resolve()).map_err(|e| e.kind())
     }
 

@@ -3,57 +3,29 @@
 //! contiguous, step-2, negative-stride and unaligned (odd offset) buffers;
 //! all must agree, values and errors alike (NumPy's casting tests do this).
 
-use super::numeric::Prim;
 use super::*;
 use crate::error::ErrorKind;
-use crate::types::BuiltinType;
+use crate::types::{BuiltinType, NativeType};
 use half::f16;
 use num_complex::Complex;
 use std::pin::pin;
 
 /// Bytes of a value, little-endian native.
-trait Bytes: Prim {
+trait Bytes: NativeType {
     fn put(self, out: &mut [u8]);
     fn get(b: &[u8]) -> Self;
 }
-macro_rules! bytes_impl {
-    ($($t:ty),*) => {$(
-        impl Bytes for $t {
-            fn put(self, out: &mut [u8]) {
-                // SAFETY: `out` has size_of::<$t>() bytes (callers slice it so).
-                unsafe { std::ptr::write_unaligned(out.as_mut_ptr() as *mut $t, self) }
-            }
-            fn get(b: &[u8]) -> Self {
-                // SAFETY: `out` has size_of::<$t>() bytes (callers slice it so), for
-                // reading; every bit pattern is valid.
-                unsafe { std::ptr::read_unaligned(b.as_ptr() as *const $t) }
-            }
-        }
-    )*};
-}
-bytes_impl!(
-    i8,
-    i16,
-    i32,
-    i64,
-    i128,
-    u8,
-    u16,
-    u32,
-    u64,
-    u128,
-    f16,
-    f32,
-    f64,
-    Complex<f32>,
-    Complex<f64>
-);
-impl Bytes for bool {
+impl<T: NativeType> Bytes for T {
     fn put(self, out: &mut [u8]) {
-        out[0] = self as u8;
+        assert!(out.len() >= T::TYPE.data_size());
+        // SAFETY: `out` has room for one value (checked just above).
+        unsafe { self.store(out.as_mut_ptr()) }
     }
     fn get(b: &[u8]) -> Self {
-        b[0] != 0
+        assert!(b.len() >= T::TYPE.data_size());
+        // SAFETY: `b` holds one value's bytes (checked just above); `load`
+        // reads unaligned, and any bytes are a value of its stored form.
+        unsafe { T::load(b.as_ptr()) }
     }
 }
 

@@ -2,6 +2,7 @@
 //! accumulators.
 
 use super::*;
+use crate::for_each_native;
 
 /// An associative, commutative operation on accumulators `A`, with a lane
 /// identity (what a fresh accumulator starts from).
@@ -64,7 +65,7 @@ macro_rules! int_ops {
         }
     )*};
 }
-int_ops!(i64, u64, i128, u128);
+for_each_native!(signed unsigned => int_ops);
 
 macro_rules! float_ops {
     ($($t:ty),*) => {$(
@@ -122,7 +123,7 @@ macro_rules! float_ops {
         }
     )*};
 }
-float_ops!(f32, f64);
+for_each_native!(ieee => float_ops);
 
 macro_rules! ord_ops {
     ($($t:ty),*) => {$(
@@ -142,7 +143,7 @@ macro_rules! ord_ops {
         }
     )*};
 }
-ord_ops!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+for_each_native!(signed unsigned => ord_ops);
 
 impl Combine<bool> for MinK {
     const HAS_IDENTITY: bool = false;
@@ -166,25 +167,25 @@ impl Combine<bool> for MaxK {
         a | b
     }
 }
-impl Combine<bool> for AllK {
+impl Combine<Truth> for AllK {
     const HAS_IDENTITY: bool = true;
     #[inline(always)]
-    fn identity() -> bool {
-        true
+    fn identity() -> Truth {
+        Truth(true)
     }
     #[inline(always)]
-    fn combine(a: bool, b: bool) -> bool {
-        a & b
+    fn combine(a: Truth, b: Truth) -> Truth {
+        Truth(a.0 & b.0)
     }
 }
-impl Combine<bool> for AnyK {
+impl Combine<Truth> for AnyK {
     const HAS_IDENTITY: bool = true;
     #[inline(always)]
-    fn identity() -> bool {
-        false
+    fn identity() -> Truth {
+        Truth(false)
     }
     #[inline(always)]
-    fn combine(a: bool, b: bool) -> bool {
-        a | b
+    fn combine(a: Truth, b: Truth) -> Truth {
+        Truth(a.0 | b.0)
     }
 }

@@ -24,8 +24,8 @@ use crate::callable::reduce::BuiltinReduction;
 use crate::error::{Error, Result};
 use crate::kernels::KernelRef;
 use crate::kernels::loops::Rows;
-use crate::types::BuiltinType;
-use half::f16;
+use crate::types::{BuiltinType, NativeType};
+use crate::with_native;
 use num_complex::Complex;
 use rayon::prelude::*;
 use std::marker::PhantomData;
@@ -158,12 +158,13 @@ mod user;
 mod values;
 
 use crate::kernels::loops::Plan;
+use crate::types::B8;
 pub(in crate::callable::reduce) use combine::{AllK, AnyK, Combine, MaxK, MinK, ProdK, SumK};
 pub(in crate::callable::reduce) use fold::FoldOp;
 pub(in crate::callable::reduce) use mean::{CountOp, MeanOp};
 use raw::{SendPtr, contiguous, ld, plan, st};
 pub(in crate::callable::reduce) use user::UserOp;
-pub(in crate::callable::reduce) use values::{B8, Cvt, Pod};
+pub(in crate::callable::reduce) use values::{Cvt, Pod, Truth};
 
 // ---- the built-in table ----
 /// Makes a boxed op.
@@ -189,78 +190,42 @@ pub(super) type MakeOp = fn() -> Box<dyn ReduceOp>;
 pub(super) fn builtin(kind: BuiltinReduction, t: BuiltinType) -> Option<(BuiltinType, MakeOp)> {
     use BuiltinReduction as R;
     use BuiltinType as B;
-    macro_rules! e {
-        ($op:ty, $res:ident) => {
-            Some((B::$res, make::<$op> as MakeOp))
-        };
-    }
+    // Sums and products accumulate in the compute type of the sum type
+    // (float32 for a 16-bit float); min and max in the compute type; all
+    // and any in truthiness.
     macro_rules! sum_like {
         ($k:ty) => {
-            match t {
-                B::Bool => e!(FoldOp<$k, B8, i64, i64>, Int64),
-                B::Int8 => e!(FoldOp<$k, i8, i64, i64>, Int64),
-                B::Int16 => e!(FoldOp<$k, i16, i64, i64>, Int64),
-                B::Int32 => e!(FoldOp<$k, i32, i64, i64>, Int64),
-                B::Int64 => e!(FoldOp<$k, i64, i64, i64>, Int64),
-                B::Int128 => e!(FoldOp<$k, i128, i128, i128>, Int128),
-                B::UInt8 => e!(FoldOp<$k, u8, u64, u64>, UInt64),
-                B::UInt16 => e!(FoldOp<$k, u16, u64, u64>, UInt64),
-                B::UInt32 => e!(FoldOp<$k, u32, u64, u64>, UInt64),
-                B::UInt64 => e!(FoldOp<$k, u64, u64, u64>, UInt64),
-                B::UInt128 => e!(FoldOp<$k, u128, u128, u128>, UInt128),
-                B::Float16 => e!(FoldOp<$k, f16, f32, f16>, Float16),
-                B::Float32 => e!(FoldOp<$k, f32, f32, f32>, Float32),
-                B::Float64 => e!(FoldOp<$k, f64, f64, f64>, Float64),
-                B::Complex64 => e!(FoldOp<$k, Complex<f32>, Complex<f32>, Complex<f32>>, Complex64),
-                B::Complex128 => {
-                    e!(FoldOp<$k, Complex<f64>, Complex<f64>, Complex<f64>>, Complex128)
-                }
-                B::Void => None,
-            }
+            with_native!(t, |T| {
+                type S = <T as NativeType>::Sum;
+                (
+                    <S as NativeType>::TYPE,
+                    make::<
+                        FoldOp<
+                            $k,
+                            <T as NativeType>::Raw,
+                            <S as NativeType>::Compute,
+                            <S as NativeType>::Raw,
+                        >,
+                    > as MakeOp,
+                )
+            })
         };
     }
     macro_rules! min_like {
         ($k:ty) => {
-            match t {
-                B::Bool => e!(FoldOp<$k, B8, bool, B8>, Bool),
-                B::Int8 => e!(FoldOp<$k, i8, i8, i8>, Int8),
-                B::Int16 => e!(FoldOp<$k, i16, i16, i16>, Int16),
-                B::Int32 => e!(FoldOp<$k, i32, i32, i32>, Int32),
-                B::Int64 => e!(FoldOp<$k, i64, i64, i64>, Int64),
-                B::Int128 => e!(FoldOp<$k, i128, i128, i128>, Int128),
-                B::UInt8 => e!(FoldOp<$k, u8, u8, u8>, UInt8),
-                B::UInt16 => e!(FoldOp<$k, u16, u16, u16>, UInt16),
-                B::UInt32 => e!(FoldOp<$k, u32, u32, u32>, UInt32),
-                B::UInt64 => e!(FoldOp<$k, u64, u64, u64>, UInt64),
-                B::UInt128 => e!(FoldOp<$k, u128, u128, u128>, UInt128),
-                B::Float16 => e!(FoldOp<$k, f16, f32, f16>, Float16),
-                B::Float32 => e!(FoldOp<$k, f32, f32, f32>, Float32),
-                B::Float64 => e!(FoldOp<$k, f64, f64, f64>, Float64),
-                B::Complex64 | B::Complex128 | B::Void => None,
-            }
+            with_native!(t, bool signed unsigned half ieee => |T| (
+                <T as NativeType>::TYPE,
+                make::<FoldOp<$k, <T as NativeType>::Raw, <T as NativeType>::Compute, <T as NativeType>::Raw>>
+                    as MakeOp,
+            ))
         };
     }
     macro_rules! all_like {
         ($k:ty) => {
-            match t {
-                B::Bool => e!(FoldOp<$k, B8, bool, B8>, Bool),
-                B::Int8 => e!(FoldOp<$k, i8, bool, B8>, Bool),
-                B::Int16 => e!(FoldOp<$k, i16, bool, B8>, Bool),
-                B::Int32 => e!(FoldOp<$k, i32, bool, B8>, Bool),
-                B::Int64 => e!(FoldOp<$k, i64, bool, B8>, Bool),
-                B::Int128 => e!(FoldOp<$k, i128, bool, B8>, Bool),
-                B::UInt8 => e!(FoldOp<$k, u8, bool, B8>, Bool),
-                B::UInt16 => e!(FoldOp<$k, u16, bool, B8>, Bool),
-                B::UInt32 => e!(FoldOp<$k, u32, bool, B8>, Bool),
-                B::UInt64 => e!(FoldOp<$k, u64, bool, B8>, Bool),
-                B::UInt128 => e!(FoldOp<$k, u128, bool, B8>, Bool),
-                B::Float16 => e!(FoldOp<$k, f16, bool, B8>, Bool),
-                B::Float32 => e!(FoldOp<$k, f32, bool, B8>, Bool),
-                B::Float64 => e!(FoldOp<$k, f64, bool, B8>, Bool),
-                B::Complex64 => e!(FoldOp<$k, Complex<f32>, bool, B8>, Bool),
-                B::Complex128 => e!(FoldOp<$k, Complex<f64>, bool, B8>, Bool),
-                B::Void => None,
-            }
+            with_native!(t, |T| (
+                B::Bool,
+                make::<FoldOp<$k, <T as NativeType>::Raw, Truth, B8>> as MakeOp,
+            ))
         };
     }
     match kind {
@@ -270,24 +235,12 @@ pub(super) fn builtin(kind: BuiltinReduction, t: BuiltinType) -> Option<(Builtin
         R::Max => min_like!(MaxK),
         R::All => all_like!(AllK),
         R::Any => all_like!(AnyK),
-        R::Mean => match t {
-            B::Bool => e!(MeanOp<B8, f64>, Float64),
-            B::Int8 => e!(MeanOp<i8, f64>, Float64),
-            B::Int16 => e!(MeanOp<i16, f64>, Float64),
-            B::Int32 => e!(MeanOp<i32, f64>, Float64),
-            B::Int64 => e!(MeanOp<i64, f64>, Float64),
-            B::Int128 => e!(MeanOp<i128, f64>, Float64),
-            B::UInt8 => e!(MeanOp<u8, f64>, Float64),
-            B::UInt16 => e!(MeanOp<u16, f64>, Float64),
-            B::UInt32 => e!(MeanOp<u32, f64>, Float64),
-            B::UInt64 => e!(MeanOp<u64, f64>, Float64),
-            B::UInt128 => e!(MeanOp<u128, f64>, Float64),
-            B::Float16 => e!(MeanOp<f16, f64>, Float64),
-            B::Float32 => e!(MeanOp<f32, f64>, Float64),
-            B::Float64 => e!(MeanOp<f64, f64>, Float64),
-            B::Complex64 => e!(MeanOp<Complex<f32>, Complex<f64>>, Complex128),
-            B::Complex128 => e!(MeanOp<Complex<f64>, Complex<f64>>, Complex128),
-            B::Void => None,
-        },
+        R::Mean => with_native!(t, |T| {
+            type M = <T as NativeType>::Mean;
+            (
+                <M as NativeType>::TYPE,
+                make::<MeanOp<<T as NativeType>::Raw, M>> as MakeOp,
+            )
+        }),
     }
 }

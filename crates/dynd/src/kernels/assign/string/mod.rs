@@ -42,7 +42,6 @@
 pub(crate) mod number;
 
 use super::ErrorMode;
-use super::numeric::Prim;
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
 use crate::layout::text::{
@@ -50,39 +49,13 @@ use crate::layout::text::{
 };
 use crate::layout::{BlockrefMeta, StringData};
 use crate::memblock::MemBlock;
-use crate::types::{BuiltinType, Type};
-use half::f16;
-use num_complex::Complex;
+use crate::types::{BuiltinType, NativeType, Type};
+use crate::with_native;
 use number::{Bad, FromText, StackBuf, ToText};
 use std::fmt::Display;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::ptr::NonNull;
-
-/// Calls `$m!(T)` with the Rust type of the builtin `$b` (never void).
-macro_rules! by_builtin {
-    ($b:expr, $m:ident) => {
-        match $b {
-            BuiltinType::Bool => $m!(bool),
-            BuiltinType::Int8 => $m!(i8),
-            BuiltinType::Int16 => $m!(i16),
-            BuiltinType::Int32 => $m!(i32),
-            BuiltinType::Int64 => $m!(i64),
-            BuiltinType::Int128 => $m!(i128),
-            BuiltinType::UInt8 => $m!(u8),
-            BuiltinType::UInt16 => $m!(u16),
-            BuiltinType::UInt32 => $m!(u32),
-            BuiltinType::UInt64 => $m!(u64),
-            BuiltinType::UInt128 => $m!(u128),
-            BuiltinType::Float16 => $m!(f16),
-            BuiltinType::Float32 => $m!(f32),
-            BuiltinType::Float64 => $m!(f64),
-            BuiltinType::Complex64 => $m!(Complex<f32>),
-            BuiltinType::Complex128 => $m!(Complex<f64>),
-            BuiltinType::Void => unreachable!("void is filtered out"),
-        }
-    };
-}
 
 /// Builds `dst ← src` when either side is text or bytes (and the other is
 /// text, bytes or a builtin scalar).
@@ -91,7 +64,7 @@ macro_rules! by_builtin {
 /// As [`super::make_assignment_kernel`].
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn make(
-    ckb: Pin<&mut CKernelBuilder>,
+    mut ckb: Pin<&mut CKernelBuilder>,
     offset: usize,
     dst_tp: &Type,
     dst_meta: *const u8,
@@ -139,19 +112,17 @@ pub(crate) unsafe fn make(
             if src.is_raw() {
                 return Err(no_numbers());
             }
-            macro_rules! parse {
-                ($t:ty) => {{
-                    let kernel = ParseAssign::<$t> {
-                        src,
-                        src_tp: src_tp.clone(),
-                        mode: mode.resolve(),
-                        _dst: PhantomData,
-                    };
-                    // SAFETY: (1) a free slot; the kernel has no children.
-                    unsafe { ckb.emplace(offset, req, kernel) }
-                }};
-            }
-            by_builtin!(number, parse)
+            with_native!(number, |T| {
+                let kernel = ParseAssign::<T> {
+                    src,
+                    src_tp: src_tp.clone(),
+                    mode: mode.resolve(),
+                    _dst: PhantomData,
+                };
+                // SAFETY: (1) a free slot; the kernel has no children.
+                unsafe { ckb.as_mut().emplace(offset, req, kernel) }
+            })
+            .unwrap_or_else(|| Err(super::cannot_assign(dst_tp, src_tp)))
         }
         (Some(dst), None) => {
             let number = src_tp
@@ -161,19 +132,17 @@ pub(crate) unsafe fn make(
             if dst.is_raw() {
                 return Err(no_numbers());
             }
-            macro_rules! format_kernel {
-                ($t:ty) => {{
-                    let kernel = FormatAssign::<$t> {
-                        dst,
-                        dst_tp: dst_tp.clone(),
-                        block,
-                        _src: PhantomData,
-                    };
-                    // SAFETY: (1) a free slot; the kernel has no children.
-                    unsafe { ckb.emplace(offset, req, kernel) }
-                }};
-            }
-            by_builtin!(number, format_kernel)
+            with_native!(number, |T| {
+                let kernel = FormatAssign::<T> {
+                    dst,
+                    dst_tp: dst_tp.clone(),
+                    block: block.clone(),
+                    _src: PhantomData,
+                };
+                // SAFETY: (1) a free slot; the kernel has no children.
+                unsafe { ckb.as_mut().emplace(offset, req, kernel) }
+            })
+            .unwrap_or_else(|| Err(super::cannot_assign(dst_tp, src_tp)))
         }
         (None, None) => Err(super::cannot_assign(dst_tp, src_tp)),
     }
@@ -326,8 +295,8 @@ impl<D: FromText> Kernel for ParseAssign<D> {
     unsafe fn single(&self, _k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
         // SAFETY: (single 1) src[0] is a readable source element.
         let bytes = unsafe { element_bytes(self.src, src[0]) };
-        let text =
-            text_of(self.src, bytes).map_err(|e| invalid(e, &self.src_tp, &<D as Prim>::TYPE))?;
+        let text = text_of(self.src, bytes)
+            .map_err(|e| invalid(e, &self.src_tp, &<D as NativeType>::TYPE))?;
         let (mut buf, mut heap) = ([0u8; 128], String::new());
         let s = text.as_str(&mut buf, &mut heap);
         let value = D::from_text(s.trim(), self.mode).map_err(|bad| {
@@ -349,7 +318,7 @@ impl<D: FromText> Kernel for ParseAssign<D> {
                     "{} value {} {why} {}",
                     self.src_tp,
                     text.show(),
-                    <D as Prim>::TYPE
+                    <D as NativeType>::TYPE
                 ),
             )
         })?;
@@ -378,13 +347,20 @@ impl<S: ToText> Kernel for FormatAssign<S> {
         // any byte).
         let value = unsafe { S::load(src[0]) };
         let mut buf = StackBuf::new();
-        value
-            .write_text(&mut buf)
-            .map_err(|_| Error::external(format!("cannot format a {} value", <S as Prim>::TYPE)))?;
+        value.write_text(&mut buf).map_err(|_| {
+            Error::external(format!("cannot format a {} value", <S as NativeType>::TYPE))
+        })?;
         let text = Text::Str(buf.as_str());
         // SAFETY: (single 1) the destination element and its block; the text
         // is on the stack.
-        unsafe { store_text(self.dst, self.block.as_ref(), dst, &text) }
-            .map_err(|e| store_failure(e, &<S as Prim>::TYPE, buf.as_str(), self.dst, &self.dst_tp))
+        unsafe { store_text(self.dst, self.block.as_ref(), dst, &text) }.map_err(|e| {
+            store_failure(
+                e,
+                &<S as NativeType>::TYPE,
+                buf.as_str(),
+                self.dst,
+                &self.dst_tp,
+            )
+        })
     }
 }

@@ -33,9 +33,9 @@
 //! (`(1.0-2.5j)`, `(0.0+NaNj)`).
 
 use super::super::ErrorMode;
-use super::super::numeric::{Conv, Prim};
-use crate::types::NativeType as Scalar;
-use half::f16;
+use super::super::numeric::Conv;
+use crate::for_each_native;
+use crate::types::NativeType;
 use num_complex::Complex;
 use std::fmt::{self, Write};
 
@@ -53,13 +53,13 @@ pub(crate) enum Bad {
 }
 
 /// Numbers read from text.
-pub(crate) trait FromText: Prim + Scalar {
+pub(crate) trait FromText: NativeType {
     /// The value of `s` (already trimmed) under the resolved `mode`.
     fn from_text(s: &str, mode: ErrorMode) -> Result<Self, Bad>;
 }
 
 /// Numbers written as text.
-pub(crate) trait ToText: Prim + Scalar {
+pub(crate) trait ToText: NativeType {
     /// Writes the value.
     fn write_text(self, out: &mut impl Write) -> fmt::Result;
 }
@@ -201,7 +201,7 @@ macro_rules! int_text {
         }
     )*};
 }
-int_text!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+for_each_native!(signed unsigned => int_text);
 
 fn int_from_text<T: IntText>(s: &str, mode: ErrorMode) -> Result<T, Bad> {
     if let Some(d) = decimal(s) {
@@ -296,11 +296,11 @@ fn significant(s: &str) -> Option<(bool, i64, impl Iterator<Item = u8> + '_)> {
     })
 }
 
-/// `true` when the text `s` is, as a number, what the finite `v` formats
-/// as (its shortest round-trip digits, Rust's `{:e}`).
-fn is_exact_text(s: &str, v: impl fmt::LowerExp) -> bool {
+/// `true` when the text `s` is, as a number, what `shortest` writes for a
+/// finite value (its shortest round-trip digits).
+fn is_exact_text(s: &str, shortest: impl FnOnce(&mut StackBuf) -> fmt::Result) -> bool {
     let mut buf = StackBuf::new();
-    if write!(buf, "{v:e}").is_err() {
+    if shortest(&mut buf).is_err() {
         return false;
     }
     match (significant(s), significant(buf.as_str())) {
@@ -311,12 +311,12 @@ fn is_exact_text(s: &str, v: impl fmt::LowerExp) -> bool {
 
 /// The float checks of a checked `mode` on `v`, read from `s`: a finite
 /// text that became infinite overflowed; in inexact mode, a finite text
-/// must be the text of its value (`shortest` formats it).
-fn check_float<T: fmt::LowerExp>(
+/// must be the text of its value (`shortest` writes it).
+fn check_float(
     s: &str,
     mode: ErrorMode,
     infinite: bool,
-    shortest: impl FnOnce() -> T,
+    shortest: impl FnOnce(&mut StackBuf) -> fmt::Result,
 ) -> Result<(), Bad> {
     if mode == ErrorMode::NoCheck || special(s).is_some() {
         return Ok(());
@@ -324,7 +324,7 @@ fn check_float<T: fmt::LowerExp>(
     if infinite {
         return Err(Bad::Overflow);
     }
-    if mode == ErrorMode::Inexact && !is_exact_text(s, shortest()) {
+    if mode == ErrorMode::Inexact && !is_exact_text(s, shortest) {
         return Err(Bad::Inexact);
     }
     Ok(())
@@ -333,7 +333,7 @@ fn check_float<T: fmt::LowerExp>(
 impl FromText for f64 {
     fn from_text(s: &str, mode: ErrorMode) -> Result<f64, Bad> {
         let v: f64 = s.parse().map_err(|_| Bad::Syntax)?;
-        check_float(s, mode, v.is_infinite(), || v)?;
+        check_float(s, mode, v.is_infinite(), |b| write!(b, "{v:e}"))?;
         Ok(v)
     }
 }
@@ -342,19 +342,30 @@ impl FromText for f32 {
     fn from_text(s: &str, mode: ErrorMode) -> Result<f32, Bad> {
         // Parsed directly: one rounding.
         let v: f32 = s.parse().map_err(|_| Bad::Syntax)?;
-        check_float(s, mode, v.is_infinite(), || v)?;
+        check_float(s, mode, v.is_infinite(), |b| write!(b, "{v:e}"))?;
         Ok(v)
     }
 }
 
-impl FromText for f16 {
-    fn from_text(s: &str, mode: ErrorMode) -> Result<f16, Bad> {
-        let v = f16::from_f64(s.parse().map_err(|_| Bad::Syntax)?);
-        // float16 is written as its float32 value, so that is its text.
-        check_float(s, mode, v.is_infinite(), || v.to_f32())?;
-        Ok(v)
-    }
+/// The 16-bit floats: rounded once from the f64 value of the text.
+macro_rules! half_text {
+    ($($t:ty),*) => {$(
+        impl FromText for $t {
+            fn from_text(s: &str, mode: ErrorMode) -> Result<$t, Bad> {
+                let v = <$t>::from_f64(s.parse().map_err(|_| Bad::Syntax)?);
+                // The text of a 16-bit float is what it writes.
+                check_float(s, mode, v.is_infinite(), |b| v.write_value(b))?;
+                Ok(v)
+            }
+        }
+        impl ToText for $t {
+            fn write_text(self, out: &mut impl Write) -> fmt::Result {
+                self.write_value(out)
+            }
+        }
+    )*};
 }
+for_each_native!(half => half_text);
 
 /// The real and imaginary texts of a complex number; an imaginary text of
 /// `""`, `"+"` or `"-"` stands for ±1.
@@ -420,7 +431,7 @@ macro_rules! display_text {
         }
     )*};
 }
-display_text!(bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+for_each_native!(bool signed unsigned => display_text);
 
 /// A float64 as JSON output writes it.
 fn write_f64(v: f64, out: &mut impl Write) -> fmt::Result {
@@ -451,12 +462,6 @@ impl ToText for f64 {
 impl ToText for f32 {
     fn write_text(self, out: &mut impl Write) -> fmt::Result {
         write_f32(self, out)
-    }
-}
-
-impl ToText for f16 {
-    fn write_text(self, out: &mut impl Write) -> fmt::Result {
-        write_f32(self.to_f32(), out)
     }
 }
 
@@ -513,6 +518,7 @@ impl Write for StackBuf {
 mod tests {
     use super::*;
     use ErrorMode::*;
+    use half::f16;
 
     fn text<T: ToText>(v: T) -> String {
         let mut b = StackBuf::new();
