@@ -331,7 +331,7 @@ fn a_third_party_deferred_kernel_is_lifted_over_var_dims() {
         instantiate: scale_instantiate,
         free: Some(scale_free),
     };
-    // SAFETY: as above.
+    // SAFETY: the kernel follows DESIGN §5 and is thread-safe.
     let e = unsafe { Callable::from_deferred(bad) }.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert_eq!(FREED.load(Ordering::SeqCst), before + 2);

@@ -185,7 +185,8 @@ impl<T> Shared<T> {
 // SAFETY: the pointers address the arrays of one call, which outlive the
 // parallel loop; each task writes only its own output rows.
 unsafe impl<T> Send for Shared<T> {}
-// SAFETY: as above; the kernel tree is immutable while it runs.
+// SAFETY: the pointers address the arrays of one call, which outlive the parallel loop;
+// each task writes only its own output rows; the kernel tree is immutable while it runs.
 unsafe impl<T> Sync for Shared<T> {}
 
 /// Runs a scalar callable with the outer loop on rayon.
@@ -226,7 +227,7 @@ fn call_parallel(f: &Callable, out: &Array, args: &[&Array]) -> Result<()> {
                 let m: FixedDimMeta =
                     unsafe { std::ptr::read_unaligned(a.arrmeta_ptr() as *const FixedDimMeta) };
                 el_tps.push(elem.clone());
-                // SAFETY: as above.
+                // SAFETY: fixed dim arrmeta, then the element's.
                 el_metas.push(unsafe { a.arrmeta_ptr().add(size_of::<FixedDimMeta>()) });
                 firsts.push(a.data_ptr() as *const u8);
                 strides.push(if *size == n { m.stride } else { 0 });
@@ -734,8 +735,8 @@ unsafe fn run_strided_split(
                 .zip(strides)
                 .map(|(p, s)| p.wrapping_offset(start as isize * s))
                 .collect();
-            // SAFETY: as above, for elements [start, start + count), which
-            // are this task's alone in the output.
+            // SAFETY: (1) and (2), for elements [start, start + count), which are this
+            // task's alone in the output.
             unsafe {
                 ckb.call_strided(
                     dst.wrapping_offset(start as isize * dstride),

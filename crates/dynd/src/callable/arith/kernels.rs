@@ -507,8 +507,11 @@ impl<const N: usize> Kernel for Promote<N> {
                     strides[i] = src_stride[i];
                 } else if src_stride[i] != 0 {
                     let buf = bufs[i].0.as_mut_ptr().cast::<u8>();
-                    // SAFETY: as above; elements [done, done + n) of source
-                    // i are readable (1), and n <= CHUNK.
+                    // SAFETY: (2) `conv` is this kernel's conversion child for source i,
+                    // built for Strided into the compute type; source i's element 0 is
+                    // readable (1), and the buffer has room for CHUNK elements of up to
+                    // MAX_ELEM bytes; here elements [done, done + n) of source i are readable
+                    // (1), and n <= CHUNK.
                     unsafe {
                         k.child(conv)
                             .call_strided(buf, size, &[p], &[src_stride[i]], n)

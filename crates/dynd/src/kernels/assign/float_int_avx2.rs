@@ -168,7 +168,7 @@ mod tests {
             ErrorMode::Fractional,
             ErrorMode::Inexact,
         ] {
-            // SAFETY: as above.
+            // SAFETY: AVX2 was detected above.
             let none = unsafe { try_chunks(mode, &mut i, &[1.0f64; 4], |_, _| Ok(())) };
             assert!(none.is_none());
         }

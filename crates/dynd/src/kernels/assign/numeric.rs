@@ -775,7 +775,8 @@ impl<D: Conv<S>, S: NativeType> Kernel for NumericAssign<D, S> {
         // access, as the data may be.
         let s = unsafe { std::ptr::read_unaligned(src[0] as *const S) };
         let d = convert::<D, S>(s, self.mode)?;
-        // SAFETY: as above.
+        // SAFETY: (1) src[0] holds an S and dst has room for a D; unaligned access, as the
+        // data may be.
         unsafe { std::ptr::write_unaligned(dst as *mut D, d) };
         Ok(())
     }
@@ -895,7 +896,7 @@ mod tests {
     }
 
     #[test]
-    fn the_issue_examples() {
+    fn reference_examples() {
         use ErrorMode::*;
         assert_eq!(ok::<i8, i32>(128, Overflow), Err(ErrorKind::Overflow));
         assert_eq!(ok::<i8, f64>(1.25, Default), Err(ErrorKind::Fractional));

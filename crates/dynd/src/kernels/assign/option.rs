@@ -177,7 +177,7 @@ pub(crate) unsafe fn make(
                 dst_tp: dst_tp.clone(),
                 child: [kernel_size::<FromOption>()],
             };
-            // SAFETY: as above.
+            // SAFETY: (1) `offset` is free; the child goes in the reserved slot.
             let at = unsafe { ckb.as_mut().emplace(offset, req, k) }?;
             (dst_tp, sv, at)
         }
