@@ -19,7 +19,7 @@ use crate::types::{borrow_type, dynd_type, str_arg};
 use crate::{entry, non_null, null_argument};
 use dynd::callable::deferred::{Deferred, FreeFn, InstantiateFn};
 use dynd::callable::{Callable, lookup};
-use dynd::kernels::{CKernelBuilder, KernelRequest};
+use dynd::kernels::{CKernelBuilder, KernelArgs, KernelRequest};
 use dynd::{Array, Error, Result, Type};
 use std::ffi::{c_char, c_void};
 use std::mem::ManuallyDrop;
@@ -378,15 +378,8 @@ pub unsafe extern "C" fn dynd_callable_instantiate(
         // instantiate's (2) — the callable checks the types against its
         // signature itself.
         let end = unsafe {
-            f.f.instantiate(
-                CKernelBuilder::pin_from_raw(ckb.as_ptr()),
-                offset,
-                &dst_tp,
-                dst_meta,
-                &src_tps,
-                &src_metas,
-                req,
-            )
+            let args = KernelArgs::new(&dst_tp, dst_meta, &src_tps, &src_metas, req);
+            f.f.instantiate(CKernelBuilder::pin_from_raw(ckb.as_ptr()), offset, args)
         }?;
         isize::try_from(end)
             .map_err(|_| Error::alloc(format!("{F}: kernel end offset {end} overflows intptr_t")))

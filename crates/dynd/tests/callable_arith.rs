@@ -879,11 +879,7 @@ fn pattern_callable(name: &str, sig: &str) -> Callable {
             &self,
             _ckb: std::pin::Pin<&mut dynd::kernels::CKernelBuilder>,
             _offset: usize,
-            _dst_tp: &Type,
-            _dst_meta: *const u8,
-            _src_tps: &[Type],
-            _src_metas: &[*const u8],
-            _req: dynd::kernels::KernelRequest,
+            _args: dynd::kernels::KernelArgs<'_>,
         ) -> dynd::Result<usize> {
             Err(dynd::Error::invalid_argument("not callable"))
         }

@@ -455,7 +455,7 @@ impl Ptr {
 
 #[test]
 fn one_kernel_runs_on_several_threads() {
-    use dynd::kernels::{CKernelBuilder, KernelRequest};
+    use dynd::kernels::{CKernelBuilder, KernelArgs, KernelRequest};
     const ROWS: usize = 4000;
     const THREADS: usize = 4;
     let words: Vec<String> = (0..ROWS).map(|i| format!("a{i}b")).collect();
@@ -485,15 +485,15 @@ fn one_kernel_runs_on_several_threads() {
         // SAFETY: a new builder; the element arrmeta lies inside the arrays'
         // arrmeta, which outlive the kernel.
         unsafe {
-            f.instantiate(
-                ckb.as_mut(),
-                0,
+            let dst_meta = out.arrmeta_ptr().add(fixed);
+            let args = KernelArgs::new(
                 out.tp().dtype(),
-                out.arrmeta_ptr().add(fixed),
+                dst_meta,
                 &tps,
                 &metas,
                 KernelRequest::Strided,
-            )
+            );
+            f.instantiate(ckb.as_mut(), 0, args)
         }
         .unwrap();
         let ckb: &CKernelBuilder = &ckb;

@@ -15,7 +15,7 @@ use dynd::array::BlockrefMeta;
 use dynd::callable::lookup;
 use dynd::error::{last_error, set_last_error, take_last_error};
 use dynd::kernels::assign::ErrorMode;
-use dynd::kernels::{CKernelBuilder, KernelRequest};
+use dynd::kernels::{CKernelBuilder, KernelArgs, KernelRequest};
 use dynd::memblock::{MemBlock, MemoryBlockHeader};
 use dynd::{Array, Error, ErrorKind, Type};
 use std::pin::pin;
@@ -108,15 +108,15 @@ fn one_callable_kernel_called_from_many_threads() {
     // SAFETY: offset 0 is free; float64 has no arrmeta, so any array's
     // arrmeta pointer (here x's) stands for it.
     unsafe {
-        add.instantiate(
-            ckb.as_mut(),
-            0,
+        let metas = [x.arrmeta_ptr(), x.arrmeta_ptr()];
+        let args = KernelArgs::new(
             &out_tp,
             x.arrmeta_ptr(),
             &tps,
-            &[x.arrmeta_ptr(), x.arrmeta_ptr()],
+            &metas,
             KernelRequest::Strided,
-        )
+        );
+        add.instantiate(ckb.as_mut(), 0, args)
     }
     .unwrap();
     let kernel: &CKernelBuilder = &ckb;

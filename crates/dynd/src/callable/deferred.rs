@@ -9,7 +9,7 @@
 
 use super::{Callable, CallableImpl, no_match};
 use crate::error::{Error, Result};
-use crate::kernels::{CKernelBuilder, KernelRequest};
+use crate::kernels::{CKernelBuilder, KernelArgs};
 use crate::types::{CallableSignature, Type};
 use std::ffi::c_void;
 use std::pin::Pin;
@@ -84,12 +84,15 @@ impl CallableImpl for DeferredCallable {
         &self,
         ckb: Pin<&mut CKernelBuilder>,
         offset: usize,
-        dst_tp: &Type,
-        dst_meta: *const u8,
-        src_tps: &[Type],
-        src_metas: &[*const u8],
-        req: KernelRequest,
+        args: KernelArgs<'_>,
     ) -> Result<usize> {
+        let KernelArgs {
+            dst_tp,
+            dst_meta,
+            src_tps,
+            src_metas,
+            req,
+        } = args;
         if self.resolve(src_tps)? != *dst_tp {
             return Err(no_match(&self.d.name, &self.sig, src_tps));
         }

@@ -12,7 +12,7 @@
 
 use super::{Callable, CallableImpl, no_match};
 use crate::error::{Error, Result};
-use crate::kernels::{CKernelBuilder, KernelRequest};
+use crate::kernels::{CKernelBuilder, KernelArgs};
 use crate::types::{SymbolicDim, Type, TypeKind};
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -244,20 +244,14 @@ impl CallableImpl for Dispatch {
         &self,
         ckb: Pin<&mut CKernelBuilder>,
         offset: usize,
-        dst_tp: &Type,
-        dst_meta: *const u8,
-        src_tps: &[Type],
-        src_metas: &[*const u8],
-        req: KernelRequest,
+        args: KernelArgs<'_>,
     ) -> Result<usize> {
+        let KernelArgs { src_tps, .. } = args;
         let f = self
             .select(src_tps)
             .map_err(|_| self.no_overload(src_tps))?;
         // SAFETY: the caller's promises, for the overload resolve chose.
-        unsafe {
-            f.implementation()
-                .instantiate(ckb, offset, dst_tp, dst_meta, src_tps, src_metas, req)
-        }
+        unsafe { f.implementation().instantiate(ckb, offset, args) }
     }
 }
 

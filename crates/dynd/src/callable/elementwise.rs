@@ -30,9 +30,9 @@ use super::{Callable, no_match};
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::kernels::broadcast::{self, Mismatch, dims_of};
-use crate::kernels::lift;
 use crate::kernels::loops::{MAX_ROW_OPERANDS, RowCutter, RowRun, Rows};
 use crate::kernels::{CKernelBuilder, KernelRequest};
+use crate::kernels::{KernelArgs, lift};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::types::{Type, TypeKind};
 use rayon::prelude::*;
@@ -89,44 +89,38 @@ pub fn resolve(f: &Callable, args: &[Type]) -> Result<Type> {
 ///
 /// # Safety
 /// As [`super::CallableImpl::instantiate`].
-#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn instantiate(
     f: &Callable,
     ckb: Pin<&mut CKernelBuilder>,
     offset: usize,
-    dst_tp: &Type,
-    dst_meta: *const u8,
-    src_tps: &[Type],
-    src_metas: &[*const u8],
-    req: KernelRequest,
+    args: KernelArgs<'_>,
 ) -> Result<usize> {
+    let KernelArgs {
+        dst_tp, src_tps, ..
+    } = args;
     lift::check_broadcast(dst_tp, src_tps)?;
     let imp = f.implementation();
-    let mut leaf =
-        |ckb: Pin<&mut CKernelBuilder>, at, d: &Type, dm, s: &[Type], sm: &[*const u8], r| {
-            // The element types must be ones the scalar callable accepts, with
-            // the destination its result (or a type it assigns into exactly).
-            let want = imp.resolve(s)?;
-            if &want != d {
-                return Err(Error::type_error(format!(
-                    "{} computes {want} for ({}), not {d}",
-                    imp.name(),
-                    s.iter()
-                        .map(|t| t.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
-            // SAFETY: make_lifted calls the leaf under the promises of
-            // CallableImpl::instantiate, with types resolve accepted.
-            unsafe { imp.instantiate(ckb, at, d, dm, s, sm, r) }
-        };
+    let mut leaf = |ckb: Pin<&mut CKernelBuilder>, at, el: KernelArgs<'_>| {
+        let (d, s) = (el.dst_tp, el.src_tps);
+        // The element types must be ones the scalar callable accepts, with
+        // the destination its result (or a type it assigns into exactly).
+        let want = imp.resolve(s)?;
+        if &want != d {
+            return Err(Error::type_error(format!(
+                "{} computes {want} for ({}), not {d}",
+                imp.name(),
+                s.iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        // SAFETY: make_lifted calls the leaf under the promises of
+        // CallableImpl::instantiate, with types resolve accepted.
+        unsafe { imp.instantiate(ckb, at, el) }
+    };
     // SAFETY: the caller's promises are make_lifted's.
-    unsafe {
-        lift::make_lifted(
-            ckb, offset, dst_tp, dst_meta, src_tps, src_metas, req, &mut leaf,
-        )
-    }
+    unsafe { lift::make_lifted(ckb, offset, args, &mut leaf) }
 }
 
 /// Runs a scalar callable on arrays by the first of its fast paths that
@@ -267,11 +261,13 @@ fn call_parallel(f: &Callable, out: &Array, args: &[&Array]) -> Result<()> {
         f.instantiate(
             ckb.as_mut(),
             0,
-            out_elem,
-            out_elem_meta,
-            &el_tps,
-            &el_metas,
-            KernelRequest::Strided,
+            KernelArgs::new(
+                out_elem,
+                out_elem_meta,
+                &el_tps,
+                &el_metas,
+                KernelRequest::Strided,
+            ),
         )?;
     }
     let ckb: &CKernelBuilder = &ckb;
@@ -430,11 +426,13 @@ fn run_flat(
         f.implementation().instantiate(
             ckb.as_mut(),
             0,
-            dtype,
-            out_meta,
-            &flat.dtypes,
-            &flat.metas,
-            KernelRequest::Strided,
+            KernelArgs::new(
+                dtype,
+                out_meta,
+                &flat.dtypes,
+                &flat.metas,
+                KernelRequest::Strided,
+            ),
         )?;
     }
     let srcs: SmallVec<[*const u8; 4]> = args.iter().map(|a| a.data_ptr() as *const u8).collect();
@@ -678,11 +676,7 @@ fn run_ragged(
         f.implementation().instantiate(
             ckb.as_mut(),
             0,
-            dtype,
-            out_meta,
-            dtypes,
-            metas,
-            KernelRequest::Strided,
+            KernelArgs::new(dtype, out_meta, dtypes, metas, KernelRequest::Strided),
         )?;
     }
     for seg in segments {

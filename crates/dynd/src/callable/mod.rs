@@ -27,7 +27,7 @@ pub use registry::{lookup, names, register};
 
 use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::kernels::{CKernelBuilder, KernelRequest};
+use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest};
 use crate::types::Type;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
@@ -58,16 +58,11 @@ pub trait CallableImpl: Send + Sync + 'static {
     /// 2. Each arrmeta pointer is valid arrmeta of its type, and the types
     ///    are ones [`CallableImpl::resolve`] accepted (with `dst_tp` its
     ///    result).
-    #[allow(clippy::too_many_arguments)]
     unsafe fn instantiate(
         &self,
         ckb: Pin<&mut CKernelBuilder>,
         offset: usize,
-        dst_tp: &Type,
-        dst_meta: *const u8,
-        src_tps: &[Type],
-        src_metas: &[*const u8],
-        req: KernelRequest,
+        args: KernelArgs<'_>,
     ) -> Result<usize>;
 }
 
@@ -117,17 +112,15 @@ impl Callable {
     /// # Safety
     /// As [`CallableImpl::instantiate`], with `dst_tp` the result of
     /// [`Callable::resolve`] (or a type it broadcasts into).
-    #[allow(clippy::too_many_arguments)]
     pub unsafe fn instantiate(
         &self,
         ckb: Pin<&mut CKernelBuilder>,
         offset: usize,
-        dst_tp: &Type,
-        dst_meta: *const u8,
-        src_tps: &[Type],
-        src_metas: &[*const u8],
-        req: KernelRequest,
+        args: KernelArgs<'_>,
     ) -> Result<usize> {
+        let KernelArgs {
+            src_tps, src_metas, ..
+        } = args;
         if src_tps.len() != src_metas.len() {
             return Err(Error::invalid_argument(format!(
                 "{}: {} argument types but {} arrmeta pointers",
@@ -138,17 +131,10 @@ impl Callable {
         }
         if self.is_scalar() {
             // SAFETY: the caller's promises.
-            unsafe {
-                elementwise::instantiate(
-                    self, ckb, offset, dst_tp, dst_meta, src_tps, src_metas, req,
-                )
-            }
+            unsafe { elementwise::instantiate(self, ckb, offset, args) }
         } else {
             // SAFETY: the caller's promises.
-            unsafe {
-                self.0
-                    .instantiate(ckb, offset, dst_tp, dst_meta, src_tps, src_metas, req)
-            }
+            unsafe { self.0.instantiate(ckb, offset, args) }
         }
     }
 
@@ -185,15 +171,14 @@ impl Callable {
         // outlives the call; the output type was resolved from (or is
         // checked against) the arguments by instantiate.
         unsafe {
-            self.instantiate(
-                ckb.as_mut(),
-                0,
+            let args = KernelArgs::new(
                 out.tp(),
                 out.arrmeta_ptr(),
                 &tps,
                 &metas,
                 KernelRequest::Single,
-            )?;
+            );
+            self.instantiate(ckb.as_mut(), 0, args)?;
             ckb.call_single(out.data_ptr(), &datas)
         }
     }

@@ -3,7 +3,7 @@
 use super::{Callable, CallableImpl, no_match};
 use crate::error::Result;
 use crate::kernels::loops::{Operand, Plan, select};
-use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
+use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef};
 use crate::types::NativeType;
 use crate::types::{CallableSignature, Type};
 use std::marker::PhantomData;
@@ -115,12 +115,9 @@ macro_rules! fn_callable {
                 &self,
                 ckb: Pin<&mut CKernelBuilder>,
                 offset: usize,
-                dst_tp: &Type,
-                _dst_meta: *const u8,
-                src_tps: &[Type],
-                _src_metas: &[*const u8],
-                req: KernelRequest,
+                args: KernelArgs<'_>,
             ) -> Result<usize> {
+                let KernelArgs { dst_tp, src_tps, req, .. } = args;
                 if self.resolve(src_tps)? != *dst_tp {
                     return Err(no_match(&self.name, &self.sig, src_tps));
                 }

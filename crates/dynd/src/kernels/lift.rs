@@ -19,7 +19,7 @@
 //! worded, by [`super::broadcast`].
 
 use super::broadcast::{Mismatch, broadcast_error, fits};
-use super::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
+use super::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, kernel_size};
 use crate::error::{Error, Result};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
@@ -256,18 +256,10 @@ impl<const N: usize> Kernel for LiftFixed<N> {
 /// the destination's ([`super::broadcast::check`]).
 pub(crate) use super::broadcast::check as check_broadcast;
 
-/// Builds the leaf kernel for element types: `(builder, offset, dst type,
-/// dst arrmeta, src types, src arrmeta, request) -> end offset`.
-pub(crate) type Leaf<'a> = dyn FnMut(
-        Pin<&mut CKernelBuilder>,
-        usize,
-        &Type,
-        *const u8,
-        &[Type],
-        &[*const u8],
-        KernelRequest,
-    ) -> Result<usize>
-    + 'a;
+/// Builds the leaf kernel for element types: `(builder, offset, element
+/// operands) -> end offset`.
+pub(crate) type Leaf<'a> =
+    dyn FnMut(Pin<&mut CKernelBuilder>, usize, KernelArgs<'_>) -> Result<usize> + 'a;
 
 /// Builds `dst ← f(srcs)` lifted over the destination's leading dims, with
 /// `leaf` building the kernel for the element types (called with the
@@ -278,49 +270,42 @@ pub(crate) type Leaf<'a> = dyn FnMut(
 /// 1. `offset` is a free slot of `ckb` (as [`CKernelBuilder::emplace`]).
 /// 2. Each arrmeta pointer is valid arrmeta of its type.
 /// 3. `leaf` builds at the offset it is given, under the same promises.
-#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn make_lifted(
     ckb: Pin<&mut CKernelBuilder>,
     offset: usize,
-    dst_tp: &Type,
-    dst_meta: *const u8,
-    src_tps: &[Type],
-    src_metas: &[*const u8],
-    req: KernelRequest,
+    args: KernelArgs<'_>,
     leaf: &mut Leaf<'_>,
 ) -> Result<usize> {
-    let top = (dst_tp, src_tps);
+    let top = (args.dst_tp, args.src_tps);
     // SAFETY: the caller's promises.
-    unsafe {
-        lifted(
-            ckb, offset, dst_tp, dst_meta, src_tps, src_metas, req, leaf, top,
-        )
-    }
+    unsafe { lifted(ckb, offset, args, leaf, top) }
 }
 
 /// [`make_lifted`] one dim down; `top` names the whole types for messages.
 ///
 /// # Safety
 /// As [`make_lifted`].
-#[allow(clippy::too_many_arguments)]
 unsafe fn lifted(
     mut ckb: Pin<&mut CKernelBuilder>,
     offset: usize,
-    dst_tp: &Type,
-    dst_meta: *const u8,
-    src_tps: &[Type],
-    src_metas: &[*const u8],
-    req: KernelRequest,
+    args: KernelArgs<'_>,
     leaf: &mut Leaf<'_>,
     top: (&Type, &[Type]),
 ) -> Result<usize> {
+    let KernelArgs {
+        dst_tp,
+        dst_meta,
+        src_tps,
+        src_metas,
+        req,
+    } = args;
     let dn = dst_tp.ndim();
     if !dst_tp.is_dim() {
         if let Some(i) = src_tps.iter().position(|s| s.is_dim()) {
             let whole = top.1.get(i).unwrap_or(&src_tps[i]);
             return Err(broadcast_error(&[whole], Some(top.0), Mismatch::MoreDims));
         }
-        return leaf(ckb, offset, dst_tp, dst_meta, src_tps, src_metas, req);
+        return leaf(ckb, offset, args);
     }
     let (dst, elem, elem_meta) = match dst_tp.kind() {
         TypeKind::FixedDim { size, elem } => {
@@ -427,17 +412,14 @@ unsafe fn lifted(
                 // emplace reserves.
                 return unsafe {
                     let at = ckb.as_mut().emplace(offset, req, k)?;
-                    lifted(
-                        ckb,
-                        at,
+                    let inner = KernelArgs::new(
                         elem,
                         elem_meta,
                         &child_tps,
                         &child_metas,
                         KernelRequest::Strided,
-                        leaf,
-                        top,
-                    )
+                    );
+                    lifted(ckb, at, inner, leaf, top)
                 };
             }
             let mut src_arr = [SrcDim::Missing; $n];
@@ -468,16 +450,13 @@ unsafe fn lifted(
     // SAFETY: (1) `at` is the reserved child slot; (2) the element arrmeta
     // pointers are inside the valid arrmeta; (3) passes on.
     unsafe {
-        lifted(
-            ckb,
-            at,
+        let inner = KernelArgs::new(
             elem,
             elem_meta,
             &child_tps,
             &child_metas,
             KernelRequest::Strided,
-            leaf,
-            top,
-        )
+        );
+        lifted(ckb, at, inner, leaf, top)
     }
 }

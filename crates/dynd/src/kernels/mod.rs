@@ -100,6 +100,7 @@
 //! assert_eq!(out, 42);
 //! ```
 
+mod args;
 pub mod assign;
 pub(crate) mod broadcast;
 mod builder;
@@ -108,6 +109,7 @@ pub(crate) mod lift;
 pub mod loops;
 mod prefix;
 
+pub use args::KernelArgs;
 pub use builder::CKernelBuilder;
 pub use kernel::{Kernel, kernel_size};
 pub use prefix::{

@@ -15,7 +15,7 @@ use super::kernels::{Binary, BinaryOp, CoreKernel, core};
 use super::unary::Truthy;
 use crate::callable::{CallableImpl, no_match};
 use crate::error::Result;
-use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
+use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef};
 use crate::layout::{StringData, string_bytes};
 use crate::types::{BuiltinType, CallableSignature, NativeType, Type};
 use crate::{for_each_native, with_native};
@@ -205,12 +205,14 @@ impl<C: Cmp> CallableImpl for TextCompare<C> {
         &self,
         ckb: Pin<&mut CKernelBuilder>,
         offset: usize,
-        dst_tp: &Type,
-        _dst_meta: *const u8,
-        src_tps: &[Type],
-        _src_metas: &[*const u8],
-        req: KernelRequest,
+        args: KernelArgs<'_>,
     ) -> Result<usize> {
+        let KernelArgs {
+            dst_tp,
+            src_tps,
+            req,
+            ..
+        } = args;
         if self.resolve(src_tps)? != *dst_tp {
             return Err(no_match(&self.name, &self.sig, src_tps));
         }

@@ -162,7 +162,7 @@ pub mod ops {
 use super::dispatch::DispatchBuilder;
 use super::{Callable, CallableImpl};
 use crate::error::{Error, Result};
-use crate::kernels::{CKernelBuilder, KernelRequest};
+use crate::kernels::{CKernelBuilder, KernelArgs};
 use crate::types::{BuiltinType, CallableSignature, Type};
 use kernels::CoreKernel;
 use std::collections::BTreeMap;
@@ -465,12 +465,15 @@ impl CallableImpl for Arith {
         &self,
         ckb: Pin<&mut CKernelBuilder>,
         offset: usize,
-        dst_tp: &Type,
-        _dst_meta: *const u8,
-        src_tps: &[Type],
-        src_metas: &[*const u8],
-        req: KernelRequest,
+        args: KernelArgs<'_>,
     ) -> Result<usize> {
+        let KernelArgs {
+            dst_tp,
+            src_tps,
+            src_metas,
+            req,
+            ..
+        } = args;
         let (c, k) = self.plan(src_tps)?;
         if dst_tp.as_builtin() != Some(k.out) {
             return Err(Error::type_error(format!(

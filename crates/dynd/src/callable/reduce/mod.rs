@@ -117,7 +117,7 @@ use super::{Callable, CallableImpl};
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::kernels::assign::ErrorMode;
-use crate::kernels::{CKernelBuilder, KernelRequest, kernel_size};
+use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest, kernel_size};
 use crate::types::{Type, TypeKind};
 use plan::{DstDim, Finish, Info, ReduceKernel, SrcDim};
 use std::collections::BTreeMap;
@@ -417,12 +417,15 @@ impl CallableImpl for Reduction {
         &self,
         mut ckb: Pin<&mut CKernelBuilder>,
         offset: usize,
-        dst_tp: &Type,
-        dst_meta: *const u8,
-        src_tps: &[Type],
-        src_metas: &[*const u8],
-        req: KernelRequest,
+        args: KernelArgs<'_>,
     ) -> Result<usize> {
+        let KernelArgs {
+            dst_tp,
+            dst_meta,
+            src_tps,
+            src_metas,
+            req,
+        } = args;
         let src_tp = self.one(src_tps)?;
         let &[src_meta] = src_metas else {
             return Err(Error::invalid_argument(format!(
@@ -503,30 +506,18 @@ impl CallableImpl for Reduction {
         // SAFETY: `at` is the slot reserved for the first child; the types
         // are ones the op resolved to (T, T) -> T, with empty arrmeta.
         let end = unsafe {
-            f.instantiate(
-                ckb.as_mut(),
-                at,
-                out_elem,
-                dm,
-                &pair,
-                &[em, em],
-                KernelRequest::Single,
-            )
+            let metas = [em, em];
+            let args = KernelArgs::new(out_elem, dm, &pair, &metas, KernelRequest::Single);
+            f.instantiate(ckb.as_mut(), at, args)
         }?;
         // SAFETY: a ReduceKernel was emplaced at `offset`; its second child
         // offset now names the free slot at `end`, where it is built next.
         unsafe { ckb.as_mut().kernel_mut::<ReduceKernel>(offset) }?.children[1] = end - offset;
         // SAFETY: `end` is the free slot just past the first child.
         unsafe {
-            f.instantiate(
-                ckb,
-                end,
-                out_elem,
-                dm,
-                &pair,
-                &[em, em],
-                KernelRequest::Strided,
-            )
+            let metas = [em, em];
+            let args = KernelArgs::new(out_elem, dm, &pair, &metas, KernelRequest::Strided);
+            f.instantiate(ckb, end, args)
         }
     }
 }

@@ -52,7 +52,7 @@ mod split;
 
 use super::{Callable, CallableImpl, no_match};
 use crate::error::{Error, Result};
-use crate::kernels::{CKernelBuilder, KernelRequest};
+use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest};
 use crate::layout::{BlockrefMeta, VarDimMeta};
 use crate::memblock::MemBlock;
 use crate::types::{CallableSignature, Type, TypeKind};
@@ -316,17 +316,18 @@ impl CallableImpl for StrFn {
         &self,
         ckb: Pin<&mut CKernelBuilder>,
         offset: usize,
-        dst_tp: &Type,
-        dst_meta: *const u8,
-        src_tps: &[Type],
-        src_metas: &[*const u8],
-        req: KernelRequest,
+        args: KernelArgs<'_>,
     ) -> Result<usize> {
+        let KernelArgs {
+            dst_tp,
+            dst_meta,
+            src_tps,
+            req,
+            ..
+        } = args;
         if self.op == Op::Split {
             // SAFETY: the caller's promises, for whole types.
-            unsafe {
-                self.instantiate_split(ckb, offset, dst_tp, dst_meta, src_tps, src_metas, req)
-            }
+            unsafe { self.instantiate_split(ckb, offset, args) }
         } else {
             // SAFETY: the caller's promises, for element types.
             unsafe { self.instantiate_elem(ckb, offset, dst_tp, dst_meta, src_tps, req) }

@@ -13,7 +13,7 @@ use super::{Op, StrFn};
 use crate::callable::elementwise::broadcast_dims;
 use crate::callable::no_match;
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size, lift};
+use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, kernel_size, lift};
 use crate::types::{Type, TypeKind};
 use std::pin::Pin;
 
@@ -49,17 +49,19 @@ impl StrFn {
     ///
     /// # Safety
     /// As [`crate::callable::CallableImpl::instantiate`], for whole types.
-    #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn instantiate_split(
         &self,
         mut ckb: Pin<&mut CKernelBuilder>,
         offset: usize,
-        dst_tp: &Type,
-        dst_meta: *const u8,
-        src_tps: &[Type],
-        src_metas: &[*const u8],
-        req: KernelRequest,
+        args: KernelArgs<'_>,
     ) -> Result<usize> {
+        let KernelArgs {
+            dst_tp,
+            dst_meta,
+            src_tps,
+            src_metas,
+            req,
+        } = args;
         let elem = Op::Split.result();
         let mut dims = Vec::new();
         let mut t = dst_tp;
@@ -100,13 +102,8 @@ impl StrFn {
             child: [kernel_size::<Renamed>()],
         };
         lift::check_broadcast(&cells, src_tps).map_err(|e| renamer.rename(e))?;
-        let mut leaf = |ckb: Pin<&mut CKernelBuilder>,
-                        at: usize,
-                        d: &Type,
-                        dm: *const u8,
-                        s: &[Type],
-                        _sm: &[*const u8],
-                        r: KernelRequest| {
+        let mut leaf = |ckb: Pin<&mut CKernelBuilder>, at: usize, el: KernelArgs<'_>| {
+            let (d, dm, s, r) = (el.dst_tp, el.dst_meta, el.src_tps, el.req);
             if *d != cell {
                 return Err(Error::type_error(format!(
                     "split: the lifter reached {d}, not {cell}"
@@ -133,9 +130,8 @@ impl StrFn {
         // as its element), so `dst_meta` is valid arrmeta of `cells`; the
         // sources are the caller's; the leaf builds at the offset it is given.
         unsafe {
-            lift::make_lifted(
-                ckb, at, &cells, dst_meta, src_tps, src_metas, req, &mut leaf,
-            )
+            let args = KernelArgs::new(&cells, dst_meta, src_tps, src_metas, req);
+            lift::make_lifted(ckb, at, args, &mut leaf)
         }
     }
 }

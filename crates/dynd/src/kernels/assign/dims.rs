@@ -7,7 +7,7 @@
 use super::{ErrorMode, make_assignment_kernel};
 use crate::error::Result;
 use crate::kernels::lift;
-use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
+use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest};
 use crate::layout::FixedDimMeta;
 use crate::types::{BuiltinType, Type, TypeKind};
 use std::pin::Pin;
@@ -43,25 +43,18 @@ pub(crate) unsafe fn make(
     }
     let srcs = [src_tp.clone()];
     lift::check_broadcast(dst_tp, &srcs)?;
-    let mut leaf =
-        |ckb: Pin<&mut CKernelBuilder>, at, d: &Type, dm, s: &[Type], sm: &[*const u8], r| {
-            // SAFETY: make_lifted calls the leaf under make_lifted's promises,
-            // which are make_assignment_kernel's.
-            unsafe { make_assignment_kernel(ckb, at, d, dm, &s[0], sm[0], r, mode) }
-        };
+    let mut leaf = |ckb: Pin<&mut CKernelBuilder>, at, el: KernelArgs<'_>| {
+        let (d, dm, s, sm) = (el.dst_tp, el.dst_meta, &el.src_tps[0], el.src_metas[0]);
+        // SAFETY: make_lifted calls the leaf under make_lifted's promises,
+        // which are make_assignment_kernel's.
+        unsafe { make_assignment_kernel(ckb, at, d, dm, s, sm, el.req, mode) }
+    };
     // SAFETY: the caller's promises are make_lifted's (1) and (2); the leaf
     // builds where it is told (3).
     unsafe {
-        lift::make_lifted(
-            ckb,
-            offset,
-            dst_tp,
-            dst_meta,
-            &srcs,
-            &[src_meta],
-            req,
-            &mut leaf,
-        )
+        let metas = [src_meta];
+        let args = KernelArgs::new(dst_tp, dst_meta, &srcs, &metas, req);
+        lift::make_lifted(ckb, offset, args, &mut leaf)
     }
 }
 
