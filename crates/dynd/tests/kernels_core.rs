@@ -7,7 +7,9 @@
 //! allocator).
 
 use dynd::error::{clear_last_error, set_last_error};
-use dynd::kernels::{CKernelBuilder, CKernelPrefix, Kernel, KernelRef, KernelRequest, kernel_size};
+use dynd::kernels::{
+    CKernelBuilder, CKernelPrefix, Kernel, KernelRef, KernelRequest, Strided, kernel_size,
+};
 use dynd::{Error, ErrorKind, Result};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -139,15 +141,8 @@ impl Kernel for CopyI32 {
         Ok(())
     }
 
-    unsafe fn strided(
-        &self,
-        _k: KernelRef<'_>,
-        dst: *mut u8,
-        dst_stride: isize,
-        src: &[*const u8],
-        src_stride: &[isize],
-        count: usize,
-    ) -> Result<()> {
+    unsafe fn strided(&self, _k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        let (dst, dst_stride, src, src_stride, count) = run.parts();
         let (mut d, mut s) = (dst, src[0]);
         for _ in 0..count {
             // SAFETY: element j of both ranges is valid (strided 1).
@@ -179,15 +174,8 @@ impl Kernel for Scale {
         Ok(())
     }
 
-    unsafe fn strided(
-        &self,
-        _k: KernelRef<'_>,
-        dst: *mut u8,
-        dst_stride: isize,
-        src: &[*const u8],
-        src_stride: &[isize],
-        count: usize,
-    ) -> Result<()> {
+    unsafe fn strided(&self, _k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        let (dst, dst_stride, src, src_stride, count) = run.parts();
         let (mut d, mut s) = (dst, src[0]);
         for _ in 0..count {
             // SAFETY: element j of both ranges is valid (strided 1).
@@ -319,18 +307,11 @@ impl Kernel for PlusAfter {
 
     unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
         // SAFETY: one element is a strided range of one (single 1 = strided 1).
-        unsafe { self.strided(k, dst, 0, src, &[0], 1) }
+        unsafe { self.strided(k, Strided::one(dst, src, &[0])) }
     }
 
-    unsafe fn strided(
-        &self,
-        k: KernelRef<'_>,
-        dst: *mut u8,
-        dst_stride: isize,
-        src: &[*const u8],
-        src_stride: &[isize],
-        count: usize,
-    ) -> Result<()> {
+    unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        let (dst, dst_stride, src, src_stride, count) = run.parts();
         const CHUNK: usize = 64;
         let mut tmp = [0f64; CHUNK];
         // SAFETY: child[0] is this kernel's child, always built for Strided.

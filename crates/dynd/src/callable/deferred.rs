@@ -86,19 +86,10 @@ impl CallableImpl for DeferredCallable {
         offset: usize,
         args: KernelArgs<'_>,
     ) -> Result<usize> {
-        let KernelArgs {
-            dst_tp,
-            dst_meta,
-            src_tps,
-            src_metas,
-            req,
-        } = args;
-        if self.resolve(src_tps)? != *dst_tp {
-            return Err(no_match(&self.d.name, &self.sig, src_tps));
-        }
-        let mut metas = Vec::with_capacity(1 + src_metas.len());
-        metas.push(dst_meta);
-        metas.extend_from_slice(src_metas);
+        self.check_args(&args)?;
+        let mut metas = Vec::with_capacity(1 + args.nsrc());
+        metas.push(args.dst_meta);
+        metas.extend_from_slice(args.src_metas);
         let off = isize::try_from(offset)
             .map_err(|_| Error::invalid_argument("kernel offset too large"))?;
         crate::error::clear_last_error();
@@ -110,7 +101,7 @@ impl CallableImpl for DeferredCallable {
         // the C side sees as its `dynd_ckernel_builder`; (2) one arrmeta
         // pointer per type; the instantiate contract is the third party's.
         let end =
-            unsafe { (self.d.instantiate)(self.d.data, raw, off, metas.as_ptr(), req as u32) };
+            unsafe { (self.d.instantiate)(self.d.data, raw, off, metas.as_ptr(), args.req as u32) };
         if end < 0 {
             return Err(crate::error::take_last_error().unwrap_or_else(|| {
                 Error::external(format!(

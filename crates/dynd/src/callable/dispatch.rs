@@ -10,7 +10,7 @@
 //! matches any type; `?P`, `pointer[P]`, `N * P`, `var * P` and
 //! `Fixed * P` / `Dim * P` match structurally.
 
-use super::{Callable, CallableImpl, no_match};
+use super::{Callable, CallableImpl, no_match, type_list};
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, KernelArgs};
 use crate::types::{SymbolicDim, Type, TypeKind};
@@ -215,10 +215,7 @@ impl Dispatch {
             (None, false) => Err(Error::type_error(format!(
                 "{}: more than one overload matches ({}) and none is most specific",
                 self.name,
-                args.iter()
-                    .map(|t| t.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                type_list(args)
             ))),
         }
     }
@@ -246,10 +243,9 @@ impl CallableImpl for Dispatch {
         offset: usize,
         args: KernelArgs<'_>,
     ) -> Result<usize> {
-        let KernelArgs { src_tps, .. } = args;
         let f = self
-            .select(src_tps)
-            .map_err(|_| self.no_overload(src_tps))?;
+            .select(args.src_tps)
+            .map_err(|_| self.no_overload(args.src_tps))?;
         // SAFETY: the caller's promises, for the overload resolve chose.
         unsafe { f.implementation().instantiate(ckb, offset, args) }
     }
@@ -265,10 +261,7 @@ impl Dispatch {
         Error::type_error(format!(
             "{} has no overload for ({}); it has {}",
             self.name,
-            args.iter()
-                .map(|t| t.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
+            type_list(args),
             if sigs.is_empty() {
                 "none".to_string()
             } else {

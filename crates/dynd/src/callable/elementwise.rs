@@ -95,26 +95,12 @@ pub(crate) unsafe fn instantiate(
     offset: usize,
     args: KernelArgs<'_>,
 ) -> Result<usize> {
-    let KernelArgs {
-        dst_tp, src_tps, ..
-    } = args;
-    lift::check_broadcast(dst_tp, src_tps)?;
+    lift::check_broadcast(args.dst_tp, args.src_tps)?;
     let imp = f.implementation();
     let mut leaf = |ckb: Pin<&mut CKernelBuilder>, at, el: KernelArgs<'_>| {
-        let (d, s) = (el.dst_tp, el.src_tps);
         // The element types must be ones the scalar callable accepts, with
-        // the destination its result (or a type it assigns into exactly).
-        let want = imp.resolve(s)?;
-        if &want != d {
-            return Err(Error::type_error(format!(
-                "{} computes {want} for ({}), not {d}",
-                imp.name(),
-                s.iter()
-                    .map(|t| t.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
+        // the destination its result.
+        imp.check_args(&el)?;
         // SAFETY: make_lifted calls the leaf under the promises of
         // CallableImpl::instantiate, with types resolve accepted.
         unsafe { imp.instantiate(ckb, at, el) }

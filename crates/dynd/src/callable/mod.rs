@@ -64,6 +64,14 @@ pub trait CallableImpl: Send + Sync + 'static {
         offset: usize,
         args: KernelArgs<'_>,
     ) -> Result<usize>;
+
+    /// Checks the operands `instantiate` was given: one arrmeta pointer per
+    /// source type, source types [`CallableImpl::resolve`] accepts, and
+    /// `dst_tp` the type it gives for them. Implementations call it first;
+    /// the errors name the callable and what did not fit.
+    fn check_args(&self, args: &KernelArgs<'_>) -> Result<()> {
+        check_operands(self.name(), args, |s| self.resolve(s))
+    }
 }
 
 /// A callable: a cheap, shareable handle.
@@ -118,17 +126,7 @@ impl Callable {
         offset: usize,
         args: KernelArgs<'_>,
     ) -> Result<usize> {
-        let KernelArgs {
-            src_tps, src_metas, ..
-        } = args;
-        if src_tps.len() != src_metas.len() {
-            return Err(Error::invalid_argument(format!(
-                "{}: {} argument types but {} arrmeta pointers",
-                self.name(),
-                src_tps.len(),
-                src_metas.len()
-            )));
-        }
+        args.check_counts(self.name())?;
         if self.is_scalar() {
             // SAFETY: the caller's promises.
             unsafe { elementwise::instantiate(self, ckb, offset, args) }
@@ -199,9 +197,35 @@ fn builtins(map: &mut std::collections::BTreeMap<String, Callable>) {
 
 /// The error for arguments a callable does not accept.
 pub(crate) fn no_match(name: &str, sig: &Type, args: &[Type]) -> Error {
-    let got: Vec<String> = args.iter().map(|t| t.to_string()).collect();
     Error::type_error(format!(
         "{name} does not accept arguments ({}); its signature is {sig}",
-        got.join(", ")
+        type_list(args)
     ))
+}
+
+/// [`CallableImpl::check_args`] with another resolver: one arrmeta pointer
+/// per source type, and `args.dst_tp` what `resolve` gives for the sources.
+pub(crate) fn check_operands(
+    name: &str,
+    args: &KernelArgs<'_>,
+    resolve: impl FnOnce(&[Type]) -> Result<Type>,
+) -> Result<()> {
+    args.check_counts(name)?;
+    let want = resolve(args.src_tps)?;
+    if want != *args.dst_tp {
+        return Err(Error::type_error(format!(
+            "{name} computes {want} for ({}), not {}",
+            type_list(args.src_tps),
+            args.dst_tp
+        )));
+    }
+    Ok(())
+}
+
+/// Types as a comma-separated list (`int32, 3 * float64`), for messages.
+pub(crate) fn type_list(tps: &[Type]) -> String {
+    tps.iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

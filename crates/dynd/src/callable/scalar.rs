@@ -3,7 +3,7 @@
 use super::{Callable, CallableImpl, no_match};
 use crate::error::Result;
 use crate::kernels::loops::{Operand, Plan, select};
-use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef};
+use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, Strided};
 use crate::types::NativeType;
 use crate::types::{CallableSignature, Type};
 use std::marker::PhantomData;
@@ -51,15 +51,8 @@ macro_rules! fn_callable {
                 Ok(())
             }
 
-            unsafe fn strided(
-                &self,
-                _k: KernelRef<'_>,
-                dst: *mut u8,
-                dst_stride: isize,
-                src: &[*const u8],
-                src_stride: &[isize],
-                count: usize,
-            ) -> Result<()> {
+            unsafe fn strided(&self, _k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+                let (dst, dst_stride, src, src_stride, count) = run.parts();
                 let plan = select(
                     Operand::of::<R>(dst.cast_const(), dst_stride),
                     &[$(Operand::of::<$a>(src[$i], src_stride[$i])),*],
@@ -117,14 +110,11 @@ macro_rules! fn_callable {
                 offset: usize,
                 args: KernelArgs<'_>,
             ) -> Result<usize> {
-                let KernelArgs { dst_tp, src_tps, req, .. } = args;
-                if self.resolve(src_tps)? != *dst_tp {
-                    return Err(no_match(&self.name, &self.sig, src_tps));
-                }
+                self.check_args(&args)?;
                 let k = FnKernel::<F, ($($a,)*), R> { f: self.f.clone(), _types: PhantomData };
                 // SAFETY: (1) `offset` is a free slot; the kernel has no
                 // children.
-                unsafe { ckb.emplace(offset, req, k) }
+                unsafe { ckb.emplace(offset, args.req, k) }
             }
         }
     };

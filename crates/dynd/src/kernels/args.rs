@@ -2,6 +2,7 @@
 //! arrmeta, and the request ([`KernelArgs`]).
 
 use super::KernelRequest;
+use crate::error::{Error, Result};
 use crate::types::Type;
 
 /// The operands a kernel is instantiated for: the destination's type and
@@ -56,6 +57,19 @@ impl<'a> KernelArgs<'a> {
     /// The number of sources.
     pub fn nsrc(&self) -> usize {
         self.src_tps.len()
+    }
+
+    /// Checks that there is one arrmeta pointer per source type; the error
+    /// names `name`, the callable or kernel being built.
+    pub fn check_counts(&self, name: &str) -> Result<()> {
+        if self.src_tps.len() == self.src_metas.len() {
+            return Ok(());
+        }
+        Err(Error::invalid_argument(format!(
+            "{name}: {} argument types but {} arrmeta pointers",
+            self.src_tps.len(),
+            self.src_metas.len()
+        )))
     }
 
     /// The same operands for another request.

@@ -43,33 +43,24 @@ pub trait Kernel: Send + Sync + 'static {
     /// 2. `k` is the handle of the node holding `self`.
     unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()>;
 
-    /// Computes `count` destination elements `dst_stride` bytes apart from
-    /// sources `src_stride[i]` bytes apart. The default calls
-    /// [`Kernel::single`] once per element (for up to 8 sources without
-    /// allocating); override it with a real loop where speed matters.
+    /// Computes `run.count` destination elements from the sources of
+    /// [`Strided`] `run`. The default calls [`Kernel::single`] once per
+    /// element (for up to 8 sources without allocating); override it with a
+    /// real loop where speed matters.
     ///
     /// # Safety
-    /// 1. For every `j < count`, `dst + j * dst_stride` is a writable element
-    ///    and `src[i] + j * src_stride[i]` a readable one, of the types and
-    ///    arrmeta this kernel was built for.
+    /// 1. `run`'s ranges are valid ([`Strided`]) for the types and arrmeta
+    ///    this kernel was built for.
     /// 2. `k` is the handle of the node holding `self`.
-    unsafe fn strided(
-        &self,
-        k: KernelRef<'_>,
-        dst: *mut u8,
-        dst_stride: isize,
-        src: &[*const u8],
-        src_stride: &[isize],
-        count: usize,
-    ) -> Result<()> {
-        let mut dst = dst;
-        let mut src: SmallVec<[*const u8; 8]> = SmallVec::from_slice(src);
-        for _ in 0..count {
+    unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        let mut dst = run.dst;
+        let mut src: SmallVec<[*const u8; 8]> = SmallVec::from_slice(run.src);
+        for _ in 0..run.count {
             // SAFETY: (1) element j of each range is valid; (2) same `k`.
             unsafe { self.single(k, dst, &src) }?;
             // Wrapping: past the last element the pointers are never used.
-            dst = dst.wrapping_offset(dst_stride);
-            for (p, &stride) in src.iter_mut().zip(src_stride) {
+            dst = dst.wrapping_offset(run.dst_stride);
+            for (p, &stride) in src.iter_mut().zip(run.src_stride) {
                 *p = p.wrapping_offset(stride);
             }
         }
@@ -87,6 +78,54 @@ pub trait Kernel: Send + Sync + 'static {
     /// starts empty must live in a type with drop glue (a `Vec`) to grow.
     fn child_offsets(&self) -> &[usize] {
         &[]
+    }
+}
+
+/// The operands of one strided call: `count` destination elements
+/// `dst_stride` bytes apart from `dst`, computed from the elements
+/// `src_stride[i]` bytes apart from each `src[i]` (one pointer and one
+/// stride per source).
+///
+/// The pointers are raw: a [`Kernel::strided`] implementation may rely on
+/// its caller's promise that, for every `j < count`, `dst + j * dst_stride`
+/// is a writable element and `src[i] + j * src_stride[i]` a readable one.
+#[derive(Debug, Clone, Copy)]
+pub struct Strided<'a> {
+    /// The first destination element.
+    pub dst: *mut u8,
+    /// Bytes between destination elements.
+    pub dst_stride: isize,
+    /// The first element of each source.
+    pub src: &'a [*const u8],
+    /// Bytes between the elements of each source.
+    pub src_stride: &'a [isize],
+    /// The number of elements.
+    pub count: usize,
+}
+
+impl<'a> Strided<'a> {
+    /// One element: `dst` from `src`, strides 0 (`src_stride` must hold
+    /// one zero per source).
+    pub fn one(dst: *mut u8, src: &'a [*const u8], zeros: &'a [isize]) -> Strided<'a> {
+        Strided {
+            dst,
+            dst_stride: 0,
+            src,
+            src_stride: zeros,
+            count: 1,
+        }
+    }
+
+    /// `(dst, dst_stride, src, src_stride, count)`, for a loop that names
+    /// them.
+    pub fn parts(self) -> (*mut u8, isize, &'a [*const u8], &'a [isize], usize) {
+        (
+            self.dst,
+            self.dst_stride,
+            self.src,
+            self.src_stride,
+            self.count,
+        )
     }
 }
 
@@ -187,9 +226,16 @@ unsafe extern "C" fn strided_trampoline<K: Kernel>(
         let (kernel, k) = unsafe { node::<K>(self_) };
         // SAFETY: the caller passes K::NSRC pointers and strides.
         let (src, src_stride) = unsafe { (sources(src, K::NSRC), sources(src_stride, K::NSRC)) };
+        let run = Strided {
+            dst,
+            dst_stride,
+            src,
+            src_stride,
+            count,
+        };
         // SAFETY: the data ranges are the caller's (strided 1); `k` is the
         // node's own handle (strided 2).
-        unsafe { kernel.strided(k, dst, dst_stride, src, src_stride, count) }
+        unsafe { kernel.strided(k, run) }
     })))
 }
 

@@ -19,7 +19,7 @@
 //! worded, by [`super::broadcast`].
 
 use super::broadcast::{Mismatch, broadcast_error, fits};
-use super::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, kernel_size};
+use super::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided, kernel_size};
 use crate::error::{Error, Result};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
@@ -217,15 +217,8 @@ impl<const N: usize> Kernel for LiftFixed<N> {
         }
     }
 
-    unsafe fn strided(
-        &self,
-        k: KernelRef<'_>,
-        dst: *mut u8,
-        dst_stride: isize,
-        src: &[*const u8],
-        src_stride: &[isize],
-        count: usize,
-    ) -> Result<()> {
+    unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        let (dst, dst_stride, src, src_stride, count) = run.parts();
         // SAFETY: as in `single`.
         let child = unsafe { k.child(self.child[0]) };
         let mut ptrs = [std::ptr::null::<u8>(); N];

@@ -111,7 +111,7 @@ mod prefix;
 
 pub use args::KernelArgs;
 pub use builder::CKernelBuilder;
-pub use kernel::{Kernel, kernel_size};
+pub use kernel::{Kernel, Strided, kernel_size};
 pub use prefix::{
     CKernelPrefix, Destructor, ExprSingle, ExprStrided, KERNEL_ALIGN, KernelRef, KernelRequest,
 };

@@ -207,17 +207,9 @@ impl<C: Cmp> CallableImpl for TextCompare<C> {
         offset: usize,
         args: KernelArgs<'_>,
     ) -> Result<usize> {
-        let KernelArgs {
-            dst_tp,
-            src_tps,
-            req,
-            ..
-        } = args;
-        if self.resolve(src_tps)? != *dst_tp {
-            return Err(no_match(&self.name, &self.sig, src_tps));
-        }
+        self.check_args(&args)?;
         // SAFETY: (1) `offset` is free (CallableImpl::instantiate 1); the
         // kernel has no children.
-        unsafe { ckb.emplace(offset, req, TextKernel::<C>(PhantomData)) }
+        unsafe { ckb.emplace(offset, args.req, TextKernel::<C>(PhantomData)) }
     }
 }

@@ -22,7 +22,7 @@
 use crate::error::{Error, Result};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
 use crate::kernels::loops::{Operand, Run, overlaps, run_of};
-use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
+use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, Strided, kernel_size};
 use crate::types::{BuiltinType, NativeType, Type};
 use std::marker::PhantomData;
 use std::mem::{MaybeUninit, size_of};
@@ -228,15 +228,8 @@ impl<T: NativeType, Op: UnaryOp<T>> Kernel for Unary<T, Op> {
         Ok(())
     }
 
-    unsafe fn strided(
-        &self,
-        _k: KernelRef<'_>,
-        dst: *mut u8,
-        dst_stride: isize,
-        src: &[*const u8],
-        src_stride: &[isize],
-        count: usize,
-    ) -> Result<()> {
+    unsafe fn strided(&self, _k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        let (dst, dst_stride, src, src_stride, count) = run.parts();
         if count == 0 {
             return Ok(());
         }
@@ -373,15 +366,8 @@ impl<T: NativeType, Op: BinaryOp<T>> Kernel for Binary<T, Op> {
         Ok(())
     }
 
-    unsafe fn strided(
-        &self,
-        _k: KernelRef<'_>,
-        dst: *mut u8,
-        dst_stride: isize,
-        src: &[*const u8],
-        src_stride: &[isize],
-        count: usize,
-    ) -> Result<()> {
+    unsafe fn strided(&self, _k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        let (dst, dst_stride, src, src_stride, count) = run.parts();
         if count == 0 {
             return Ok(());
         }
@@ -460,18 +446,11 @@ impl<const N: usize> Kernel for Promote<N> {
     unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
         // SAFETY: one element is a strided call of count 1 (strided's
         // promises for count 1 are single's).
-        unsafe { self.strided(k, dst, 0, src, &[0; N], 1) }
+        unsafe { self.strided(k, Strided::one(dst, src, &[0; N])) }
     }
 
-    unsafe fn strided(
-        &self,
-        k: KernelRef<'_>,
-        dst: *mut u8,
-        dst_stride: isize,
-        src: &[*const u8],
-        src_stride: &[isize],
-        count: usize,
-    ) -> Result<()> {
+    unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        let (dst, dst_stride, src, src_stride, count) = run.parts();
         if count == 0 {
             return Ok(());
         }

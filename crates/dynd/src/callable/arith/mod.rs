@@ -160,7 +160,7 @@ pub mod ops {
 }
 
 use super::dispatch::DispatchBuilder;
-use super::{Callable, CallableImpl};
+use super::{Callable, CallableImpl, type_list};
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, KernelArgs};
 use crate::types::{BuiltinType, CallableSignature, Type};
@@ -395,12 +395,7 @@ impl Arith {
     /// The compute type and the same-type kernel for element types `args`.
     fn plan(&self, args: &[Type]) -> Result<(BuiltinType, CoreKernel)> {
         let op = self.op;
-        let list = || {
-            args.iter()
-                .map(|t| t.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let list = || type_list(args);
         if args.len() != op.arity() {
             return Err(Error::type_error(format!(
                 "{op} takes {} argument{}, got {} ({})",
@@ -467,30 +462,20 @@ impl CallableImpl for Arith {
         offset: usize,
         args: KernelArgs<'_>,
     ) -> Result<usize> {
-        let KernelArgs {
-            dst_tp,
-            src_tps,
-            src_metas,
-            req,
-            ..
-        } = args;
-        let (c, k) = self.plan(src_tps)?;
-        if dst_tp.as_builtin() != Some(k.out) {
-            return Err(Error::type_error(format!(
-                "{} computes {} here, not {dst_tp}",
-                self.op, k.out
-            )));
-        }
-        if src_metas.len() != src_tps.len() {
-            return Err(Error::invalid_argument(format!(
-                "{}: {} argument types but {} arrmeta pointers",
-                self.op,
-                src_tps.len(),
-                src_metas.len()
-            )));
-        }
+        self.check_args(&args)?;
+        let (c, k) = self.plan(args.src_tps)?;
         // SAFETY: (1) and (2) of CallableImpl::instantiate are build's.
-        unsafe { kernels::build(ckb, offset, req, c, k.emplace, src_tps, src_metas) }
+        unsafe {
+            kernels::build(
+                ckb,
+                offset,
+                args.req,
+                c,
+                k.emplace,
+                args.src_tps,
+                args.src_metas,
+            )
+        }
     }
 }
 

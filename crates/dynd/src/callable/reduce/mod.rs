@@ -419,28 +419,10 @@ impl CallableImpl for Reduction {
         offset: usize,
         args: KernelArgs<'_>,
     ) -> Result<usize> {
-        let KernelArgs {
-            dst_tp,
-            dst_meta,
-            src_tps,
-            src_metas,
-            req,
-        } = args;
-        let src_tp = self.one(src_tps)?;
-        let &[src_meta] = src_metas else {
-            return Err(Error::invalid_argument(format!(
-                "{}: {} arrmeta pointers for one argument",
-                self.name,
-                src_metas.len()
-            )));
-        };
-        let (want, reduced) = self.resolve_one(src_tp)?;
-        if &want != dst_tp {
-            return Err(Error::type_error(format!(
-                "{} of {src_tp} is {want}, not {dst_tp}",
-                self.name
-            )));
-        }
+        self.check_args(&args)?;
+        let (dst_tp, dst_meta, req) = (args.dst_tp, args.dst_meta, args.req);
+        let (src_tp, src_meta) = (&args.src_tps[0], args.src_metas[0]);
+        let (_, reduced) = self.resolve_one(src_tp)?;
         // SAFETY: the caller's promise (2): valid arrmeta of both types.
         let dims = unsafe {
             plan::build_dims(src_tp, src_meta, dst_tp, dst_meta, &reduced, self.keepdims)

@@ -50,9 +50,9 @@
 mod kernel;
 mod split;
 
-use super::{Callable, CallableImpl, no_match};
+use super::{Callable, CallableImpl, check_operands, no_match, type_list};
 use crate::error::{Error, Result};
-use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest};
+use crate::kernels::{CKernelBuilder, KernelArgs};
 use crate::layout::{BlockrefMeta, VarDimMeta};
 use crate::memblock::MemBlock;
 use crate::types::{CallableSignature, Type, TypeKind};
@@ -172,29 +172,20 @@ impl StrFn {
         Type::option(out)
     }
 
-    /// Builds the element kernel computing `dst_tp` (the element result)
-    /// from element arguments `src_tps`.
+    /// Builds the element kernel computing `args.dst_tp` (the element
+    /// result) from element arguments `args.src_tps`.
     ///
     /// # Safety
     /// 1. `offset` is a free slot of `ckb` (as [`CKernelBuilder::emplace`]).
-    /// 2. `dst_meta` is valid arrmeta of `dst_tp`.
+    /// 2. `args.dst_meta` is valid arrmeta of `args.dst_tp`.
     unsafe fn instantiate_elem(
         &self,
         ckb: Pin<&mut CKernelBuilder>,
         offset: usize,
-        dst_tp: &Type,
-        dst_meta: *const u8,
-        src_tps: &[Type],
-        req: KernelRequest,
+        args: KernelArgs<'_>,
     ) -> Result<usize> {
-        let want = self.resolve_elem(src_tps)?;
-        if want != *dst_tp {
-            return Err(Error::type_error(format!(
-                "{} computes {want} for ({}), not {dst_tp}",
-                self.op.name(),
-                type_list(src_tps)
-            )));
-        }
+        check_operands(self.op.name(), &args, |s| self.resolve_elem(s))?;
+        let (dst_tp, dst_meta, src_tps, req) = (args.dst_tp, args.dst_meta, args.src_tps, args.req);
         let out = match self.op {
             Op::Find | Op::RFind | Op::Count => Out::Int64,
             Op::StartsWith | Op::EndsWith | Op::Contains => Out::Bool,
@@ -282,14 +273,6 @@ impl StrFn {
     }
 }
 
-/// `(a, b)` as text, for messages.
-fn type_list(tps: &[Type]) -> String {
-    tps.iter()
-        .map(|t| t.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 impl CallableImpl for StrFn {
     fn name(&self) -> &str {
         self.op.name()
@@ -318,19 +301,12 @@ impl CallableImpl for StrFn {
         offset: usize,
         args: KernelArgs<'_>,
     ) -> Result<usize> {
-        let KernelArgs {
-            dst_tp,
-            dst_meta,
-            src_tps,
-            req,
-            ..
-        } = args;
         if self.op == Op::Split {
             // SAFETY: the caller's promises, for whole types.
             unsafe { self.instantiate_split(ckb, offset, args) }
         } else {
             // SAFETY: the caller's promises, for element types.
-            unsafe { self.instantiate_elem(ckb, offset, dst_tp, dst_meta, src_tps, req) }
+            unsafe { self.instantiate_elem(ckb, offset, args) }
         }
     }
 }

@@ -13,7 +13,7 @@ use super::{Op, StrFn};
 use crate::callable::elementwise::broadcast_dims;
 use crate::callable::no_match;
 use crate::error::{Error, ErrorKind, Result};
-use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, kernel_size, lift};
+use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, Strided, kernel_size, lift};
 use crate::types::{Type, TypeKind};
 use std::pin::Pin;
 
@@ -103,21 +103,29 @@ impl StrFn {
         };
         lift::check_broadcast(&cells, src_tps).map_err(|e| renamer.rename(e))?;
         let mut leaf = |ckb: Pin<&mut CKernelBuilder>, at: usize, el: KernelArgs<'_>| {
-            let (d, dm, s, r) = (el.dst_tp, el.dst_meta, el.src_tps, el.req);
-            if *d != cell {
+            if *el.dst_tp != cell {
                 return Err(Error::type_error(format!(
-                    "split: the lifter reached {d}, not {cell}"
+                    "split: the lifter reached {}, not {cell}",
+                    el.dst_tp
                 )));
             }
+            let el = KernelArgs {
+                dst_tp: &elem,
+                ..el
+            };
             // SAFETY: make_lifted calls the leaf at a free slot with the
             // element arrmeta of `cells`: the arrmeta of its one field,
             // `var * string`, at offset 0 (checked above).
-            unsafe { self.instantiate_elem(ckb, at, &elem, dm, s, r) }
+            unsafe { self.instantiate_elem(ckb, at, el) }
         };
         if dims.is_empty() {
             // No dims: the split kernel itself, with no lifter messages to fix.
+            let args = KernelArgs {
+                dst_tp: &elem,
+                ..args
+            };
             // SAFETY: the caller's promises; `dst_tp` is `var * string`.
-            return unsafe { self.instantiate_elem(ckb, offset, &elem, dst_meta, src_tps, req) };
+            return unsafe { self.instantiate_elem(ckb, offset, args) };
         }
         if src_tps.len() != Renamed::NSRC {
             return Err(no_match(self.op.name(), &self.sig, src_tps));
@@ -165,15 +173,8 @@ impl Kernel for Renamed {
         unsafe { k.child(self.child[0]).call_single(dst, src) }.map_err(|e| self.rename(e))
     }
 
-    unsafe fn strided(
-        &self,
-        k: KernelRef<'_>,
-        dst: *mut u8,
-        dst_stride: isize,
-        src: &[*const u8],
-        src_stride: &[isize],
-        count: usize,
-    ) -> Result<()> {
+    unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        let (dst, dst_stride, src, src_stride, count) = run.parts();
         // SAFETY: as in `single` (Kernel::strided 1).
         unsafe {
             k.child(self.child[0])

@@ -26,7 +26,7 @@
 use super::ErrorMode;
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernels::loops::{Operand, Plan, Run, run_of, select};
-use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
+use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, Strided};
 use crate::types::{B8, BuiltinType, NativeType};
 use crate::{for_each_native, with_native};
 use num_complex::Complex;
@@ -781,15 +781,8 @@ impl<D: Conv<S>, S: NativeType> Kernel for NumericAssign<D, S> {
         Ok(())
     }
 
-    unsafe fn strided(
-        &self,
-        _k: KernelRef<'_>,
-        dst: *mut u8,
-        dst_stride: isize,
-        src: &[*const u8],
-        src_stride: &[isize],
-        count: usize,
-    ) -> Result<()> {
+    unsafe fn strided(&self, _k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        let (dst, dst_stride, src, src_stride, count) = run.parts();
         let (src, ss) = (src[0], src_stride[0]);
         // The loop selector decides the walk (`kernels::loops`).
         let contiguous = run_of(Operand::of::<D>(dst.cast_const(), dst_stride)) == Run::Contiguous
