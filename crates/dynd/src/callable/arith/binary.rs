@@ -10,7 +10,7 @@
 //! float16 computes in float32 and rounds once; float32's 24 bits are
 //! enough for that to be the correctly rounded float16 result.
 
-use super::kernels::{Binary, BinaryOp, CoreKernel, core};
+use super::kernels::{Binary, BinaryOp, core};
 use crate::error::Error;
 use crate::types::{BuiltinType, NativeType};
 use crate::{for_each_native, with_native};
@@ -133,27 +133,51 @@ impl BinaryOp<bool> for Multiply {
     }
 }
 
-/// `add`'s kernel for `c`.
-pub(crate) fn add(c: BuiltinType) -> Option<CoreKernel> {
-    with_native!(c, |T| core::<Binary<T, Add>>())
-}
-
-/// `subtract`'s kernel for `c` (not bool: NumPy has no boolean subtract).
-pub(crate) fn subtract(c: BuiltinType) -> Option<CoreKernel> {
-    with_native!(c, signed unsigned half ieee complex => |T| core::<Binary<T, Subtract>>())
-}
-
-/// `multiply`'s kernel for `c`.
-pub(crate) fn multiply(c: BuiltinType) -> Option<CoreKernel> {
-    with_native!(c, |T| core::<Binary<T, Multiply>>())
-}
-
-/// `divide`'s kernel for `c` (not bool).
-pub(crate) fn divide(c: BuiltinType) -> Option<CoreKernel> {
-    with_native!(c, signed unsigned half ieee complex => |T| core::<Binary<T, Divide>>())
-}
-
-/// `modulo`'s kernel for `c` (the real numbers: not bool, not complex).
-pub(crate) fn modulo(c: BuiltinType) -> Option<CoreKernel> {
-    with_native!(c, signed unsigned half ieee => |T| core::<Binary<T, Modulo>>())
+functions! {
+    /// `a + b` elementwise (integers wrap; bool + bool is logical or).
+    ///
+    /// ```
+    /// use dynd::{Array, compute};
+    /// let a = Array::from(vec![1i32, 2]);
+    /// let b = Array::from(0.5f64);
+    /// let c = compute::add(&a, &b).unwrap();
+    /// assert_eq!(c.tp().to_string(), "2 * float64");
+    /// assert_eq!(c.to_json(), "[1.5,2.5]");
+    /// ```
+    fn add(a, b) Arithmetic => |c| with_native!(c, |T| core::<Binary<T, Add>>());
+    /// `a - b` elementwise (integers wrap; not bool: NumPy has no boolean
+    /// subtract).
+    fn subtract(a, b) Arithmetic => |c| {
+        with_native!(c, signed unsigned half ieee complex => |T| core::<Binary<T, Subtract>>())
+    };
+    /// `a * b` elementwise (integers wrap; bool * bool is logical and).
+    fn multiply(a, b) Arithmetic => |c| with_native!(c, |T| core::<Binary<T, Multiply>>());
+    /// `a / b` elementwise. Integers truncate toward zero; integer division
+    /// by zero is an `InvalidArgument` error and `MIN / -1` an `Overflow`
+    /// error. Floats follow IEEE 754.
+    ///
+    /// ```
+    /// use dynd::{Array, ErrorKind, compute};
+    /// let a = Array::from(vec![7i32, -7]);
+    /// let b = Array::from(vec![2i32, 2]);
+    /// assert_eq!(compute::divide(&a, &b).unwrap().to_json(), "[3,-3]");
+    /// let zero = Array::from(0i32);
+    /// assert_eq!(compute::divide(&a, &zero).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    /// ```
+    fn divide(a, b) Arithmetic => |c| {
+        with_native!(c, signed unsigned half ieee complex => |T| core::<Binary<T, Divide>>())
+    };
+    /// `a % b` elementwise, with the sign of the dividend (C's `%`, so
+    /// `divide(a, b) * b + modulo(a, b) == a`); integer modulo by zero is an
+    /// `InvalidArgument` error. Real numbers only (not bool, not complex).
+    ///
+    /// ```
+    /// use dynd::{Array, compute};
+    /// let a = Array::from(vec![7i32, -7, 7]);
+    /// let b = Array::from(vec![3i32, 3, -3]);
+    /// assert_eq!(compute::modulo(&a, &b).unwrap().to_json(), "[1,-1,1]");
+    /// ```
+    fn modulo(a, b) Arithmetic (": complex numbers have no remainder") => |c| {
+        with_native!(c, signed unsigned half ieee => |T| core::<Binary<T, Modulo>>())
+    };
 }

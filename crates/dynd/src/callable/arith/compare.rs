@@ -13,7 +13,7 @@
 
 use super::kernels::{Binary, BinaryOp, CoreKernel, core};
 use super::unary::Truthy;
-use crate::callable::{CallableImpl, no_match};
+use crate::callable::{Callable, CallableImpl, no_match};
 use crate::error::Result;
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef};
 use crate::layout::{StringData, string_bytes};
@@ -119,24 +119,52 @@ impl<T: Truthy> BinaryOp<T> for Or {
 }
 
 /// The ordering comparison `C`'s kernel for `c` (no complex).
-pub(crate) fn order<C: Cmp>(c: BuiltinType) -> Option<CoreKernel> {
+fn order<C: Cmp>(c: BuiltinType) -> Option<CoreKernel> {
     with_native!(c, bool signed unsigned half ieee => |T| core::<Binary<T, Compare<C>>>())
 }
 
 /// The equality comparison `C`'s kernel for `c` (every numeric type).
-pub(crate) fn equality<C: Cmp>(c: BuiltinType) -> Option<CoreKernel> {
+fn equality<C: Cmp>(c: BuiltinType) -> Option<CoreKernel> {
     with_native!(c, |T| core::<Binary<T, Compare<C>>>())
 }
 
-/// `logical_and`'s kernel for `c`.
-pub(crate) fn logical_and(c: BuiltinType) -> Option<CoreKernel> {
-    with_native!(c, |T| core::<Binary<T, And>>())
+functions! {
+    /// `a < b` elementwise: numbers in their common type, strings and
+    /// bytes lexicographically (`"abcd" < "abcde"`).
+    ///
+    /// ```
+    /// use dynd::{Array, compute};
+    /// let a = Array::from(vec!["abcd", "b"]);
+    /// let b = Array::from(vec!["abcde", "a"]);
+    /// assert_eq!(compute::less(&a, &b).unwrap().to_json(), "[true,false]");
+    /// ```
+    fn less(a, b) Comparison (NO_ORDER) [Less] => order::<Less>;
+    /// `a <= b` elementwise (as [`less`]).
+    fn less_equal(a, b) Comparison (NO_ORDER) [LessEqual] => order::<LessEqual>;
+    /// `a == b` elementwise (as [`less`]; complex numbers too).
+    fn equal(a, b) Comparison [Equal] => equality::<Equal>;
+    /// `a != b` elementwise (as [`equal`]; NaN is not equal to itself).
+    fn not_equal(a, b) Comparison [NotEqual] => equality::<NotEqual>;
+    /// `a > b` elementwise (as [`less`]).
+    fn greater(a, b) Comparison (NO_ORDER) [Greater] => order::<Greater>;
+    /// `a >= b` elementwise (as [`less`]).
+    fn greater_equal(a, b) Comparison (NO_ORDER) [GreaterEqual] => order::<GreaterEqual>;
+    /// `a and b` elementwise, on truthiness (non-zero is true); a bool
+    /// result.
+    ///
+    /// ```
+    /// use dynd::{Array, compute};
+    /// let a = Array::from(vec![0i32, 2, 3]);
+    /// let b = Array::from(vec![1.5f64, 0.0, -1.0]);
+    /// assert_eq!(compute::logical_and(&a, &b).unwrap().to_json(), "[false,false,true]");
+    /// ```
+    fn logical_and(a, b) Logical => |c| with_native!(c, |T| core::<Binary<T, And>>());
+    /// `a or b` elementwise, on truthiness; a bool result.
+    fn logical_or(a, b) Logical => |c| with_native!(c, |T| core::<Binary<T, Or>>());
 }
 
-/// `logical_or`'s kernel for `c`.
-pub(crate) fn logical_or(c: BuiltinType) -> Option<CoreKernel> {
-    with_native!(c, |T| core::<Binary<T, Or>>())
-}
+/// What ordering a complex number is refused with.
+const NO_ORDER: &str = ": complex numbers have no order (equal and not_equal work)";
 
 // ------------------------------------------------------------------- text
 
@@ -169,7 +197,13 @@ pub(crate) struct TextCompare<C> {
 }
 
 impl<C: Cmp> TextCompare<C> {
-    pub(crate) fn new(name: &str, tp: Type) -> TextCompare<C> {
+    /// The callable comparing two `tp` values (string or bytes) by `C`,
+    /// named `name`.
+    pub(crate) fn callable(name: &str, tp: Type) -> Callable {
+        Callable::new(TextCompare::<C>::new(name, tp))
+    }
+
+    fn new(name: &str, tp: Type) -> TextCompare<C> {
         let sig = Type::callable(CallableSignature {
             positional: vec![tp.clone(), tp.clone()],
             keywords: Vec::new(),

@@ -6,8 +6,7 @@
 //! (principal branches). float16 computes in float32 and rounds. Bool and
 //! integer arguments compute in float64 (see [`super::promote::inexact`]).
 
-use super::kernels::{Binary, BinaryOp, CoreKernel, Unary, UnaryOp, core};
-use crate::types::BuiltinType;
+use super::kernels::{Binary, BinaryOp, Unary, UnaryOp, core};
 use crate::{for_each_native, with_native};
 use num_complex::Complex;
 
@@ -116,31 +115,35 @@ macro_rules! by_type {
     };
 }
 
-/// The kernels of the one-argument functions for `c` (a float or complex).
-pub(crate) fn sqrt(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Unary, Sqrt, c)
-}
-/// `exp`.
-pub(crate) fn exp(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Unary, Exp, c)
-}
-/// `log` (natural).
-pub(crate) fn log(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Unary, Log, c)
-}
-/// `sin`.
-pub(crate) fn sin(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Unary, Sin, c)
-}
-/// `cos`.
-pub(crate) fn cos(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Unary, Cos, c)
-}
-/// `tan`.
-pub(crate) fn tan(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Unary, Tan, c)
-}
-/// `pow`.
-pub(crate) fn pow(c: BuiltinType) -> Option<CoreKernel> {
-    by_type!(Binary, Pow, c)
+functions! {
+    /// Square root (bool and integers compute in float64; `sqrt(-1.0)` is
+    /// NaN, complex arguments take the principal root).
+    ///
+    /// ```
+    /// use dynd::{Array, compute};
+    /// let a = Array::from(vec![4i32, 9]);
+    /// assert_eq!(compute::sqrt(&a).unwrap().to_json(), "[2.0,3.0]");
+    /// ```
+    fn sqrt(a) Math => |c| by_type!(Unary, Sqrt, c);
+    /// `e^a` (bool and integers compute in float64).
+    fn exp(a) Math => |c| by_type!(Unary, Exp, c);
+    /// Natural logarithm (bool and integers compute in float64; `log(0.0)`
+    /// is -inf).
+    fn log(a) Math => |c| by_type!(Unary, Log, c);
+    /// Sine (bool and integers compute in float64).
+    fn sin(a) Math => |c| by_type!(Unary, Sin, c);
+    /// Cosine (bool and integers compute in float64).
+    fn cos(a) Math => |c| by_type!(Unary, Cos, c);
+    /// Tangent (bool and integers compute in float64).
+    fn tan(a) Math => |c| by_type!(Unary, Tan, c);
+    /// `a` to the power `b`, in floats: bool and integer arguments compute
+    /// in float64.
+    ///
+    /// ```
+    /// use dynd::{Array, compute};
+    /// let a = Array::from(vec![2i32, 3]);
+    /// let b = Array::from(2i32);
+    /// assert_eq!(compute::pow(&a, &b).unwrap().to_json(), "[4.0,9.0]");
+    /// ```
+    fn pow(a, b) Math => |c| by_type!(Binary, Pow, c);
 }

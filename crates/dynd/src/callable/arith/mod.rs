@@ -117,6 +117,49 @@
 //! plain slice loop when the data is contiguous and aligned (or an operand
 //! is broadcast), which LLVM vectorises.
 
+/// Declares a family's functions: for each, its doc, name and arguments,
+/// its [`Kind`], optionally a note for the types it is not defined for, and
+/// the same-type kernel per compute type (`|c| -> Option<CoreKernel>`);
+/// comparisons also name their [`compare::Cmp`]. It makes the family's
+/// `FUNCTIONS` table (which the registry and [`functions`] read) and its
+/// `faces` module, the functions on arrays that [`crate::compute`]
+/// re-exports. Adding a function to a family is one entry here, in the
+/// family's file, beside its scalar operation.
+macro_rules! functions {
+    ($(
+        $(#[$doc:meta])*
+        fn $name:ident($($arg:ident),+) $kind:ident $(($note:expr))? $([$cmp:ty])? => $core:expr;
+    )*) => {
+        pub(super) const FUNCTIONS: &[super::Function] = &[$(
+            super::Function {
+                name: stringify!($name),
+                arity: [$(stringify!($arg)),+].len(),
+                kind: super::Kind::$kind,
+                note: functions!(@note $($note)?),
+                core: $core,
+                text: functions!(@text $($cmp)?),
+            },
+        )*];
+
+        /// This family's functions on arrays ([`crate::compute`] re-exports
+        /// them): each calls the callable registered under its name.
+        pub mod faces {
+            use crate::array::Array;
+            use crate::error::Result;
+            $(
+                $(#[$doc])*
+                pub fn $name($($arg: &Array),+) -> Result<Array> {
+                    crate::callable::lookup(stringify!($name))?.call(&[$($arg),+])
+                }
+            )*
+        }
+    };
+    (@note) => { "" };
+    (@note $note:expr) => { $note };
+    (@text) => { None };
+    (@text $cmp:ty) => { Some(super::compare::TextCompare::<$cmp>::callable) };
+}
+
 mod binary;
 mod compare;
 mod kernels;
@@ -130,6 +173,15 @@ pub use promote::{
     safe_cast, short_name,
 };
 pub(crate) use unary::Truthy;
+
+/// The functions of this family on arrays, re-exported by
+/// [`crate::compute`] (`compute::add`, `compute::sqrt`, ...).
+pub mod faces {
+    pub use super::binary::faces::*;
+    pub use super::compare::faces::*;
+    pub use super::math::faces::*;
+    pub use super::unary::faces::*;
+}
 
 /// The scalar operations behind the arithmetic callables, for code that
 /// computes on Rust values with the same semantics (dynd-ops does): one
@@ -168,221 +220,112 @@ use kernels::CoreKernel;
 use std::collections::BTreeMap;
 use std::pin::Pin;
 
-/// The functions of this family.
+/// How a function's compute and result types follow from its arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Op {
-    /// `a + b`.
-    Add,
-    /// `a - b`.
-    Subtract,
-    /// `a * b`.
-    Multiply,
-    /// `a / b` (integers truncate).
-    Divide,
-    /// `a % b` (sign of the dividend).
-    Modulo,
-    /// `-a`.
-    Negative,
-    /// `|a|`.
-    Abs,
-    /// `a < b`.
-    Less,
-    /// `a <= b`.
-    LessEqual,
-    /// `a == b`.
-    Equal,
-    /// `a != b`.
-    NotEqual,
-    /// `a > b`.
-    Greater,
-    /// `a >= b`.
-    GreaterEqual,
-    /// `a and b` (truthiness).
-    LogicalAnd,
-    /// `a or b` (truthiness).
-    LogicalOr,
-    /// `not a` (truthiness).
-    LogicalNot,
-    /// Square root.
-    Sqrt,
-    /// `e^a`.
-    Exp,
-    /// Natural logarithm.
-    Log,
-    /// Sine.
-    Sin,
-    /// Cosine.
-    Cos,
-    /// Tangent.
-    Tan,
-    /// `a^b`.
-    Pow,
+pub enum Kind {
+    /// Computes in the arguments' common type and gives it (`add`, `abs`).
+    Arithmetic,
+    /// Computes in the common type made inexact ([`inexact`]: float64 for
+    /// bool and integers) and gives it (`sqrt`, `pow`).
+    Math,
+    /// Compares in the common type and gives bool; registered as an
+    /// overload set with string and bytes ([`comparison_overloads`]).
+    Comparison,
+    /// Takes truthiness in the common type and gives bool (`logical_and`).
+    Logical,
 }
 
-impl Op {
-    /// Every function, in registration order.
-    pub const ALL: [Op; 23] = [
-        Op::Add,
-        Op::Subtract,
-        Op::Multiply,
-        Op::Divide,
-        Op::Modulo,
-        Op::Negative,
-        Op::Abs,
-        Op::Less,
-        Op::LessEqual,
-        Op::Equal,
-        Op::NotEqual,
-        Op::Greater,
-        Op::GreaterEqual,
-        Op::LogicalAnd,
-        Op::LogicalOr,
-        Op::LogicalNot,
-        Op::Sqrt,
-        Op::Exp,
-        Op::Log,
-        Op::Sin,
-        Op::Cos,
-        Op::Tan,
-        Op::Pow,
-    ];
+/// One function of this family: what the registry, the callable and the
+/// `compute` face are made from (each family's file declares its own).
+#[derive(Debug)]
+pub struct Function {
+    name: &'static str,
+    arity: usize,
+    kind: Kind,
+    /// What the "not defined" error adds for non-bool types without a
+    /// kernel (`": complex numbers have no remainder"`).
+    note: &'static str,
+    /// The same-type kernel for a compute type, if the function has one.
+    core: fn(BuiltinType) -> Option<CoreKernel>,
+    /// Comparisons: the callable comparing two `string`s (or `bytes`).
+    text: Option<fn(&str, Type) -> Callable>,
+}
 
+/// Every function of this family, family by family.
+pub fn functions() -> impl Iterator<Item = &'static Function> {
+    [
+        binary::FUNCTIONS,
+        unary::FUNCTIONS,
+        compare::FUNCTIONS,
+        math::FUNCTIONS,
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// The function registered as `name`, if it is one of these.
+pub fn function(name: &str) -> Option<&'static Function> {
+    functions().find(|f| f.name == name)
+}
+
+impl Function {
     /// Its registered name (`"add"`, `"less_equal"`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Add => "add",
-            Op::Subtract => "subtract",
-            Op::Multiply => "multiply",
-            Op::Divide => "divide",
-            Op::Modulo => "modulo",
-            Op::Negative => "negative",
-            Op::Abs => "abs",
-            Op::Less => "less",
-            Op::LessEqual => "less_equal",
-            Op::Equal => "equal",
-            Op::NotEqual => "not_equal",
-            Op::Greater => "greater",
-            Op::GreaterEqual => "greater_equal",
-            Op::LogicalAnd => "logical_and",
-            Op::LogicalOr => "logical_or",
-            Op::LogicalNot => "logical_not",
-            Op::Sqrt => "sqrt",
-            Op::Exp => "exp",
-            Op::Log => "log",
-            Op::Sin => "sin",
-            Op::Cos => "cos",
-            Op::Tan => "tan",
-            Op::Pow => "pow",
-        }
-    }
-
-    /// The function named `name`, if it is one of these.
-    pub fn from_name(name: &str) -> Option<Op> {
-        Op::ALL.into_iter().find(|op| op.name() == name)
+    pub fn name(&self) -> &'static str {
+        self.name
     }
 
     /// Its number of arguments.
-    pub fn arity(self) -> usize {
-        match self {
-            Op::Negative
-            | Op::Abs
-            | Op::LogicalNot
-            | Op::Sqrt
-            | Op::Exp
-            | Op::Log
-            | Op::Sin
-            | Op::Cos
-            | Op::Tan => 1,
-            _ => 2,
-        }
+    pub fn arity(&self) -> usize {
+        self.arity
+    }
+
+    /// How its types follow from its arguments.
+    pub fn kind(&self) -> Kind {
+        self.kind
     }
 
     /// `true` for the six comparisons.
-    pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            Op::Less | Op::LessEqual | Op::Equal | Op::NotEqual | Op::Greater | Op::GreaterEqual
-        )
+    pub fn is_comparison(&self) -> bool {
+        self.kind == Kind::Comparison
     }
 
-    /// `true` for the functions that compute in a float or complex type
-    /// (sqrt, exp, log, sin, cos, tan, pow).
-    pub fn is_math(self) -> bool {
-        matches!(
-            self,
-            Op::Sqrt | Op::Exp | Op::Log | Op::Sin | Op::Cos | Op::Tan | Op::Pow
-        )
-    }
-
-    /// The same-type kernel for compute type `c`, if this function has one.
-    fn core(self, c: BuiltinType) -> Option<CoreKernel> {
-        use compare::{Equal, Greater, GreaterEqual, Less, LessEqual, NotEqual};
-        match self {
-            Op::Add => binary::add(c),
-            Op::Subtract => binary::subtract(c),
-            Op::Multiply => binary::multiply(c),
-            Op::Divide => binary::divide(c),
-            Op::Modulo => binary::modulo(c),
-            Op::Negative => unary::negative(c),
-            Op::Abs => unary::abs(c),
-            Op::Less => compare::order::<Less>(c),
-            Op::LessEqual => compare::order::<LessEqual>(c),
-            Op::Equal => compare::equality::<Equal>(c),
-            Op::NotEqual => compare::equality::<NotEqual>(c),
-            Op::Greater => compare::order::<Greater>(c),
-            Op::GreaterEqual => compare::order::<GreaterEqual>(c),
-            Op::LogicalAnd => compare::logical_and(c),
-            Op::LogicalOr => compare::logical_or(c),
-            Op::LogicalNot => unary::logical_not(c),
-            Op::Sqrt => math::sqrt(c),
-            Op::Exp => math::exp(c),
-            Op::Log => math::log(c),
-            Op::Sin => math::sin(c),
-            Op::Cos => math::cos(c),
-            Op::Tan => math::tan(c),
-            Op::Pow => math::pow(c),
-        }
+    /// `true` for the functions that compute in a float or complex type.
+    pub fn is_math(&self) -> bool {
+        self.kind == Kind::Math
     }
 
     /// Why this function has no kernel for `c`.
-    fn undefined(self, c: BuiltinType) -> Error {
-        let why = match (self, c) {
-            (_, BuiltinType::Bool) => {
+    fn undefined(&self, c: BuiltinType) -> Error {
+        let why = match c {
+            BuiltinType::Bool => {
                 "; NumPy rejects it too — cast to an integer type, or use a logical function"
             }
-            (Op::Modulo, _) => ": complex numbers have no remainder",
-            (_, _) if self.is_comparison() => {
-                ": complex numbers have no order (equal and not_equal work)"
-            }
-            _ => "",
+            _ => self.note,
         };
         Error::type_error(format!(
             "{} is not defined for {c} arguments{why}",
-            self.name()
+            self.name
         ))
     }
 }
 
-impl std::fmt::Display for Op {
+impl std::fmt::Display for Function {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        f.write_str(self.name)
     }
 }
 
 /// One function of this family on numbers.
 struct Arith {
-    op: Op,
+    op: &'static Function,
     sig: Type,
 }
 
 impl Arith {
-    fn new(op: Op) -> Arith {
-        let ret = if op.is_comparison()
-            || matches!(op, Op::LogicalAnd | Op::LogicalOr | Op::LogicalNot)
-        {
-            Type::bool()
-        } else {
-            Type::any()
+    fn new(op: &'static Function) -> Arith {
+        let ret = match op.kind {
+            Kind::Comparison | Kind::Logical => Type::bool(),
+            Kind::Arithmetic | Kind::Math => Type::any(),
         };
         let sig = Type::callable(CallableSignature {
             positional: vec![Type::any(); op.arity()],
@@ -437,7 +380,7 @@ impl Arith {
         if op.is_math() {
             c = inexact(c);
         }
-        let k = op.core(c).ok_or_else(|| op.undefined(c))?;
+        let k = (op.core)(c).ok_or_else(|| op.undefined(c))?;
         Ok((c, k))
     }
 }
@@ -482,7 +425,7 @@ impl CallableImpl for Arith {
 /// The callable of `op` on numbers alone (no string overloads): what
 /// [`crate::callable::lookup`] gives for the functions that are not
 /// comparisons, and the numeric overload of the comparisons.
-pub fn numeric(op: Op) -> Callable {
+pub fn numeric(op: &'static Function) -> Callable {
     Callable::new(Arith::new(op))
 }
 
@@ -493,10 +436,10 @@ pub fn numeric(op: Op) -> Callable {
 ///
 /// ```
 /// use dynd::Array;
-/// use dynd::callable::{Callable, arith::{Op, comparison_overloads}};
+/// use dynd::callable::{Callable, arith::{comparison_overloads, function}};
 ///
 /// // Compare int32 values by absolute value.
-/// let mut set = comparison_overloads(Op::Less).unwrap();
+/// let mut set = comparison_overloads(function("less").unwrap()).unwrap();
 /// set.add(Callable::from_fn2("abs_less", |a: i32, b: i32| a.abs() < b.abs())).unwrap();
 /// let less = set.build();
 /// let a = Array::from(vec![-3i32, 1]);
@@ -509,34 +452,22 @@ pub fn numeric(op: Op) -> Callable {
 /// ```
 ///
 /// Errors: `InvalidArgument` when `op` is not a comparison.
-pub fn comparison_overloads(op: Op) -> Result<DispatchBuilder> {
-    use compare::{Equal, Greater, GreaterEqual, Less, LessEqual, NotEqual, TextCompare};
-    if !op.is_comparison() {
+pub fn comparison_overloads(op: &'static Function) -> Result<DispatchBuilder> {
+    let Some(text) = op.text.filter(|_| op.is_comparison()) else {
         return Err(Error::invalid_argument(format!(
             "{op} is not a comparison (less, less_equal, equal, not_equal, greater, greater_equal)"
         )));
-    }
-    let name = op.name();
-    let text = |tp: Type| -> Callable {
-        match op {
-            Op::Less => Callable::new(TextCompare::<Less>::new(name, tp)),
-            Op::LessEqual => Callable::new(TextCompare::<LessEqual>::new(name, tp)),
-            Op::Equal => Callable::new(TextCompare::<Equal>::new(name, tp)),
-            Op::NotEqual => Callable::new(TextCompare::<NotEqual>::new(name, tp)),
-            Op::Greater => Callable::new(TextCompare::<Greater>::new(name, tp)),
-            _ => Callable::new(TextCompare::<GreaterEqual>::new(name, tp)),
-        }
     };
-    let mut set = DispatchBuilder::new(name);
+    let mut set = DispatchBuilder::new(op.name);
     set.add(numeric(op))?
-        .add(text(Type::string()))?
-        .add(text(Type::bytes()))?;
+        .add(text(op.name, Type::string()))?
+        .add(text(op.name, Type::bytes()))?;
     Ok(set)
 }
 
 /// The callable registered for `op`: [`comparison_overloads`] built for
 /// the comparisons, [`numeric`] for the rest.
-pub fn callable(op: Op) -> Callable {
+pub fn callable(op: &'static Function) -> Callable {
     if op.is_comparison() {
         // The built-in overloads never overlap ambiguously (a unit test
         // checks); fall back to numbers alone if that were ever broken.
@@ -548,8 +479,8 @@ pub fn callable(op: Op) -> Callable {
 
 /// Registers this family's built-in callables.
 pub(crate) fn register(map: &mut BTreeMap<String, Callable>) {
-    for op in Op::ALL {
-        map.insert(op.name().to_string(), callable(op));
+    for op in functions() {
+        map.insert(op.name.to_string(), callable(op));
     }
 }
 
@@ -559,28 +490,37 @@ mod tests {
 
     #[test]
     fn comparison_overload_sets_build() {
-        for op in Op::ALL.into_iter().filter(|op| op.is_comparison()) {
+        let comparisons: Vec<_> = functions().filter(|op| op.is_comparison()).collect();
+        assert_eq!(comparisons.len(), 6);
+        for op in comparisons {
             comparison_overloads(op).unwrap();
         }
-        assert!(comparison_overloads(Op::Add).is_err());
+        assert!(comparison_overloads(function("add").unwrap()).is_err());
     }
 
     #[test]
-    fn names_round_trip() {
-        for op in Op::ALL {
-            assert_eq!(Op::from_name(op.name()), Some(op));
+    fn names_are_unique_and_found() {
+        let names: Vec<&str> = functions().map(|f| f.name()).collect();
+        assert_eq!(names.len(), 23);
+        for (i, name) in names.iter().enumerate() {
+            assert!(!names[..i].contains(name), "{name} twice");
+            assert!(std::ptr::eq(
+                function(name).unwrap(),
+                functions().nth(i).unwrap()
+            ));
         }
+        assert!(function("hypot").is_none());
     }
 
     #[test]
     fn every_op_has_kernels_for_its_compute_types() {
         // Every (op, type) the resolver can reach has a kernel or a Type
         // error; math functions always have one.
-        for op in Op::ALL {
+        for op in functions() {
             for &a in NUMERIC.iter() {
                 let args: Vec<Type> = vec![Type::builtin(a); op.arity()];
                 let r = Arith::new(op).plan(&args);
-                if op.is_math() || matches!(op, Op::Add | Op::Multiply | Op::Abs) {
+                if op.is_math() || ["add", "multiply", "abs"].contains(&op.name()) {
                     assert!(r.is_ok(), "{op} {a}");
                 }
                 if let Err(e) = r {

@@ -8,8 +8,8 @@
 //! | complex | both parts negated | the magnitude `hypot(re, im)`, a real of the part type | `re != 0 or im != 0` |
 //! | bool | none (a `Type` error, as NumPy) | the value | the value |
 
-use super::kernels::{CoreKernel, Unary, UnaryOp, core};
-use crate::types::{BuiltinType, NativeType};
+use super::kernels::{Unary, UnaryOp, core};
+use crate::types::NativeType;
 use crate::{for_each_native, with_native};
 use num_complex::{Complex, ComplexFloat};
 
@@ -151,17 +151,22 @@ impl UnaryOp<bool> for Abs {
     }
 }
 
-/// `negative`'s kernel for `c` (not bool).
-pub(crate) fn negative(c: BuiltinType) -> Option<CoreKernel> {
-    with_native!(c, signed unsigned half ieee complex => |T| core::<Unary<T, Negative>>())
-}
-
-/// `abs`'s kernel for `c`.
-pub(crate) fn abs(c: BuiltinType) -> Option<CoreKernel> {
-    with_native!(c, |T| core::<Unary<T, Abs>>())
-}
-
-/// `logical_not`'s kernel for `c`.
-pub(crate) fn logical_not(c: BuiltinType) -> Option<CoreKernel> {
-    with_native!(c, |T| core::<Unary<T, LogicalNot>>())
+functions! {
+    /// `-a` elementwise (integers wrap: `-MIN` is `MIN`; not bool).
+    fn negative(a) Arithmetic => |c| {
+        with_native!(c, signed unsigned half ieee complex => |T| core::<Unary<T, Negative>>())
+    };
+    /// `|a|` elementwise (integers wrap: `abs(MIN)` is `MIN`); a complex
+    /// number gives its magnitude as a real of its part type.
+    ///
+    /// ```
+    /// use dynd::{Array, compute};
+    /// let a = Array::from_json("2 * complex[float64]", "[[3, 4], [0, -2]]").unwrap();
+    /// let m = compute::abs(&a).unwrap();
+    /// assert_eq!(m.tp().to_string(), "2 * float64");
+    /// assert_eq!(m.to_json(), "[5.0,2.0]");
+    /// ```
+    fn abs(a) Arithmetic => |c| with_native!(c, |T| core::<Unary<T, Abs>>());
+    /// `not a` elementwise, on truthiness; a bool result.
+    fn logical_not(a) Logical => |c| with_native!(c, |T| core::<Unary<T, LogicalNot>>());
 }
