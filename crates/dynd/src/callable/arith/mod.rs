@@ -501,7 +501,6 @@ mod tests {
     #[test]
     fn names_are_unique_and_found() {
         let names: Vec<&str> = functions().map(|f| f.name()).collect();
-        assert_eq!(names.len(), 23);
         for (i, name) in names.iter().enumerate() {
             assert!(!names[..i].contains(name), "{name} twice");
             assert!(std::ptr::eq(
