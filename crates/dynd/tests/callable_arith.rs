@@ -216,7 +216,9 @@ fn result_types_of_every_function_for_every_pair() {
             let want: Option<BuiltinType> = match op.name() {
                 "add" | "multiply" => Some(c),
                 "subtract" | "divide" | "negative" => (c != Bool).then_some(c),
-                "modulo" => (c != Bool && !c.is_complex()).then_some(c),
+                "modulo" | "floor_divide" | "remainder" => {
+                    (c != Bool && !c.is_complex()).then_some(c)
+                }
                 "abs" => Some(match c {
                     Complex64 => Float32,
                     Complex128 => Float64,
@@ -319,6 +321,69 @@ fn integer_division_truncates_and_zero_is_an_error() {
     assert_eq!(r.to_json(), "[Infinity,-Infinity,NaN]");
     let r = func::modulo(&a("2 * float64", "[-7.5, 7.5]"), &a("float64", "2")).unwrap();
     assert_eq!(r.to_json(), "[-1.5,1.5]");
+}
+
+#[test]
+fn floor_divide_and_remainder_match_numpy() {
+    // Integers: the quotient rounds down, the remainder takes the
+    // divisor's sign, and a // b * b + a % b == a.
+    let x = a("6 * int8", "[7, -7, 7, -7, -128, 0]");
+    let y = a("6 * int8", "[2, 2, -2, -2, 3, -5]");
+    let q = func::floor_divide(&x, &y).unwrap();
+    let r = func::remainder(&x, &y).unwrap();
+    assert_eq!(q.to_json(), "[3,-4,-4,3,-43,0]");
+    assert_eq!(r.to_json(), "[1,1,-1,-1,1,0]");
+    let back = func::add(&func::multiply(&q, &y).unwrap(), &r).unwrap();
+    assert_eq!(back.to_json(), x.to_json());
+    let u = func::floor_divide(&a("2 * uint8", "[7, 200]"), &a("2 * uint8", "[2, 7]")).unwrap();
+    assert_eq!(u.to_json(), "[3,28]");
+    let u = func::remainder(&a("2 * uint8", "[7, 200]"), &a("2 * uint8", "[2, 7]")).unwrap();
+    assert_eq!(u.to_json(), "[1,4]");
+
+    // A zero divisor is an error; MIN // -1 overflows; MIN % -1 is 0.
+    let zero = a("6 * int8", "[1, 1, 1, 0, 1, 1]");
+    let e = func::floor_divide(&x, &zero).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(e.message(), "int8 division by zero: -7 // 0");
+    let e = func::remainder(&x, &zero).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(e.message(), "int8 division by zero: -7 % 0");
+    let (min, m1) = (a("int8", "-128"), a("int8", "-1"));
+    let e = func::floor_divide(&min, &m1).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Overflow);
+    assert!(e.message().contains("-128 // -1"), "{e}");
+    assert_eq!(func::remainder(&min, &m1).unwrap().to_json(), "0");
+
+    // Floats: NumPy 2.4's np.floor_divide / np.remainder on these pairs,
+    // special values and signed zeros included.
+    let x = a(
+        "15 * float64",
+        "[7, -7, 7, -7, 0, -0.0, 5, -5, 0, Infinity, 2, -2, NaN, 5.5, -1e-20]",
+    );
+    let y = a(
+        "15 * float64",
+        "[2, 2, -2, -2, -3, 3, 0, 0, 0, 2, Infinity, Infinity, 1, 0.5, 1]",
+    );
+    assert_eq!(
+        func::floor_divide(&x, &y).unwrap().to_json(),
+        "[3.0,-4.0,-4.0,3.0,-0.0,-0.0,Infinity,-Infinity,NaN,NaN,0.0,-1.0,NaN,11.0,-1.0]"
+    );
+    assert_eq!(
+        func::remainder(&x, &y).unwrap().to_json(),
+        "[1.0,1.0,-1.0,-1.0,-0.0,0.0,NaN,NaN,NaN,NaN,2.0,Infinity,NaN,0.0,1.0]"
+    );
+    // float16 through float32; bool and complex have neither.
+    let h = func::floor_divide(&a("2 * float16", "[7, -7]"), &a("float16", "2")).unwrap();
+    assert_eq!(
+        show(&h),
+        ("2 * float16".to_string(), "[3.0,-4.0]".to_string())
+    );
+    for (tp, v) in [("bool", "true"), ("complex[float64]", "[1, 1]")] {
+        for f in [func::floor_divide, func::remainder] {
+            let e = f(&a(tp, v), &a(tp, v)).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Type, "{tp}: {e}");
+        }
+    }
 }
 
 #[test]
@@ -895,12 +960,14 @@ fn every_function_is_registered_and_has_a_face() {
     }
     let x = a("2 * float64", "[1, 4]");
     let y = a("2 * int32", "[2, 2]");
-    let faces2: [(&str, Face2); 14] = [
+    let faces2: [(&str, Face2); 16] = [
         ("add", func::add),
         ("subtract", func::subtract),
         ("multiply", func::multiply),
         ("divide", func::divide),
         ("modulo", func::modulo),
+        ("floor_divide", func::floor_divide),
+        ("remainder", func::remainder),
         ("less", func::less),
         ("less_equal", func::less_equal),
         ("equal", func::equal),

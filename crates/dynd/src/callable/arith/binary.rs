@@ -9,6 +9,14 @@
 //!
 //! float16 computes in float32 and rounds once; float32's 24 bits are
 //! enough for that to be the correctly rounded float16 result.
+//!
+//! floor_divide and remainder are NumPy's `//` and `%`: the quotient
+//! rounded toward negative infinity, and the remainder with the divisor's
+//! sign, so that `floor_divide(a, b) * b + remainder(a, b) == a`. On
+//! integers a zero divisor is an `InvalidArgument` error and `MIN // -1` an
+//! `Overflow` error (NumPy gives 0 and `MIN` with a warning); on floats they
+//! follow NumPy's `divmod` exactly (`5.0 // 0.0` is inf, `-2.0 % inf` is
+//! inf, signed zeros kept). Not for bool or complex.
 
 use super::kernels::{Binary, BinaryOp, core};
 use crate::error::Error;
@@ -25,6 +33,10 @@ pub struct Multiply;
 pub struct Divide;
 /// `a % b`.
 pub struct Modulo;
+/// `a // b`: the quotient rounded toward negative infinity.
+pub struct FloorDivide;
+/// `a mod b` with the sign of the divisor (NumPy's `%`).
+pub struct Remainder;
 
 fn by_zero(t: BuiltinType, a: impl std::fmt::Display, op: &str) -> Error {
     Error::invalid_argument(format!("{t} division by zero: {a} {op} 0"))
@@ -101,10 +113,109 @@ macro_rules! fmod {
 }
 for_each_native!(ieee => fmod);
 
+/// Floor division and the divisor-signed remainder of integers: the
+/// truncating result, moved one step down (or by one divisor) when the
+/// remainder is non-zero and its sign differs from the divisor's.
+macro_rules! int_floor {
+    ($($t:ty),*) => {$(
+        impl BinaryOp<$t> for FloorDivide {
+            type Out = $t;
+            const CHECKED: bool = true;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t {
+                let (q, r) = (a.checked_div(b).unwrap_or(0), a.checked_rem(b).unwrap_or(0));
+                #[allow(unused_comparisons)]
+                let down = (r != 0) & ((r < 0) != (b < 0));
+                q.wrapping_sub(down as $t)
+            }
+            #[inline(always)]
+            fn bad(a: $t, b: $t) -> bool {
+                <Divide as BinaryOp<$t>>::bad(a, b)
+            }
+            fn error(a: $t, b: $t) -> Error {
+                let t = <$t as NativeType>::TYPE;
+                if b == 0 {
+                    by_zero(t, a, "//")
+                } else {
+                    Error::overflow(format!("{t} floor division overflows: {a} // {b} is out of range for {t}"))
+                }
+            }
+        }
+        impl BinaryOp<$t> for Remainder {
+            type Out = $t;
+            const CHECKED: bool = true;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t {
+                let r = a.checked_rem(b).unwrap_or(0);
+                #[allow(unused_comparisons)]
+                let shift = (r != 0) & ((r < 0) != (b < 0));
+                if shift { r.wrapping_add(b) } else { r }
+            }
+            #[inline(always)]
+            fn bad(_a: $t, b: $t) -> bool { b == 0 }
+            fn error(a: $t, _b: $t) -> Error { by_zero(<$t as NativeType>::TYPE, a, "%") }
+        }
+    )*};
+}
+for_each_native!(signed unsigned => int_floor);
+
+/// NumPy's `divmod` of two floats: `(floor quotient, divisor-signed
+/// remainder)`, special values and signed zeros as NumPy gives them.
+macro_rules! float_divmod {
+    ($($t:ty),*) => {$(
+        impl FloatDivmod for $t {
+            #[inline(always)]
+            fn divmod(a: $t, b: $t) -> ($t, $t) {
+                let mut m = a % b;
+                if b == 0.0 {
+                    return (a / b, m);
+                }
+                let mut div = (a - m) / b;
+                if m != 0.0 {
+                    if (b < 0.0) != (m < 0.0) {
+                        m += b;
+                        div -= 1.0;
+                    }
+                } else {
+                    m = (0.0 as $t).copysign(b);
+                }
+                let floor = if div != 0.0 {
+                    let f = div.floor();
+                    if div - f > 0.5 { f + 1.0 } else { f }
+                } else {
+                    (0.0 as $t).copysign(a / b)
+                };
+                (floor, m)
+            }
+        }
+        same_type!($t; FloorDivide => |a, b| <$t>::divmod(a, b).0, Remainder => |a, b| <$t>::divmod(a, b).1);
+    )*};
+}
+
+/// Floats with NumPy's `divmod`.
+trait FloatDivmod: Sized {
+    fn divmod(a: Self, b: Self) -> (Self, Self);
+}
+for_each_native!(ieee => float_divmod);
+
 /// The 16-bit floats through float32, rounded once.
 macro_rules! half_via_f32 {
     ($($t:ty),*) => {$(
         half_via_f32!(@ $t; Add => +, Subtract => -, Multiply => *, Divide => /, Modulo => %);
+        impl BinaryOp<$t> for FloorDivide {
+            type Out = $t;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t {
+                <$t>::from_f32(f32::divmod(a.to_f32(), b.to_f32()).0)
+            }
+        }
+        impl BinaryOp<$t> for Remainder {
+            type Out = $t;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t {
+                <$t>::from_f32(f32::divmod(a.to_f32(), b.to_f32()).1)
+            }
+        }
     )*};
     (@ $t:ty; $($op:ty => $e:tt),*) => {$(
         impl BinaryOp<$t> for $op {
@@ -179,5 +290,32 @@ functions! {
     /// ```
     fn modulo(a, b) Arithmetic (": complex numbers have no remainder") => |c| {
         with_native!(c, signed unsigned half ieee => |T| core::<Binary<T, Modulo>>())
+    };
+    /// `a // b` elementwise (NumPy's `floor_divide`): the quotient rounded
+    /// toward negative infinity. Integer division by zero is an
+    /// `InvalidArgument` error and `MIN // -1` an `Overflow` error; floats
+    /// follow NumPy (`5.0 // 0.0` is inf). Real numbers only.
+    ///
+    /// ```
+    /// use dynd::{Array, compute};
+    /// let a = Array::from(vec![7i32, -7, 7]);
+    /// let b = Array::from(vec![2i32, 2, -2]);
+    /// assert_eq!(compute::floor_divide(&a, &b).unwrap().to_json(), "[3,-4,-4]");
+    /// ```
+    fn floor_divide(a, b) Arithmetic (": complex numbers have no floor") => |c| {
+        with_native!(c, signed unsigned half ieee => |T| core::<Binary<T, FloorDivide>>())
+    };
+    /// `a % b` elementwise with the divisor's sign (NumPy's `remainder`),
+    /// so `floor_divide(a, b) * b + remainder(a, b) == a`; integer
+    /// remainder by zero is an `InvalidArgument` error. Real numbers only.
+    ///
+    /// ```
+    /// use dynd::{Array, compute};
+    /// let a = Array::from(vec![7i32, -7, 7]);
+    /// let b = Array::from(vec![3i32, 3, -3]);
+    /// assert_eq!(compute::remainder(&a, &b).unwrap().to_json(), "[1,2,-2]");
+    /// ```
+    fn remainder(a, b) Arithmetic (": complex numbers have no remainder") => |c| {
+        with_native!(c, signed unsigned half ieee => |T| core::<Binary<T, Remainder>>())
     };
 }
