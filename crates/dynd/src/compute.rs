@@ -23,7 +23,7 @@
 //!
 //! | family | functions |
 //! |---|---|
-//! | arithmetic | [`add`], [`subtract`], [`multiply`], [`divide`], [`modulo`], [`pow`], [`negative`], [`abs`] |
+//! | arithmetic | [`add`], [`subtract`], [`multiply`], [`divide`], [`modulo`], [`floor_divide`], [`remainder`], [`pow`], [`negative`], [`abs`] |
 //! | math | [`sqrt`], [`exp`], [`log`], [`sin`], [`cos`], [`tan`] |
 //! | comparison and logic | [`less`], [`less_equal`], [`equal`], [`not_equal`], [`greater`], [`greater_equal`], [`logical_and`], [`logical_or`], [`logical_not`] |
 //! | reductions | [`sum`], [`prod`], [`min`], [`max`], [`mean`], [`all`], [`any`] |

@@ -1,5 +1,6 @@
 //! Arithmetic, comparison, logical and math functions: `add`, `subtract`,
-//! `multiply`, `divide`, `modulo`, `negative`, `abs`; `less`,
+//! `multiply`, `divide`, `modulo`, `floor_divide`, `remainder`,
+//! `negative`, `abs`; `less`,
 //! `less_equal`, `equal`, `not_equal`, `greater`, `greater_equal`;
 //! `logical_and`, `logical_or`, `logical_not`; `sqrt`, `exp`, `log`,
 //! `sin`, `cos`, `tan`, `pow`. Each is registered under that name
@@ -57,7 +58,7 @@
 //!
 //! | function | computes in | result |
 //! |---|---|---|
-//! | add, subtract, multiply, divide, modulo | the common type | the common type |
+//! | add, subtract, multiply, divide, modulo, floor_divide, remainder | the common type | the common type |
 //! | negative | the argument's type | the same |
 //! | abs | the argument's type | the same; a complex gives its part type (c64 → float32) |
 //! | less ... greater_equal | the common type | bool |
@@ -116,6 +117,18 @@
 //! calls the same-type kernel on the buffers. Same-type kernels take a
 //! plain slice loop when the data is contiguous and aligned (or an operand
 //! is broadcast), which LLVM vectorises.
+//!
+//! # Adding a function
+//!
+//! One file: the family's (`binary.rs`, `unary.rs`, `compare.rs`,
+//! `math.rs`). Write the scalar operation — a type with a
+//! [`BinaryOp<T>`](ops::BinaryOp) or [`UnaryOp<T>`](ops::UnaryOp) impl for
+//! each type it takes — and one entry in that file's `functions!` block: its
+//! doc, name and arguments, its [`Kind`], and which compute types get a
+//! kernel (`with_native!(c, signed unsigned half ieee => |T| ...)`). The
+//! registry ([`crate::callable::lookup`], the CLI, `dynd_callable_lookup`),
+//! promotion, lifting, broadcasting and the `compute::` function all come
+//! from that entry (`floor_divide` and `remainder` were added this way).
 
 /// Declares a family's functions: for each, its doc, name and arguments,
 /// its [`Kind`], optionally a note for the types it is not defined for, and
