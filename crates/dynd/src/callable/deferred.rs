@@ -86,7 +86,6 @@ impl CallableImpl for DeferredCallable {
         offset: usize,
         args: KernelArgs<'_>,
     ) -> Result<usize> {
-        self.check_args(&args)?;
         let mut metas = Vec::with_capacity(1 + args.nsrc());
         metas.push(args.dst_meta);
         metas.extend_from_slice(args.src_metas);

@@ -65,10 +65,12 @@ pub trait CallableImpl: Send + Sync + 'static {
         args: KernelArgs<'_>,
     ) -> Result<usize>;
 
-    /// Checks the operands `instantiate` was given: one arrmeta pointer per
-    /// source type, source types [`CallableImpl::resolve`] accepts, and
-    /// `dst_tp` the type it gives for them. Implementations call it first;
-    /// the errors name the callable and what did not fit.
+    /// Checks the operands `instantiate` is to be given: one arrmeta pointer
+    /// per source type, source types [`CallableImpl::resolve`] accepts, and
+    /// `dst_tp` the type it gives for them; the errors name the callable and
+    /// what did not fit. [`Callable::instantiate`] calls it before
+    /// [`CallableImpl::instantiate`] (for a scalar callable, on the element
+    /// types the lifter reaches), so implementations need not check again.
     fn check_args(&self, args: &KernelArgs<'_>) -> Result<()> {
         check_operands(self.name(), args, |s| self.resolve(s))
     }
@@ -131,7 +133,9 @@ impl Callable {
             // SAFETY: the caller's promises.
             unsafe { elementwise::instantiate(self, ckb, offset, args) }
         } else {
-            // SAFETY: the caller's promises.
+            self.0.check_args(&args)?;
+            // SAFETY: the caller's promises; the types are ones resolve
+            // accepted (just checked).
             unsafe { self.0.instantiate(ckb, offset, args) }
         }
     }

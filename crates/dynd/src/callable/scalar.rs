@@ -110,7 +110,6 @@ macro_rules! fn_callable {
                 offset: usize,
                 args: KernelArgs<'_>,
             ) -> Result<usize> {
-                self.check_args(&args)?;
                 let k = FnKernel::<F, ($($a,)*), R> { f: self.f.clone(), _types: PhantomData };
                 // SAFETY: (1) `offset` is a free slot; the kernel has no
                 // children.

@@ -241,7 +241,6 @@ impl<C: Cmp> CallableImpl for TextCompare<C> {
         offset: usize,
         args: KernelArgs<'_>,
     ) -> Result<usize> {
-        self.check_args(&args)?;
         // SAFETY: (1) `offset` is free (CallableImpl::instantiate 1); the
         // kernel has no children.
         unsafe { ckb.emplace(offset, args.req, TextKernel::<C>(PhantomData)) }

@@ -418,7 +418,6 @@ impl CallableImpl for Arith {
         offset: usize,
         args: KernelArgs<'_>,
     ) -> Result<usize> {
-        self.check_args(&args)?;
         let (c, k) = self.plan(args.src_tps)?;
         // SAFETY: (1) and (2) of CallableImpl::instantiate are build's.
         unsafe {

@@ -419,9 +419,9 @@ impl CallableImpl for Reduction {
         offset: usize,
         args: KernelArgs<'_>,
     ) -> Result<usize> {
-        self.check_args(&args)?;
         let (dst_tp, dst_meta, req) = (args.dst_tp, args.dst_meta, args.req);
-        let (src_tp, src_meta) = (&args.src_tps[0], args.src_metas[0]);
+        args.check_counts(&self.name)?;
+        let (src_tp, src_meta) = (self.one(args.src_tps)?, args.src_metas[0]);
         let (_, reduced) = self.resolve_one(src_tp)?;
         // SAFETY: the caller's promise (2): valid arrmeta of both types.
         let dims = unsafe {
