@@ -174,6 +174,15 @@ impl<'a> AssignArgs<'a> {
     pub(crate) fn cannot_assign(&self) -> Error {
         cannot_assign(self.dst_tp, self.src_tp)
     }
+
+    /// A `Type` error for this pair, saying why: `cannot assign {src} to
+    /// {dst}: {why}`.
+    pub(crate) fn type_error(&self, why: impl std::fmt::Display) -> Error {
+        Error::type_error(format!(
+            "cannot assign {} to {}: {why}",
+            self.src_tp, self.dst_tp
+        ))
+    }
 }
 
 /// Builds the kernel `dst ← src` at `offset` for the request, and returns
@@ -227,9 +236,7 @@ pub(crate) unsafe fn make_assign(
 ) -> Result<usize> {
     let (dst_tp, src_tp) = (args.dst_tp, args.src_tp);
     if dst_tp.is_symbolic() || src_tp.is_symbolic() {
-        return Err(Error::type_error(format!(
-            "cannot assign {src_tp} to {dst_tp}: both types must be concrete"
-        )));
+        return Err(args.type_error("both types must be concrete"));
     }
     // SAFETY: (1) and (2) pass through to each family.
     unsafe {
@@ -263,16 +270,27 @@ pub(crate) unsafe fn make_assign(
 }
 
 /// A kernel of one source that hands each element on to one child
-/// assignment kernel (after checking it, or reading through it), which
-/// [`emplace_with_child`] builds in the slot just past it.
+/// assignment kernel, which [`emplace_with_child`] builds in the slot just
+/// past it: it looks at the source first (a missing value, a pointer to
+/// follow), then the child assigns, then it may check what the child wrote.
 pub(crate) trait WithChild: Send + Sync + 'static {
-    /// Computes one destination element from `src`, through `child`.
+    /// What the child assigns `dst` from: `src` itself or an element it
+    /// leads to, a readable element of the child's source type; `None` when
+    /// this kernel has written `dst` itself and the child does not run.
     ///
     /// # Safety
     /// 1. `dst` is a writable element and `src` a readable one, of the types
     ///    and arrmeta this kernel was built for.
-    /// 2. `child` is the child [`emplace_with_child`] built, for `Single`.
-    unsafe fn single(&self, child: KernelRef<'_>, dst: *mut u8, src: *const u8) -> Result<()>;
+    unsafe fn child_source(&self, dst: *mut u8, src: *const u8) -> Result<Option<*const u8>>;
+
+    /// Checks the element the child wrote; the default accepts any.
+    ///
+    /// # Safety
+    /// 1. `dst` is an element of the child's destination type, which the
+    ///    child has just written.
+    unsafe fn check_result(&self, _dst: *const u8) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A [`WithChild`] in the builder, with the offset of its child.
@@ -285,12 +303,17 @@ impl<K: WithChild> Kernel for OneChild<K> {
     const NSRC: usize = 1;
 
     unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+        // SAFETY: (Kernel::single 1) the elements, passed on.
+        let Some(child_src) = (unsafe { self.kernel.child_source(dst, src[0]) })? else {
+            return Ok(());
+        };
         // SAFETY: `self.child[0]` is this kernel's child offset (set by
-        // emplace_with_child, the only builder of a OneChild).
-        let child = unsafe { k.child(self.child[0]) };
-        // SAFETY: (Kernel::single 1) the elements; the child was built for
-        // Single in that slot.
-        unsafe { self.kernel.single(child, dst, src[0]) }
+        // emplace_with_child, the only builder of a OneChild), built for
+        // Single there; `child_src` is an element of its source type
+        // (child_source's promise) and `dst` of its destination type.
+        unsafe { k.child(self.child[0]).call_single(dst, &[child_src]) }?;
+        // SAFETY: the child has just written `dst`.
+        unsafe { self.kernel.check_result(dst) }
     }
 
     fn child_offsets(&self) -> &[usize] {

@@ -14,7 +14,7 @@
 
 use super::{AssignArgs, ErrorMode, WithChild, emplace_with_child};
 use crate::error::{Error, Result};
-use crate::kernels::{CKernelBuilder, KernelRef};
+use crate::kernels::CKernelBuilder;
 use crate::layout::StringData;
 use crate::layout::na;
 use crate::types::{BuiltinType, Type, TypeKind};
@@ -64,8 +64,8 @@ unsafe fn is_nan(b: BuiltinType, p: *const u8) -> bool {
 }
 
 impl WithChild for IntoOption {
-    unsafe fn single(&self, child: KernelRef<'_>, dst: *mut u8, src: *const u8) -> Result<()> {
-        // SAFETY: the source is data of the source type (WithChild::single 1).
+    unsafe fn child_source(&self, dst: *mut u8, src: *const u8) -> Result<Option<*const u8>> {
+        // SAFETY: the source is data of the source type (child_source 1).
         let missing = unsafe {
             match &self.missing {
                 Missing::Option(v) => na::is_na(v, src),
@@ -80,12 +80,16 @@ impl WithChild for IntoOption {
         };
         if missing {
             // SAFETY: the destination is writable data of the value type.
-            return unsafe { na::write_na(&self.value_tp, dst) };
+            unsafe { na::write_na(&self.value_tp, dst) }?;
+            return Ok(None);
         }
-        // SAFETY: the child was built for Single, value ← source
-        // (WithChild::single 2).
-        unsafe { child.call_single(dst, &[src]) }?;
-        // SAFETY: the destination now holds a value of the value type.
+        // The child assigns value ← source.
+        Ok(Some(src))
+    }
+
+    unsafe fn check_result(&self, dst: *const u8) -> Result<()> {
+        // SAFETY: the destination holds a value of the value type, which
+        // the child wrote (check_result 1).
         if self.check_marker && unsafe { na::is_na(&self.value_tp, dst) } {
             return Err(Error::overflow(format!(
                 "the value is the missing-value marker of {}, so it cannot be stored in it",
@@ -103,16 +107,16 @@ struct FromOption {
 }
 
 impl WithChild for FromOption {
-    unsafe fn single(&self, child: KernelRef<'_>, dst: *mut u8, src: *const u8) -> Result<()> {
-        // SAFETY: the source is `?U` data, laid out as U (WithChild::single 1).
+    unsafe fn child_source(&self, _dst: *mut u8, src: *const u8) -> Result<Option<*const u8>> {
+        // SAFETY: the source is `?U` data, laid out as U (child_source 1).
         if unsafe { na::is_na(&self.value_tp, src) } {
             return Err(Error::overflow(format!(
                 "a missing value cannot be assigned to {}",
                 self.dst_tp
             )));
         }
-        // SAFETY: the child was built for Single, T ← U (WithChild::single 2).
-        unsafe { child.call_single(dst, &[src]) }
+        // The child assigns T ← U from the same bytes.
+        Ok(Some(src))
     }
 }
 
@@ -125,11 +129,10 @@ pub(crate) unsafe fn make(
     offset: usize,
     args: AssignArgs<'_>,
 ) -> Result<usize> {
-    let (dst_tp, src_tp) = (args.dst_tp, args.src_tp);
     // An option's arrmeta is its value's, so the metas pass through.
-    match (dst_tp.option_value(), src_tp.option_value()) {
+    match (args.dst_tp.option_value(), args.src_tp.option_value()) {
         (Some(dv), sv) => {
-            let missing = match (sv, src_tp.kind(), dv.kind()) {
+            let missing = match (sv, args.src_tp.kind(), dv.kind()) {
                 (Some(v), _, _) => Missing::Option(v.clone()),
                 (None, TypeKind::String, _) if !super::is_text(dv) => Missing::Text,
                 (None, TypeKind::Builtin(b), TypeKind::Builtin(d))
@@ -142,13 +145,13 @@ pub(crate) unsafe fn make(
             let k = IntoOption {
                 missing,
                 value_tp: dv.clone(),
-                opt_tp: dst_tp.clone(),
+                opt_tp: args.dst_tp.clone(),
                 check_marker: args.mode != ErrorMode::NoCheck
                     && dv
                         .as_builtin()
                         .is_some_and(|b| !(b.is_float() || b.is_complex())),
             };
-            let child = args.child(dv, args.dst_meta, sv.unwrap_or(src_tp), args.src_meta);
+            let child = args.child(dv, args.dst_meta, sv.unwrap_or(args.src_tp), args.src_meta);
             // SAFETY: (1) `offset` is free; (2) option arrmeta is the value's
             // arrmeta.
             unsafe { emplace_with_child(ckb, offset, args.req, k, child) }
@@ -156,9 +159,9 @@ pub(crate) unsafe fn make(
         (None, Some(sv)) => {
             let k = FromOption {
                 value_tp: sv.clone(),
-                dst_tp: dst_tp.clone(),
+                dst_tp: args.dst_tp.clone(),
             };
-            let child = args.child(dst_tp, args.dst_meta, sv, args.src_meta);
+            let child = args.child(args.dst_tp, args.dst_meta, sv, args.src_meta);
             // SAFETY: (1) `offset` is free; (2) option arrmeta is the value's
             // arrmeta.
             unsafe { emplace_with_child(ckb, offset, args.req, k, child) }

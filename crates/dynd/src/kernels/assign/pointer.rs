@@ -4,7 +4,7 @@
 
 use super::{AssignArgs, WithChild, emplace_with_child};
 use crate::error::{Error, Result};
-use crate::kernels::{CKernelBuilder, KernelRef};
+use crate::kernels::CKernelBuilder;
 use crate::layout::PointerMeta;
 use crate::types::{Type, TypeKind};
 use std::mem::size_of;
@@ -17,8 +17,8 @@ struct Deref {
 }
 
 impl WithChild for Deref {
-    unsafe fn single(&self, child: KernelRef<'_>, dst: *mut u8, src: *const u8) -> Result<()> {
-        // SAFETY: the source is a pointer (WithChild::single 1).
+    unsafe fn child_source(&self, _dst: *mut u8, src: *const u8) -> Result<Option<*const u8>> {
+        // SAFETY: the source is a pointer (child_source 1).
         let p = unsafe { std::ptr::read_unaligned(src as *const *const u8) };
         if p.is_null() {
             return Err(Error::invalid_argument(format!(
@@ -26,11 +26,9 @@ impl WithChild for Deref {
                 self.src_tp
             )));
         }
-        let target = p.wrapping_offset(self.offset);
-        // SAFETY: a non-null pointer of a valid array points (after the
-        // arrmeta's offset) at the target type's data; the child was built
-        // for Single on it (WithChild::single 2).
-        unsafe { child.call_single(dst, &[target]) }
+        // A non-null pointer of a valid array points (after the arrmeta's
+        // offset) at the target type's data, which the child assigns from.
+        Ok(Some(p.wrapping_offset(self.offset)))
     }
 }
 

@@ -4,7 +4,7 @@
 //! (the counts must agree). Each field gets its own child kernel.
 
 use super::{AssignArgs, make_assign};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, kernel_size};
 use crate::types::TypeKind;
 use std::pin::Pin;
@@ -41,38 +41,29 @@ pub(crate) unsafe fn make(
     offset: usize,
     args: AssignArgs<'_>,
 ) -> Result<usize> {
-    let (dst_tp, src_tp) = (args.dst_tp, args.src_tp);
-    let (Some(df), Some(sf)) = (dst_tp.fields(), src_tp.fields()) else {
+    let (Some(df), Some(sf)) = (args.dst_tp.fields(), args.src_tp.fields()) else {
         return Err(args.cannot_assign());
     };
     let by_name = matches!(
-        (dst_tp.kind(), src_tp.kind()),
+        (args.dst_tp.kind(), args.src_tp.kind()),
         (TypeKind::Struct(_), TypeKind::Struct(_))
     );
     // For each destination field, the source field that fills it.
     let pairing: Vec<usize> = if by_name {
         let mut v = Vec::with_capacity(df.len());
         for name in df.names() {
-            let i = sf.index_of(name).ok_or_else(|| {
-                Error::type_error(format!(
-                    "cannot assign {src_tp} to {dst_tp}: the source has no field '{name}'"
-                ))
-            })?;
+            let i = sf
+                .index_of(name)
+                .ok_or_else(|| args.type_error(format_args!("the source has no field '{name}'")))?;
             v.push(i);
         }
         if let Some(extra) = sf.names().iter().find(|n| df.index_of(n).is_none()) {
-            return Err(Error::type_error(format!(
-                "cannot assign {src_tp} to {dst_tp}: the destination has no field '{extra}'"
-            )));
+            return Err(args.type_error(format_args!("the destination has no field '{extra}'")));
         }
         v
     } else {
         if df.len() != sf.len() {
-            return Err(Error::type_error(format!(
-                "cannot assign {src_tp} to {dst_tp}: {} fields into {}",
-                sf.len(),
-                df.len()
-            )));
+            return Err(args.type_error(format_args!("{} fields into {}", sf.len(), df.len())));
         }
         (0..df.len()).collect()
     };

@@ -83,9 +83,9 @@ pub(crate) unsafe fn make(
             .filter(|b| *b != BuiltinType::Void)
             .ok_or_else(|| args.cannot_assign())?;
         if text.is_raw() {
-            return Err(Error::type_error(format!(
-                "cannot assign {src_tp} to {dst_tp}: bytes do not convert to or from numbers (go through string)"
-            )));
+            return Err(
+                args.type_error("bytes do not convert to or from numbers (go through string)")
+            );
         }
         Ok(number)
     };
@@ -94,9 +94,7 @@ pub(crate) unsafe fn make(
             if let (TextKind::FixedBytes(n), TextKind::FixedBytes(m)) = (dst, src)
                 && n != m
             {
-                return Err(Error::type_error(format!(
-                    "cannot assign {src_tp} to {dst_tp}: the sizes differ"
-                )));
+                return Err(args.type_error("the sizes differ"));
             }
             let kernel = TextAssign {
                 dst,
