@@ -294,6 +294,20 @@ impl Kernel for Rows {
     }
 }
 
+/// A `Rows` of `rows` × `cols` elements; each side's strides are
+/// `[between rows, between columns]`.
+fn rows(rows: usize, cols: usize, dst_strides: [isize; 2], src_strides: [isize; 2]) -> Rows {
+    Rows {
+        rows,
+        dst_row_stride: dst_strides[0],
+        src_row_stride: src_strides[0],
+        cols,
+        dst_col_stride: dst_strides[1],
+        src_col_stride: src_strides[1],
+        child: [kernel_size::<Rows>()],
+    }
+}
+
 /// A strided parent that chains its strided child through a bounded stack
 /// buffer, chunk by chunk: `dst = child(src) + add` for float64. No scratch
 /// in the kernel, so it runs on many threads at once.
@@ -465,28 +479,40 @@ unsafe fn make_c_add(
 // ---------------------------------------------------------------------------
 // Factories in the DyND shape: (builder, offset, request) → offset past.
 
+/// Emplaces `parent` at `offset`, then has `make_child` build its one child
+/// in the slot just past it.
+///
+/// # Safety
+/// 1. `offset` is a free slot of `ckb`.
+/// 2. `parent.child_offsets()` is `[kernel_size::<K>()]` (or `[0]`).
+unsafe fn make_with_child<K: Kernel>(
+    mut ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    request: KernelRequest,
+    parent: K,
+    make_child: impl FnOnce(Pin<&mut CKernelBuilder>, usize) -> Result<usize>,
+) -> Result<usize> {
+    // SAFETY: (1); (2) the child offset names the first child slot, which
+    // emplace reserves.
+    let at = unsafe { ckb.as_mut().emplace(offset, request, parent) }?;
+    make_child(ckb, at)
+}
+
 /// # Safety
 /// 1. `offset` is a free slot of `ckb`.
 unsafe fn make_deref(
-    mut ckb: Pin<&mut CKernelBuilder>,
+    ckb: Pin<&mut CKernelBuilder>,
     offset: usize,
     request: KernelRequest,
     tracker: Option<Tracker>,
     make_child: impl FnOnce(Pin<&mut CKernelBuilder>, usize) -> Result<usize>,
 ) -> Result<usize> {
-    let child = [kernel_size::<Deref>()];
-    // SAFETY: (1); `child` names the first child slot, which emplace reserves.
-    let at = unsafe {
-        ckb.as_mut().emplace(
-            offset,
-            request,
-            Deref {
-                child,
-                _tracker: tracker,
-            },
-        )
-    }?;
-    make_child(ckb, at)
+    let parent = Deref {
+        child: [kernel_size::<Deref>()],
+        _tracker: tracker,
+    };
+    // SAFETY: (1); the parent's child is its first child slot.
+    unsafe { make_with_child(ckb, offset, request, parent, make_child) }
 }
 
 /// # Safety
@@ -710,52 +736,31 @@ fn dim_kernel_over_a_strided_child_copies_2d() {
     // 3 x 4 int32, row-major.
     let src: Vec<i32> = (0..12).collect();
     let mut ckb = pin!(CKernelBuilder::new());
-    let rows = Rows {
-        rows: 3,
-        dst_row_stride: 16,
-        src_row_stride: 16,
-        cols: 4,
-        dst_col_stride: 4,
-        src_col_stride: 4,
-        child: [kernel_size::<Rows>()],
-    };
-    // SAFETY: 0 is a free slot; the child goes in the slot the parent names.
-    unsafe {
-        let at = ckb
-            .as_mut()
-            .emplace(0, KernelRequest::Single, rows)
-            .unwrap();
-        make_copy_i32(ckb.as_mut(), at, KernelRequest::Strided).unwrap();
+    let cases = [
+        ("copy", rows(3, 4, [16, 4], [16, 4]), src.clone()),
+        // A transpose: the 4 x 3 destination reads the source column-major.
+        (
+            "transpose",
+            rows(4, 3, [12, 4], [4, 16]),
+            vec![0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11],
+        ),
+    ];
+    for (name, parent, want) in cases {
+        ckb.as_mut().reset();
+        // SAFETY: 0 is a free slot of the reset builder; the child goes in
+        // the slot the parent names.
+        unsafe {
+            make_with_child(ckb.as_mut(), 0, KernelRequest::Single, parent, |ckb, at| {
+                make_copy_i32(ckb, at, KernelRequest::Strided)
+            })
+        }
+        .unwrap();
+        let mut dst = vec![0i32; 12];
+        // SAFETY: built for Single over 12 int32s on each side, which both
+        // cases' strides stay within.
+        unsafe { ckb.call_single(elem_mut(&mut dst, 0), &[elem(&src, 0)]) }.unwrap();
+        assert_eq!(dst, want, "{name}");
     }
-    let mut dst = vec![0i32; 12];
-    // SAFETY: built for Single over a 3 x 4 int32 array on both sides.
-    unsafe { ckb.call_single(elem_mut(&mut dst, 0), &[elem(&src, 0)]) }.unwrap();
-    assert_eq!(dst, src);
-
-    // A transpose: the 4 x 3 destination reads the source column-major.
-    ckb.as_mut().reset();
-    let transpose = Rows {
-        rows: 4,
-        dst_row_stride: 12,
-        src_row_stride: 4,
-        cols: 3,
-        dst_col_stride: 4,
-        src_col_stride: 16,
-        child: [kernel_size::<Rows>()],
-    };
-    // SAFETY: built for Single over a 3 x 4 int32 array on both sides, in the reset
-    // builder.
-    unsafe {
-        let at = ckb
-            .as_mut()
-            .emplace(0, KernelRequest::Single, transpose)
-            .unwrap();
-        make_copy_i32(ckb.as_mut(), at, KernelRequest::Strided).unwrap();
-    }
-    let mut dst = vec![0i32; 12];
-    // SAFETY: 4 x 3 destination, 3 x 4 source.
-    unsafe { ckb.call_single(elem_mut(&mut dst, 0), &[elem(&src, 0)]) }.unwrap();
-    assert_eq!(dst, [0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11]);
 }
 
 #[test]
@@ -1104,14 +1109,15 @@ fn one_kernel_called_from_four_threads_at_once() {
     };
     // SAFETY: 0 is a free slot; the child is built Strided in its slot.
     unsafe {
-        let at = ckb
-            .as_mut()
-            .emplace(0, KernelRequest::Strided, parent)
-            .unwrap();
-        ckb.as_mut()
-            .emplace(at, KernelRequest::Strided, Scale { factor: 2.0 })
-            .unwrap();
+        make_with_child(
+            ckb.as_mut(),
+            0,
+            KernelRequest::Strided,
+            parent,
+            |ckb, at| ckb.emplace(at, KernelRequest::Strided, Scale { factor: 2.0 }),
+        )
     }
+    .unwrap();
     let kernel: &CKernelBuilder = &ckb;
     std::thread::scope(|scope| {
         for t in 0..THREADS {

@@ -5,7 +5,7 @@
 use super::*;
 use crate::error::{ErrorKind, Result, clear_last_error, last_error};
 use std::mem::size_of;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -36,6 +36,18 @@ fn words<const N: usize>(drops: &Arc<AtomicUsize>) -> Words<N> {
         words: std::array::from_fn(|i| i as u64 + 1),
         drops: drops.clone(),
     }
+}
+
+/// A new builder holding one `Words<N>` leaf at 0, built for `request`,
+/// that counts its drop in `drops`.
+fn with_words<const N: usize>(
+    request: KernelRequest,
+    drops: &Arc<AtomicUsize>,
+) -> Pin<Box<CKernelBuilder>> {
+    let mut ckb = Box::pin(CKernelBuilder::new());
+    // SAFETY: 0 is a free slot of a new builder; a leaf names no children.
+    unsafe { ckb.as_mut().emplace(0, request, words::<N>(drops)) }.unwrap();
+    ckb
 }
 
 #[test]
@@ -87,13 +99,7 @@ fn ensure_capacity_reserves_a_child_prefix() {
 fn growth_moves_contents_and_zero_fills() {
     let drops = Arc::new(AtomicUsize::new(0));
     {
-        let mut ckb = pin!(CKernelBuilder::new());
-        // SAFETY: 0 is a free slot of a new builder; a leaf names no children.
-        unsafe {
-            ckb.as_mut()
-                .emplace(0, KernelRequest::Single, words::<3>(&drops))
-        }
-        .unwrap();
+        let mut ckb = with_words::<3>(KernelRequest::Single, &drops);
         for requested in [129, 1000, 5000, 100_000] {
             ckb.as_mut().ensure_capacity_leaf(requested).unwrap();
             assert!(ckb.capacity() >= requested);
@@ -170,13 +176,7 @@ fn raw_ensure_capacity_rejects_negative() {
 fn reset_destroys_and_returns_inline() {
     let drops = Arc::new(AtomicUsize::new(0));
     {
-        let mut ckb = pin!(CKernelBuilder::new());
-        // SAFETY: 0 is a free slot; a leaf names no children.
-        unsafe {
-            ckb.as_mut()
-                .emplace(0, KernelRequest::Single, words::<40>(&drops))
-        }
-        .unwrap();
+        let mut ckb = with_words::<40>(KernelRequest::Single, &drops);
         assert!(!ckb.is_inline(), "40 words do not fit inline");
         ckb.as_mut().reset();
         assert_eq!(drops.load(Ordering::Relaxed), 1);
@@ -290,13 +290,7 @@ fn emplace_checks_offsets() {
 fn destroy_empties_the_prefix() {
     let drops = Arc::new(AtomicUsize::new(0));
     {
-        let mut ckb = pin!(CKernelBuilder::new());
-        // SAFETY: 0 is a free slot.
-        unsafe {
-            ckb.as_mut()
-                .emplace(0, KernelRequest::Strided, words::<1>(&drops))
-        }
-        .unwrap();
+        let mut ckb = with_words::<1>(KernelRequest::Strided, &drops);
         let prefix = ckb.root().prefix();
         assert!(!prefix.function().is_null());
         assert!(prefix.destructor().is_some());
@@ -329,13 +323,7 @@ fn calling_an_empty_builder_is_an_error() {
 #[test]
 fn strided_checks_source_counts() {
     let drops = Arc::new(AtomicUsize::new(0));
-    let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: 0 is a free slot.
-    unsafe {
-        ckb.as_mut()
-            .emplace(0, KernelRequest::Strided, words::<1>(&drops))
-    }
-    .unwrap();
+    let ckb = with_words::<1>(KernelRequest::Strided, &drops);
     let mut out = 0u64;
     // SAFETY: refused before the kernel is called.
     let e = unsafe { ckb.call_strided((&raw mut out).cast(), 8, &[], &[8], 1) }.unwrap_err();
@@ -347,13 +335,7 @@ fn root_calls_clear_a_stale_error() {
     clear_last_error();
     crate::error::set_last_error(&crate::Error::parse("stale"));
     let drops = Arc::new(AtomicUsize::new(0));
-    let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: 0 is a free slot.
-    unsafe {
-        ckb.as_mut()
-            .emplace(0, KernelRequest::Single, words::<1>(&drops))
-    }
-    .unwrap();
+    let ckb = with_words::<1>(KernelRequest::Single, &drops);
     let mut out = 0u64;
     // SAFETY: built for Single, no sources, u64 destination.
     unsafe { ckb.call_single((&raw mut out).cast(), &[]) }.unwrap();

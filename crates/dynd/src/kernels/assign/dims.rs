@@ -4,10 +4,10 @@
 //! dims repeat the source, and a scalar assigned to a `var *` destination
 //! fills the elements it already has.
 
-use super::{ErrorMode, make_assignment_kernel};
+use super::{AssignArgs, make_assign};
 use crate::error::Result;
 use crate::kernels::lift;
-use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest};
+use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef};
 use crate::layout::FixedDimMeta;
 use crate::types::{BuiltinType, Type, TypeKind};
 use std::pin::Pin;
@@ -15,46 +15,29 @@ use std::pin::Pin;
 /// Builds `dst ← src` when either has a leading dim.
 ///
 /// # Safety
-/// As [`super::make_assignment_kernel`].
-#[allow(clippy::too_many_arguments)]
+/// As [`super::make_assign`].
 pub(crate) unsafe fn make(
     mut ckb: Pin<&mut CKernelBuilder>,
     offset: usize,
-    dst_tp: &Type,
-    dst_meta: *const u8,
-    src_tp: &Type,
-    src_meta: *const u8,
-    req: KernelRequest,
-    mode: ErrorMode,
+    args: AssignArgs<'_>,
 ) -> Result<usize> {
     // SAFETY: the caller's promises.
-    if let Some(r) = unsafe {
-        make_tiled(
-            ckb.as_mut(),
-            offset,
-            dst_tp,
-            dst_meta,
-            src_tp,
-            src_meta,
-            req,
-        )
-    } {
+    if let Some(r) = unsafe { make_tiled(ckb.as_mut(), offset, args) } {
         return r;
     }
-    let srcs = [src_tp.clone()];
-    lift::check_broadcast(dst_tp, &srcs)?;
+    let srcs = [args.src_tp.clone()];
+    lift::check_broadcast(args.dst_tp, &srcs)?;
     let mut leaf = |ckb: Pin<&mut CKernelBuilder>, at, el: KernelArgs<'_>| {
-        let (d, dm, s, sm) = (el.dst_tp, el.dst_meta, &el.src_tps[0], el.src_metas[0]);
         // SAFETY: make_lifted calls the leaf under make_lifted's promises,
-        // which are make_assignment_kernel's.
-        unsafe { make_assignment_kernel(ckb, at, d, dm, s, sm, el.req, mode) }
+        // which are make_assign's.
+        unsafe { make_assign(ckb, at, AssignArgs::of_kernel_args(el, args.mode)) }
     };
     // SAFETY: the caller's promises are make_lifted's (1) and (2); the leaf
     // builds where it is told (3).
     unsafe {
-        let metas = [src_meta];
-        let args = KernelArgs::new(dst_tp, dst_meta, &srcs, &metas, req);
-        lift::make_lifted(ckb, offset, args, &mut leaf)
+        let metas = [args.src_meta];
+        let lifted = KernelArgs::new(args.dst_tp, args.dst_meta, &srcs, &metas, args.req);
+        lift::make_lifted(ckb, offset, lifted, &mut leaf)
     }
 }
 
@@ -168,15 +151,11 @@ impl Kernel for Tiled2d {
 /// `None` otherwise (the lifted loops, whose leaf has a contiguous path).
 ///
 /// # Safety
-/// As [`super::make_assignment_kernel`].
+/// As [`super::make_assign`].
 unsafe fn make_tiled(
     ckb: Pin<&mut CKernelBuilder>,
     offset: usize,
-    dst_tp: &Type,
-    dst_meta: *const u8,
-    src_tp: &Type,
-    src_meta: *const u8,
-    req: KernelRequest,
+    args: AssignArgs<'_>,
 ) -> Option<Result<usize>> {
     fn two_dims(tp: &Type) -> Option<(usize, usize, BuiltinType)> {
         let TypeKind::FixedDim { size: n, elem } = tp.kind() else {
@@ -187,15 +166,15 @@ unsafe fn make_tiled(
         };
         Some((*n, *m, elem.as_builtin()?))
     }
-    let (n, m, t) = two_dims(dst_tp)?;
-    if two_dims(src_tp)? != (n, m, t) || t == BuiltinType::Void {
+    let (n, m, t) = two_dims(args.dst_tp)?;
+    if two_dims(args.src_tp)? != (n, m, t) || t == BuiltinType::Void {
         return None;
     }
     // SAFETY: (2) two fixed dims of arrmeta each, one after the other.
     let (d, s): ([FixedDimMeta; 2], [FixedDimMeta; 2]) = unsafe {
         (
-            std::ptr::read_unaligned(dst_meta as *const [FixedDimMeta; 2]),
-            std::ptr::read_unaligned(src_meta as *const [FixedDimMeta; 2]),
+            std::ptr::read_unaligned(args.dst_meta as *const [FixedDimMeta; 2]),
+            std::ptr::read_unaligned(args.src_meta as *const [FixedDimMeta; 2]),
         )
     };
     let elem = t.data_size();
@@ -218,5 +197,5 @@ unsafe fn make_tiled(
         tiled,
     };
     // SAFETY: the caller's promise: `offset` is a free slot.
-    Some(unsafe { ckb.emplace(offset, req, k) })
+    Some(unsafe { ckb.emplace(offset, args.req, k) })
 }

@@ -267,36 +267,19 @@ for_each_native!(ieee => floats_from_ints);
 
 // ------------------------------------------------------------ float <- float
 
-impl Conv<f64> for f64 {
-    #[inline(always)]
-    fn cast(s: f64) -> f64 {
-        s
-    }
-    #[inline(always)]
-    fn ok_overflow(_: f64) -> bool {
-        true
-    }
+/// Float conversions every value survives exactly: to the same type, and
+/// f32 to f64.
+macro_rules! exact_float {
+    ($(($d:ty, $s:ty)),*) => {$(
+        impl Conv<$s> for $d {
+            #[inline(always)]
+            fn cast(s: $s) -> $d { s as $d }
+            #[inline(always)]
+            fn ok_overflow(_: $s) -> bool { true }
+        }
+    )*};
 }
-impl Conv<f32> for f32 {
-    #[inline(always)]
-    fn cast(s: f32) -> f32 {
-        s
-    }
-    #[inline(always)]
-    fn ok_overflow(_: f32) -> bool {
-        true
-    }
-}
-impl Conv<f32> for f64 {
-    #[inline(always)]
-    fn cast(s: f32) -> f64 {
-        s as f64
-    }
-    #[inline(always)]
-    fn ok_overflow(_: f32) -> bool {
-        true
-    }
-}
+exact_float!((f64, f64), (f32, f32), (f64, f32));
 impl Conv<f64> for f32 {
     const RESULT_FILTER: bool = true;
     #[inline(always)]

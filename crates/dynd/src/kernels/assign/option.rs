@@ -12,9 +12,9 @@
 //! -128 into `?int8`) is an `overflow` error in the checked modes and
 //! becomes missing in `nocheck`.
 
-use super::{ErrorMode, make_assignment_kernel};
+use super::{AssignArgs, ErrorMode, WithChild, emplace_with_child};
 use crate::error::{Error, Result};
-use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
+use crate::kernels::CKernelBuilder;
 use crate::layout::StringData;
 use crate::layout::na;
 use crate::types::{BuiltinType, Type, TypeKind};
@@ -39,7 +39,6 @@ struct IntoOption {
     value_tp: Type,
     opt_tp: Type,
     check_marker: bool,
-    child: [usize; 1],
 }
 
 /// # Safety
@@ -64,30 +63,33 @@ unsafe fn is_nan(b: BuiltinType, p: *const u8) -> bool {
     }
 }
 
-impl Kernel for IntoOption {
-    const NSRC: usize = 1;
-
-    unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
-        // SAFETY: the source is data of the source type (Kernel::single 1).
+impl WithChild for IntoOption {
+    unsafe fn child_source(&self, dst: *mut u8, src: *const u8) -> Result<Option<*const u8>> {
+        // SAFETY: the source is data of the source type (child_source 1).
         let missing = unsafe {
             match &self.missing {
-                Missing::Option(v) => na::is_na(v, src[0]),
+                Missing::Option(v) => na::is_na(v, src),
                 Missing::Text => {
-                    let s: StringData = std::ptr::read_unaligned(src[0] as *const StringData);
+                    let s: StringData = std::ptr::read_unaligned(src as *const StringData);
                     s.begin.is_null()
                         || matches!(crate::layout::string_bytes(s), b"NA" | b"null" | b"")
                 }
-                Missing::NaN(b) => is_nan(*b, src[0]),
+                Missing::NaN(b) => is_nan(*b, src),
                 Missing::Never => false,
             }
         };
         if missing {
             // SAFETY: the destination is writable data of the value type.
-            return unsafe { na::write_na(&self.value_tp, dst) };
+            unsafe { na::write_na(&self.value_tp, dst) }?;
+            return Ok(None);
         }
-        // SAFETY: the child was built for Single, value ← source.
-        unsafe { k.child(self.child[0]).call_single(dst, src) }?;
-        // SAFETY: the destination now holds a value of the value type.
+        // The child assigns value ← source.
+        Ok(Some(src))
+    }
+
+    unsafe fn check_result(&self, dst: *const u8) -> Result<()> {
+        // SAFETY: the destination holds a value of the value type, which
+        // the child wrote (check_result 1).
         if self.check_marker && unsafe { na::is_na(&self.value_tp, dst) } {
             return Err(Error::overflow(format!(
                 "the value is the missing-value marker of {}, so it cannot be stored in it",
@@ -96,58 +98,41 @@ impl Kernel for IntoOption {
         }
         Ok(())
     }
-
-    fn child_offsets(&self) -> &[usize] {
-        &self.child
-    }
 }
 
 /// `T ← ?U`.
 struct FromOption {
     value_tp: Type,
     dst_tp: Type,
-    child: [usize; 1],
 }
 
-impl Kernel for FromOption {
-    const NSRC: usize = 1;
-
-    unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
-        // SAFETY: the source is `?U` data, laid out as U.
-        if unsafe { na::is_na(&self.value_tp, src[0]) } {
+impl WithChild for FromOption {
+    unsafe fn child_source(&self, _dst: *mut u8, src: *const u8) -> Result<Option<*const u8>> {
+        // SAFETY: the source is `?U` data, laid out as U (child_source 1).
+        if unsafe { na::is_na(&self.value_tp, src) } {
             return Err(Error::overflow(format!(
                 "a missing value cannot be assigned to {}",
                 self.dst_tp
             )));
         }
-        // SAFETY: the child was built for Single, T ← U.
-        unsafe { k.child(self.child[0]).call_single(dst, src) }
-    }
-
-    fn child_offsets(&self) -> &[usize] {
-        &self.child
+        // The child assigns T ← U from the same bytes.
+        Ok(Some(src))
     }
 }
 
 /// Builds `dst ← src` when either is an option.
 ///
 /// # Safety
-/// As [`super::make_assignment_kernel`].
-#[allow(clippy::too_many_arguments)]
+/// As [`super::make_assign`].
 pub(crate) unsafe fn make(
-    mut ckb: Pin<&mut CKernelBuilder>,
+    ckb: Pin<&mut CKernelBuilder>,
     offset: usize,
-    dst_tp: &Type,
-    dst_meta: *const u8,
-    src_tp: &Type,
-    src_meta: *const u8,
-    req: KernelRequest,
-    mode: ErrorMode,
+    args: AssignArgs<'_>,
 ) -> Result<usize> {
     // An option's arrmeta is its value's, so the metas pass through.
-    let (child_dst, child_src, at) = match (dst_tp.option_value(), src_tp.option_value()) {
+    match (args.dst_tp.option_value(), args.src_tp.option_value()) {
         (Some(dv), sv) => {
-            let missing = match (sv, src_tp.kind(), dv.kind()) {
+            let missing = match (sv, args.src_tp.kind(), dv.kind()) {
                 (Some(v), _, _) => Missing::Option(v.clone()),
                 (None, TypeKind::String, _) if !super::is_text(dv) => Missing::Text,
                 (None, TypeKind::Builtin(b), TypeKind::Builtin(d))
@@ -160,41 +145,27 @@ pub(crate) unsafe fn make(
             let k = IntoOption {
                 missing,
                 value_tp: dv.clone(),
-                opt_tp: dst_tp.clone(),
-                check_marker: mode != ErrorMode::NoCheck
+                opt_tp: args.dst_tp.clone(),
+                check_marker: args.mode != ErrorMode::NoCheck
                     && dv
                         .as_builtin()
                         .is_some_and(|b| !(b.is_float() || b.is_complex())),
-                child: [kernel_size::<IntoOption>()],
             };
-            // SAFETY: (1) `offset` is free; the child goes in the reserved slot.
-            let at = unsafe { ckb.as_mut().emplace(offset, req, k) }?;
-            (dv, sv.unwrap_or(src_tp), at)
+            let child = args.child(dv, args.dst_meta, sv.unwrap_or(args.src_tp), args.src_meta);
+            // SAFETY: (1) `offset` is free; (2) option arrmeta is the value's
+            // arrmeta.
+            unsafe { emplace_with_child(ckb, offset, args.req, k, child) }
         }
         (None, Some(sv)) => {
             let k = FromOption {
                 value_tp: sv.clone(),
-                dst_tp: dst_tp.clone(),
-                child: [kernel_size::<FromOption>()],
+                dst_tp: args.dst_tp.clone(),
             };
-            // SAFETY: (1) `offset` is free; the child goes in the reserved slot.
-            let at = unsafe { ckb.as_mut().emplace(offset, req, k) }?;
-            (dst_tp, sv, at)
+            let child = args.child(args.dst_tp, args.dst_meta, sv, args.src_meta);
+            // SAFETY: (1) `offset` is free; (2) option arrmeta is the value's
+            // arrmeta.
+            unsafe { emplace_with_child(ckb, offset, args.req, k, child) }
         }
-        (None, None) => return Err(super::cannot_assign(dst_tp, src_tp)),
-    };
-    // SAFETY: (1) `at` is the reserved child slot; (2) option arrmeta is the
-    // value's arrmeta.
-    unsafe {
-        make_assignment_kernel(
-            ckb,
-            at,
-            child_dst,
-            dst_meta,
-            child_src,
-            src_meta,
-            KernelRequest::Single,
-            mode,
-        )
+        (None, None) => Err(args.cannot_assign()),
     }
 }

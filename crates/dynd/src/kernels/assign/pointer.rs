@@ -2,82 +2,58 @@
 //! assigns the target. A null pointer is an error. Assigning *into* a
 //! pointer is not supported (a type error).
 
-use super::{ErrorMode, make_assignment_kernel};
+use super::{AssignArgs, WithChild, emplace_with_child};
 use crate::error::{Error, Result};
-use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
+use crate::kernels::CKernelBuilder;
 use crate::layout::PointerMeta;
 use crate::types::{Type, TypeKind};
 use std::mem::size_of;
 use std::pin::Pin;
 
+/// Reads the pointer and hands its target to the child.
 struct Deref {
     offset: isize,
     src_tp: Type,
-    child: [usize; 1],
 }
 
-impl Kernel for Deref {
-    const NSRC: usize = 1;
-
-    unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
-        // SAFETY: the source is a pointer (Kernel::single 1).
-        let p = unsafe { std::ptr::read_unaligned(src[0] as *const *const u8) };
+impl WithChild for Deref {
+    unsafe fn child_source(&self, _dst: *mut u8, src: *const u8) -> Result<Option<*const u8>> {
+        // SAFETY: the source is a pointer (child_source 1).
+        let p = unsafe { std::ptr::read_unaligned(src as *const *const u8) };
         if p.is_null() {
             return Err(Error::invalid_argument(format!(
                 "cannot assign from a null {}",
                 self.src_tp
             )));
         }
-        let target = p.wrapping_offset(self.offset);
-        // SAFETY: a non-null pointer of a valid array points (after the
-        // arrmeta's offset) at the target type's data; the child was built
-        // for Single on it.
-        unsafe { k.child(self.child[0]).call_single(dst, &[target]) }
-    }
-
-    fn child_offsets(&self) -> &[usize] {
-        &self.child
+        // A non-null pointer of a valid array points (after the arrmeta's
+        // offset) at the target type's data, which the child assigns from.
+        Ok(Some(p.wrapping_offset(self.offset)))
     }
 }
 
 /// Builds `dst ← pointer[U]`.
 ///
 /// # Safety
-/// As [`super::make_assignment_kernel`].
-#[allow(clippy::too_many_arguments)]
+/// As [`super::make_assign`].
 pub(crate) unsafe fn make(
-    mut ckb: Pin<&mut CKernelBuilder>,
+    ckb: Pin<&mut CKernelBuilder>,
     offset: usize,
-    dst_tp: &Type,
-    dst_meta: *const u8,
-    src_tp: &Type,
-    src_meta: *const u8,
-    req: KernelRequest,
-    mode: ErrorMode,
+    args: AssignArgs<'_>,
 ) -> Result<usize> {
-    let TypeKind::Pointer(target) = src_tp.kind() else {
-        return Err(super::cannot_assign(dst_tp, src_tp));
+    let TypeKind::Pointer(target) = args.src_tp.kind() else {
+        return Err(args.cannot_assign());
     };
     // SAFETY: (2) pointer arrmeta starts with PointerMeta.
-    let pm: PointerMeta = unsafe { std::ptr::read_unaligned(src_meta as *const PointerMeta) };
+    let pm: PointerMeta = unsafe { std::ptr::read_unaligned(args.src_meta as *const PointerMeta) };
     let k = Deref {
         offset: pm.offset,
-        src_tp: src_tp.clone(),
-        child: [kernel_size::<Deref>()],
+        src_tp: args.src_tp.clone(),
     };
-    // SAFETY: (1) `offset` is free and the child goes in the slot emplace
-    // reserves; (2) the target's arrmeta follows the pointer's.
-    unsafe {
-        let at = ckb.as_mut().emplace(offset, req, k)?;
-        make_assignment_kernel(
-            ckb,
-            at,
-            dst_tp,
-            dst_meta,
-            target,
-            src_meta.add(size_of::<PointerMeta>()),
-            KernelRequest::Single,
-            mode,
-        )
-    }
+    // SAFETY: (2) the target's arrmeta follows the pointer's.
+    let target_meta = unsafe { args.src_meta.add(size_of::<PointerMeta>()) };
+    let child = args.child(args.dst_tp, args.dst_meta, target, target_meta);
+    // SAFETY: (1) `offset` is free; (2) the child's arrmeta is the
+    // destination's and the target's.
+    unsafe { emplace_with_child(ckb, offset, args.req, k, child) }
 }

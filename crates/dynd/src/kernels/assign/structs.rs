@@ -3,10 +3,10 @@
 //! error naming it); tuple ← tuple, and struct ↔ tuple, match by position
 //! (the counts must agree). Each field gets its own child kernel.
 
-use super::{ErrorMode, make_assignment_kernel};
-use crate::error::{Error, Result};
-use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
-use crate::types::{Type, TypeKind};
+use super::{AssignArgs, make_assign};
+use crate::error::Result;
+use crate::kernels::{CKernelBuilder, Kernel, KernelRef, kernel_size};
+use crate::types::TypeKind;
 use std::pin::Pin;
 
 /// One child per field: `(dst data offset, src data offset)`.
@@ -35,49 +35,35 @@ impl Kernel for StructAssign {
 /// Builds `dst ← src` for structs and tuples.
 ///
 /// # Safety
-/// As [`super::make_assignment_kernel`].
-#[allow(clippy::too_many_arguments)]
+/// As [`super::make_assign`].
 pub(crate) unsafe fn make(
     mut ckb: Pin<&mut CKernelBuilder>,
     offset: usize,
-    dst_tp: &Type,
-    dst_meta: *const u8,
-    src_tp: &Type,
-    src_meta: *const u8,
-    req: KernelRequest,
-    mode: ErrorMode,
+    args: AssignArgs<'_>,
 ) -> Result<usize> {
-    let (Some(df), Some(sf)) = (dst_tp.fields(), src_tp.fields()) else {
-        return Err(super::cannot_assign(dst_tp, src_tp));
+    let (Some(df), Some(sf)) = (args.dst_tp.fields(), args.src_tp.fields()) else {
+        return Err(args.cannot_assign());
     };
     let by_name = matches!(
-        (dst_tp.kind(), src_tp.kind()),
+        (args.dst_tp.kind(), args.src_tp.kind()),
         (TypeKind::Struct(_), TypeKind::Struct(_))
     );
     // For each destination field, the source field that fills it.
     let pairing: Vec<usize> = if by_name {
         let mut v = Vec::with_capacity(df.len());
         for name in df.names() {
-            let i = sf.index_of(name).ok_or_else(|| {
-                Error::type_error(format!(
-                    "cannot assign {src_tp} to {dst_tp}: the source has no field '{name}'"
-                ))
-            })?;
+            let i = sf
+                .index_of(name)
+                .ok_or_else(|| args.type_error(format_args!("the source has no field '{name}'")))?;
             v.push(i);
         }
         if let Some(extra) = sf.names().iter().find(|n| df.index_of(n).is_none()) {
-            return Err(Error::type_error(format!(
-                "cannot assign {src_tp} to {dst_tp}: the destination has no field '{extra}'"
-            )));
+            return Err(args.type_error(format_args!("the destination has no field '{extra}'")));
         }
         v
     } else {
         if df.len() != sf.len() {
-            return Err(Error::type_error(format!(
-                "cannot assign {src_tp} to {dst_tp}: {} fields into {}",
-                sf.len(),
-                df.len()
-            )));
+            return Err(args.type_error(format_args!("{} fields into {}", sf.len(), df.len())));
         }
         (0..df.len()).collect()
     };
@@ -91,7 +77,7 @@ pub(crate) unsafe fn make(
     };
     // SAFETY: (1) `offset` is free; the children are all 0 (not built) now,
     // and each is set below to the slot its child is built in.
-    let mut at = unsafe { ckb.as_mut().emplace(offset, req, kernel) }?;
+    let mut at = unsafe { ckb.as_mut().emplace(offset, args.req, kernel) }?;
     debug_assert_eq!(at, offset + kernel_size::<StructAssign>());
     for (d, &s) in pairing.iter().enumerate() {
         let child_at = at;
@@ -104,16 +90,13 @@ pub(crate) unsafe fn make(
         // SAFETY: (1) `at` is the free slot past everything built so far;
         // (2) each field's arrmeta is at its recorded offset.
         at = unsafe {
-            make_assignment_kernel(
-                ckb.as_mut(),
-                child_at,
+            let field = args.child(
                 &df.types()[d],
-                dst_meta.add(df.arrmeta_offsets()[d]),
+                args.dst_meta.add(df.arrmeta_offsets()[d]),
                 &sf.types()[s],
-                src_meta.add(sf.arrmeta_offsets()[s]),
-                KernelRequest::Single,
-                mode,
-            )
+                args.src_meta.add(sf.arrmeta_offsets()[s]),
+            );
+            make_assign(ckb.as_mut(), child_at, field)
         }?;
     }
     Ok(at)

@@ -8,7 +8,7 @@ use crate::error::ErrorKind;
 use crate::types::{BuiltinType, NativeType};
 use half::f16;
 use num_complex::Complex;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 
 /// Bytes of a value, little-endian native.
 trait Bytes: NativeType {
@@ -29,6 +29,32 @@ impl<T: NativeType> Bytes for T {
     }
 }
 
+/// A new builder holding `dst ← src` between two builtin types, built for
+/// `req` under `mode`.
+fn builtin_kernel(
+    dst: BuiltinType,
+    src: BuiltinType,
+    req: KernelRequest,
+    mode: ErrorMode,
+) -> Result<Pin<Box<CKernelBuilder>>> {
+    let mut ckb = Box::pin(CKernelBuilder::new());
+    // SAFETY: offset 0 of a new builder is free; builtin types have no
+    // arrmeta, so the null pointers are never read.
+    unsafe {
+        make_assignment_kernel(
+            ckb.as_mut(),
+            0,
+            &dst.into(),
+            std::ptr::null(),
+            &src.into(),
+            std::ptr::null(),
+            req,
+            mode,
+        )
+    }?;
+    Ok(ckb)
+}
+
 /// Runs `D ← S` on `values` in every layout under `mode`; returns the
 /// converted values (as bit-comparable bytes) or the error kind, after
 /// checking that all layouts agree.
@@ -42,21 +68,7 @@ fn run_all<D: Bytes, S: Bytes>(
 
     // Single, element by element.
     {
-        let mut ckb = pin!(CKernelBuilder::new());
-        // SAFETY: a new builder; builtin types have no arrmeta.
-        unsafe {
-            make_assignment_kernel(
-                ckb.as_mut(),
-                0,
-                &D::TYPE.into(),
-                std::ptr::null(),
-                &S::TYPE.into(),
-                std::ptr::null(),
-                KernelRequest::Single,
-                mode,
-            )
-        }
-        .unwrap();
+        let ckb = builtin_kernel(D::TYPE, S::TYPE, KernelRequest::Single, mode).unwrap();
         let mut out = vec![0u8; n * ds];
         let mut r = Ok(());
         for (i, v) in values.iter().enumerate() {
@@ -80,21 +92,7 @@ fn run_all<D: Bytes, S: Bytes>(
         ("unaligned", 1, false, 1),
         ("unaligned step 2", 2, false, 3),
     ] {
-        let mut ckb = pin!(CKernelBuilder::new());
-        // SAFETY: built for Single on these builtin types.
-        unsafe {
-            make_assignment_kernel(
-                ckb.as_mut(),
-                0,
-                &D::TYPE.into(),
-                std::ptr::null(),
-                &S::TYPE.into(),
-                std::ptr::null(),
-                KernelRequest::Strided,
-                mode,
-            )
-        }
-        .unwrap();
+        let ckb = builtin_kernel(D::TYPE, S::TYPE, KernelRequest::Strided, mode).unwrap();
         let span = n.max(1) * step;
         let mut src = vec![0u8; span * ss + misalign + 16];
         let mut dst = vec![0u8; span * ds + misalign + 16];
@@ -281,20 +279,12 @@ fn a_failure_in_a_later_chunk_is_found_and_earlier_chunks_are_written() {
         run_all::<i8, i32>(&v, ErrorMode::Overflow),
         Err(ErrorKind::Overflow)
     );
-    let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: new builder, builtin types.
-    unsafe {
-        make_assignment_kernel(
-            ckb.as_mut(),
-            0,
-            &BuiltinType::Int8.into(),
-            std::ptr::null(),
-            &BuiltinType::Int32.into(),
-            std::ptr::null(),
-            KernelRequest::Strided,
-            ErrorMode::Overflow,
-        )
-    }
+    let ckb = builtin_kernel(
+        BuiltinType::Int8,
+        BuiltinType::Int32,
+        KernelRequest::Strided,
+        ErrorMode::Overflow,
+    )
     .unwrap();
     let mut out = vec![0i8; 1000];
     // SAFETY: 1000 contiguous elements each side.
@@ -342,20 +332,12 @@ fn narrowing_floats_check_their_results_chunk_by_chunk() {
     ] {
         assert_eq!(run_all::<f32, f64>(&bad, mode), Err(ErrorKind::Overflow));
     }
-    let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: new builder, builtin types.
-    unsafe {
-        make_assignment_kernel(
-            ckb.as_mut(),
-            0,
-            &BuiltinType::Float32.into(),
-            std::ptr::null(),
-            &BuiltinType::Float64.into(),
-            std::ptr::null(),
-            KernelRequest::Strided,
-            ErrorMode::Overflow,
-        )
-    }
+    let ckb = builtin_kernel(
+        BuiltinType::Float32,
+        BuiltinType::Float64,
+        KernelRequest::Strided,
+        ErrorMode::Overflow,
+    )
     .unwrap();
     let mut out = vec![0f32; 1000];
     // SAFETY: 1000 contiguous elements each side.
@@ -449,21 +431,7 @@ fn bool_sources_with_other_bytes_than_0_and_1_read_as_true() {
         (BuiltinType::UInt8, vec![0, 1, 1, 1, 0, 1]),
     ] {
         for mode in ErrorMode::ALL {
-            let mut ckb = pin!(CKernelBuilder::new());
-            // SAFETY: new builder, builtin types.
-            unsafe {
-                make_assignment_kernel(
-                    ckb.as_mut(),
-                    0,
-                    &dst.into(),
-                    std::ptr::null(),
-                    &BuiltinType::Bool.into(),
-                    std::ptr::null(),
-                    KernelRequest::Strided,
-                    mode,
-                )
-            }
-            .unwrap();
+            let ckb = builtin_kernel(dst, BuiltinType::Bool, KernelRequest::Strided, mode).unwrap();
             let size = dst.data_size();
             let mut out = vec![0u8; size * bytes.len()];
             // SAFETY: 6 elements on each side, contiguous.
@@ -485,21 +453,8 @@ fn bool_sources_with_other_bytes_than_0_and_1_read_as_true() {
             let got: Vec<u8> = out.chunks(size).map(decode).collect();
             assert_eq!(got, want, "{dst} <- bool ({mode})");
             // The single-element path too.
-            let mut single = pin!(CKernelBuilder::new());
-            // SAFETY: new builder, builtin types.
-            unsafe {
-                make_assignment_kernel(
-                    single.as_mut(),
-                    0,
-                    &dst.into(),
-                    std::ptr::null(),
-                    &BuiltinType::Bool.into(),
-                    std::ptr::null(),
-                    KernelRequest::Single,
-                    mode,
-                )
-            }
-            .unwrap();
+            let single =
+                builtin_kernel(dst, BuiltinType::Bool, KernelRequest::Single, mode).unwrap();
             let mut one = vec![0u8; size];
             // SAFETY: built for Single; one element each side.
             unsafe { single.call_single(one.as_mut_ptr(), &[bytes[2..].as_ptr()]) }.unwrap();

@@ -41,9 +41,9 @@
 
 pub(crate) mod number;
 
-use super::ErrorMode;
+use super::{AssignArgs, ErrorMode};
 use crate::error::{Error, Result};
-use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
+use crate::kernels::{CKernelBuilder, Kernel, KernelRef};
 use crate::layout::text::{
     Invalid, StoreError, Text, TextKind, element_bytes, store_text, store_var, text_of,
 };
@@ -61,38 +61,40 @@ use std::ptr::NonNull;
 /// text, bytes or a builtin scalar).
 ///
 /// # Safety
-/// As [`super::make_assignment_kernel`].
-#[allow(clippy::too_many_arguments)]
+/// As [`super::make_assign`].
 pub(crate) unsafe fn make(
     mut ckb: Pin<&mut CKernelBuilder>,
     offset: usize,
-    dst_tp: &Type,
-    dst_meta: *const u8,
-    src_tp: &Type,
-    _src_meta: *const u8,
-    req: KernelRequest,
-    mode: ErrorMode,
+    args: AssignArgs<'_>,
 ) -> Result<usize> {
+    let (dst_tp, src_tp) = (args.dst_tp, args.src_tp);
     let dst_kind = TextKind::of(dst_tp);
     let src_kind = TextKind::of(src_tp);
     let block = match dst_kind {
         // SAFETY: (2) the destination arrmeta is valid string or bytes arrmeta.
-        Some(k) if k.is_var() => unsafe { dst_block(dst_meta) },
+        Some(k) if k.is_var() => unsafe { dst_block(args.dst_meta) },
         _ => None,
     };
-    let no_numbers = || {
-        Error::type_error(format!(
-            "cannot assign {src_tp} to {dst_tp}: bytes do not convert to or from numbers (go through string)"
-        ))
+    // The builtin on the number side of text ↔ number, whose text side
+    // must be text, not bytes.
+    let number_of = |number: &Type, text: TextKind| {
+        let number = number
+            .as_builtin()
+            .filter(|b| *b != BuiltinType::Void)
+            .ok_or_else(|| args.cannot_assign())?;
+        if text.is_raw() {
+            return Err(
+                args.type_error("bytes do not convert to or from numbers (go through string)")
+            );
+        }
+        Ok(number)
     };
     match (dst_kind, src_kind) {
         (Some(dst), Some(src)) => {
             if let (TextKind::FixedBytes(n), TextKind::FixedBytes(m)) = (dst, src)
                 && n != m
             {
-                return Err(Error::type_error(format!(
-                    "cannot assign {src_tp} to {dst_tp}: the sizes differ"
-                )));
+                return Err(args.type_error("the sizes differ"));
             }
             let kernel = TextAssign {
                 dst,
@@ -102,36 +104,24 @@ pub(crate) unsafe fn make(
                 block,
             };
             // SAFETY: (1) a free slot; the kernel has no children.
-            unsafe { ckb.emplace(offset, req, kernel) }
+            unsafe { ckb.emplace(offset, args.req, kernel) }
         }
         (None, Some(src)) => {
-            let number = dst_tp
-                .as_builtin()
-                .filter(|b| *b != BuiltinType::Void)
-                .ok_or_else(|| super::cannot_assign(dst_tp, src_tp))?;
-            if src.is_raw() {
-                return Err(no_numbers());
-            }
+            let number = number_of(dst_tp, src)?;
             with_native!(number, |T| {
                 let kernel = ParseAssign::<T> {
                     src,
                     src_tp: src_tp.clone(),
-                    mode: mode.resolve(),
+                    mode: args.mode.resolve(),
                     _dst: PhantomData,
                 };
                 // SAFETY: (1) a free slot; the kernel has no children.
-                unsafe { ckb.as_mut().emplace(offset, req, kernel) }
+                unsafe { ckb.as_mut().emplace(offset, args.req, kernel) }
             })
-            .unwrap_or_else(|| Err(super::cannot_assign(dst_tp, src_tp)))
+            .unwrap_or_else(|| Err(args.cannot_assign()))
         }
         (Some(dst), None) => {
-            let number = src_tp
-                .as_builtin()
-                .filter(|b| *b != BuiltinType::Void)
-                .ok_or_else(|| super::cannot_assign(dst_tp, src_tp))?;
-            if dst.is_raw() {
-                return Err(no_numbers());
-            }
+            let number = number_of(src_tp, dst)?;
             with_native!(number, |T| {
                 let kernel = FormatAssign::<T> {
                     dst,
@@ -140,11 +130,11 @@ pub(crate) unsafe fn make(
                     _src: PhantomData,
                 };
                 // SAFETY: (1) a free slot; the kernel has no children.
-                unsafe { ckb.as_mut().emplace(offset, req, kernel) }
+                unsafe { ckb.as_mut().emplace(offset, args.req, kernel) }
             })
-            .unwrap_or_else(|| Err(super::cannot_assign(dst_tp, src_tp)))
+            .unwrap_or_else(|| Err(args.cannot_assign()))
         }
-        (None, None) => Err(super::cannot_assign(dst_tp, src_tp)),
+        (None, None) => Err(args.cannot_assign()),
     }
 }
 
