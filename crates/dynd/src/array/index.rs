@@ -151,6 +151,19 @@ impl View {
         }
     }
 
+    /// Keeps a fixed dim of `count` elements `stride` bytes apart (none
+    /// when an integer index dropped the dim: `count` is `None`).
+    fn keep_fixed(&mut self, count: Option<usize>, stride: isize) {
+        if let Some(n) = count {
+            self.pieces.push(Piece::Fixed(FixedDimMeta {
+                dim_size: n as isize,
+                stride,
+            }));
+            self.dims.push(Some(n));
+            self.single = false;
+        }
+    }
+
     /// Builds the array: kept dims over `tail` (whose arrmeta is at `tail_meta`).
     fn finish(self, a: &Array, tail: &Type, tail_meta: *const u8) -> Array {
         let mut tp = tail.clone();
@@ -221,14 +234,7 @@ impl Array {
                     let m: FixedDimMeta = unsafe { arrmeta::read(meta) };
                     let (start, count, step) = resolve(ix, m.dim_size as usize, axis)?;
                     view.data = view.data.wrapping_offset(start * m.stride);
-                    if let Some(n) = count {
-                        view.pieces.push(Piece::Fixed(FixedDimMeta {
-                            dim_size: n as isize,
-                            stride: m.stride * step,
-                        }));
-                        view.dims.push(Some(n));
-                        view.single = false;
-                    }
+                    view.keep_fixed(count, m.stride * step);
                     // SAFETY: the element's arrmeta follows.
                     meta = unsafe { meta.add(size_of::<FixedDimMeta>()) };
                     tp = elem;
@@ -246,14 +252,7 @@ impl Array {
                             unsafe { arrmeta::blockref_clone(m.blockref) }.ok_or_else(|| {
                                 Error::index(format!("var dim on axis {axis} has no memory block"))
                             })?;
-                        if let Some(n) = count {
-                            view.pieces.push(Piece::Fixed(FixedDimMeta {
-                                dim_size: n as isize,
-                                stride: m.stride * step,
-                            }));
-                            view.dims.push(Some(n));
-                            view.single = false;
-                        }
+                        view.keep_fixed(count, m.stride * step);
                     } else if ix.is_all() {
                         view.pieces.push(Piece::Var(m));
                         view.dims.push(None);

@@ -260,31 +260,9 @@ fn call_parallel(f: &Callable, out: &Array, args: &[&Array]) -> Result<()> {
     let dtype_size = out.tp().dtype().data_size().max(1);
     let per_row = (out_elem.data_size() / dtype_size).max(1);
     let rows = (TASK_ELEMENTS / per_row).max(1);
-    let dst = Shared(out.data_ptr());
-    let firsts = Shared(firsts);
-    let dstride = om.stride;
-    (0..n.div_ceil(rows)).into_par_iter().try_for_each(|task| {
-        let (dst, firsts) = (*dst.get(), firsts.get());
-        let start = task * rows;
-        let count = rows.min(n - start);
-        let srcs: Vec<*const u8> = firsts
-            .iter()
-            .zip(strides.iter())
-            .map(|(p, s)| p.wrapping_offset(start as isize * s))
-            .collect();
-        // SAFETY: the kernel was built for Strided on the row types; rows
-        // [start, start + count) of the output are this task's alone, and
-        // every source row is readable.
-        unsafe {
-            ckb.call_strided(
-                dst.wrapping_offset(start as isize * dstride),
-                dstride,
-                &srcs,
-                &strides,
-                count,
-            )
-        }
-    })
+    // SAFETY: the kernel was built for Strided on the row types; the `n`
+    // output rows are writable and every source row is readable.
+    unsafe { run_strided_split(ckb, out.data_ptr(), om.stride, &firsts, &strides, n, rows) }
 }
 
 // ------------------------------------------------------------------ flat case
@@ -433,6 +411,7 @@ fn run_flat(
             &srcs,
             &flat.strides,
             flat.count,
+            TASK_ELEMENTS,
         )
     }
 }
@@ -678,14 +657,16 @@ fn run_ragged(
                 &seg.srcs,
                 strides,
                 seg.count,
+                TASK_ELEMENTS,
             )?;
         }
     }
     Ok(out)
 }
 
-/// Runs a built strided kernel over `n` elements, split in ranges across
-/// rayon's threads when large.
+/// Runs a built strided kernel over `n` elements: in one call, or as rayon
+/// tasks of `chunk` elements each when there are two chunks or more and
+/// two threads.
 ///
 /// # Safety
 /// 1. `ckb` holds a kernel built for Strided on these element types.
@@ -698,33 +679,32 @@ unsafe fn run_strided_split(
     srcs: &[*const u8],
     strides: &[isize],
     n: usize,
+    chunk: usize,
 ) -> Result<()> {
-    if n < 2 * TASK_ELEMENTS || rayon::current_num_threads() < 2 {
+    if n < 2 * chunk || rayon::current_num_threads() < 2 {
         // SAFETY: (1) and (2).
         return unsafe { ckb.call_strided(dst, dstride, srcs, strides, n) };
     }
     let (dst, srcs) = (Shared(dst), Shared(srcs));
-    (0..n.div_ceil(TASK_ELEMENTS))
-        .into_par_iter()
-        .try_for_each(|task| {
-            let (dst, srcs) = (*dst.get(), *srcs.get());
-            let start = task * TASK_ELEMENTS;
-            let count = TASK_ELEMENTS.min(n - start);
-            let these: SmallVec<[*const u8; 4]> = srcs
-                .iter()
-                .zip(strides)
-                .map(|(p, s)| p.wrapping_offset(start as isize * s))
-                .collect();
-            // SAFETY: (1) and (2), for elements [start, start + count), which are this
-            // task's alone in the output.
-            unsafe {
-                ckb.call_strided(
-                    dst.wrapping_offset(start as isize * dstride),
-                    dstride,
-                    &these,
-                    strides,
-                    count,
-                )
-            }
-        })
+    (0..n.div_ceil(chunk)).into_par_iter().try_for_each(|task| {
+        let (dst, srcs) = (*dst.get(), *srcs.get());
+        let start = task * chunk;
+        let count = chunk.min(n - start);
+        let these: SmallVec<[*const u8; 4]> = srcs
+            .iter()
+            .zip(strides)
+            .map(|(p, s)| p.wrapping_offset(start as isize * s))
+            .collect();
+        // SAFETY: (1) and (2), for elements [start, start + count), which are this
+        // task's alone in the output.
+        unsafe {
+            ckb.call_strided(
+                dst.wrapping_offset(start as isize * dstride),
+                dstride,
+                &these,
+                strides,
+                count,
+            )
+        }
+    })
 }

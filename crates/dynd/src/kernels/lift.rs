@@ -386,6 +386,14 @@ unsafe fn lifted(
     // All fixed: the small kernel; sizes 1 repeat with stride 0.
     let all_fixed = matches!(dst, DstDim::Fixed { .. })
         && srcs.iter().all(|s| !matches!(s, SrcDim::Var { .. }));
+    // What the child is built for: the elements, strided.
+    let inner = KernelArgs::new(
+        elem,
+        elem_meta,
+        &child_tps,
+        &child_metas,
+        KernelRequest::Strided,
+    );
     macro_rules! emplace {
         ($n:literal) => {{
             if let (true, DstDim::Fixed { size, stride }) = (all_fixed, &dst) {
@@ -405,13 +413,6 @@ unsafe fn lifted(
                 // emplace reserves.
                 return unsafe {
                     let at = ckb.as_mut().emplace(offset, req, k)?;
-                    let inner = KernelArgs::new(
-                        elem,
-                        elem_meta,
-                        &child_tps,
-                        &child_metas,
-                        KernelRequest::Strided,
-                    );
                     lifted(ckb, at, inner, leaf, top)
                 };
             }
@@ -442,14 +443,5 @@ unsafe fn lifted(
     };
     // SAFETY: (1) `at` is the reserved child slot; (2) the element arrmeta
     // pointers are inside the valid arrmeta; (3) passes on.
-    unsafe {
-        let inner = KernelArgs::new(
-            elem,
-            elem_meta,
-            &child_tps,
-            &child_metas,
-            KernelRequest::Strided,
-        );
-        lifted(ckb, at, inner, leaf, top)
-    }
+    unsafe { lifted(ckb, at, inner, leaf, top) }
 }

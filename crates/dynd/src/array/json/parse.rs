@@ -596,43 +596,15 @@ impl<'j, 't> Parser<'j, 't> {
             return Err(self.err(ErrorKind::Parse, "JSON nested too deeply"));
         }
         match self.peek() {
-            Some(b'[') => {
-                self.pos += 1;
-                let mut first = true;
-                loop {
-                    if self.peek() == Some(b']') {
-                        self.pos += 1;
-                        return Ok(());
-                    }
-                    if !first {
-                        self.expect_byte(b',', "',' or ']' in the array")?;
-                    }
-                    first = false;
-                    self.skip(depth + 1)?;
+            Some(b'[') => self.skip_items(b']', "',' or ']' in the array", |p| p.skip(depth + 1)),
+            Some(b'{') => self.skip_items(b'}', "',' or '}' in the object", |p| {
+                if p.peek() != Some(b'"') {
+                    return Err(p.err(ErrorKind::Parse, "expected a string key in the object"));
                 }
-            }
-            Some(b'{') => {
-                self.pos += 1;
-                let mut first = true;
-                loop {
-                    if self.peek() == Some(b'}') {
-                        self.pos += 1;
-                        return Ok(());
-                    }
-                    if !first {
-                        self.expect_byte(b',', "',' or '}' in the object")?;
-                    }
-                    first = false;
-                    if self.peek() != Some(b'"') {
-                        return Err(
-                            self.err(ErrorKind::Parse, "expected a string key in the object")
-                        );
-                    }
-                    self.string_raw()?;
-                    self.expect_byte(b':', "':' after the object key")?;
-                    self.skip(depth + 1)?;
-                }
-            }
+                p.string_raw()?;
+                p.expect_byte(b':', "':' after the object key")?;
+                p.skip(depth + 1)
+            }),
             Some(b'"') => self.string_raw().map(|_| ()),
             _ => {
                 if self.literal("true") || self.literal("false") || self.literal("null") {
@@ -647,6 +619,30 @@ impl<'j, 't> Parser<'j, 't> {
                 }
                 self.number_token().map(|_| ())
             }
+        }
+    }
+
+    /// Skips the items of an array or object whose opening bracket is next,
+    /// up to `close`: `item` skips one, `sep` says what a separator error
+    /// expected.
+    fn skip_items(
+        &mut self,
+        close: u8,
+        sep: &str,
+        mut item: impl FnMut(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        self.pos += 1;
+        let mut first = true;
+        loop {
+            if self.peek() == Some(close) {
+                self.pos += 1;
+                return Ok(());
+            }
+            if !first {
+                self.expect_byte(b',', sep)?;
+            }
+            first = false;
+            item(self)?;
         }
     }
 

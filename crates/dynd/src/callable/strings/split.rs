@@ -13,8 +13,9 @@ use super::{Op, StrFn};
 use crate::callable::elementwise::broadcast_dims;
 use crate::callable::no_match;
 use crate::error::{Error, ErrorKind, Result};
+use crate::kernels::broadcast::dims_of;
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, Strided, kernel_size, lift};
-use crate::types::{Type, TypeKind};
+use crate::types::Type;
 use std::pin::Pin;
 
 /// Builds `tp` under `dims` (outermost first).
@@ -55,28 +56,20 @@ impl StrFn {
         offset: usize,
         args: KernelArgs<'_>,
     ) -> Result<usize> {
-        let KernelArgs {
-            dst_tp,
-            dst_meta,
-            src_tps,
-            src_metas,
-            req,
-        } = args;
+        let (dst_tp, dst_meta, src_tps, src_metas, req) = (
+            args.dst_tp,
+            args.dst_meta,
+            args.src_tps,
+            args.src_metas,
+            args.req,
+        );
         let elem = Op::Split.result();
-        let mut dims = Vec::new();
+        // The broadcast dims: the destination's, less the element's own.
+        let mut dims = dims_of(dst_tp);
+        dims.truncate(dst_tp.ndim().saturating_sub(elem.ndim()));
         let mut t = dst_tp;
-        while t.ndim() > elem.ndim() {
-            match t.kind() {
-                TypeKind::FixedDim { size, elem } => {
-                    dims.push(Some(*size));
-                    t = elem;
-                }
-                TypeKind::VarDim { elem } => {
-                    dims.push(None);
-                    t = elem;
-                }
-                _ => break,
-            }
+        for _ in 0..dims.len() {
+            t = t.dim_elem().unwrap_or(t);
         }
         if *t != elem {
             return Err(Error::type_error(format!(
