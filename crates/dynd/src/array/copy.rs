@@ -85,9 +85,9 @@ unsafe fn copy(
                     copy(
                         elem,
                         dmeta.add(size_of::<VarDimMeta>()),
-                        begin.offset(dm.offset + i * dm.stride),
+                        begin.wrapping_offset(dm.offset + i * dm.stride),
                         smeta.add(size_of::<VarDimMeta>()),
-                        sd.begin.offset(sm.offset + i * sm.stride),
+                        sd.begin.wrapping_offset(sm.offset + i * sm.stride),
                     )?;
                 }
             }
@@ -163,7 +163,7 @@ pub(super) fn fill_row<T: NativeType>(row: &Array, values: &[T]) -> Result<()> {
                     a.allocate(values.len() * size, T::TYPE.data_alignment())
                 })?;
                 for (i, v) in values.iter().enumerate() {
-                    v.store(begin.offset(m.offset + i as isize * m.stride));
+                    v.store(begin.wrapping_offset(m.offset + i as isize * m.stride));
                 }
                 arrmeta::write(
                     row.data_ptr(),

@@ -142,6 +142,88 @@ impl Array {
         Array { block }
     }
 
+    /// A new `N * var * dtype` array with the rows of `src` (`N * var * T`,
+    /// T one element of `dtype`'s size): it shares `src`'s row descriptors
+    /// (and holds `src`'s data alive), and its values are a new buffer of
+    /// `total` elements laid out as `src`'s values from `first` on — the var
+    /// dim's arrmeta offset maps each row's `begin` into the new buffer
+    /// (DESIGN §4: an element lies at `begin + offset + i * stride`), as
+    /// awkward-array shares the offsets of an elementwise result. Returns
+    /// the array and the new buffer's start, whose `total` elements the
+    /// caller writes before reading the array.
+    ///
+    /// Errors: `Type` when `src` is not `N * var * T` of `dtype`'s size.
+    ///
+    /// # Safety
+    /// 1. Every row of `src` has a non-null `begin`, and its elements lie in
+    ///    the `total` elements of `dtype.data_size()` bytes from `first`.
+    pub(crate) unsafe fn with_rows_of(
+        src: &Array,
+        dtype: &Type,
+        first: *const u8,
+        total: usize,
+    ) -> Result<(Array, *mut u8)> {
+        let (TypeKind::FixedDim { size: n, elem }, esize) = (src.tp().kind(), dtype.data_size())
+        else {
+            return Err(Error::type_error(format!(
+                "{} has no var rows to share",
+                src.tp()
+            )));
+        };
+        if !matches!(elem.kind(), TypeKind::VarDim { elem } if elem.data_size() == esize && !elem.is_dim())
+            || dtype.arrmeta_size() != 0
+        {
+            return Err(Error::type_error(format!(
+                "the rows of {} cannot hold {dtype} values",
+                src.tp()
+            )));
+        }
+        // SAFETY: `N * var * T` arrmeta: the fixed dim's, then the var dim's.
+        let (fm, vm): (FixedDimMeta, VarDimMeta) = unsafe {
+            let m = src.arrmeta_ptr();
+            (
+                arrmeta::read(m),
+                arrmeta::read(m.add(size_of::<FixedDimMeta>())),
+            )
+        };
+        let bytes = total
+            .checked_mul(esize)
+            .ok_or_else(|| Error::alloc(format!("{total} elements of {dtype} are too large")))?;
+        let values = MemBlock::new_pod_allocator(0);
+        let base = values
+            .pod_allocator()
+            .ok_or_else(|| Error::alloc("a POD allocator block without an allocator"))?
+            .allocate_for_overwrite(bytes, dtype.data_alignment())?;
+        let tp = Type::fixed_dim(*n, Type::var_dim(dtype.clone()));
+        let var = VarDimMeta {
+            blockref: values.into_raw().as_ptr(),
+            stride: esize as isize,
+            // begin + offset was `first` + k elements in src; it is `base` +
+            // k elements here.
+            offset: vm
+                .offset
+                .wrapping_add((base as isize).wrapping_sub(first as isize)),
+        };
+        // SAFETY: (1) the data is src's row descriptors, laid out as the
+        // fixed dim `fm` says and kept alive by src's data reference; the
+        // arrmeta written is the fixed dim's and the var dim's, whose
+        // blockref is the owned reference to the new values (dtype has no
+        // arrmeta).
+        let out = unsafe {
+            Array::from_parts(
+                tp,
+                src.data_ptr(),
+                src.data_ref().clone(),
+                flags::READ | flags::WRITE,
+                |m| {
+                    arrmeta::write(m, fm);
+                    arrmeta::write(m.add(size_of::<FixedDimMeta>()), var);
+                },
+            )
+        };
+        Ok((out, base))
+    }
+
     fn preamble(&self) -> &ArrayBlock {
         // SAFETY: an Array's block is always an ArrayBlock (from_parts is
         // the only constructor), alive while `self` holds its reference.

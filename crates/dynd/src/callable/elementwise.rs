@@ -516,17 +516,23 @@ fn call_ragged(f: &Callable, args: &[&Array]) -> Option<Result<Array>> {
     for (st, r) in vstrides.iter_mut().zip(&var_rows) {
         *st = r.elem_stride;
     }
-    let mut sizes = Vec::with_capacity(n);
+    let mut sizes = Vec::new();
+    // A row with a null `begin` (never allocated): its descriptor must not
+    // be shared.
+    let mut null_rows = false;
     if let [rows] = var_rows.as_slice() {
-        // One var argument (`x + 1.0`): a tight loop over its rows.
+        // One var argument (`x + 1.0`): a tight loop over its rows; their
+        // sizes are read again only when the output cannot share them.
+        let null = std::ptr::null::<u8>().wrapping_offset(rows.offset);
         for i in 0..n {
             // SAFETY: i < n rows, each a readable row descriptor of the
             // argument's fixed dim.
             let (p, size) = unsafe { rows.row(i) };
-            sizes.push(size);
+            null_rows |= p == null;
             cutter.push(&[p], &vstrides[..1], size);
         }
     } else {
+        sizes.reserve(n);
         for i in 0..n {
             let mut size = None;
             for (j, rows) in var_rows.iter().enumerate() {
@@ -545,9 +551,25 @@ fn call_ragged(f: &Callable, args: &[&Array]) -> Option<Result<Array>> {
         }
     }
     let total = cutter.total();
+    let cut = cutter.finish();
+    // One var argument whose rows lie in order in one run, of the result's
+    // element size: the output shares its row descriptors (no sizes, no
+    // descriptors written), awkward-array's way.
+    let share = match (var_rows.as_slice(), cut.as_slice()) {
+        ([rows], [run]) if !null_rows && rows.elem_stride == dtype.data_size() as isize => {
+            let at = vars.iter().position(Option::is_some)?;
+            Some((args[at], run.srcs[0]))
+        }
+        _ => None,
+    };
+    if share.is_none()
+        && let [rows] = var_rows.as_slice()
+    {
+        // SAFETY: i < n rows, read as above.
+        sizes = (0..n).map(|i| unsafe { rows.row(i) }.1).collect();
+    }
     // Each run's sources: its var arguments' starts, the scalars' data.
-    let runs: Vec<RowRun> = cutter
-        .finish()
+    let runs: Vec<RowRun> = cut
         .into_iter()
         .map(|run| {
             let mut vs = run.srcs.iter();
@@ -571,22 +593,29 @@ fn call_ragged(f: &Callable, args: &[&Array]) -> Option<Result<Array>> {
         .zip(args)
         .map(|(v, a)| v.as_ref().map_or_else(|| a.arrmeta_ptr(), |v| v.meta))
         .collect();
-    Some(run_ragged(
-        f, &dtype, &dtypes, &metas, &strides, &sizes, total, &runs,
-    ))
+    let made = match share {
+        // SAFETY: the one var argument's rows all have a begin and lie in
+        // order in its one run of `total` elements from `first`.
+        Some((src, first)) => unsafe { Array::with_rows_of(src, &dtype, first, total) },
+        None => ragged_output(&dtype, &sizes, total),
+    };
+    Some(made.and_then(|(out, base)| {
+        let run = RaggedRun {
+            dtype: &dtype,
+            dtypes: &dtypes,
+            metas: &metas,
+            strides: &strides,
+        };
+        // SAFETY: `base` holds `total` elements of `dtype`, the output's
+        // values, which the runs cover.
+        unsafe { run.run(f, base, &runs) }?;
+        Ok(out)
+    }))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_ragged(
-    f: &Callable,
-    dtype: &Type,
-    dtypes: &[Type],
-    metas: &[*const u8],
-    strides: &[isize],
-    sizes: &[usize],
-    total: usize,
-    segments: &[RowRun],
-) -> Result<Array> {
+/// A new `n * var * dtype` output for rows of `sizes` (`total` elements in
+/// all), packed in order in one buffer; returns it and the buffer's start.
+fn ragged_output(dtype: &Type, sizes: &[usize], total: usize) -> Result<(Array, *mut u8)> {
     let n = sizes.len();
     let out = Array::empty(Type::fixed_dim(n, Type::var_dim(dtype.clone())))?;
     let esize = dtype.data_size();
@@ -626,42 +655,67 @@ fn run_ragged(
         };
         at += size;
     }
-    if total == 0 {
-        return Ok(out);
-    }
-    // SAFETY: the element arrmeta of the output follows its two dims'.
-    let out_meta = unsafe {
-        out.arrmeta_ptr()
-            .add(size_of::<FixedDimMeta>() + size_of::<VarDimMeta>())
-    };
-    let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: a new builder; element arrmeta of live arrays; `dtype` is
-    // what the scalar callable resolved for these element types.
-    unsafe {
-        f.implementation().instantiate(
-            ckb.as_mut(),
-            0,
-            KernelArgs::new(dtype, out_meta, dtypes, metas, KernelRequest::Strided),
-        )?;
-    }
-    for seg in segments {
-        // SAFETY: (1) built for Strided above; (2) a run's elements lie one
-        // after another in every var argument (that is how runs were cut),
-        // scalars are read with stride 0, and the output has `total`
-        // elements from `base`, this run's from `seg.start`.
+    Ok((out, base))
+}
+
+/// The element operands of a ragged call.
+struct RaggedRun<'a> {
+    /// The result's element type (no arrmeta).
+    dtype: &'a Type,
+    dtypes: &'a [Type],
+    metas: &'a [*const u8],
+    /// Each argument's element stride (0: a scalar).
+    strides: &'a [isize],
+}
+
+impl RaggedRun<'_> {
+    /// Runs scalar callable `f` over `segments`, writing the output's
+    /// elements from `base` on.
+    ///
+    /// # Safety
+    /// 1. `base` is writable for every element the segments cover, and
+    ///    each segment's sources are readable for its count at `strides`.
+    unsafe fn run(&self, f: &Callable, base: *mut u8, segments: &[RowRun]) -> Result<()> {
+        if segments.iter().all(|s| s.count == 0) {
+            return Ok(());
+        }
+        let (dtype, esize, strides) = (self.dtype, self.dtype.data_size(), self.strides);
+        let mut ckb = pin!(CKernelBuilder::new());
+        // SAFETY: a new builder; element arrmeta of live arrays (a dtype
+        // without arrmeta reads none); `dtype` is what the scalar callable
+        // resolved for these element types.
         unsafe {
-            run_strided_split(
-                &ckb,
-                base.wrapping_add(seg.start * esize),
-                esize as isize,
-                &seg.srcs,
-                strides,
-                seg.count,
-                TASK_ELEMENTS,
+            f.implementation().instantiate(
+                ckb.as_mut(),
+                0,
+                KernelArgs::new(
+                    dtype,
+                    std::ptr::null(),
+                    self.dtypes,
+                    self.metas,
+                    KernelRequest::Strided,
+                ),
             )?;
         }
+        for seg in segments {
+            // SAFETY: (1) built for Strided above; (2) a run's elements lie one
+            // after another in every var argument (that is how runs were cut),
+            // scalars are read with stride 0, and the output has `total`
+            // elements from `base`, this run's from `seg.start`.
+            unsafe {
+                run_strided_split(
+                    &ckb,
+                    base.wrapping_add(seg.start * esize),
+                    esize as isize,
+                    &seg.srcs,
+                    strides,
+                    seg.count,
+                    TASK_ELEMENTS,
+                )?;
+            }
+        }
+        Ok(())
     }
-    Ok(out)
 }
 
 /// Runs a built strided kernel over `n` elements: in one call, or as rayon

@@ -523,7 +523,9 @@ impl<'j, 't> Parser<'j, 't> {
                         elem,
                         num,
                         emeta,
-                        existing.begin.offset(m.offset + i as isize * m.stride),
+                        existing
+                            .begin
+                            .wrapping_offset(m.offset + i as isize * m.stride),
                     )
                 }
             })?;

@@ -111,7 +111,7 @@ impl Writer {
                         self.value(
                             elem,
                             meta.add(size_of::<VarDimMeta>()),
-                            d.begin.offset(m.offset + i * m.stride),
+                            d.begin.wrapping_offset(m.offset + i * m.stride),
                             out,
                         );
                     }
