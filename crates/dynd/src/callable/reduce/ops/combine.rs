@@ -145,47 +145,26 @@ macro_rules! ord_ops {
 }
 for_each_native!(signed unsigned => ord_ops);
 
-impl Combine<bool> for MinK {
-    const HAS_IDENTITY: bool = false;
-    #[inline(always)]
-    fn identity() -> bool {
-        true
-    }
-    #[inline(always)]
-    fn combine(a: bool, b: bool) -> bool {
-        a & b
-    }
+/// Logical and, or on `bool` (min and max: no identity) and on [`Truth`]
+/// (all and any): `(op, type, HAS_IDENTITY, identity, combine)`.
+macro_rules! logic_ops {
+    ($($k:ty, $t:ty, $has:expr, $id:expr, |$a:ident, $b:ident| $f:expr;)*) => {$(
+        impl Combine<$t> for $k {
+            const HAS_IDENTITY: bool = $has;
+            #[inline(always)]
+            fn identity() -> $t {
+                $id
+            }
+            #[inline(always)]
+            fn combine($a: $t, $b: $t) -> $t {
+                $f
+            }
+        }
+    )*};
 }
-impl Combine<bool> for MaxK {
-    const HAS_IDENTITY: bool = false;
-    #[inline(always)]
-    fn identity() -> bool {
-        false
-    }
-    #[inline(always)]
-    fn combine(a: bool, b: bool) -> bool {
-        a | b
-    }
-}
-impl Combine<Truth> for AllK {
-    const HAS_IDENTITY: bool = true;
-    #[inline(always)]
-    fn identity() -> Truth {
-        Truth(true)
-    }
-    #[inline(always)]
-    fn combine(a: Truth, b: Truth) -> Truth {
-        Truth(a.0 & b.0)
-    }
-}
-impl Combine<Truth> for AnyK {
-    const HAS_IDENTITY: bool = true;
-    #[inline(always)]
-    fn identity() -> Truth {
-        Truth(false)
-    }
-    #[inline(always)]
-    fn combine(a: Truth, b: Truth) -> Truth {
-        Truth(a.0 | b.0)
-    }
+logic_ops! {
+    MinK, bool, false, true, |a, b| a & b;
+    MaxK, bool, false, false, |a, b| a | b;
+    AllK, Truth, true, Truth(true), |a, b| Truth(a.0 & b.0);
+    AnyK, Truth, true, Truth(false), |a, b| Truth(a.0 | b.0);
 }
