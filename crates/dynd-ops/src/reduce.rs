@@ -352,6 +352,26 @@ impl<T: Float> Reducer<T> for VarR {
     }
 }
 
+/// The kept dims of an operator's sizes `inner` (its first `S::RANK`), and
+/// how many values each output element folds (the product of the rest).
+fn kept_and_folded<I: Shape, S: Shape>(inner: I) -> (S, usize) {
+    let mut sizes = S::zeros();
+    for d in 0..S::RANK {
+        sizes[d] = inner[d];
+    }
+    (sizes, inner.as_ref()[S::RANK..].iter().product())
+}
+
+/// The operator index of output element `out`'s first value: `out`, then
+/// zeros for the reduced dims.
+fn base_of<S: Shape, I: Shape>(out: S) -> I {
+    let mut i = I::zeros();
+    for d in 0..S::RANK {
+        i[d] = out[d];
+    }
+    i
+}
+
 /// A reduction of an operator's trailing dims. Build it with the functions
 /// ([`sum`], [`sum_axes`], ...).
 #[derive(Clone)]
@@ -368,11 +388,7 @@ pub struct ReduceOp<O: Operator, R: Reducer<O::Elem>, S> {
 impl<O: Operator, R: Reducer<O::Elem>, S: Shape> ReduceOp<O, R, S> {
     pub(crate) fn new(op: O, red: R) -> Self {
         let inner = op.sizes();
-        let mut sizes = S::zeros();
-        for d in 0..S::RANK {
-            sizes[d] = inner[d];
-        }
-        let m = inner.as_ref()[S::RANK..].iter().product();
+        let (sizes, m) = kept_and_folded(inner);
         ReduceOp {
             op,
             red,
@@ -387,14 +403,6 @@ impl<O: Operator, R: Reducer<O::Elem>, S: Shape> ReduceOp<O, R, S> {
         self.m.div_ceil(REDUCE_BLOCK).max(1)
     }
 
-    fn base(&self, out: S) -> O::Shape {
-        let mut i = O::Shape::zeros();
-        for d in 0..S::RANK {
-            i[d] = out[d];
-        }
-        i
-    }
-
     /// Folds block `b` of the slice of output `out`.
     fn reduce_block(&self, out: S, b: usize) -> R::Acc {
         let mut acc = self.red.init();
@@ -404,7 +412,7 @@ impl<O: Operator, R: Reducer<O::Elem>, S: Shape> ReduceOp<O, R, S> {
         if start >= end {
             return acc;
         }
-        let mut idx = self.base(out);
+        let mut idx: O::Shape = base_of(out);
         if n == S::RANK {
             // Nothing reduced: one value per output.
             self.red.accumulate(&mut acc, &[self.op.get(idx)], 0);
@@ -566,16 +574,17 @@ where
 /// The public reductions, each over all dims (`$all`, with its docs) and
 /// over a list of axes (`$axes`, with its own docs, to which the macro adds
 /// the errors): the same extra arguments, result type, bounds and
-/// [`Reducer`].
+/// [`Reducer`] (`O`'s bound may fix its element type).
 macro_rules! reductions {
     ($(
         $(#[$doc:meta])*
-        fn $all:ident($($arg:ident: $argty:ty),*) -> $out:ty where [$($bound:tt)*] = $red:expr;
+        fn $all:ident<O: $op:path>($($arg:ident: $argty:ty),*) -> $out:ty
+            where [$($bound:tt)*] = $red:expr;
         $(#[$adoc:meta])*
         fn $axes:ident;
     )*) => {$(
         $(#[$doc])*
-        pub fn $all<O: Operator>(
+        pub fn $all<O: $op>(
             op: O,
             $($arg: $argty,)*
         ) -> Reduced<O, impl Reducer<O::Elem, Out = $out>>
@@ -588,7 +597,7 @@ macro_rules! reductions {
         ///
         /// # Errors
         /// `Index` when the axes are not distinct dims of `op`.
-        pub fn $axes<O: Operator, const D: usize>(
+        pub fn $axes<O: $op, const D: usize>(
             op: O,
             axes: [usize; D],
             $($arg: $argty,)*
@@ -605,7 +614,7 @@ macro_rules! reductions {
 reductions! {
     /// The sum, in dynd's sum type (int8 → int64, uint16 → uint64, as NumPy;
     /// floats keep their type), wrapping for integers.
-    fn sum() -> <O::Elem as NativeType>::Sum where [
+    fn sum<O: Operator>() -> <O::Elem as NativeType>::Sum where [
         O::Elem: Num + AsPrimitive<<O::Elem as NativeType>::Sum>,
         <O::Elem as NativeType>::Sum: Num,
     ] = SumR;
@@ -615,7 +624,7 @@ reductions! {
     fn sum_axes;
 
     /// The product, in dynd's sum type, wrapping for integers.
-    fn prod() -> <O::Elem as NativeType>::Sum where [
+    fn prod<O: Operator>() -> <O::Elem as NativeType>::Sum where [
         O::Elem: Num + AsPrimitive<<O::Elem as NativeType>::Sum>,
         <O::Elem as NativeType>::Sum: Num,
     ] = ProdR;
@@ -624,30 +633,30 @@ reductions! {
     fn prod_axes;
 
     /// The arithmetic mean (NaN for an empty slice).
-    fn mean() -> O::Elem where [O::Elem: Float,] = MeanR;
+    fn mean<O: Operator>() -> O::Elem where [O::Elem: Float,] = MeanR;
     /// The arithmetic mean (NaN for an empty slice).
     /// Over the dims `axes` only: the result keeps the other dims, in order.
     fn mean_axes;
 
     /// The smallest value (NaN if any is NaN). An empty slice is an error.
-    fn min() -> O::Elem where [O::Elem: Num,] = ExtremeR { max: false };
+    fn min<O: Operator>() -> O::Elem where [O::Elem: Num,] = ExtremeR { max: false };
     /// The smallest value (NaN if any is NaN). An empty slice is an error.
     /// Over the dims `axes` only: the result keeps the other dims, in order.
     fn min_axes;
 
     /// The largest value (NaN if any is NaN). An empty slice is an error.
-    fn max() -> O::Elem where [O::Elem: Num,] = ExtremeR { max: true };
+    fn max<O: Operator>() -> O::Elem where [O::Elem: Num,] = ExtremeR { max: true };
     /// The largest value (NaN if any is NaN). An empty slice is an error.
     /// Over the dims `axes` only: the result keeps the other dims, in order.
     fn max_axes;
 
     /// `true` if any element is `true` (`false` for an empty slice).
-    fn any() -> bool where [O: Operator<Elem = bool>,] = LogicR { any: true };
+    fn any<O: Operator<Elem = bool>>() -> bool where [] = LogicR { any: true };
     /// `true` if any element over `axes` is `true`.
     fn any_axes;
 
     /// `true` if every element is `true` (`true` for an empty slice).
-    fn all() -> bool where [O: Operator<Elem = bool>,] = LogicR { any: false };
+    fn all<O: Operator<Elem = bool>>() -> bool where [] = LogicR { any: false };
     /// `true` if every element over `axes` is `true`.
     fn all_axes;
 
@@ -655,25 +664,25 @@ reductions! {
     /// flat C-order index over the reduced dims (for [`argmax`], over all dims
     /// — `unravel` it with the operator's sizes to get the index). Ties give
     /// the first; a NaN, the first NaN. An empty slice is an error.
-    fn argmax() -> i64 where [O::Elem: Num,] = ArgExtremeR { max: true };
+    fn argmax<O: Operator>() -> i64 where [O::Elem: Num,] = ArgExtremeR { max: true };
     /// [`argmax`] over `axes`: each value is the flat position within that
     /// output element's slice, in the order the axes are given (not an index
     /// into the input).
     fn argmax_axes;
 
     /// As [`argmax`], for the smallest value.
-    fn argmin() -> i64 where [O::Elem: Num,] = ArgExtremeR { max: false };
+    fn argmin<O: Operator>() -> i64 where [O::Elem: Num,] = ArgExtremeR { max: false };
     /// As [`argmax_axes`], for the smallest value.
     fn argmin_axes;
 
     /// The variance `sum((x - mean)^2) / (n - ddof)` (NaN when `n <= ddof`):
     /// `ddof = 0` is the population variance, `1` the sample variance.
-    fn var(ddof: usize) -> O::Elem where [O::Elem: Float,] = VarR { ddof, std: false };
+    fn var<O: Operator>(ddof: usize) -> O::Elem where [O::Elem: Float,] = VarR { ddof, std: false };
     /// [`var`] over `axes`.
     fn var_axes;
 
     /// The standard deviation: the square root of [`var`].
-    fn std(ddof: usize) -> O::Elem where [O::Elem: Float,] = VarR { ddof, std: true };
+    fn std<O: Operator>(ddof: usize) -> O::Elem where [O::Elem: Float,] = VarR { ddof, std: true };
     /// [`std()`] over `axes`.
     fn std_axes;
 }
@@ -696,11 +705,7 @@ where
 {
     fn new(op: O) -> Self {
         let inner = op.sizes();
-        let mut sizes = S::zeros();
-        for d in 0..S::RANK {
-            sizes[d] = inner[d];
-        }
-        let m = inner.as_ref()[S::RANK..].iter().product();
+        let (sizes, m) = kept_and_folded(inner);
         MedianOp {
             op,
             inner,
@@ -712,10 +717,7 @@ where
 
     fn median_one(&self, out: S, scratch: &mut Vec<O::Elem>) -> O::Elem {
         let n = O::Shape::RANK;
-        let mut idx = O::Shape::zeros();
-        for d in 0..S::RANK {
-            idx[d] = out[d];
-        }
+        let idx: O::Shape = base_of(out);
         scratch.clear();
         scratch.resize(self.m, O::Elem::default());
         if n == S::RANK {

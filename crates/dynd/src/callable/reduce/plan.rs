@@ -568,11 +568,10 @@ impl Walker<'_> {
         let count = unsafe { self.dim(level, d, dst, src, first, defer) }?;
         if self.divide_at == Some(level) {
             let c = count as f64;
-            // SAFETY: (1) the output element holds its whole sum.
-            unsafe {
-                self.op
-                    .divide(self.span(dst, 0, (&raw const c).cast(), 0, 1))
-            }?;
+            let by = self.span(dst, 0, (&raw const c).cast(), 0, 1);
+            // SAFETY: (1) the output element holds its whole sum; `by`'s
+            // source is the one count.
+            unsafe { self.op.divide(by) }?;
         }
         Ok(count)
     }
