@@ -352,6 +352,26 @@ impl<T: Float> Reducer<T> for VarR {
     }
 }
 
+/// The kept dims of an operator's sizes `inner` (its first `S::RANK`), and
+/// how many values each output element folds (the product of the rest).
+fn kept_and_folded<I: Shape, S: Shape>(inner: I) -> (S, usize) {
+    let mut sizes = S::zeros();
+    for d in 0..S::RANK {
+        sizes[d] = inner[d];
+    }
+    (sizes, inner.as_ref()[S::RANK..].iter().product())
+}
+
+/// The operator index of output element `out`'s first value: `out`, then
+/// zeros for the reduced dims.
+fn base_of<S: Shape, I: Shape>(out: S) -> I {
+    let mut i = I::zeros();
+    for d in 0..S::RANK {
+        i[d] = out[d];
+    }
+    i
+}
+
 /// A reduction of an operator's trailing dims. Build it with the functions
 /// ([`sum`], [`sum_axes`], ...).
 #[derive(Clone)]
@@ -368,11 +388,7 @@ pub struct ReduceOp<O: Operator, R: Reducer<O::Elem>, S> {
 impl<O: Operator, R: Reducer<O::Elem>, S: Shape> ReduceOp<O, R, S> {
     pub(crate) fn new(op: O, red: R) -> Self {
         let inner = op.sizes();
-        let mut sizes = S::zeros();
-        for d in 0..S::RANK {
-            sizes[d] = inner[d];
-        }
-        let m = inner.as_ref()[S::RANK..].iter().product();
+        let (sizes, m) = kept_and_folded(inner);
         ReduceOp {
             op,
             red,
@@ -387,14 +403,6 @@ impl<O: Operator, R: Reducer<O::Elem>, S: Shape> ReduceOp<O, R, S> {
         self.m.div_ceil(REDUCE_BLOCK).max(1)
     }
 
-    fn base(&self, out: S) -> O::Shape {
-        let mut i = O::Shape::zeros();
-        for d in 0..S::RANK {
-            i[d] = out[d];
-        }
-        i
-    }
-
     /// Folds block `b` of the slice of output `out`.
     fn reduce_block(&self, out: S, b: usize) -> R::Acc {
         let mut acc = self.red.init();
@@ -404,7 +412,7 @@ impl<O: Operator, R: Reducer<O::Elem>, S: Shape> ReduceOp<O, R, S> {
         if start >= end {
             return acc;
         }
-        let mut idx = self.base(out);
+        let mut idx: O::Shape = base_of(out);
         if n == S::RANK {
             // Nothing reduced: one value per output.
             self.red.accumulate(&mut acc, &[self.op.get(idx)], 0);
@@ -563,218 +571,120 @@ where
     Ok(Expr(ReduceOp::new(permute(op, perm)?.0, red)))
 }
 
+/// The public reductions, each over all dims (`$all`, with its docs) and
+/// over a list of axes (`$axes`, with its own docs, to which the macro adds
+/// the errors): the same extra arguments, result type, bounds and
+/// [`Reducer`] (`O`'s bound may fix its element type).
 macro_rules! reductions {
-    ($($(#[$doc:meta])* $all:ident, $axes:ident, [$($bound:tt)*], $red:expr;)*) => {$(
+    ($(
+        $(#[$doc:meta])*
+        fn $all:ident<O: $op:path>($($arg:ident: $argty:ty),*) -> $out:ty
+            where [$($bound:tt)*] = $red:expr;
+        $(#[$adoc:meta])*
+        fn $axes:ident;
+    )*) => {$(
         $(#[$doc])*
-        pub fn $all<O: Operator>(op: O) -> Reduced<O, impl Reducer<O::Elem, Out = O::Elem>>
+        pub fn $all<O: $op>(
+            op: O,
+            $($arg: $argty,)*
+        ) -> Reduced<O, impl Reducer<O::Elem, Out = $out>>
         where
-            O::Elem: $($bound)*,
+            $($bound)*
         {
             reduce_all(op, $red)
         }
-        $(#[$doc])*
-        /// Over the dims `axes` only: the result keeps the other dims, in order.
+        $(#[$adoc])*
         ///
         /// # Errors
         /// `Index` when the axes are not distinct dims of `op`.
-        pub fn $axes<O: Operator, const D: usize>(
+        pub fn $axes<O: $op, const D: usize>(
             op: O,
             axes: [usize; D],
-        ) -> Result<ReducedAxes<O, impl Reducer<O::Elem, Out = O::Elem>, D>>
+            $($arg: $argty,)*
+        ) -> Result<ReducedAxes<O, impl Reducer<O::Elem, Out = $out>, D>>
         where
-            O::Elem: $($bound)*,
+            $($bound)*
             O::Shape: DropDims<D>,
         {
             reduce_axes(stringify!($all), op, axes, $red)
         }
     )*};
-}
-
-/// Reductions whose result is dynd's sum type ([`NativeType::Sum`]).
-macro_rules! sum_reductions {
-    ($($(#[$doc:meta])* $all:ident, $axes:ident, $red:expr;)*) => {$(
-        $(#[$doc])*
-        pub fn $all<O: Operator>(
-            op: O,
-        ) -> Reduced<O, impl Reducer<O::Elem, Out = <O::Elem as NativeType>::Sum>>
-        where
-            O::Elem: Num + AsPrimitive<<O::Elem as NativeType>::Sum>,
-            <O::Elem as NativeType>::Sum: Num,
-        {
-            reduce_all(op, $red)
-        }
-        $(#[$doc])*
-        /// Over the dims `axes` only: the result keeps the other dims, in order.
-        ///
-        /// # Errors
-        /// `Index` when the axes are not distinct dims of `op`.
-        pub fn $axes<O: Operator, const D: usize>(
-            op: O,
-            axes: [usize; D],
-        ) -> Result<ReducedAxes<O, impl Reducer<O::Elem, Out = <O::Elem as NativeType>::Sum>, D>>
-        where
-            O::Elem: Num + AsPrimitive<<O::Elem as NativeType>::Sum>,
-            <O::Elem as NativeType>::Sum: Num,
-            O::Shape: DropDims<D>,
-        {
-            reduce_axes(stringify!($all), op, axes, $red)
-        }
-    )*};
-}
-
-sum_reductions! {
-    /// The sum, in dynd's sum type (int8 → int64, uint16 → uint64, as NumPy;
-    /// floats keep their type), wrapping for integers.
-    sum, sum_axes, SumR;
-    /// The product, in dynd's sum type, wrapping for integers.
-    prod, prod_axes, ProdR;
 }
 
 reductions! {
+    /// The sum, in dynd's sum type (int8 → int64, uint16 → uint64, as NumPy;
+    /// floats keep their type), wrapping for integers.
+    fn sum<O: Operator>() -> <O::Elem as NativeType>::Sum where [
+        O::Elem: Num + AsPrimitive<<O::Elem as NativeType>::Sum>,
+        <O::Elem as NativeType>::Sum: Num,
+    ] = SumR;
+    /// The sum, in dynd's sum type (int8 → int64, uint16 → uint64, as NumPy;
+    /// floats keep their type), wrapping for integers.
+    /// Over the dims `axes` only: the result keeps the other dims, in order.
+    fn sum_axes;
+
+    /// The product, in dynd's sum type, wrapping for integers.
+    fn prod<O: Operator>() -> <O::Elem as NativeType>::Sum where [
+        O::Elem: Num + AsPrimitive<<O::Elem as NativeType>::Sum>,
+        <O::Elem as NativeType>::Sum: Num,
+    ] = ProdR;
+    /// The product, in dynd's sum type, wrapping for integers.
+    /// Over the dims `axes` only: the result keeps the other dims, in order.
+    fn prod_axes;
+
     /// The arithmetic mean (NaN for an empty slice).
-    mean, mean_axes, [Float], MeanR;
+    fn mean<O: Operator>() -> O::Elem where [O::Elem: Float,] = MeanR;
+    /// The arithmetic mean (NaN for an empty slice).
+    /// Over the dims `axes` only: the result keeps the other dims, in order.
+    fn mean_axes;
+
     /// The smallest value (NaN if any is NaN). An empty slice is an error.
-    min, min_axes, [Num], ExtremeR { max: false };
+    fn min<O: Operator>() -> O::Elem where [O::Elem: Num,] = ExtremeR { max: false };
+    /// The smallest value (NaN if any is NaN). An empty slice is an error.
+    /// Over the dims `axes` only: the result keeps the other dims, in order.
+    fn min_axes;
+
     /// The largest value (NaN if any is NaN). An empty slice is an error.
-    max, max_axes, [Num], ExtremeR { max: true };
-}
+    fn max<O: Operator>() -> O::Elem where [O::Elem: Num,] = ExtremeR { max: true };
+    /// The largest value (NaN if any is NaN). An empty slice is an error.
+    /// Over the dims `axes` only: the result keeps the other dims, in order.
+    fn max_axes;
 
-/// `true` if any element is `true` (`false` for an empty slice).
-pub fn any<O: Operator<Elem = bool>>(op: O) -> Reduced<O, impl Reducer<bool, Out = bool>> {
-    reduce_all(op, LogicR { any: true })
-}
+    /// `true` if any element is `true` (`false` for an empty slice).
+    fn any<O: Operator<Elem = bool>>() -> bool where [] = LogicR { any: true };
+    /// `true` if any element over `axes` is `true`.
+    fn any_axes;
 
-/// `true` if any element over `axes` is `true`.
-///
-/// # Errors
-/// `Index` when the axes are not distinct dims of `op`.
-pub fn any_axes<O: Operator<Elem = bool>, const D: usize>(
-    op: O,
-    axes: [usize; D],
-) -> Result<ReducedAxes<O, impl Reducer<bool, Out = bool>, D>>
-where
-    O::Shape: DropDims<D>,
-{
-    reduce_axes("any", op, axes, LogicR { any: true })
-}
+    /// `true` if every element is `true` (`true` for an empty slice).
+    fn all<O: Operator<Elem = bool>>() -> bool where [] = LogicR { any: false };
+    /// `true` if every element over `axes` is `true`.
+    fn all_axes;
 
-/// `true` if every element is `true` (`true` for an empty slice).
-pub fn all<O: Operator<Elem = bool>>(op: O) -> Reduced<O, impl Reducer<bool, Out = bool>> {
-    reduce_all(op, LogicR { any: false })
-}
+    /// The position of the largest value **within the reduced slice**: the
+    /// flat C-order index over the reduced dims (for [`argmax`], over all dims
+    /// — `unravel` it with the operator's sizes to get the index). Ties give
+    /// the first; a NaN, the first NaN. An empty slice is an error.
+    fn argmax<O: Operator>() -> i64 where [O::Elem: Num,] = ArgExtremeR { max: true };
+    /// [`argmax`] over `axes`: each value is the flat position within that
+    /// output element's slice, in the order the axes are given (not an index
+    /// into the input).
+    fn argmax_axes;
 
-/// `true` if every element over `axes` is `true`.
-///
-/// # Errors
-/// `Index` when the axes are not distinct dims of `op`.
-pub fn all_axes<O: Operator<Elem = bool>, const D: usize>(
-    op: O,
-    axes: [usize; D],
-) -> Result<ReducedAxes<O, impl Reducer<bool, Out = bool>, D>>
-where
-    O::Shape: DropDims<D>,
-{
-    reduce_axes("all", op, axes, LogicR { any: false })
-}
+    /// As [`argmax`], for the smallest value.
+    fn argmin<O: Operator>() -> i64 where [O::Elem: Num,] = ArgExtremeR { max: false };
+    /// As [`argmax_axes`], for the smallest value.
+    fn argmin_axes;
 
-/// The position of the largest value **within the reduced slice**: the
-/// flat C-order index over the reduced dims (for [`argmax`], over all dims
-/// — `unravel` it with the operator's sizes to get the index). Ties give
-/// the first; a NaN, the first NaN. An empty slice is an error.
-pub fn argmax<O: Operator>(op: O) -> Reduced<O, impl Reducer<O::Elem, Out = i64>>
-where
-    O::Elem: Num,
-{
-    reduce_all(op, ArgExtremeR { max: true })
-}
+    /// The variance `sum((x - mean)^2) / (n - ddof)` (NaN when `n <= ddof`):
+    /// `ddof = 0` is the population variance, `1` the sample variance.
+    fn var<O: Operator>(ddof: usize) -> O::Elem where [O::Elem: Float,] = VarR { ddof, std: false };
+    /// [`var`] over `axes`.
+    fn var_axes;
 
-/// [`argmax`] over `axes`: each value is the flat position within that
-/// output element's slice, in the order the axes are given (not an index
-/// into the input).
-///
-/// # Errors
-/// `Index` when the axes are not distinct dims of `op`.
-pub fn argmax_axes<O: Operator, const D: usize>(
-    op: O,
-    axes: [usize; D],
-) -> Result<ReducedAxes<O, impl Reducer<O::Elem, Out = i64>, D>>
-where
-    O::Elem: Num,
-    O::Shape: DropDims<D>,
-{
-    reduce_axes("argmax", op, axes, ArgExtremeR { max: true })
-}
-
-/// As [`argmax`], for the smallest value.
-pub fn argmin<O: Operator>(op: O) -> Reduced<O, impl Reducer<O::Elem, Out = i64>>
-where
-    O::Elem: Num,
-{
-    reduce_all(op, ArgExtremeR { max: false })
-}
-
-/// As [`argmax_axes`], for the smallest value.
-///
-/// # Errors
-/// `Index` when the axes are not distinct dims of `op`.
-pub fn argmin_axes<O: Operator, const D: usize>(
-    op: O,
-    axes: [usize; D],
-) -> Result<ReducedAxes<O, impl Reducer<O::Elem, Out = i64>, D>>
-where
-    O::Elem: Num,
-    O::Shape: DropDims<D>,
-{
-    reduce_axes("argmin", op, axes, ArgExtremeR { max: false })
-}
-
-/// The variance `sum((x - mean)^2) / (n - ddof)` (NaN when `n <= ddof`):
-/// `ddof = 0` is the population variance, `1` the sample variance.
-pub fn var<O: Operator>(op: O, ddof: usize) -> Reduced<O, impl Reducer<O::Elem, Out = O::Elem>>
-where
-    O::Elem: Float,
-{
-    reduce_all(op, VarR { ddof, std: false })
-}
-
-/// [`var`] over `axes`.
-///
-/// # Errors
-/// `Index` when the axes are not distinct dims of `op`.
-pub fn var_axes<O: Operator, const D: usize>(
-    op: O,
-    axes: [usize; D],
-    ddof: usize,
-) -> Result<ReducedAxes<O, impl Reducer<O::Elem, Out = O::Elem>, D>>
-where
-    O::Elem: Float,
-    O::Shape: DropDims<D>,
-{
-    reduce_axes("var", op, axes, VarR { ddof, std: false })
-}
-
-/// The standard deviation: the square root of [`var`].
-pub fn std<O: Operator>(op: O, ddof: usize) -> Reduced<O, impl Reducer<O::Elem, Out = O::Elem>>
-where
-    O::Elem: Float,
-{
-    reduce_all(op, VarR { ddof, std: true })
-}
-
-/// [`std()`] over `axes`.
-///
-/// # Errors
-/// `Index` when the axes are not distinct dims of `op`.
-pub fn std_axes<O: Operator, const D: usize>(
-    op: O,
-    axes: [usize; D],
-    ddof: usize,
-) -> Result<ReducedAxes<O, impl Reducer<O::Elem, Out = O::Elem>, D>>
-where
-    O::Elem: Float,
-    O::Shape: DropDims<D>,
-{
-    reduce_axes("std", op, axes, VarR { ddof, std: true })
+    /// The standard deviation: the square root of [`var`].
+    fn std<O: Operator>(ddof: usize) -> O::Elem where [O::Elem: Float,] = VarR { ddof, std: true };
+    /// [`std()`] over `axes`.
+    fn std_axes;
 }
 
 // ---------------------------------------------------------------- median
@@ -795,11 +705,7 @@ where
 {
     fn new(op: O) -> Self {
         let inner = op.sizes();
-        let mut sizes = S::zeros();
-        for d in 0..S::RANK {
-            sizes[d] = inner[d];
-        }
-        let m = inner.as_ref()[S::RANK..].iter().product();
+        let (sizes, m) = kept_and_folded(inner);
         MedianOp {
             op,
             inner,
@@ -811,10 +717,7 @@ where
 
     fn median_one(&self, out: S, scratch: &mut Vec<O::Elem>) -> O::Elem {
         let n = O::Shape::RANK;
-        let mut idx = O::Shape::zeros();
-        for d in 0..S::RANK {
-            idx[d] = out[d];
-        }
+        let idx: O::Shape = base_of(out);
         scratch.clear();
         scratch.resize(self.m, O::Elem::default());
         if n == S::RANK {

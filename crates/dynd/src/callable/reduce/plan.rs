@@ -20,7 +20,7 @@
 //! fixed dims after the last var dim by decreasing source stride, so the
 //! innermost loop is the one that walks memory contiguously.
 
-use super::ops::{CountOp, Ctx, ReduceOp};
+use super::ops::{CountOp, Ctx, ReduceOp, Span};
 use crate::error::{Error, Result};
 use crate::kernels::loops::Rows;
 use crate::kernels::{Kernel, KernelRef};
@@ -474,10 +474,10 @@ impl Kernel for ReduceKernel {
             _ => unsafe { walker.walk(0, dst, src, true, false) }.map(|_| ())?,
         }
         let op = &*self.op;
-        let mut divide = |d: *mut u8, ds: isize, c: *const u8, cs: isize, n: usize| {
+        let mut divide = |r: Span<'_>| {
             // SAFETY: `each_output` passes output elements (holding sums)
             // and their counts.
-            unsafe { op.divide(d, ds, c, cs, n) }
+            unsafe { op.divide(r) }
         };
         match &self.finish {
             Finish::None | Finish::AtLevel(_) => Ok(()),
@@ -523,10 +523,24 @@ struct Walker<'a> {
     restrict: Option<(usize, usize, usize)>,
 }
 
-/// A visitor of output runs: `(dst, dst stride, aux, aux stride, count)`.
-type Visit<'v> = dyn FnMut(*mut u8, isize, *const u8, isize, usize) -> Result<()> + 'v;
+/// A visitor of output runs: the output elements, and the side buffer's
+/// matching places as the source.
+type Visit<'v> = dyn FnMut(Span<'_>) -> Result<()> + 'v;
 
 impl Walker<'_> {
+    /// The span of `n` output elements `ds` bytes apart from `dst` and `n`
+    /// source elements `ss` bytes apart from `src`.
+    fn span(&self, dst: *mut u8, ds: isize, src: *const u8, ss: isize, n: usize) -> Span<'_> {
+        Span {
+            cx: self.cx,
+            dst,
+            ds,
+            src,
+            ss,
+            n,
+        }
+    }
+
     /// Reduces the source element at `src` (of the dims from `level` on)
     /// into the output element at `dst`; `first` when the output has not
     /// been written yet. Returns how many source values it read. An empty
@@ -547,23 +561,35 @@ impl Walker<'_> {
     ) -> Result<usize> {
         let Some(d) = self.dims.get(level) else {
             // SAFETY: (1) one value each.
-            unsafe {
-                if first {
-                    self.op.init(self.cx, dst, 0, src, 0, 1)
-                } else {
-                    self.op.accumulate(self.cx, dst, 0, src, 0, 1)
-                }
-            }?;
+            unsafe { self.init_or_accumulate(self.span(dst, 0, src, 0, 1), first) }?;
             return Ok(1);
         };
         // SAFETY: (1).
         let count = unsafe { self.dim(level, d, dst, src, first, defer) }?;
         if self.divide_at == Some(level) {
             let c = count as f64;
-            // SAFETY: (1) the output element holds its whole sum.
-            unsafe { self.op.divide(dst, 0, (&raw const c).cast(), 0, 1) }?;
+            let by = self.span(dst, 0, (&raw const c).cast(), 0, 1);
+            // SAFETY: (1) the output element holds its whole sum; `by`'s
+            // source is the one count.
+            unsafe { self.op.divide(by) }?;
         }
         Ok(count)
+    }
+
+    /// The op's `init` of the span when `first`, else its `accumulate`.
+    ///
+    /// # Safety
+    /// 1. As [`ReduceOp::init`], and when not `first` as
+    ///    [`ReduceOp::accumulate`].
+    unsafe fn init_or_accumulate(&self, r: Span<'_>, first: bool) -> Result<()> {
+        // SAFETY: (1).
+        unsafe {
+            if first {
+                self.op.init(r)
+            } else {
+                self.op.accumulate(r)
+            }
+        }
     }
 
     /// [`Walker::walk`] at a dim.
@@ -594,7 +620,7 @@ impl Walker<'_> {
                     0
                 } else if last {
                     // SAFETY: (1) n elements at stride ss from sp.
-                    unsafe { self.op.fold(self.cx, dst, sp, ss, n, first) }?;
+                    unsafe { self.op.fold(self.span(dst, 0, sp, ss, n), first) }?;
                     n
                 } else {
                     // With only reduced dims below, `dst` is one output
@@ -646,13 +672,7 @@ impl Walker<'_> {
         let sp = sp.wrapping_offset(lo as isize * ss);
         if last {
             // SAFETY: (1) len elements of each at their strides.
-            unsafe {
-                if first {
-                    self.op.init(self.cx, dp, ds, sp, ss, len)
-                } else {
-                    self.op.accumulate(self.cx, dp, ds, sp, ss, len)
-                }
-            }?;
+            unsafe { self.init_or_accumulate(self.span(dp, ds, sp, ss, len), first) }?;
             return Ok(len);
         }
         if let Some(Dim {
@@ -677,35 +697,27 @@ impl Walker<'_> {
                 offset: *vo,
                 elem_stride: *vs,
             };
+            let out = self.span(dp, ds, sp, ss, len);
             // SAFETY: (1) the dim's len elements are var dim data whose rows
             // hold readable values; output elements j at ds from dp.
-            if let Some(total) = unsafe { self.op.fold_rows(self.cx, dp, ds, rows, first) }? {
+            if let Some(total) = unsafe { self.op.fold_rows(out, rows, first) }? {
                 return Ok(total);
             }
             let mut total = 0usize;
-            for j in 0..len as isize {
-                let d = dp.wrapping_offset(j * ds);
+            for j in 0..len {
+                let d = out.dst_at(j);
                 // SAFETY: (1) element j of the dim is a var dim's data.
-                let v: VarDimData = unsafe { read(sp.wrapping_offset(j * ss)) };
-                if v.size == 0 {
+                let (row, size) = unsafe { rows.row(j) };
+                if size == 0 {
                     if first {
                         // SAFETY: (1) output element j.
                         unsafe { self.fill(level + 2, d, level + 1) }?;
                     }
                     continue;
                 }
-                // SAFETY: (1) the row's v.size elements at stride vs.
-                unsafe {
-                    self.op.fold(
-                        self.cx,
-                        d,
-                        v.begin.wrapping_offset(*vo).cast_const(),
-                        *vs,
-                        v.size,
-                        first,
-                    )
-                }?;
-                total += v.size;
+                // SAFETY: (1) the row's `size` elements at stride vs.
+                unsafe { self.op.fold(self.span(d, 0, row, *vs, size), first) }?;
+                total += size;
             }
             return Ok(total);
         }
@@ -732,16 +744,16 @@ impl Walker<'_> {
     /// # Safety
     /// 1. `dst` is a writable output element of the dims from `level` on.
     unsafe fn fill(&self, level: usize, dst: *mut u8, empty: usize) -> Result<()> {
-        let (op, cx) = (self.op, self.cx);
-        let mut fill = |d: *mut u8, ds: isize, _: *const u8, _: isize, n: usize| {
-            if n == 0 {
+        let op = self.op;
+        let mut fill = |r: Span<'_>| {
+            if r.n == 0 {
                 Ok(())
             } else if !op.has_identity() {
                 // Only an output element left without a value is an error.
                 Err(self.empty(empty))
             } else {
                 // SAFETY: `each_output` passes runs of output elements.
-                unsafe { op.fill(cx, d, ds, n) }
+                unsafe { op.fill(r) }
             }
         };
         // SAFETY: (1).
@@ -764,7 +776,7 @@ impl Walker<'_> {
         f: &mut Visit<'_>,
     ) -> Result<()> {
         let Some(l) = (level..self.dims.len()).find(|&l| !self.dims[l].reduced()) else {
-            return f(dst, 0, aux, 0, 1);
+            return f(self.span(dst, 0, aux, 0, 1));
         };
         let d = &self.dims[l];
         let (dp, ds, n) = match (&d.src, &d.dst) {
@@ -785,7 +797,7 @@ impl Walker<'_> {
             }
         };
         if self.dims[l + 1..].iter().all(Dim::reduced) {
-            return f(dp, ds, aux, d.aux, n);
+            return f(self.span(dp, ds, aux, d.aux, n));
         }
         for j in 0..n as isize {
             // SAFETY: (1) element j of the dim, in the output and the side

@@ -47,145 +47,75 @@ pub(in crate::callable::reduce) struct AllK;
 /// Logical or.
 pub(in crate::callable::reduce) struct AnyK;
 
+/// `impl Combine<$t> for $k`: whether the identity is also an empty
+/// reduction's value, the identity, `combine(a, b)`, and any further items
+/// (the NaN-checked fast path of float min and max).
+macro_rules! combine {
+    ($k:ty, $t:ty, $has:expr, $id:expr, |$a:ident, $b:ident| $f:expr $(, { $($more:tt)* })?) => {
+        impl Combine<$t> for $k {
+            const HAS_IDENTITY: bool = $has;
+            #[inline(always)]
+            fn identity() -> $t {
+                $id
+            }
+            #[inline(always)]
+            fn combine($a: $t, $b: $t) -> $t {
+                $f
+            }
+            $($($more)*)?
+        }
+    };
+}
+
 macro_rules! int_ops {
     ($($t:ty),*) => {$(
-        impl Combine<$t> for SumK {
-            const HAS_IDENTITY: bool = true;
-            #[inline(always)]
-            fn identity() -> $t { 0 }
-            #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t { a.wrapping_add(b) }
-        }
-        impl Combine<$t> for ProdK {
-            const HAS_IDENTITY: bool = true;
-            #[inline(always)]
-            fn identity() -> $t { 1 }
-            #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t { a.wrapping_mul(b) }
-        }
+        combine!(SumK, $t, true, 0, |a, b| a.wrapping_add(b));
+        combine!(ProdK, $t, true, 1, |a, b| a.wrapping_mul(b));
     )*};
 }
 for_each_native!(signed unsigned => int_ops);
 
+/// Float min (`<`, from infinity) or max (`>`, from minus infinity): NaN
+/// wins; the fast path is one compare.
+macro_rules! float_extreme {
+    ($k:ty, $t:ty, $id:expr, $cmp:tt) => {
+        combine!($k, $t, false, $id, |a, b| if (b $cmp a) | b.is_nan() { b } else { a }, {
+            const NAN_CHECK: bool = true;
+            #[inline(always)]
+            fn fast(a: $t, b: $t) -> $t {
+                if b $cmp a { b } else { a }
+            }
+            #[inline(always)]
+            fn is_nan(a: $t) -> bool {
+                a.is_nan()
+            }
+        });
+    };
+}
+
 macro_rules! float_ops {
     ($($t:ty),*) => {$(
-        impl Combine<$t> for SumK {
-            const HAS_IDENTITY: bool = true;
-            #[inline(always)]
-            fn identity() -> $t { 0.0 }
-            #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t { a + b }
-        }
-        impl Combine<$t> for ProdK {
-            const HAS_IDENTITY: bool = true;
-            #[inline(always)]
-            fn identity() -> $t { 1.0 }
-            #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t { a * b }
-        }
-        impl Combine<$t> for MinK {
-            const HAS_IDENTITY: bool = false;
-            #[inline(always)]
-            fn identity() -> $t { <$t>::INFINITY }
-            #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t { if (b < a) | b.is_nan() { b } else { a } }
-            const NAN_CHECK: bool = true;
-            #[inline(always)]
-            fn fast(a: $t, b: $t) -> $t { if b < a { b } else { a } }
-            #[inline(always)]
-            fn is_nan(a: $t) -> bool { a.is_nan() }
-        }
-        impl Combine<$t> for MaxK {
-            const HAS_IDENTITY: bool = false;
-            #[inline(always)]
-            fn identity() -> $t { <$t>::NEG_INFINITY }
-            #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t { if (b > a) | b.is_nan() { b } else { a } }
-            const NAN_CHECK: bool = true;
-            #[inline(always)]
-            fn fast(a: $t, b: $t) -> $t { if b > a { b } else { a } }
-            #[inline(always)]
-            fn is_nan(a: $t) -> bool { a.is_nan() }
-        }
-        impl Combine<Complex<$t>> for SumK {
-            const HAS_IDENTITY: bool = true;
-            #[inline(always)]
-            fn identity() -> Complex<$t> { Complex::new(0.0, 0.0) }
-            #[inline(always)]
-            fn combine(a: Complex<$t>, b: Complex<$t>) -> Complex<$t> { a + b }
-        }
-        impl Combine<Complex<$t>> for ProdK {
-            const HAS_IDENTITY: bool = true;
-            #[inline(always)]
-            fn identity() -> Complex<$t> { Complex::new(1.0, 0.0) }
-            #[inline(always)]
-            fn combine(a: Complex<$t>, b: Complex<$t>) -> Complex<$t> { a * b }
-        }
+        combine!(SumK, $t, true, 0.0, |a, b| a + b);
+        combine!(ProdK, $t, true, 1.0, |a, b| a * b);
+        float_extreme!(MinK, $t, <$t>::INFINITY, <);
+        float_extreme!(MaxK, $t, <$t>::NEG_INFINITY, >);
+        combine!(SumK, Complex<$t>, true, Complex::new(0.0, 0.0), |a, b| a + b);
+        combine!(ProdK, Complex<$t>, true, Complex::new(1.0, 0.0), |a, b| a * b);
     )*};
 }
 for_each_native!(ieee => float_ops);
 
 macro_rules! ord_ops {
     ($($t:ty),*) => {$(
-        impl Combine<$t> for MinK {
-            const HAS_IDENTITY: bool = false;
-            #[inline(always)]
-            fn identity() -> $t { <$t>::MAX }
-            #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t { a.min(b) }
-        }
-        impl Combine<$t> for MaxK {
-            const HAS_IDENTITY: bool = false;
-            #[inline(always)]
-            fn identity() -> $t { <$t>::MIN }
-            #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t { a.max(b) }
-        }
+        combine!(MinK, $t, false, <$t>::MAX, |a, b| a.min(b));
+        combine!(MaxK, $t, false, <$t>::MIN, |a, b| a.max(b));
     )*};
 }
 for_each_native!(signed unsigned => ord_ops);
 
-impl Combine<bool> for MinK {
-    const HAS_IDENTITY: bool = false;
-    #[inline(always)]
-    fn identity() -> bool {
-        true
-    }
-    #[inline(always)]
-    fn combine(a: bool, b: bool) -> bool {
-        a & b
-    }
-}
-impl Combine<bool> for MaxK {
-    const HAS_IDENTITY: bool = false;
-    #[inline(always)]
-    fn identity() -> bool {
-        false
-    }
-    #[inline(always)]
-    fn combine(a: bool, b: bool) -> bool {
-        a | b
-    }
-}
-impl Combine<Truth> for AllK {
-    const HAS_IDENTITY: bool = true;
-    #[inline(always)]
-    fn identity() -> Truth {
-        Truth(true)
-    }
-    #[inline(always)]
-    fn combine(a: Truth, b: Truth) -> Truth {
-        Truth(a.0 & b.0)
-    }
-}
-impl Combine<Truth> for AnyK {
-    const HAS_IDENTITY: bool = true;
-    #[inline(always)]
-    fn identity() -> Truth {
-        Truth(false)
-    }
-    #[inline(always)]
-    fn combine(a: Truth, b: Truth) -> Truth {
-        Truth(a.0 | b.0)
-    }
-}
+// Logical and, or on `bool` (min and max: no identity) and on [`Truth`]
+// (all and any).
+combine!(MinK, bool, false, true, |a, b| a & b);
+combine!(MaxK, bool, false, false, |a, b| a | b);
+combine!(AllK, Truth, true, Truth(true), |a, b| Truth(a.0 & b.0));
+combine!(AnyK, Truth, true, Truth(false), |a, b| Truth(a.0 | b.0));

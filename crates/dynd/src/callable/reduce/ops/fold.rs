@@ -129,128 +129,81 @@ where
 }
 
 /// A built-in reduction: source `S`, accumulator `A`, result `D`, under
-/// the operation `K`.
-pub(in crate::callable::reduce) struct FoldOp<K, S, A, D>(PhantomData<Types<K, S, A, D>>);
+/// the operation `K`; `V` says whether it divides by counts (a mean).
+pub(in crate::callable::reduce) struct FoldOp<K, S, A, D, V = Keep>(
+    PhantomData<Types<K, S, A, D, V>>,
+);
 
 /// The type parameters of a [`FoldOp`] (a function pointer: `Send`,
 /// `Sync` and covariant whatever they are).
-pub(super) type Types<K, S, A, D> = fn() -> (K, S, A, D);
+pub(super) type Types<K, S, A, D, V> = fn() -> (K, S, A, D, V);
 
-impl<K, S, A, D> Default for FoldOp<K, S, A, D> {
+impl<K, S, A, D, V> Default for FoldOp<K, S, A, D, V> {
     fn default() -> Self {
         FoldOp(PhantomData)
     }
 }
 
-impl<K, S, A, D> ReduceOp for FoldOp<K, S, A, D>
+/// `dst[j] = f(dst[j], src[j])` for every `j < r.n` (a slice loop when
+/// both are contiguous and apart); `dst[j]` is read only when `READ`, and
+/// `f` gets zeroes in its place otherwise.
+///
+/// # Safety
+/// 1. The op's contract for `r`, with sources of `S` and results of `D`.
+/// 2. Every `dst[j]` holds a `D` when `READ`.
+#[inline(always)]
+unsafe fn zip_run<D: Pod, S: Pod, const READ: bool>(r: Span<'_>, f: impl Fn(D, S) -> D) {
+    let Span {
+        dst,
+        ds,
+        src,
+        ss,
+        n,
+        ..
+    } = r;
+    if n == 0 {
+        // Nothing to touch (and an empty array's data may be null).
+        return;
+    }
+    let old = |d: &D| if READ { *d } else { D::zeroed() };
+    if plan::<D, S>(dst, ds, src, ss, n) == Plan::Contiguous {
+        // SAFETY: (1) n contiguous, aligned elements each, not overlapping
+        // (checked), of Pod types.
+        let (d, s) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(dst.cast::<D>(), n),
+                std::slice::from_raw_parts(src.cast::<S>(), n),
+            )
+        };
+        for (d, &s) in d.iter_mut().zip(s) {
+            *d = f(old(d), s);
+        }
+        return;
+    }
+    for j in 0..n {
+        let (dp, sp) = (r.dst_at(j), r.src_at(j));
+        // SAFETY: (1) element j of each range; (2) dst holds a result when
+        // it is read.
+        unsafe {
+            let d: D = if READ { ld(dp) } else { D::zeroed() };
+            st(dp, f(d, ld(sp)));
+        }
+    }
+}
+
+impl<K, S, A, D, V> FoldOp<K, S, A, D, V>
 where
     K: Combine<A>,
-    S: Pod + Cvt<A>,
     D: Pod + Cvt<A>,
-    A: Copy + Send + Sync + 'static + Cvt<D>,
+    A: Copy + Cvt<D>,
 {
-    fn has_identity(&self) -> bool {
-        K::HAS_IDENTITY
-    }
-
-    unsafe fn init(
-        &self,
-        _cx: Ctx<'_>,
-        dst: *mut u8,
-        ds: isize,
-        src: *const u8,
-        ss: isize,
-        n: usize,
-    ) -> Result<()> {
-        if n == 0 {
-            // Nothing to touch (and an empty array's data may be null).
-            return Ok(());
-        }
-        let put = |x: S| -> D {
-            let a: A = x.cvt();
-            a.cvt()
-        };
-        if plan::<D, S>(dst, ds, src, ss, n) == Plan::Contiguous {
-            // SAFETY: (1) n contiguous, aligned elements each, not
-            // overlapping (checked), of Pod types.
-            let (d, s) = unsafe {
-                (
-                    std::slice::from_raw_parts_mut(dst.cast::<D>(), n),
-                    std::slice::from_raw_parts(src.cast::<S>(), n),
-                )
-            };
-            for (d, &s) in d.iter_mut().zip(s) {
-                *d = put(s);
-            }
-            return Ok(());
-        }
-        for j in 0..n as isize {
-            // SAFETY: (1) element j of each range.
-            unsafe {
-                st(
-                    dst.wrapping_offset(j * ds),
-                    put(ld(src.wrapping_offset(j * ss))),
-                )
-            };
-        }
-        Ok(())
-    }
-
-    unsafe fn accumulate(
-        &self,
-        _cx: Ctx<'_>,
-        dst: *mut u8,
-        ds: isize,
-        src: *const u8,
-        ss: isize,
-        n: usize,
-    ) -> Result<()> {
-        if n == 0 {
-            return Ok(());
-        }
-        let step = |d: D, x: S| -> D {
-            let a: A = d.cvt();
-            K::combine(a, x.cvt()).cvt()
-        };
-        if plan::<D, S>(dst, ds, src, ss, n) == Plan::Contiguous {
-            // SAFETY: as in `init`.
-            let (d, s) = unsafe {
-                (
-                    std::slice::from_raw_parts_mut(dst.cast::<D>(), n),
-                    std::slice::from_raw_parts(src.cast::<S>(), n),
-                )
-            };
-            for (d, &s) in d.iter_mut().zip(s) {
-                *d = step(*d, s);
-            }
-            return Ok(());
-        }
-        for j in 0..n as isize {
-            let (dp, sp) = (dst.wrapping_offset(j * ds), src.wrapping_offset(j * ss));
-            // SAFETY: (1) element j of each range; dst holds a result.
-            unsafe { st(dp, step(ld(dp), ld(sp))) };
-        }
-        Ok(())
-    }
-
-    unsafe fn fold(
-        &self,
-        cx: Ctx<'_>,
-        dst: *mut u8,
-        src: *const u8,
-        ss: isize,
-        n: usize,
-        first: bool,
-    ) -> Result<()> {
-        if n == 0 {
-            if !first {
-                return Ok(());
-            }
-            // SAFETY: (1) dst is writable.
-            return unsafe { self.fill(cx, dst, 0, 1) };
-        }
-        // SAFETY: (1) the run's n elements.
-        let r: A = unsafe { fold_run::<K, S, A>(src, ss, n) };
+    /// Stores a folded value `r` into the output element `dst`, combined
+    /// with the value there unless `first`.
+    ///
+    /// # Safety
+    /// 1. `dst` is writable for a `D`, and holds one unless `first`.
+    #[inline(always)]
+    unsafe fn store(dst: *mut u8, r: A, first: bool) {
         let r = if first {
             r
         } else {
@@ -260,17 +213,53 @@ where
         };
         // SAFETY: (1) dst is writable.
         unsafe { st::<D>(dst, r.cvt()) };
+    }
+}
+
+impl<K, S, A, D, V> ReduceOp for FoldOp<K, S, A, D, V>
+where
+    K: Combine<A>,
+    S: Pod + Cvt<A>,
+    D: Pod + Cvt<A>,
+    A: Copy + Send + Sync + 'static + Cvt<D>,
+    V: Divide<D>,
+{
+    fn has_identity(&self) -> bool {
+        K::HAS_IDENTITY
+    }
+
+    unsafe fn init(&self, r: Span<'_>) -> Result<()> {
+        // SAFETY: the caller's promises (the op's contract).
+        unsafe {
+            zip_run::<D, S, false>(r, |_, x| {
+                let a: A = x.cvt();
+                a.cvt()
+            })
+        };
         Ok(())
     }
 
-    unsafe fn fold_rows(
-        &self,
-        _cx: Ctx<'_>,
-        dst: *mut u8,
-        ds: isize,
-        rows: Rows,
-        first: bool,
-    ) -> Result<Option<usize>> {
+    unsafe fn accumulate(&self, r: Span<'_>) -> Result<()> {
+        // SAFETY: the caller's promises (the op's contract; every dst[j]
+        // holds a result).
+        unsafe {
+            zip_run::<D, S, true>(r, |d, x| {
+                let a: A = d.cvt();
+                K::combine(a, x.cvt()).cvt()
+            })
+        };
+        Ok(())
+    }
+
+    unsafe fn fold_nonempty(&self, r: Span<'_>, first: bool) -> Result<()> {
+        // SAFETY: (1) the run's n >= 1 elements.
+        let v: A = unsafe { fold_run::<K, S, A>(r.src, r.ss, r.n) };
+        // SAFETY: (1) dst is writable, and holds a result unless `first`.
+        unsafe { Self::store(r.dst, v, first) };
+        Ok(())
+    }
+
+    unsafe fn fold_rows(&self, out: Span<'_>, rows: Rows, first: bool) -> Result<Option<usize>> {
         if !K::HAS_IDENTITY {
             // An empty row is an error the walk words.
             return Ok(None);
@@ -285,7 +274,6 @@ where
             // SAFETY: the method's contract: j < rows.n, and every row
             // descriptor of `rows` is readable.
             let (p, n) = unsafe { rows.row(j) };
-            let d = dst.wrapping_offset(j as isize * ds);
             let r: A = if n == 0 {
                 if !first {
                     continue;
@@ -300,31 +288,26 @@ where
                 // addresses its n readable elements, s bytes apart.
                 unsafe { fold_run::<K, S, A>(p, s, n) }
             };
-            let r = if first {
-                r
-            } else {
-                // SAFETY: (1) dst[j] holds a result value.
-                let old: D = unsafe { ld(d) };
-                K::combine(old.cvt(), r)
-            };
-            // SAFETY: (1) dst[j] is writable.
-            unsafe { st::<D>(d, r.cvt()) };
+            // SAFETY: the method's contract: dst[j] is writable, and holds
+            // a result unless `first`.
+            unsafe { Self::store(out.dst_at(j), r, first) };
             total += n;
         }
         Ok(Some(total))
     }
 
-    unsafe fn fill(&self, _cx: Ctx<'_>, dst: *mut u8, ds: isize, n: usize) -> Result<()> {
+    unsafe fn fill(&self, r: Span<'_>) -> Result<()> {
         if !K::HAS_IDENTITY {
-            return Err(Error::invalid_argument(
-                "the reduction has no identity for an empty extent",
-            ));
+            return Err(no_identity());
         }
         let v: D = K::identity().cvt();
-        for j in 0..n as isize {
-            // SAFETY: (1) element j of dst.
-            unsafe { st(dst.wrapping_offset(j * ds), v) };
-        }
+        // SAFETY: (1) the output elements.
+        unsafe { r.set_each(v) };
         Ok(())
+    }
+
+    unsafe fn divide(&self, r: Span<'_>) -> Result<()> {
+        // SAFETY: the caller's promises.
+        unsafe { V::divide(r) }
     }
 }

@@ -15,8 +15,8 @@
 //!   block by block and the block results combined in order, which lets a
 //!   long run fold on several threads with the serial result, bit for bit.
 //!   The lane order is the same for contiguous and strided runs.
-//! - [`MeanOp`]: a float64 (or complex[float64]) sum that can divide by
-//!   counts afterwards; [`CountOp`] counts, for means over var dims.
+//! - [`MeanOp`]: a float64 (or complex[float64]) sum, a [`FoldOp`] that
+//!   can divide by counts afterwards; [`CountOp`] counts, for means over var dims.
 //! - [`UserOp`]: any binary ckernel `(T, T) -> T` (the reduction kernel's
 //!   children), called in order, left to right, with no reassociation.
 
@@ -47,12 +47,67 @@ pub(super) struct Ctx<'a> {
     pub children: &'a [usize],
 }
 
+/// One call of an op: `n` output elements `ds` bytes apart from `dst`,
+/// `n` source elements `ss` bytes apart from `src` (a side buffer's, for
+/// [`ReduceOp::divide`]; unread by [`ReduceOp::fill`]), and the context.
+#[derive(Clone, Copy)]
+pub(super) struct Span<'a> {
+    /// The context of the kernel that owns the op.
+    pub cx: Ctx<'a>,
+    /// The first output element.
+    pub dst: *mut u8,
+    /// Bytes from one output element to the next.
+    pub ds: isize,
+    /// The first source element.
+    pub src: *const u8,
+    /// Bytes from one source element to the next.
+    pub ss: isize,
+    /// Elements of each.
+    pub n: usize,
+}
+
+impl Span<'_> {
+    /// Output element `j` (no check: only its use needs `j < n`).
+    #[inline(always)]
+    pub fn dst_at(&self, j: usize) -> *mut u8 {
+        self.dst.wrapping_offset(j as isize * self.ds)
+    }
+
+    /// Source element `j` (no check: only its use needs `j < n`).
+    #[inline(always)]
+    pub fn src_at(&self, j: usize) -> *const u8 {
+        self.src.wrapping_offset(j as isize * self.ss)
+    }
+
+    /// `dst[j] = v` for every `j < n`.
+    ///
+    /// # Safety
+    /// 1. Every `dst[j]` is writable for a `T`.
+    #[inline(always)]
+    pub unsafe fn set_each<T: Copy>(&self, v: T) {
+        for j in 0..self.n {
+            // SAFETY: (1) element j of dst.
+            unsafe { st(self.dst_at(j), v) };
+        }
+    }
+}
+
+/// The error of an op without identity asked for one.
+fn no_identity() -> Error {
+    Error::invalid_argument("the reduction has no identity for an empty extent")
+}
+
+/// The error of an op other than a mean asked to divide.
+fn only_means() -> Error {
+    Error::invalid_argument("only a mean divides by counts")
+}
+
 /// The inner loops of one reduction, for one source and result type.
 ///
-/// Safety contract shared by the methods: (1) for every `j < n`,
-/// `dst + j * ds` is a writable result element and `src + j * ss` a
-/// readable source element (of the types the op was made for); (2) `cx`
-/// is the context of the kernel that owns the op.
+/// Safety contract shared by the methods, for their [`Span`] `r`: (1) for
+/// every `j < r.n`, `r.dst_at(j)` is a writable result element and
+/// `r.src_at(j)` a readable source element (of the types the op was made
+/// for); (2) `r.cx` is the context of the kernel that owns the op.
 pub(super) trait ReduceOp: Send + Sync + 'static {
     /// `true` when an empty extent reduces to an identity.
     fn has_identity(&self) -> bool;
@@ -61,92 +116,74 @@ pub(super) trait ReduceOp: Send + Sync + 'static {
     ///
     /// # Safety
     /// The trait's contract.
-    unsafe fn init(
-        &self,
-        cx: Ctx<'_>,
-        dst: *mut u8,
-        ds: isize,
-        src: *const u8,
-        ss: isize,
-        n: usize,
-    ) -> Result<()>;
+    unsafe fn init(&self, r: Span<'_>) -> Result<()>;
 
     /// `dst[j] = op(dst[j], x[j])`.
     ///
     /// # Safety
     /// The trait's contract, and every `dst[j]` holds a result value.
-    unsafe fn accumulate(
-        &self,
-        cx: Ctx<'_>,
-        dst: *mut u8,
-        ds: isize,
-        src: *const u8,
-        ss: isize,
-        n: usize,
-    ) -> Result<()>;
+    unsafe fn accumulate(&self, r: Span<'_>) -> Result<()>;
 
     /// `*dst = op(x[0], …, x[n-1])` when `first`, else
-    /// `*dst = op(*dst, x[0], …, x[n-1])`. With `n == 0`: the identity when
-    /// `first` (an error without one), else nothing.
+    /// `*dst = op(*dst, x[0], …, x[n-1])` (`r.ds` is not used: one output
+    /// element). With `n == 0`: the identity when `first` (an error
+    /// without one), else nothing; otherwise
+    /// [`ReduceOp::fold_nonempty`].
     ///
     /// # Safety
     /// The trait's contract for `src` (with `ds` = 0: one `dst`), and
     /// `*dst` holds a result value unless `first`.
-    unsafe fn fold(
-        &self,
-        cx: Ctx<'_>,
-        dst: *mut u8,
-        src: *const u8,
-        ss: isize,
-        n: usize,
-        first: bool,
-    ) -> Result<()>;
+    unsafe fn fold(&self, r: Span<'_>, first: bool) -> Result<()> {
+        if r.n > 0 {
+            // SAFETY: the caller's promises.
+            unsafe { self.fold_nonempty(r, first) }
+        } else if first {
+            // SAFETY: the caller's promises: one writable output element.
+            unsafe { self.fill(Span { ds: 0, n: 1, ..r }) }
+        } else {
+            Ok(())
+        }
+    }
+
+    /// [`ReduceOp::fold`] of `n >= 1` elements.
+    ///
+    /// # Safety
+    /// As [`ReduceOp::fold`], and `r.n >= 1`.
+    unsafe fn fold_nonempty(&self, r: Span<'_>, first: bool) -> Result<()>;
 
     /// Folds every row of a var dim into its own output element: row `j`
-    /// of `rows` into `dst + j * ds`, as [`ReduceOp::fold`] would row by
-    /// row (an empty row gives the identity when `first`), in one
-    /// segmented loop that reads each row descriptor once. Returns the
-    /// values read, or `None` when the op has no such loop (or an empty
-    /// row would be an error): the walk then folds row by row.
+    /// of `rows` into `r.dst_at(j)` (the span's source side is not used),
+    /// as [`ReduceOp::fold`] would row by row (an empty row gives the
+    /// identity when `first`), in one segmented loop that reads each row
+    /// descriptor once. Returns the values read, or `None` when the op has
+    /// no such loop (or an empty row would be an error): the walk then
+    /// folds row by row.
     ///
     /// # Safety
     /// The trait's contract for `dst` (`rows.n` elements), every row
     /// descriptor of `rows` is readable and addresses its readable
     /// elements, and each `dst[j]` holds a result value unless `first`.
-    unsafe fn fold_rows(
-        &self,
-        cx: Ctx<'_>,
-        dst: *mut u8,
-        ds: isize,
-        rows: Rows,
-        first: bool,
-    ) -> Result<Option<usize>> {
-        let _ = (cx, dst, ds, rows, first);
+    unsafe fn fold_rows(&self, r: Span<'_>, rows: Rows, first: bool) -> Result<Option<usize>> {
+        let _ = (r, rows, first);
         Ok(None)
     }
 
-    /// `dst[j] = identity` (an error for an op without one).
+    /// `dst[j] = identity` (an error for an op without one); the source is
+    /// not read.
     ///
     /// # Safety
     /// The trait's contract for `dst`.
-    unsafe fn fill(&self, cx: Ctx<'_>, dst: *mut u8, ds: isize, n: usize) -> Result<()>;
+    unsafe fn fill(&self, r: Span<'_>) -> Result<()>;
 
-    /// `dst[j] /= counts[j]`, `counts` being `f64`s `cs` bytes apart (means
-    /// only; other ops refuse).
+    /// `dst[j] /= counts[j]`, the counts being the span's source: `f64`s
+    /// (means only; other ops refuse).
     ///
     /// # Safety
-    /// The trait's contract for `dst`; `counts + j * cs` is a readable
-    /// `f64` for every `j < n`.
-    unsafe fn divide(
-        &self,
-        dst: *mut u8,
-        ds: isize,
-        counts: *const u8,
-        cs: isize,
-        n: usize,
-    ) -> Result<()> {
-        let _ = (dst, ds, counts, cs, n);
-        Err(Error::invalid_argument("only a mean divides by counts"))
+    /// The trait's contract for `dst`; every `r.src_at(j)` is a readable
+    /// `f64`.
+    unsafe fn divide(&self, r: Span<'_>) -> Result<()> {
+        let _ = r;
+        Err(only_means())
     }
 }
 
@@ -162,6 +199,7 @@ use crate::types::B8;
 pub(in crate::callable::reduce) use combine::{AllK, AnyK, Combine, MaxK, MinK, ProdK, SumK};
 pub(in crate::callable::reduce) use fold::FoldOp;
 pub(in crate::callable::reduce) use mean::{CountOp, MeanOp};
+use mean::{Divide, Keep};
 use raw::{SendPtr, contiguous, ld, plan, st};
 pub(in crate::callable::reduce) use user::UserOp;
 pub(in crate::callable::reduce) use values::{Cvt, Pod, Truth};

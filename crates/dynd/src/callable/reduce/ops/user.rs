@@ -42,31 +42,23 @@ impl ReduceOp for UserOp {
         self.identity.is_some()
     }
 
-    unsafe fn init(
-        &self,
-        _cx: Ctx<'_>,
-        dst: *mut u8,
-        ds: isize,
-        src: *const u8,
-        ss: isize,
-        n: usize,
-    ) -> Result<()> {
-        for j in 0..n as isize {
+    unsafe fn init(&self, r: Span<'_>) -> Result<()> {
+        for j in 0..r.n {
             // SAFETY: element j of each range, `size` bytes each.
-            unsafe { self.copy(dst.wrapping_offset(j * ds), src.wrapping_offset(j * ss)) };
+            unsafe { self.copy(r.dst_at(j), r.src_at(j)) };
         }
         Ok(())
     }
 
-    unsafe fn accumulate(
-        &self,
-        cx: Ctx<'_>,
-        dst: *mut u8,
-        ds: isize,
-        src: *const u8,
-        ss: isize,
-        n: usize,
-    ) -> Result<()> {
+    unsafe fn accumulate(&self, r: Span<'_>) -> Result<()> {
+        let Span {
+            cx,
+            dst,
+            ds,
+            src,
+            ss,
+            n,
+        } = r;
         // SAFETY: child 1 was built for Strided over (T, T) -> T; element j
         // of dst is both the destination and the first source.
         unsafe {
@@ -75,49 +67,31 @@ impl ReduceOp for UserOp {
         }
     }
 
-    unsafe fn fold(
-        &self,
-        cx: Ctx<'_>,
-        dst: *mut u8,
-        src: *const u8,
-        ss: isize,
-        n: usize,
-        first: bool,
-    ) -> Result<()> {
-        if n == 0 {
-            if !first {
-                return Ok(());
-            }
-            // SAFETY: (1) dst is writable.
-            return unsafe { self.fill(cx, dst, 0, 1) };
-        }
+    unsafe fn fold_nonempty(&self, r: Span<'_>, first: bool) -> Result<()> {
         // SAFETY: the caller's promises.
-        let single = unsafe { self.child(cx, 0) }?;
+        let single = unsafe { self.child(r.cx, 0) }?;
         let mut j = 0;
         if first {
             // SAFETY: element 0 of src; dst is writable.
-            unsafe { self.copy(dst, src) };
+            unsafe { self.copy(r.dst, r.src) };
             j = 1;
         }
-        while j < n {
-            let x = src.wrapping_offset(j as isize * ss);
+        while j < r.n {
             // SAFETY: child 0 was built for Single over (T, T) -> T; dst
             // holds a T and is the destination and the first source.
-            unsafe { single.call_single(dst, &[dst.cast_const(), x]) }?;
+            unsafe { single.call_single(r.dst, &[r.dst.cast_const(), r.src_at(j)]) }?;
             j += 1;
         }
         Ok(())
     }
 
-    unsafe fn fill(&self, _cx: Ctx<'_>, dst: *mut u8, ds: isize, n: usize) -> Result<()> {
+    unsafe fn fill(&self, r: Span<'_>) -> Result<()> {
         let Some(id) = &self.identity else {
-            return Err(Error::invalid_argument(
-                "the reduction has no identity for an empty extent",
-            ));
+            return Err(no_identity());
         };
-        for j in 0..n as isize {
+        for j in 0..r.n {
             // SAFETY: element j of dst; the identity has `size` bytes.
-            unsafe { self.copy(dst.wrapping_offset(j * ds), id.as_ptr()) };
+            unsafe { self.copy(r.dst_at(j), id.as_ptr()) };
         }
         Ok(())
     }
