@@ -26,7 +26,7 @@
 //! task, DESIGN §10). Results equal the serial ones bit for bit: each
 //! element is computed by the same kernel either way.
 
-use super::{Callable, no_match};
+use super::{Callable, missing, no_match};
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::kernels::broadcast::{self, Mismatch, dims_of};
@@ -69,7 +69,7 @@ pub fn broadcast_dims(args: &[Type]) -> Result<Vec<Option<usize>>> {
 pub fn resolve(f: &Callable, args: &[Type]) -> Result<Type> {
     let dims = broadcast_dims(args)?;
     let dtypes: Vec<Type> = args.iter().map(|t| t.dtype().clone()).collect();
-    let mut tp = f.implementation().resolve(&dtypes).map_err(|e| {
+    let mut tp = missing::resolve(f.implementation(), &dtypes).map_err(|e| {
         if e.kind() == crate::ErrorKind::Type && args.iter().any(|a| a.is_dim()) {
             no_match(f.name(), f.signature(), args).context(e.message())
         } else {
@@ -98,12 +98,10 @@ pub(crate) unsafe fn instantiate(
     lift::check_broadcast(args.dst_tp, args.src_tps)?;
     let imp = f.implementation();
     let mut leaf = |ckb: Pin<&mut CKernelBuilder>, at, el: KernelArgs<'_>| {
-        // The element types must be ones the scalar callable accepts, with
-        // the destination its result.
-        imp.check_args(&el)?;
         // SAFETY: make_lifted calls the leaf under the promises of
-        // CallableImpl::instantiate, with types resolve accepted.
-        unsafe { imp.instantiate(ckb, at, el) }
+        // CallableImpl::instantiate; missing::instantiate checks the
+        // element types (with options) against the scalar callable's.
+        unsafe { missing::instantiate(imp, ckb, at, el) }
     };
     // SAFETY: the caller's promises are make_lifted's.
     unsafe { lift::make_lifted(ckb, offset, args, &mut leaf) }
@@ -334,7 +332,7 @@ fn flat_args<'a>(args: &[&'a Array]) -> Option<FlatArgs<'a>> {
 fn call_flat(f: &Callable, out: Option<&Array>, args: &[&Array]) -> Option<Result<Array>> {
     let flat = flat_args(args)?;
     let imp = f.implementation();
-    let dtype = imp.resolve(&flat.dtypes).ok()?;
+    let dtype = missing::resolve(imp, &flat.dtypes).ok()?;
     let out = match out {
         Some(out) => {
             let (shape, odtype, _) = contiguous_fixed(out)?;
@@ -387,7 +385,8 @@ fn run_flat(
     // arrays' arrmeta, which outlive the call; `dtype` is what the scalar
     // callable resolved for these element types.
     unsafe {
-        f.implementation().instantiate(
+        missing::instantiate(
+            f.implementation(),
             ckb.as_mut(),
             0,
             KernelArgs::new(
@@ -501,7 +500,7 @@ fn call_ragged(f: &Callable, args: &[&Array]) -> Option<Result<Array>> {
                 .map_or_else(|| a.tp().clone(), |v| v.dtype.clone())
         })
         .collect();
-    let dtype = f.implementation().resolve(&dtypes).ok()?;
+    let dtype = missing::resolve(f.implementation(), &dtypes).ok()?;
     if dtype.arrmeta_size() != 0 {
         return None;
     }
@@ -685,7 +684,8 @@ impl RaggedRun<'_> {
         // without arrmeta reads none); `dtype` is what the scalar callable
         // resolved for these element types.
         unsafe {
-            f.implementation().instantiate(
+            missing::instantiate(
+                f.implementation(),
                 ckb.as_mut(),
                 0,
                 KernelArgs::new(

@@ -18,6 +18,7 @@ pub mod arith;
 pub mod deferred;
 pub mod dispatch;
 pub mod elementwise;
+pub mod missing;
 pub mod reduce;
 mod registry;
 mod scalar;
@@ -64,6 +65,13 @@ pub trait CallableImpl: Send + Sync + 'static {
         offset: usize,
         args: KernelArgs<'_>,
     ) -> Result<usize>;
+
+    /// What its result is where an argument is missing, when it is called
+    /// on option types it does not take itself ([`missing`]): missing (the
+    /// default), or a Kleene rule.
+    fn missing(&self) -> missing::Missing {
+        missing::Missing::Propagate
+    }
 
     /// Checks the operands `instantiate` is to be given: one arrmeta pointer
     /// per source type, source types [`CallableImpl::resolve`] accepts, and

@@ -158,9 +158,9 @@ functions! {
     /// let b = Array::from(vec![1.5f64, 0.0, -1.0]);
     /// assert_eq!(compute::logical_and(&a, &b).unwrap().to_json(), "[false,false,true]");
     /// ```
-    fn logical_and(a, b) Logical => |c| with_native!(c, |T| core::<Binary<T, And>>());
+    fn logical_and(a, b) Logical {KleeneAnd} => |c| with_native!(c, |T| core::<Binary<T, And>>());
     /// `a or b` elementwise, on truthiness; a bool result.
-    fn logical_or(a, b) Logical => |c| with_native!(c, |T| core::<Binary<T, Or>>());
+    fn logical_or(a, b) Logical {KleeneOr} => |c| with_native!(c, |T| core::<Binary<T, Or>>());
 }
 
 /// What ordering a complex number is refused with.

@@ -90,9 +90,14 @@
 //!   subtract, divide, modulo and negative are `Type` errors (NumPy rejects
 //!   subtract and negative too); abs is the identity.
 //! - Comparisons and logical functions: see [below](self#comparisons).
-//! - Not supported (a `Type` error): option types (`?int32`; no missing
-//!   value propagation yet), `fixed_string`, `char` and structs — cast to a
-//!   supported type first.
+//! - **Missing values**: `?T` arguments give `?R`, missing where any
+//!   argument is missing (`?int32 + int32` is `?int32`; comparisons give
+//!   `?bool`); `logical_and` and `logical_or` use Kleene logic (`false and
+//!   missing` is false, `true or missing` is true). A missing element never
+//!   raises an error (a zero divisor under a missing dividend is not a
+//!   division by zero). See [`crate::callable::missing`].
+//! - Not supported (a `Type` error): `fixed_string`, `char` and structs —
+//!   cast to a supported type first.
 //!
 //! An error stops the call. The output is then partly written: integer
 //! division checks a chunk of 256 elements before computing it, so the
@@ -141,7 +146,7 @@
 macro_rules! functions {
     ($(
         $(#[$doc:meta])*
-        fn $name:ident($($arg:ident),+) $kind:ident $(($note:expr))? $([$cmp:ty])? => $core:expr;
+        fn $name:ident($($arg:ident),+) $kind:ident $(($note:expr))? $([$cmp:ty])? $({$missing:ident})? => $core:expr;
     )*) => {
         pub(super) const FUNCTIONS: &[super::Function] = &[$(
             super::Function {
@@ -151,6 +156,7 @@ macro_rules! functions {
                 note: functions!(@note $($note)?),
                 core: $core,
                 text: functions!(@text $($cmp)?),
+                missing: functions!(@missing $($missing)?),
             },
         )*];
 
@@ -169,6 +175,8 @@ macro_rules! functions {
     };
     (@note) => { "" };
     (@note $note:expr) => { $note };
+    (@missing) => { crate::callable::missing::Missing::Propagate };
+    (@missing $m:ident) => { crate::callable::missing::Missing::$m };
     (@text) => { None };
     (@text $cmp:ty) => { Some(super::compare::TextCompare::<$cmp>::callable) };
 }
@@ -225,6 +233,7 @@ pub mod ops {
 }
 
 use super::dispatch::DispatchBuilder;
+use super::missing::Missing;
 use super::{Callable, CallableImpl, type_list};
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, KernelArgs};
@@ -262,6 +271,8 @@ pub struct Function {
     core: fn(BuiltinType) -> Option<CoreKernel>,
     /// Comparisons: the callable comparing two `string`s (or `bytes`).
     text: Option<fn(&str, Type) -> Callable>,
+    /// Its result where an argument is missing.
+    missing: Missing,
 }
 
 /// Every function of this family, family by family.
@@ -410,6 +421,10 @@ impl CallableImpl for Arith {
     fn resolve(&self, args: &[Type]) -> Result<Type> {
         let (_, k) = self.plan(args)?;
         Ok(Type::builtin(k.out))
+    }
+
+    fn missing(&self) -> Missing {
+        self.op.missing
     }
 
     unsafe fn instantiate(

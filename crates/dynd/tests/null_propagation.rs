@@ -1,0 +1,233 @@
+//! Missing values through elementwise callables (DESIGN §6): `?T`
+//! arguments give `?R`, missing where any argument is missing; Kleene
+//! logic for logical_and / logical_or; no error from a missing element.
+
+use dynd::callable::{Callable, lookup};
+use dynd::{Array, ErrorKind, Index, compute};
+
+fn a(tp: &str, json: &str) -> Array {
+    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
+}
+
+/// `(type, json)` of a result.
+fn show(r: &Array) -> (String, String) {
+    (r.tp().to_string(), r.to_json())
+}
+
+fn ok(r: dynd::Result<Array>) -> (String, String) {
+    show(&r.unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn pair(tp: &str, json: &str) -> (String, String) {
+    (tp.to_string(), json.to_string())
+}
+
+#[test]
+fn arithmetic_on_options_is_missing_where_an_argument_is() {
+    let x = a("4 * ?int32", "[1, null, 3, null]");
+    let y = a("4 * int32", "[10, 20, 30, 40]");
+    assert_eq!(
+        ok(compute::add(&x, &y)),
+        pair("4 * ?int32", "[11,null,33,null]")
+    );
+    assert_eq!(
+        ok(compute::add(&y, &x)),
+        pair("4 * ?int32", "[11,null,33,null]")
+    );
+    let z = a("4 * ?float64", "[null, 0.5, 1.5, 2.5]");
+    assert_eq!(
+        ok(compute::multiply(&x, &z)),
+        pair("4 * ?float64", "[null,null,4.5,null]")
+    );
+    // A scalar broadcasts, optional or not.
+    assert_eq!(
+        ok(compute::add(&x, &Array::from(1i32))),
+        pair("4 * ?int32", "[2,null,4,null]")
+    );
+    let na = a("?int32", "null");
+    assert_eq!(
+        ok(compute::add(&y, &na)),
+        pair("4 * ?int32", "[null,null,null,null]")
+    );
+    // One argument.
+    assert_eq!(
+        ok(compute::negative(&x)),
+        pair("4 * ?int32", "[-1,null,-3,null]")
+    );
+    let c = a("2 * ?complex[float64]", "[[3, 4], null]");
+    assert_eq!(ok(compute::abs(&c)), pair("2 * ?float64", "[5.0,null]"));
+    assert_eq!(
+        ok(compute::sqrt(&z)),
+        pair(
+            "4 * ?float64",
+            "[null,0.7071067811865476,1.224744871391589,1.5811388300841898]"
+        )
+    );
+    // A NaN is a value, not missing.
+    let nan = a("2 * ?float64", "[NaN, null]");
+    assert_eq!(
+        ok(compute::add(&nan, &Array::from(1.0f64))),
+        pair("2 * ?float64", "[NaN,null]")
+    );
+}
+
+#[test]
+fn comparisons_give_optional_bools() {
+    let x = a("3 * ?float64", "[1, null, 3]");
+    let y = a("3 * float64", "[2, 2, 2]");
+    assert_eq!(
+        ok(compute::less(&x, &y)),
+        pair("3 * ?bool", "[true,null,false]")
+    );
+    assert_eq!(
+        ok(compute::equal(&x, &x)),
+        pair("3 * ?bool", "[true,null,true]")
+    );
+}
+
+#[test]
+fn logical_functions_use_kleene_logic() {
+    let t = a(
+        "9 * ?bool",
+        "[true, true, true, false, false, false, null, null, null]",
+    );
+    let u = a(
+        "9 * ?bool",
+        "[true, false, null, true, false, null, true, false, null]",
+    );
+    assert_eq!(
+        ok(compute::logical_and(&t, &u)),
+        pair(
+            "9 * ?bool",
+            "[true,false,null,false,false,false,null,false,null]"
+        )
+    );
+    assert_eq!(
+        ok(compute::logical_or(&t, &u)),
+        pair(
+            "9 * ?bool",
+            "[true,true,true,true,false,null,true,null,null]"
+        )
+    );
+    // Numbers by truthiness.
+    let n = a("3 * ?int32", "[0, 5, null]");
+    let m = a("3 * ?float64", "[null, null, 0]");
+    assert_eq!(
+        ok(compute::logical_and(&n, &m)),
+        pair("3 * ?bool", "[false,null,false]")
+    );
+    assert_eq!(
+        ok(compute::logical_or(&n, &m)),
+        pair("3 * ?bool", "[null,true,null]")
+    );
+    assert_eq!(
+        ok(compute::logical_not(&n)),
+        pair("3 * ?bool", "[true,false,null]")
+    );
+}
+
+#[test]
+fn a_missing_element_never_raises_an_error() {
+    // The divisor under a missing dividend is 0, and MIN / -1 hides under
+    // an NA sentinel: neither is an error.
+    let x = a("4 * ?int32", "[null, 6, null, 7]");
+    let y = a("4 * ?int32", "[0, 2, -1, null]");
+    assert_eq!(
+        ok(compute::divide(&x, &y)),
+        pair("4 * ?int32", "[null,3,null,null]")
+    );
+    assert_eq!(
+        ok(compute::floor_divide(&x, &y)),
+        pair("4 * ?int32", "[null,3,null,null]")
+    );
+    // A present zero divisor still is.
+    let e = compute::divide(&a("2 * ?int32", "[null, 6]"), &a("2 * int32", "[1, 0]")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(e.message(), "int32 division by zero: 6 / 0");
+}
+
+#[test]
+fn through_var_dims_views_and_long_runs() {
+    let x = a("3 * var * ?float64", "[[1, null], [], [null, 4, 5]]");
+    assert_eq!(
+        ok(compute::add(&x, &Array::from(1.0f64))),
+        pair("3 * var * ?float64", "[[2.0,null],[],[null,5.0,6.0]]")
+    );
+    let y = a("3 * 2 * int32", "[[1, 2], [3, 4], [5, 6]]");
+    let z = a("3 * var * ?int32", "[[1, null], [null], [5, 6]]");
+    assert_eq!(
+        ok(compute::add(&y, &z)),
+        pair("3 * 2 * ?int32", "[[2,null],[null,null],[10,12]]")
+    );
+    // Reversed views, and more elements than a chunk, on one thread and
+    // (past the parallel threshold) on several.
+    for n in [1000usize, 300_000] {
+        let vals: Vec<String> = (0..n)
+            .map(|i| {
+                if i % 7 == 3 {
+                    "null".to_string()
+                } else {
+                    i.to_string()
+                }
+            })
+            .collect();
+        let v = a(&format!("{n} * ?int64"), &format!("[{}]", vals.join(",")));
+        let rev = v.index(&[Index::slice(None, None, -1)]).unwrap();
+        let r = compute::add(&rev, &Array::from(1i64)).unwrap();
+        let want: Vec<String> = (0..n)
+            .rev()
+            .map(|i| {
+                if i % 7 == 3 {
+                    "null".to_string()
+                } else {
+                    (i + 1).to_string()
+                }
+            })
+            .collect();
+        assert_eq!(r.to_json(), format!("[{}]", want.join(",")), "{n}");
+    }
+}
+
+#[test]
+fn rust_closures_get_missing_values_without_doing_anything() {
+    let f = Callable::from_fn2("hyp", |x: f64, y: f64| (x * x + y * y).sqrt());
+    let x = a("3 * ?float64", "[3, null, 5]");
+    let y = a("3 * float64", "[4, 1, 12]");
+    assert_eq!(
+        ok(f.call(&[&x, &y])),
+        pair("3 * ?float64", "[5.0,null,13.0]")
+    );
+    // The closure never sees the NA payload: a closure that fails on NaN
+    // still succeeds.
+    let g = Callable::try_from_fn1("strict", |x: f64| {
+        if x.is_nan() {
+            Err(dynd::Error::invalid_argument("saw a NaN"))
+        } else {
+            Ok(x * 2.0)
+        }
+    });
+    assert_eq!(ok(g.call(&[&x])), pair("3 * ?float64", "[6.0,null,10.0]"));
+    assert_eq!(
+        g.call(&[&a("float64", "NaN")]).unwrap_err().message(),
+        "saw a NaN"
+    );
+}
+
+#[test]
+fn string_functions_keep_their_own_option_handling() {
+    let s = a("2 * ?string", r#"["ab", null]"#);
+    let r = lookup("concat")
+        .unwrap()
+        .call(&[&s, &a("string", r#""c""#)])
+        .unwrap();
+    assert_eq!(show(&r), pair("2 * ?string", r#"["abc",null]"#));
+}
+
+#[test]
+fn what_does_not_fit_is_still_a_type_error() {
+    let x = a("2 * ?int32", "[1, null]");
+    let s = a("2 * ?string", r#"["a", null]"#);
+    let e = compute::add(&x, &s).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type);
+    assert!(e.message().contains("add"), "{e}");
+}
