@@ -1,6 +1,8 @@
 //! Elementwise callables on n float64 (10M; 2M with `--quick`): add,
 //! multiply and less into a preallocated output and into a new output, on
-//! one thread; add again on two threads.
+//! one thread; add again on two threads; and add with missing values
+//! (`?float64 + float64`, every tenth element missing), whose target is
+//! 0.9× the plain add or better.
 
 use crate::harness::{Ctx, Measurement, median_time, or_skip};
 use dynd::callable::{Callable, lookup};
@@ -13,6 +15,19 @@ use std::hint::black_box;
 pub fn f64_array(n: usize, f: impl Fn(usize) -> f64) -> Array {
     let v: Vec<f64> = (0..n).map(f).collect();
     Array::from(v.as_slice())
+}
+
+/// A 1-d `?float64` array of `i * 0.5` with every tenth element missing.
+fn optional_f64(n: usize) -> dynd::Result<Array> {
+    let a = Array::empty(Type::fixed_dim(n, Type::parse("?float64")?))?;
+    let na = <f64 as dynd::types::NativeType>::NA;
+    // SAFETY: a new C-contiguous `n * ?float64` array: n aligned f64 slots
+    // (an option of float64 is laid out as a float64), nothing else sees it.
+    let data = unsafe { std::slice::from_raw_parts_mut(a.data_ptr().cast::<f64>(), n) };
+    for (i, x) in data.iter_mut().enumerate() {
+        *x = if i % 10 == 9 { na } else { i as f64 * 0.5 };
+    }
+    Ok(a)
 }
 
 /// The registered callable `name`, or a skipped row.
@@ -68,6 +83,10 @@ pub fn run(ctx: &Ctx) {
         time_binary(ctx, &f, name, "", (&a, &b), (out_tp, out_size));
     }
     if let Some(f) = named(ctx, "add") {
+        let name = "add ?float64 + float64 (10% missing)";
+        if let Some(opt) = or_skip(ctx, name, optional_f64(n)) {
+            time_binary(ctx, &f, name, "", (&opt, &b), ("?float64", 8));
+        }
         ctx.two
             .install(|| time_binary(ctx, &f, "add", ", 2 threads", (&a, &b), ("float64", 8)));
     }

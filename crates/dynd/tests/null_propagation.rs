@@ -189,6 +189,27 @@ fn through_var_dims_views_and_long_runs() {
 }
 
 #[test]
+fn in_place_calls_keep_missing_values_missing() {
+    // The output is the optional argument: the missing elements are found
+    // before the kernel overwrites them (a NaN-payload NA plus 1 is a
+    // plain NaN, no longer NA).
+    for n in [5usize, 5000] {
+        let vals: Vec<&str> = (0..n)
+            .map(|i| if i % 5 == 1 { "null" } else { "2.5" })
+            .collect();
+        let x = a(&format!("{n} * ?float64"), &format!("[{}]", vals.join(",")));
+        lookup("add")
+            .unwrap()
+            .call_into(&x, &[&x, &Array::from(1.0f64)])
+            .unwrap();
+        let want: Vec<&str> = (0..n)
+            .map(|i| if i % 5 == 1 { "null" } else { "3.5" })
+            .collect();
+        assert_eq!(x.to_json(), format!("[{}]", want.join(",")), "{n}");
+    }
+}
+
+#[test]
 fn rust_closures_get_missing_values_without_doing_anything() {
     let f = Callable::from_fn2("hyp", |x: f64, y: f64| (x * x + y * y).sqrt());
     let x = a("3 * ?float64", "[3, null, 5]");

@@ -32,6 +32,10 @@ use std::pin::Pin;
 /// Elements per chunk of the missing-value mask.
 pub const CHUNK: usize = 256;
 
+/// Elements per block of the fast path (the kernel, then the NA fill, while
+/// the block is in cache).
+const BLOCK: usize = 2048;
+
 /// The most arguments a callable may take for missing values to propagate.
 const MAX_ARGS: usize = 4;
 
@@ -147,9 +151,13 @@ pub(crate) unsafe fn instantiate(
         ($n:literal) => {{
             let k = Propagate::<$n> {
                 child: [kernel_size::<Propagate<$n>>()],
-                optional: std::array::from_fn(|i| optional[i]),
+                optional: std::array::from_fn(|i| optional[i].map(Bits::of)),
                 values: std::array::from_fn(|i| vals_builtin[i]),
                 dst: want.clone(),
+                fill: r
+                    .as_builtin()
+                    .map(Bits::of)
+                    .filter(|_| rule == Missing::Propagate),
                 all_numbers,
                 rule,
             };
@@ -177,47 +185,257 @@ pub(crate) unsafe fn instantiate(
     unsafe { imp.instantiate(ckb, at, inner) }
 }
 
+/// A builtin type's NA as bits: its width and value, for marking and
+/// writing missing elements with integer compares and stores that LLVM
+/// vectorises.
+#[derive(Debug, Clone, Copy)]
+struct Bits {
+    /// Bytes: 1, 2, 4, 8 or 16.
+    size: usize,
+    /// The NA value's bytes (the low `size` of them).
+    na: [u8; 16],
+}
+
+impl Bits {
+    fn of(b: BuiltinType) -> Bits {
+        let bytes = na::builtin_na(b).unwrap_or([0; 16]);
+        Bits {
+            size: b.data_size(),
+            na: bytes,
+        }
+    }
+
+    /// Sets `mask[j]` where element `j` of `src` (`stride` bytes apart) is
+    /// NA.
+    ///
+    /// # Safety
+    /// 1. `mask.len()` elements of this width at `stride` are readable.
+    unsafe fn mark(self, src: *const u8, stride: isize, mask: &mut [u8]) {
+        let na = u128::from_le_bytes(self.na);
+        // SAFETY: (1), for the width of `self`.
+        unsafe {
+            match self.size {
+                1 => mark_as::<u8>(src, stride, na as u8, mask),
+                2 => mark_as::<u16>(src, stride, na as u16, mask),
+                4 => mark_as::<u32>(src, stride, na as u32, mask),
+                8 => mark_as::<u64>(src, stride, na as u64, mask),
+                _ => mark_as::<u128>(src, stride, na, mask),
+            }
+        }
+    }
+
+    /// Writes NA to element `j` of `dst` wherever `mask[j]` is set.
+    ///
+    /// # Safety
+    /// 1. `mask.len()` elements of this width at `stride` are writable.
+    unsafe fn fill(self, dst: *mut u8, stride: isize, mask: &[u8]) {
+        let na = u128::from_le_bytes(self.na);
+        // SAFETY: (1), for the width of `self`.
+        unsafe {
+            match self.size {
+                1 => fill_as::<u8>(dst, stride, na as u8, mask),
+                2 => fill_as::<u16>(dst, stride, na as u16, mask),
+                4 => fill_as::<u32>(dst, stride, na as u32, mask),
+                8 => fill_as::<u64>(dst, stride, na as u64, mask),
+                _ => fill_as::<u128>(dst, stride, na, mask),
+            }
+        }
+    }
+}
+
+/// Writes `dst_na` to element `j` of `dst` wherever element `j` of `src`
+/// is `src_na`: one pass that reads the source and the output it already
+/// computed, which LLVM vectorises when both are contiguous.
+///
+/// # Safety
+/// 1. `n` elements of `src`'s width at `sstride` are readable, and `n` of
+///    `dst`'s at `dstride` writable.
+unsafe fn fill_where(src: (*const u8, isize, Bits), dst: (*mut u8, isize, Bits), n: usize) {
+    macro_rules! widths {
+        ($($s:literal => $u:ty),*; $dst:ident) => {
+            match src.2.size {
+                $($s => {
+                    let sna = u128::from_le_bytes(src.2.na) as $u;
+                    let dna = u128::from_le_bytes(dst.2.na);
+                    // SAFETY: (1), for these widths.
+                    unsafe {
+                        match dst.2.size {
+                            1 => where_as::<$u, u8>(src.0, src.1, sna, dst.0, dst.1, dna as u8, n),
+                            2 => where_as::<$u, u16>(src.0, src.1, sna, dst.0, dst.1, dna as u16, n),
+                            4 => where_as::<$u, u32>(src.0, src.1, sna, dst.0, dst.1, dna as u32, n),
+                            8 => where_as::<$u, u64>(src.0, src.1, sna, dst.0, dst.1, dna as u64, n),
+                            _ => where_as::<$u, u128>(src.0, src.1, sna, dst.0, dst.1, dna, n),
+                        }
+                    }
+                })*
+                _ => {}
+            }
+        };
+    }
+    widths!(1 => u8, 2 => u16, 4 => u32, 8 => u64, 16 => u128; dst);
+}
+
+/// `d[j] = dna` where `s[j] == sna`: a blend with a lane mask, not a
+/// conditional store, which LLVM vectorises.
+#[inline(always)]
+fn blend<U: PartialEq + Copy, V: Lane>(s: &[U], sna: U, d: &mut [V], dna: V) {
+    for (x, v) in d.iter_mut().zip(s) {
+        let m = V::all(*v == sna);
+        *x = (*x & !m) | (dna & m);
+    }
+}
+
+/// An unsigned integer lane of one element's width.
+trait Lane:
+    bytemuck::Pod
+    + std::ops::BitAnd<Output = Self>
+    + std::ops::BitOr<Output = Self>
+    + std::ops::Not<Output = Self>
+{
+    /// All ones when `b`, else zero.
+    fn all(b: bool) -> Self;
+}
+
+macro_rules! lanes {
+    ($($u:ty),*) => {$(
+        impl Lane for $u {
+            #[inline(always)]
+            fn all(b: bool) -> $u {
+                (b as $u).wrapping_neg()
+            }
+        }
+    )*};
+}
+lanes!(u8, u16, u32, u64, u128);
+
+/// [`fill_where`] for source width `U` and output width `V`.
+///
+/// # Safety
+/// As [`fill_where`].
+#[inline(always)]
+unsafe fn where_as<U: bytemuck::Pod + PartialEq, V: Lane>(
+    src: *const u8,
+    sstride: isize,
+    sna: U,
+    dst: *mut u8,
+    dstride: isize,
+    dna: V,
+    n: usize,
+) {
+    let contiguous = sstride == size_of::<U>() as isize
+        && dstride == size_of::<V>() as isize
+        && src.align_offset(align_of::<U>()) == 0
+        && dst.align_offset(align_of::<V>()) == 0;
+    if contiguous {
+        // SAFETY: (1): contiguous, aligned elements; the output is not the
+        // source's memory for a new output, and when it is (in place) each
+        // element is read before it is written.
+        let (s, d) = unsafe {
+            (
+                std::slice::from_raw_parts(src.cast::<U>(), n),
+                std::slice::from_raw_parts_mut(dst.cast::<V>(), n),
+            )
+        };
+        blend(s, sna, d, dna);
+    } else {
+        for j in 0..n as isize {
+            // SAFETY: (1) element j of both is valid.
+            unsafe {
+                if src
+                    .wrapping_offset(j * sstride)
+                    .cast::<U>()
+                    .read_unaligned()
+                    == sna
+                {
+                    dst.wrapping_offset(j * dstride)
+                        .cast::<V>()
+                        .write_unaligned(dna);
+                }
+            }
+        }
+    }
+}
+
+/// [`Bits::mark`] for width `U`: a slice loop when the elements are
+/// contiguous and aligned, else a strided one.
+///
+/// # Safety
+/// As [`Bits::mark`].
+#[inline(always)]
+unsafe fn mark_as<U: bytemuck::Pod + PartialEq>(
+    src: *const u8,
+    stride: isize,
+    na: U,
+    mask: &mut [u8],
+) {
+    if stride == size_of::<U>() as isize && src.align_offset(align_of::<U>()) == 0 {
+        // SAFETY: (1): contiguous, aligned, readable elements.
+        let s = unsafe { std::slice::from_raw_parts(src.cast::<U>(), mask.len()) };
+        for (m, v) in mask.iter_mut().zip(s) {
+            *m |= (*v == na) as u8;
+        }
+    } else {
+        for (j, m) in mask.iter_mut().enumerate() {
+            // SAFETY: (1) element j is readable.
+            let v = unsafe {
+                src.wrapping_offset(j as isize * stride)
+                    .cast::<U>()
+                    .read_unaligned()
+            };
+            *m |= (v == na) as u8;
+        }
+    }
+}
+
+/// [`Bits::fill`] for width `U`.
+///
+/// # Safety
+/// As [`Bits::fill`].
+#[inline(always)]
+unsafe fn fill_as<U: bytemuck::Pod>(dst: *mut u8, stride: isize, na: U, mask: &[u8]) {
+    if stride == size_of::<U>() as isize && dst.align_offset(align_of::<U>()) == 0 {
+        // SAFETY: (1): contiguous, aligned, writable elements.
+        let d = unsafe { std::slice::from_raw_parts_mut(dst.cast::<U>(), mask.len()) };
+        for (x, &m) in d.iter_mut().zip(mask) {
+            *x = if m != 0 { na } else { *x };
+        }
+    } else {
+        for (j, &m) in mask.iter().enumerate() {
+            if m != 0 {
+                // SAFETY: (1) element j is writable.
+                unsafe {
+                    dst.wrapping_offset(j as isize * stride)
+                        .cast::<U>()
+                        .write_unaligned(na)
+                };
+            }
+        }
+    }
+}
+
 /// The wrapper kernel: marks missing elements, runs the callable's own
 /// kernel (its one child) and writes NA (or the Kleene result) where an
 /// argument was missing.
 struct Propagate<const N: usize> {
     child: [usize; 1],
-    /// Each argument's value type when it is optional (its NA is checked).
-    optional: [Option<BuiltinType>; N],
+    /// Each argument's NA bits when it is optional.
+    optional: [Option<Bits>; N],
     /// Each argument's value type when it is a builtin (for Kleene logic).
     values: [Option<BuiltinType>; N],
     /// The output element type, an option.
     dst: Type,
+    /// The output's NA bits, when it is a builtin and missing is missing.
+    fill: Option<Bits>,
     /// Every argument and the result are builtin numbers: the child may
     /// run over missing elements (their values are plain data).
     all_numbers: bool,
     rule: Missing,
 }
 
-/// Marks in `mask` the elements of `src` (`n` of type `b`, `stride` bytes
-/// apart) that are `b`'s NA.
+/// The truthiness of a value of builtin type `b`.
 ///
 /// # Safety
-/// 1. `n` elements of `b` at `stride` are readable from `src`.
-unsafe fn mark_missing(b: BuiltinType, src: *const u8, stride: isize, mask: &mut [bool]) {
-    fn mark<T: NativeType>(src: *const u8, stride: isize, mask: &mut [bool]) {
-        let na_value = T::NA;
-        let na = bytemuck::bytes_of(&na_value);
-        for (j, m) in mask.iter_mut().enumerate() {
-            // SAFETY: (1) element j is readable (the caller's promise).
-            let v = unsafe {
-                std::ptr::read_unaligned(src.wrapping_offset(j as isize * stride).cast::<T::Raw>())
-            };
-            *m |= bytemuck::bytes_of(&v) == na;
-        }
-    }
-    with_native!(b, |T| mark::<T>(src, stride, mask));
-}
-
-/// The truthiness of element `j` of `src`, of builtin type `b`.
-///
-/// # Safety
-/// 1. The element is readable.
+/// 1. The value is readable at `src`.
 unsafe fn truthy(b: BuiltinType, src: *const u8) -> bool {
     // SAFETY: (1).
     with_native!(b, |T| unsafe { T::load(src) }.truthy()).unwrap_or(false)
@@ -228,18 +446,18 @@ impl<const N: usize> Propagate<N> {
     ///
     /// # Safety
     /// As [`Kernel::strided`] for `run`, `k` this kernel's handle.
-    unsafe fn present_runs(&self, k: KernelRef<'_>, run: Strided<'_>, mask: &[bool]) -> Result<()> {
+    unsafe fn present_runs(&self, k: KernelRef<'_>, run: Strided<'_>, mask: &[u8]) -> Result<()> {
         // SAFETY: the child slot holds the callable's own kernel, built for
         // Strided.
         let child = unsafe { k.child(self.child[0]) };
         let mut j = 0;
         while j < mask.len() {
-            if mask[j] {
+            if mask[j] != 0 {
                 j += 1;
                 continue;
             }
             let start = j;
-            while j < mask.len() && !mask[j] {
+            while j < mask.len() && mask[j] == 0 {
                 j += 1;
             }
             let srcs: [*const u8; N] = std::array::from_fn(|i| {
@@ -260,7 +478,8 @@ impl<const N: usize> Propagate<N> {
         Ok(())
     }
 
-    /// Writes the result of the missing element `j` of chunk `run`.
+    /// Writes the result of the missing element `j` of chunk `run`, one
+    /// element at a time (Kleene logic, and results that are not builtin).
     ///
     /// # Safety
     /// 1. Element `j` of every range of `run` is valid.
@@ -270,12 +489,15 @@ impl<const N: usize> Propagate<N> {
         if self.rule != Missing::Propagate {
             let mut known = None;
             for i in 0..N {
-                let (Some(b), opt) = (self.values[i], self.optional[i]) else {
+                let Some(b) = self.values[i] else {
                     continue;
                 };
-                // SAFETY: (1) element j of source i is readable.
-                let present = opt.is_none_or(|ob| !unsafe { na::is_na(&Type::builtin(ob), at(i)) });
-                if present {
+                let mut missing = [0u8];
+                if let Some(bits) = self.optional[i] {
+                    // SAFETY: (1) element j of source i is readable.
+                    unsafe { bits.mark(at(i), 0, &mut missing) };
+                }
+                if missing[0] == 0 {
                     // SAFETY: (1).
                     let t = unsafe { truthy(b, at(i)) };
                     match (self.rule, t) {
@@ -309,7 +531,85 @@ impl<const N: usize> Kernel for Propagate<N> {
         // SAFETY: the child slot holds the callable's own kernel, built for
         // Strided.
         let child = unsafe { k.child(self.child[0]) };
-        let mut mask = [false; CHUNK];
+        if let (Some(fill), true) = (self.fill, self.all_numbers)
+            && !self.output_overlaps_an_option(&run)
+        {
+            // Numbers, missing is missing: the callable's kernel over a
+            // block, then NA wherever an argument is NA, while the block is
+            // in cache. Should the kernel fail, the masked path finds out
+            // whether a present element did.
+            let mut done = 0;
+            while done < run.count {
+                let n = (run.count - done).min(BLOCK);
+                let at = done as isize;
+                let srcs: [*const u8; N] =
+                    std::array::from_fn(|i| run.src[i].wrapping_offset(at * run.src_stride[i]));
+                let block = Strided {
+                    dst: run.dst.wrapping_offset(at * run.dst_stride),
+                    src: &srcs,
+                    count: n,
+                    ..run
+                };
+                // SAFETY: the block's ranges are valid (Kernel::strided 1).
+                let ran = unsafe {
+                    child.call_strided(block.dst, block.dst_stride, &srcs, block.src_stride, n)
+                };
+                if ran.is_ok() {
+                    for (i, bits) in self.optional.iter().enumerate() {
+                        if let Some(bits) = bits {
+                            let src = (srcs[i], run.src_stride[i], *bits);
+                            // SAFETY: the block's ranges are valid; the
+                            // output does not overlap this source.
+                            unsafe { fill_where(src, (block.dst, block.dst_stride, fill), n) };
+                        }
+                    }
+                } else {
+                    // SAFETY: as above.
+                    unsafe { self.masked(k, block) }?;
+                }
+                done += n;
+            }
+            return Ok(());
+        }
+        // SAFETY: the caller's promises.
+        unsafe { self.masked(k, run) }
+    }
+
+    fn child_offsets(&self) -> &[usize] {
+        &self.child
+    }
+}
+
+impl<const N: usize> Propagate<N> {
+    /// `true` when the output's range overlaps an optional argument's (an
+    /// in-place call): the missing elements must then be marked before
+    /// the kernel overwrites them.
+    fn output_overlaps_an_option(&self, run: &Strided<'_>) -> bool {
+        let span = |p: *const u8, stride: isize, size: usize| {
+            let last = p.wrapping_offset(stride.wrapping_mul(run.count.saturating_sub(1) as isize));
+            let (lo, hi) = if stride < 0 { (last, p) } else { (p, last) };
+            (lo as usize, (hi as usize).saturating_add(size))
+        };
+        let out = span(run.dst, run.dst_stride, self.fill.map_or(16, |b| b.size));
+        self.optional.iter().enumerate().any(|(i, bits)| {
+            bits.is_some_and(|b| {
+                let s = span(run.src[i], run.src_stride[i], b.size);
+                s.0 < out.1 && out.0 < s.1
+            })
+        })
+    }
+
+    /// The general path: chunk by chunk, mark the missing elements, run
+    /// the kernel (over the whole chunk of numbers, or its present runs),
+    /// then write the missing results.
+    ///
+    /// # Safety
+    /// As [`Kernel::strided`].
+    unsafe fn masked(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        // SAFETY: the child slot holds the callable's own kernel, built for
+        // Strided.
+        let child = unsafe { k.child(self.child[0]) };
+        let mut mask = [0u8; CHUNK];
         let mut done = 0;
         while done < run.count {
             let n = (run.count - done).min(CHUNK);
@@ -324,15 +624,15 @@ impl<const N: usize> Kernel for Propagate<N> {
                 count: n,
             };
             let mask = &mut mask[..n];
-            mask.fill(false);
-            for (i, opt) in self.optional.iter().enumerate() {
-                if let Some(b) = opt {
+            mask.fill(0);
+            for (i, bits) in self.optional.iter().enumerate() {
+                if let Some(bits) = bits {
                     // SAFETY: `n` elements of source i are readable
                     // (Kernel::strided 1).
-                    unsafe { mark_missing(*b, srcs[i], run.src_stride[i], mask) };
+                    unsafe { bits.mark(srcs[i], run.src_stride[i], mask) };
                 }
             }
-            let any = mask.iter().any(|&m| m);
+            let any = mask.iter().fold(0u8, |a, &m| a | m) != 0;
             // SAFETY: the chunk's ranges are valid (Kernel::strided 1).
             let whole = || unsafe {
                 child.call_strided(chunk.dst, chunk.dst_stride, &srcs, chunk.src_stride, n)
@@ -344,17 +644,18 @@ impl<const N: usize> Kernel for Propagate<N> {
                 unsafe { self.present_runs(k, chunk, mask) }?;
             }
             if any {
-                for j in (0..n).filter(|&j| mask[j]) {
-                    // SAFETY: element j of the chunk is valid.
-                    unsafe { self.write_missing(&chunk, j) }?;
+                if let Some(bits) = self.fill {
+                    // SAFETY: the chunk's `n` output elements are writable.
+                    unsafe { bits.fill(chunk.dst, chunk.dst_stride, mask) };
+                } else {
+                    for j in (0..n).filter(|&j| mask[j] != 0) {
+                        // SAFETY: element j of the chunk is valid.
+                        unsafe { self.write_missing(&chunk, j) }?;
+                    }
                 }
             }
             done += n;
         }
         Ok(())
-    }
-
-    fn child_offsets(&self) -> &[usize] {
-        &self.child
     }
 }
