@@ -1,7 +1,9 @@
 /*
  * capi_util.h -- what the C tests of dynd.h (test_capi.c, test_callables.c)
  * share: builtin type ids, the fixed dim arrmeta layout, parsing a type, and
- * the checks of a failing call (EXPECT_INVALID, EXPECT_NULL_WITH). Include it after dynd.h and minitest.h.
+ * the checks of a failing call (EXPECT_INVALID, EXPECT_NULL_WITH), the leaf
+ * step of an instantiate (add_leaf_kernel). Include it after dynd.h and
+ * minitest.h.
  */
 #ifndef DYND_CAPI_UTIL_H
 #define DYND_CAPI_UTIL_H
@@ -48,5 +50,19 @@ static inline dynd_type parse_type(const char *ds) {
     CHECK((call) == NULL);                                                    \
     CHECK_EQ_INT(dynd_error_code(), (code));                                  \
   } while (0)
+
+/* The leaf step of an instantiate: makes room for a `size`-byte kernel at
+ * ckb_offset and sets its function, `single` for DYND_KERNEL_REQUEST_SINGLE
+ * and `strided` otherwise. Returns the offset past the kernel, or -1 when
+ * the builder cannot grow; the kernel is at ckb->data + ckb_offset. */
+static inline intptr_t add_leaf_kernel(dynd_ckernel_builder *ckb, intptr_t ckb_offset,
+                                       size_t size, uint32_t kernreq, void *single,
+                                       void *strided) {
+  intptr_t end = ckb_offset + (intptr_t)size;
+  if (dynd_ckernel_builder_ensure_capacity_leaf(ckb, end) != 0) return -1;
+  dynd_ckernel_prefix *k = (dynd_ckernel_prefix *)((char *)ckb->data + ckb_offset);
+  k->function = kernreq == DYND_KERNEL_REQUEST_SINGLE ? single : strided;
+  return end;
+}
 
 #endif /* DYND_CAPI_UTIL_H */
