@@ -70,6 +70,24 @@ impl<T: Element, S: Shape> Strided<T, S> {
         Ok(())
     }
 
+    /// The block of `sizes`/`strides` at `base + offset`, checked (as
+    /// [`check_in`](Self::check_in)) to lie inside the `len` elements from
+    /// `base`.
+    pub(crate) fn within(
+        base: *mut T,
+        len: usize,
+        offset: usize,
+        sizes: S,
+        strides: S::Strides,
+    ) -> Result<Self> {
+        Self::check_in(len, offset, &sizes, &strides)?;
+        Ok(Strided {
+            ptr: base.wrapping_add(offset),
+            sizes,
+            strides,
+        })
+    }
+
     /// The lowest and highest element offsets reached (sizes all non-zero).
     fn extent(sizes: &S, strides: &S::Strides) -> (isize, isize) {
         let (mut lo, mut hi) = (0isize, 0isize);
@@ -566,13 +584,8 @@ impl<'a, T: Element, S: Shape> TensorView<'a, T, S> {
     /// # Errors
     /// `Index` when some element would fall outside `data`.
     pub fn strided(data: &'a [T], offset: usize, sizes: S, strides: S::Strides) -> Result<Self> {
-        Strided::<T, S>::check_in(data.len(), offset, &sizes, &strides)?;
         Ok(TensorView {
-            raw: Strided {
-                ptr: data.as_ptr().wrapping_add(offset) as *mut T,
-                sizes,
-                strides,
-            },
+            raw: Strided::within(data.as_ptr() as *mut T, data.len(), offset, sizes, strides)?,
             _data: PhantomData,
         })
     }
@@ -621,7 +634,7 @@ impl<'a, T: Element, S: Shape> TensorViewMut<'a, T, S> {
         sizes: S,
         strides: S::Strides,
     ) -> Result<Self> {
-        Strided::<T, S>::check_in(data.len(), offset, &sizes, &strides)?;
+        let raw = Strided::within(data.as_mut_ptr(), data.len(), offset, sizes, strides)?;
         if !Strided::<T, S>::is_injective(&sizes, &strides) {
             return Err(Error::invalid_argument(format!(
                 "a writable view of shape {} with strides {:?} would reach some elements twice",
@@ -630,11 +643,7 @@ impl<'a, T: Element, S: Shape> TensorViewMut<'a, T, S> {
             )));
         }
         Ok(TensorViewMut {
-            raw: Strided {
-                ptr: data.as_mut_ptr().wrapping_add(offset),
-                sizes,
-                strides,
-            },
+            raw,
             _data: PhantomData,
         })
     }
