@@ -4,9 +4,9 @@
 //! and a pair of structs.
 
 use crate::callables::{f64_array, named};
+use crate::casts::build_assignment;
 use crate::harness::{Ctx, Measurement, median_time_per_call, or_skip};
 use dynd::Array;
-use crate::casts::build_assignment;
 use dynd::kernels::CKernelBuilder;
 use dynd::kernels::assign::ErrorMode;
 use std::hint::black_box;

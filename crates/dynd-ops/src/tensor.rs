@@ -37,6 +37,16 @@ fn out_of_bounds(what: &str, idx: &[usize], sizes: &[usize]) -> ! {
     )
 }
 
+/// Panics (naming `what`) unless `idx` is inside `sizes`.
+#[inline(always)]
+fn check_inside<S: Shape>(what: &str, idx: &S, sizes: &S) {
+    for d in 0..S::RANK {
+        if idx[d] >= sizes[d] {
+            out_of_bounds(what, idx.as_ref(), sizes.as_ref());
+        }
+    }
+}
+
 impl<T: Element, S: Shape> Strided<T, S> {
     /// Checks that every element `sizes`/`strides` reach, counted from
     /// `offset`, lies inside a buffer of `len` elements.
@@ -154,11 +164,7 @@ impl<T: Element, S: Shape> Strided<T, S> {
 
     #[inline(always)]
     fn check_index(&self, idx: &S) {
-        for d in 0..S::RANK {
-            if idx[d] >= self.sizes[d] {
-                out_of_bounds("tensor", idx.as_ref(), self.sizes.as_ref());
-            }
-        }
+        check_inside("tensor", idx, &self.sizes);
     }
 
     /// Checks that the run `idx + j * step * e_axis`, `j < len`, is inside.
@@ -443,11 +449,7 @@ impl<T: Element, S: Shape> Tensor<T, S> {
     /// # Panics
     /// When `idx` is outside the tensor.
     pub fn at(&self, idx: S) -> T {
-        for d in 0..S::RANK {
-            if idx[d] >= self.sizes[d] {
-                out_of_bounds("Tensor::at", idx.as_ref(), self.sizes.as_ref());
-            }
-        }
+        check_inside("Tensor::at", &idx, &self.sizes);
         self.data[ravel(&idx, &self.sizes)]
     }
 
@@ -464,11 +466,7 @@ impl<T: Element, S: Shape> Tensor<T, S> {
         if axis + 1 != S::RANK || step != 1 || len == 0 {
             return None;
         }
-        for d in 0..S::RANK {
-            if idx[d] >= self.sizes[d] {
-                out_of_bounds("tensor run", idx.as_ref(), self.sizes.as_ref());
-            }
-        }
+        check_inside("tensor run", &idx, &self.sizes);
         if idx[axis] + len > self.sizes[axis] {
             out_of_bounds("tensor run", idx.as_ref(), self.sizes.as_ref());
         }

@@ -149,7 +149,9 @@ fn ops_comparisons_predicates_and_logic_give_bools() {
     let two = || scalar::<f64, [usize; 1]>(2.0);
     let p = Tensor::from_vec([4], vec![true, true, false, false]).unwrap();
     let q = Tensor::from_vec([4], vec![true, false, true, false]).unwrap();
-    let cases: [(&str, Tensor<bool, [usize; 1]>, &[bool]); 12] = [
+    // (the op, its result, the values it must give).
+    type Case<'a> = (&'a str, Tensor<bool, [usize; 1]>, &'a [bool]);
+    let cases: [Case; 12] = [
         (
             "lt",
             both(lt(&a, two())),

@@ -149,7 +149,15 @@ fn casts_with_float16_bool_complex_and_string() {
         check_cast("[2.0, 0.0]", "complex[float64]", "bfloat16", m, Ok("2.0"));
     }
     // string, both ways: the shortest text, and the inexact check against it.
-    let string_casts: [(&str, &str, &str, ErrorMode, Result<&str, ErrorKind>); 6] = [
+    // (json, from, to, mode, the outcome).
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        ErrorMode,
+        Result<&'a str, ErrorKind>,
+    );
+    let string_casts: [Case; 6] = [
         ("0.1", "bfloat16", "string", Default, Ok("\"0.1\"")),
         ("\"0.1\"", "string", "bfloat16", Inexact, Ok("0.1")),
         ("\"0.1000\"", "string", "bfloat16", Inexact, Ok("0.1")),

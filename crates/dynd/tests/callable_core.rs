@@ -101,7 +101,15 @@ fn broadcasting_rules_and_errors() {
         assert_eq!(r.to_json(), rj, "{t2} + {t1}");
     }
     // (x, y, the error's kind where checked, text its message contains).
-    let errors: [(&str, &str, &str, &str, Option<ErrorKind>, &str); 4] = [
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+        Option<ErrorKind>,
+        &'a str,
+    );
+    let errors: [Case; 4] = [
         (
             "3 * int32",
             "[1,2,3]",
