@@ -290,18 +290,12 @@ static int product_strided(char *dst, intptr_t dst_stride, const char *const *sr
   return 0;
 }
 
-static intptr_t product_instantiate(void *self_data, dynd_ckernel_builder *ckb,
-                                    intptr_t ckb_offset, const char *const *arrmeta,
-                                    uint32_t kernreq) {
-  (void)self_data;
-  (void)arrmeta;
-  return add_leaf_kernel(ckb, ckb_offset, sizeof(product_kernel), kernreq,
-                         (void *)&product_single, (void *)&product_strided);
-}
+static leaf_kernel_fns product_fns = {sizeof(product_kernel), (void *)&product_single,
+                                      (void *)&product_strided};
 
 static void test_binary_kernel_broadcasts(void) {
   static const dynd_type types[3] = {T_INT32, T_INT32, T_INT32};
-  dynd_deferred_ckernel dck = {0, 3, types, NULL, &product_instantiate, NULL};
+  dynd_deferred_ckernel dck = {0, 3, types, &product_fns, &leaf_instantiate, NULL};
   dynd_callable f = dynd_callable_from_deferred(&dck);
   REQUIRE(f != NULL);
   struct {
@@ -366,19 +360,14 @@ static int dot_strided(char *dst, intptr_t dst_stride, const char *const *src,
   return 0;
 }
 
-static intptr_t dot_instantiate(void *self_data, dynd_ckernel_builder *ckb, intptr_t ckb_offset,
-                                const char *const *arrmeta, uint32_t kernreq) {
-  (void)self_data;
-  (void)arrmeta;
-  return add_leaf_kernel(ckb, ckb_offset, sizeof(dynd_ckernel_prefix), kernreq,
-                         (void *)&dot_single, (void *)&dot_strided);
-}
+static leaf_kernel_fns dot_fns = {sizeof(dynd_ckernel_prefix), (void *)&dot_single,
+                                  (void *)&dot_strided};
 
 /* The callable takes its own references to the types: ours go right away. */
 static void test_extended_types_are_copied(void) {
   dynd_type types[2] = {T_INT32, parse_type("{x: int32, y: int32}")};
   REQUIRE(types[1] != NULL);
-  dynd_deferred_ckernel dck = {0, 2, types, NULL, &dot_instantiate, NULL};
+  dynd_deferred_ckernel dck = {0, 2, types, &dot_fns, &leaf_instantiate, NULL};
   dynd_callable f = dynd_callable_from_deferred(&dck);
   dynd_type_decref(types[1]);
   REQUIRE(f != NULL);
@@ -428,14 +417,9 @@ static int silent_failing_strided(char *dst, intptr_t dst_stride, const char *co
   return silent_failing_single(dst, src, self);
 }
 
-static intptr_t silent_kernel_instantiate(void *self_data, dynd_ckernel_builder *ckb,
-                                          intptr_t ckb_offset, const char *const *arrmeta,
-                                          uint32_t kernreq) {
-  (void)self_data;
-  (void)arrmeta;
-  return add_leaf_kernel(ckb, ckb_offset, sizeof(dynd_ckernel_prefix), kernreq,
-                         (void *)&silent_failing_single, (void *)&silent_failing_strided);
-}
+static leaf_kernel_fns silent_kernel_fns = {sizeof(dynd_ckernel_prefix),
+                                            (void *)&silent_failing_single,
+                                            (void *)&silent_failing_strided};
 
 static void test_instantiate_and_kernel_failures(void) {
   dynd_array x = arr("2 * int32", "[1, 2]");
@@ -458,7 +442,8 @@ static void test_instantiate_and_kernel_failures(void) {
   CHECK_CONTAINS(dynd_error_message(), "without setting an error");
   dynd_callable_decref(f);
 
-  dynd_deferred_ckernel dck3 = {0, 2, int32_to_int32, NULL, &silent_kernel_instantiate, NULL};
+  dynd_deferred_ckernel dck3 = {0, 2, int32_to_int32, &silent_kernel_fns, &leaf_instantiate,
+                               NULL};
   f = dynd_callable_from_deferred(&dck3);
   REQUIRE(f != NULL);
   CHECK(dynd_callable_call(f, 1, &x) == NULL);
