@@ -6,6 +6,7 @@ use dynd::kernels::assign::{ErrorMode, make_assignment_kernel};
 use dynd::kernels::{CKernelBuilder, KernelRequest};
 use dynd::{Array, Type};
 use std::hint::black_box;
+use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 const MODES: [ErrorMode; 4] = [
@@ -14,6 +15,33 @@ const MODES: [ErrorMode; 4] = [
     ErrorMode::Fractional,
     ErrorMode::Inexact,
 ];
+
+/// Builds the kernel `dst ← src` for `KernelRequest::Single` in `mode` at
+/// offset 0 of `ckb`, from the arrays' own types and arrmeta.
+///
+/// # Safety
+/// 1. `ckb` is empty: 0 is a free slot of it.
+pub(crate) unsafe fn build_assignment(
+    ckb: Pin<&mut CKernelBuilder>,
+    dst: &Array,
+    src: &Array,
+    mode: ErrorMode,
+) -> dynd::Result<usize> {
+    // SAFETY: 0 is free (1); each arrmeta pointer is its array's, valid for
+    // its type while the borrowed arrays live, which covers the call.
+    unsafe {
+        make_assignment_kernel(
+            ckb,
+            0,
+            dst.tp(),
+            dst.arrmeta_ptr(),
+            src.tp(),
+            src.arrmeta_ptr(),
+            KernelRequest::Single,
+            mode,
+        )
+    }
+}
 
 /// Times the kernels `dst ← src` in each of [`MODES`] (built once),
 /// interleaved — one call of each mode per round, so that load from other
@@ -29,20 +57,9 @@ fn time_modes(
         .iter()
         .map(|&mode| {
             let mut ckb = Box::pin(CKernelBuilder::new());
-            // SAFETY: a new builder; the arrays' own types and arrmeta.
-            unsafe {
-                make_assignment_kernel(
-                    ckb.as_mut(),
-                    0,
-                    dst.tp(),
-                    dst.arrmeta_ptr(),
-                    src.tp(),
-                    src.arrmeta_ptr(),
-                    KernelRequest::Single,
-                    mode,
-                )
-            }
-            .expect("build the cast kernel");
+            // SAFETY: a new builder.
+            unsafe { build_assignment(ckb.as_mut(), dst, src, mode) }
+                .expect("build the cast kernel");
             ckb
         })
         .collect();

@@ -4,10 +4,11 @@
 //! and a pair of structs.
 
 use crate::callables::{f64_array, named};
+use crate::casts::build_assignment;
 use crate::harness::{Ctx, Measurement, median_time_per_call, or_skip};
 use dynd::Array;
-use dynd::kernels::assign::{ErrorMode, make_assignment_kernel};
-use dynd::kernels::{CKernelBuilder, KernelRequest};
+use dynd::kernels::CKernelBuilder;
+use dynd::kernels::assign::ErrorMode;
 use std::hint::black_box;
 use std::pin::pin;
 
@@ -30,20 +31,8 @@ fn add10(ctx: &Ctx) {
 /// Builds the kernel `dst ← src` once (new builder, build, drop).
 fn build_once(dst: &Array, src: &Array) -> dynd::Result<()> {
     let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: a new builder; the arrays' own types and arrmeta, alive for
-    // the call.
-    unsafe {
-        make_assignment_kernel(
-            ckb.as_mut(),
-            0,
-            dst.tp(),
-            dst.arrmeta_ptr(),
-            src.tp(),
-            src.arrmeta_ptr(),
-            KernelRequest::Single,
-            ErrorMode::Default,
-        )
-    }?;
+    // SAFETY: a new builder.
+    unsafe { build_assignment(ckb.as_mut(), dst, src, ErrorMode::Default) }?;
     black_box(&ckb);
     Ok(())
 }

@@ -38,6 +38,17 @@ pub(crate) fn builder_arg(ckb: *mut CKernelBuilder, func: &str) -> Result<NonNul
     Ok(ckb)
 }
 
+/// [`entry`] for a function of the builder argument `ckb`: `body` gets it
+/// checked by [`builder_arg`] (whose errors are reported as any other).
+fn builder_entry<T>(
+    func: &'static str,
+    ckb: *mut CKernelBuilder,
+    fail: T,
+    body: impl FnOnce(NonNull<CKernelBuilder>) -> Result<T>,
+) -> T {
+    entry(func, fail, || body(builder_arg(ckb, func)?))
+}
+
 fn status(r: Result<()>) -> Result<c_int> {
     r.map(|()| 0)
 }
@@ -51,9 +62,7 @@ fn status(r: Result<()>) -> Result<c_int> {
 ///    does not hold a constructed builder (that one would leak).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dynd_ckernel_builder_construct(ckb: *mut dynd_ckernel_builder) {
-    const F: &str = "dynd_ckernel_builder_construct";
-    entry(F, (), || {
-        let ckb = builder_arg(ckb, F)?;
+    builder_entry("dynd_ckernel_builder_construct", ckb, (), |ckb| {
         // SAFETY: (1) valid, aligned (checked), and free.
         unsafe { CKernelBuilder::construct_in_place(ckb.as_ptr()) };
         Ok(())
@@ -69,12 +78,10 @@ pub unsafe extern "C" fn dynd_ckernel_builder_construct(ckb: *mut dynd_ckernel_b
 ///    used afterwards except to construct it again.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dynd_ckernel_builder_destruct(ckb: *mut dynd_ckernel_builder) {
-    const F: &str = "dynd_ckernel_builder_destruct";
-    entry(F, (), || {
-        if ckb.is_null() {
-            return Ok(());
-        }
-        let ckb = builder_arg(ckb, F)?;
+    if ckb.is_null() {
+        return;
+    }
+    builder_entry("dynd_ckernel_builder_destruct", ckb, (), |ckb| {
         // SAFETY: (1).
         unsafe { CKernelBuilder::destruct_in_place(ckb.as_ptr()) };
         Ok(())
@@ -89,9 +96,7 @@ pub unsafe extern "C" fn dynd_ckernel_builder_destruct(ckb: *mut dynd_ckernel_bu
 ///    other thread uses during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dynd_ckernel_builder_reset(ckb: *mut dynd_ckernel_builder) {
-    const F: &str = "dynd_ckernel_builder_reset";
-    entry(F, (), || {
-        let ckb = builder_arg(ckb, F)?;
+    builder_entry("dynd_ckernel_builder_reset", ckb, (), |ckb| {
         // SAFETY: (1) is pin_from_raw's (1) and (2).
         unsafe { CKernelBuilder::pin_from_raw(ckb.as_ptr()) }.reset();
         Ok(())
@@ -110,8 +115,7 @@ pub unsafe extern "C" fn dynd_ckernel_builder_ensure_capacity_leaf(
     requested: isize,
 ) -> c_int {
     const F: &str = "dynd_ckernel_builder_ensure_capacity_leaf";
-    entry(F, -1, || {
-        let ckb = builder_arg(ckb, F)?;
+    builder_entry(F, ckb, -1, |ckb| {
         // SAFETY: the caller's guarantees are ensure_capacity_leaf_raw's.
         status(unsafe { CKernelBuilder::ensure_capacity_leaf_raw(ckb.as_ptr(), requested) })
     })
@@ -128,9 +132,7 @@ pub unsafe extern "C" fn dynd_ckernel_builder_ensure_capacity(
     ckb: *mut dynd_ckernel_builder,
     requested: isize,
 ) -> c_int {
-    const F: &str = "dynd_ckernel_builder_ensure_capacity";
-    entry(F, -1, || {
-        let ckb = builder_arg(ckb, F)?;
+    builder_entry("dynd_ckernel_builder_ensure_capacity", ckb, -1, |ckb| {
         // SAFETY: the caller's guarantees are ensure_capacity_raw's.
         status(unsafe { CKernelBuilder::ensure_capacity_raw(ckb.as_ptr(), requested) })
     })
@@ -179,8 +181,7 @@ pub unsafe extern "C" fn dynd_make_assignment_kernel(
     errmode: c_int,
 ) -> isize {
     const F: &str = "dynd_make_assignment_kernel";
-    entry(F, -1, || {
-        let ckb = builder_arg(ckb, F)?;
+    builder_entry(F, ckb, -1, |ckb| {
         let offset = usize::try_from(offset).map_err(|_| {
             Error::invalid_argument(format!("{F}: argument 'offset' ({offset}) is negative"))
         })?;

@@ -54,6 +54,25 @@ pub(crate) unsafe fn borrow_type(
     }
 }
 
+/// [`entry`] for a function of one type handle, its argument `tp`: `body`
+/// gets the type borrowed from it ([`borrow_type`]'s errors are reported as
+/// any other).
+///
+/// # Safety
+/// 1. `tp` is a builtin value or a live handle from this library.
+unsafe fn type_entry<T>(
+    func: &'static str,
+    tp: dynd_type,
+    fail: T,
+    body: impl FnOnce(&Type) -> Result<T>,
+) -> T {
+    entry(func, fail, || {
+        // SAFETY: (1).
+        let t = unsafe { borrow_type(tp, func, "tp") }?;
+        body(&t)
+    })
+}
+
 fn invalid_builtin(func: &str, arg: &str, raw: usize) -> Error {
     let why = if raw == FLOAT128_TYPE_ID as usize {
         "float128 (15) is reserved and not supported".to_string()
@@ -102,11 +121,12 @@ pub unsafe extern "C" fn dynd_type_from_datashape(datashape: *const c_char) -> d
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dynd_type_to_datashape(tp: dynd_type) -> *mut c_char {
     const F: &str = "dynd_type_to_datashape";
-    entry(F, std::ptr::null_mut(), || {
-        // SAFETY: (1).
-        let t = unsafe { borrow_type(tp, F, "tp") }?;
-        string_out(F, t.to_string())
-    })
+    // SAFETY: (1).
+    unsafe {
+        type_entry(F, tp, std::ptr::null_mut(), |t| {
+            string_out(F, t.to_string())
+        })
+    }
 }
 
 /// Adds a reference to a type (nothing for a builtin id).
@@ -115,14 +135,13 @@ pub unsafe extern "C" fn dynd_type_to_datashape(tp: dynd_type) -> *mut c_char {
 /// 1. `tp` is a builtin value or a live handle from this library.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dynd_type_incref(tp: dynd_type) {
-    const F: &str = "dynd_type_incref";
-    entry(F, (), || {
-        // SAFETY: (1); validates builtin values, reports NULL.
-        let t = unsafe { borrow_type(tp, F, "tp") }?;
+    let incref = |t: &Type| {
         // SAFETY: (1) `t` is alive, so is its node.
         unsafe { Type::incref_raw(t.as_raw()) };
         Ok(())
-    })
+    };
+    // SAFETY: (1); validates builtin values, reports NULL.
+    unsafe { type_entry("dynd_type_incref", tp, (), incref) }
 }
 
 /// Drops a reference to a type, freeing it with the last (nothing for a
@@ -148,12 +167,8 @@ pub unsafe extern "C" fn dynd_type_decref(tp: dynd_type) {
 /// 1. `tp` is a builtin value or a live handle from this library.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dynd_type_data_size(tp: dynd_type) -> usize {
-    const F: &str = "dynd_type_data_size";
-    entry(F, 0, || {
-        // SAFETY: (1).
-        let t = unsafe { borrow_type(tp, F, "tp") }?;
-        Ok(t.data_size())
-    })
+    // SAFETY: (1).
+    unsafe { type_entry("dynd_type_data_size", tp, 0, |t| Ok(t.data_size())) }
 }
 
 /// Alignment of the data in bytes; 0 with the error recorded for an
@@ -163,12 +178,15 @@ pub unsafe extern "C" fn dynd_type_data_size(tp: dynd_type) -> usize {
 /// 1. `tp` is a builtin value or a live handle from this library.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dynd_type_data_alignment(tp: dynd_type) -> usize {
-    const F: &str = "dynd_type_data_alignment";
-    entry(F, 0, || {
-        // SAFETY: (1).
-        let t = unsafe { borrow_type(tp, F, "tp") }?;
-        Ok(t.data_alignment())
-    })
+    // SAFETY: (1).
+    unsafe {
+        type_entry(
+            "dynd_type_data_alignment",
+            tp,
+            0,
+            |t| Ok(t.data_alignment()),
+        )
+    }
 }
 
 /// Size of the arrmeta in bytes (DESIGN §4); 0 with the error recorded for
@@ -178,10 +196,6 @@ pub unsafe extern "C" fn dynd_type_data_alignment(tp: dynd_type) -> usize {
 /// 1. `tp` is a builtin value or a live handle from this library.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dynd_type_arrmeta_size(tp: dynd_type) -> usize {
-    const F: &str = "dynd_type_arrmeta_size";
-    entry(F, 0, || {
-        // SAFETY: (1).
-        let t = unsafe { borrow_type(tp, F, "tp") }?;
-        Ok(t.arrmeta_size())
-    })
+    // SAFETY: (1).
+    unsafe { type_entry("dynd_type_arrmeta_size", tp, 0, |t| Ok(t.arrmeta_size())) }
 }

@@ -92,7 +92,7 @@ fn failed_array(a: dynd_array) -> bool {
 }
 
 /// Runs `body` with a constructed builder, destructing it after.
-fn with_builder(body: impl FnOnce(*mut dynd_ckernel_builder) -> isize) -> isize {
+fn with_builder<R>(body: impl FnOnce(*mut dynd_ckernel_builder) -> R) -> R {
     let mut ckb = std::mem::MaybeUninit::<dynd_ckernel_builder>::uninit();
     // SAFETY: the builder is constructed in place, not moved, and
     // destructed once.
@@ -105,13 +105,25 @@ fn with_builder(body: impl FnOnce(*mut dynd_ckernel_builder) -> isize) -> isize 
 }
 
 /// `dynd_make_assignment_kernel` for builtins/extended types without
-/// arrmeta (dst ← src), into a fresh builder.
+/// arrmeta (dst ← src), into `ckb` (NULL or a constructed builder) at
+/// `offset`.
+fn assignment_kernel_at(
+    ckb: *mut dynd_ckernel_builder,
+    offset: isize,
+    dst: dynd_type,
+    src: dynd_type,
+    kernreq: u32,
+    errmode: c_int,
+) -> isize {
+    // SAFETY: `ckb` is NULL or a constructed builder; arrmeta pointers are
+    // only read for types that have arrmeta, which the rows below do not
+    // pass.
+    unsafe { dynd_make_assignment_kernel(ckb, offset, dst, null(), src, null(), kernreq, errmode) }
+}
+
+/// [`assignment_kernel_at`] offset 0 of a fresh builder.
 fn assignment_kernel(dst: dynd_type, src: dynd_type, kernreq: u32, errmode: c_int) -> isize {
-    with_builder(|ckb| {
-        // SAFETY: a constructed builder; arrmeta pointers are only read for
-        // types that have arrmeta, which the rows below do not pass.
-        unsafe { dynd_make_assignment_kernel(ckb, 0, dst, null(), src, null(), kernreq, errmode) }
-    })
+    with_builder(|ckb| assignment_kernel_at(ckb, 0, dst, src, kernreq, errmode))
 }
 
 fn lookup(name: &CStr) -> dynd_callable {
@@ -120,6 +132,51 @@ fn lookup(name: &CStr) -> dynd_callable {
     assert!(!f.is_null());
     MADE.with(|m| m.borrow_mut().push(Handle::Callable(f)));
     f
+}
+
+/// `dynd_array_assign(dst, src, errmode)`; `true` when it returned -1.
+fn assign_failed(dst: dynd_array, src: dynd_array, errmode: c_int) -> bool {
+    // SAFETY: `dst` and `src` are NULL or live handles.
+    unsafe { dynd_array_assign(dst, src, errmode) == -1 }
+}
+
+/// `dynd_callable_call(add, args)`; `true` when it failed.
+fn call_add_failed(args: &[dynd_array]) -> bool {
+    // SAFETY: `args` is readable for its length; each entry is NULL or a
+    // live handle.
+    unsafe {
+        failed_array(dynd_callable_call(
+            lookup(c"add"),
+            args.len(),
+            args.as_ptr(),
+        ))
+    }
+}
+
+/// `dynd_callable_instantiate(add, ckb, 0, dst_tp, NULL, nsrc, src_tp,
+/// {NULL; nsrc}, STRIDED)`; `true` when it returned -1.
+fn instantiate_add_failed(
+    ckb: *mut dynd_ckernel_builder,
+    dst_tp: dynd_type,
+    nsrc: usize,
+    src_tp: *const dynd_type,
+) -> bool {
+    let metas = vec![null::<c_char>(); nsrc];
+    // SAFETY: `ckb` is NULL or a constructed builder; `src_tp` is NULL or
+    // readable for `nsrc` builtin ids; `metas` holds `nsrc` entries.
+    unsafe {
+        dynd_callable_instantiate(
+            lookup(c"add"),
+            ckb,
+            0,
+            dst_tp,
+            null(),
+            nsrc,
+            src_tp,
+            metas.as_ptr(),
+            DYND_KERNEL_REQUEST_STRIDED,
+        ) == -1
+    }
 }
 
 fn cases() -> Vec<Case> {
@@ -326,49 +383,30 @@ fn cases() -> Vec<Case> {
             "dynd_array_assign(NULL, src)",
             DYND_ERR_INVALID_ARGUMENT,
             "dst",
-            || {
-                // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                unsafe {
-                    dynd_array_assign(null_mut(), arr("int32", "1"), DYND_ASSIGN_DEFAULT) == -1
-                }
-            },
+            || assign_failed(null_mut(), arr("int32", "1"), DYND_ASSIGN_DEFAULT),
         ),
         case(
             "dynd_array_assign(dst, NULL)",
             DYND_ERR_INVALID_ARGUMENT,
             "src",
-            || {
-                // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                unsafe {
-                    dynd_array_assign(arr("int32", "1"), null_mut(), DYND_ASSIGN_DEFAULT) == -1
-                }
-            },
+            || assign_failed(arr("int32", "1"), null_mut(), DYND_ASSIGN_DEFAULT),
         ),
         case(
             "dynd_array_assign(int8 <- 300, overflow)",
             DYND_ERR_OVERFLOW,
             "300",
-            || {
-                // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                unsafe {
-                    dynd_array_assign(arr("int8", "0"), arr("int32", "300"), DYND_ASSIGN_OVERFLOW)
-                        == -1
-                }
-            },
+            || assign_failed(arr("int8", "0"), arr("int32", "300"), DYND_ASSIGN_OVERFLOW),
         ),
         case(
             "dynd_array_assign(int32 <- 2.5, default)",
             DYND_ERR_FRACTIONAL,
             "2.5",
             || {
-                // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                unsafe {
-                    dynd_array_assign(
-                        arr("int32", "0"),
-                        arr("float64", "2.5"),
-                        DYND_ASSIGN_DEFAULT,
-                    ) == -1
-                }
+                assign_failed(
+                    arr("int32", "0"),
+                    arr("float64", "2.5"),
+                    DYND_ASSIGN_DEFAULT,
+                )
             },
         ),
         case(
@@ -376,38 +414,29 @@ fn cases() -> Vec<Case> {
             DYND_ERR_INEXACT,
             "0.1",
             || {
-                // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                unsafe {
-                    dynd_array_assign(
-                        arr("float32", "0"),
-                        arr("float64", "0.1"),
-                        DYND_ASSIGN_INEXACT,
-                    ) == -1
-                }
+                assign_failed(
+                    arr("float32", "0"),
+                    arr("float64", "0.1"),
+                    DYND_ASSIGN_INEXACT,
+                )
             },
         ),
         case(
             "dynd_array_assign(errmode 99)",
             DYND_ERR_INVALID_ARGUMENT,
             "99",
-            || {
-                // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                unsafe { dynd_array_assign(arr("int32", "0"), arr("int32", "1"), 99) == -1 }
-            },
+            || assign_failed(arr("int32", "0"), arr("int32", "1"), 99),
         ),
         case(
             "dynd_array_assign(3 * int32 <- 2 * int32)",
             DYND_ERR_BROADCAST,
             "(2)",
             || {
-                // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                unsafe {
-                    dynd_array_assign(
-                        arr("3 * int32", "[1,2,3]"),
-                        arr("2 * int32", "[1,2]"),
-                        DYND_ASSIGN_DEFAULT,
-                    ) == -1
-                }
+                assign_failed(
+                    arr("3 * int32", "[1,2,3]"),
+                    arr("2 * int32", "[1,2]"),
+                    DYND_ASSIGN_DEFAULT,
+                )
             },
         ),
         case(
@@ -415,14 +444,11 @@ fn cases() -> Vec<Case> {
             DYND_ERR_TYPE,
             "cannot assign",
             || {
-                // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                unsafe {
-                    dynd_array_assign(
-                        arr("{x: int32}", "[1]"),
-                        arr("int32", "1"),
-                        DYND_ASSIGN_DEFAULT,
-                    ) == -1
-                }
+                assign_failed(
+                    arr("{x: int32}", "[1]"),
+                    arr("int32", "1"),
+                    DYND_ASSIGN_DEFAULT,
+                )
             },
         ),
         // ---- memory blocks ----
@@ -474,19 +500,8 @@ fn cases() -> Vec<Case> {
             DYND_ERR_INVALID_ARGUMENT,
             "ckb",
             || {
-                // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                unsafe {
-                    dynd_make_assignment_kernel(
-                        null_mut(),
-                        0,
-                        INT32,
-                        null(),
-                        INT32,
-                        null(),
-                        STRIDED,
-                        DYND_ASSIGN_DEFAULT,
-                    ) == -1
-                }
+                assignment_kernel_at(null_mut(), 0, INT32, INT32, STRIDED, DYND_ASSIGN_DEFAULT)
+                    == -1
             },
         ),
         case(
@@ -519,19 +534,7 @@ fn cases() -> Vec<Case> {
             "-8",
             || {
                 with_builder(|ckb| {
-                    // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                    unsafe {
-                        dynd_make_assignment_kernel(
-                            ckb,
-                            -8,
-                            INT32,
-                            null(),
-                            INT32,
-                            null(),
-                            STRIDED,
-                            DYND_ASSIGN_DEFAULT,
-                        )
-                    }
+                    assignment_kernel_at(ckb, -8, INT32, INT32, STRIDED, DYND_ASSIGN_DEFAULT)
                 }) == -1
             },
         ),
@@ -607,149 +610,55 @@ fn cases() -> Vec<Case> {
             "dynd_callable_call(add, 1 argument)",
             DYND_ERR_TYPE,
             "takes 2 arguments, got 1",
-            || {
-                // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                unsafe {
-                    let a = [arr("int32", "1")];
-                    failed_array(dynd_callable_call(lookup(c"add"), 1, a.as_ptr()))
-                }
-            },
+            || call_add_failed(&[arr("int32", "1")]),
         ),
         case(
             "dynd_callable_call(add, [x, NULL])",
             DYND_ERR_INVALID_ARGUMENT,
             "args[1]",
-            || {
-                // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                unsafe {
-                    let a = [arr("int32", "1"), null_mut()];
-                    failed_array(dynd_callable_call(lookup(c"add"), 2, a.as_ptr()))
-                }
-            },
+            || call_add_failed(&[arr("int32", "1"), null_mut()]),
         ),
         case(
             "dynd_callable_call(add, int32, string)",
             DYND_ERR_TYPE,
             "string",
-            || {
-                // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                unsafe {
-                    let a = [arr("int32", "1"), arr("string", "\"a\"")];
-                    failed_array(dynd_callable_call(lookup(c"add"), 2, a.as_ptr()))
-                }
-            },
+            || call_add_failed(&[arr("int32", "1"), arr("string", "\"a\"")]),
         ),
         case(
             "dynd_callable_call(add, 3 * int32, 2 * int32)",
             DYND_ERR_BROADCAST,
             "(3)",
-            || {
-                // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                unsafe {
-                    let a = [arr("3 * int32", "[1,2,3]"), arr("2 * int32", "[1,2]")];
-                    failed_array(dynd_callable_call(lookup(c"add"), 2, a.as_ptr()))
-                }
-            },
+            || call_add_failed(&[arr("3 * int32", "[1,2,3]"), arr("2 * int32", "[1,2]")]),
         ),
         case(
             "dynd_callable_instantiate(add, 1 source)",
             DYND_ERR_TYPE,
             "takes 2 arguments",
             || {
-                let f = lookup(c"add");
                 let srcs = [FLOAT64];
-                let metas = [null::<c_char>()];
-                with_builder(|ckb| {
-                    // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                    unsafe {
-                        dynd_callable_instantiate(
-                            f,
-                            ckb,
-                            0,
-                            FLOAT64,
-                            null(),
-                            1,
-                            srcs.as_ptr(),
-                            metas.as_ptr(),
-                            STRIDED,
-                        )
-                    }
-                }) == -1
+                with_builder(|ckb| instantiate_add_failed(ckb, FLOAT64, 1, srcs.as_ptr()))
             },
         ),
         case(
             "dynd_callable_instantiate(add, NULL src_tp)",
             DYND_ERR_INVALID_ARGUMENT,
             "src_tp",
-            || {
-                let f = lookup(c"add");
-                let metas = [null::<c_char>(), null()];
-                with_builder(|ckb| {
-                    // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                    unsafe {
-                        dynd_callable_instantiate(
-                            f,
-                            ckb,
-                            0,
-                            FLOAT64,
-                            null(),
-                            2,
-                            null(),
-                            metas.as_ptr(),
-                            STRIDED,
-                        )
-                    }
-                }) == -1
-            },
+            || with_builder(|ckb| instantiate_add_failed(ckb, FLOAT64, 2, null())),
         ),
         case(
             "dynd_callable_instantiate(add, int8 dst for float64 sources)",
             DYND_ERR_TYPE,
             "int8",
             || {
-                let f = lookup(c"add");
                 let srcs = [FLOAT64, FLOAT64];
-                let metas = [null::<c_char>(), null()];
-                with_builder(|ckb| {
-                    // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                    unsafe {
-                        dynd_callable_instantiate(
-                            f,
-                            ckb,
-                            0,
-                            INT8,
-                            null(),
-                            2,
-                            srcs.as_ptr(),
-                            metas.as_ptr(),
-                            STRIDED,
-                        )
-                    }
-                }) == -1
+                with_builder(|ckb| instantiate_add_failed(ckb, INT8, 2, srcs.as_ptr()))
             },
         ),
         case(
             "dynd_callable_instantiate(NULL ckb)",
             DYND_ERR_INVALID_ARGUMENT,
             "ckb",
-            || {
-                // SAFETY: only NULL, builtin ids, live handles, valid strings.
-                unsafe {
-                    let srcs = [FLOAT64, FLOAT64];
-                    let metas = [null::<c_char>(), null()];
-                    dynd_callable_instantiate(
-                        lookup(c"add"),
-                        null_mut(),
-                        0,
-                        FLOAT64,
-                        null(),
-                        2,
-                        srcs.as_ptr(),
-                        metas.as_ptr(),
-                        STRIDED,
-                    ) == -1
-                }
-            },
+            || instantiate_add_failed(null_mut(), FLOAT64, 2, [FLOAT64, FLOAT64].as_ptr()),
         ),
         case(
             "dynd_callable_from_deferred(NULL)",

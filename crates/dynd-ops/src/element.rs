@@ -68,6 +68,25 @@ impl Element for bool {
     }
 }
 
+/// The `as` conversions of [`Num`] (`of_f64`, `as_f64`, `of_usize`) for
+/// the number type `$t`, inside its `impl Num`.
+macro_rules! as_conversions {
+    ($t:ty) => {
+        #[inline(always)]
+        fn of_f64(v: f64) -> Self {
+            v as $t
+        }
+        #[inline(always)]
+        fn as_f64(self) -> f64 {
+            self as f64
+        }
+        #[inline(always)]
+        fn of_usize(v: usize) -> Self {
+            v as $t
+        }
+    };
+}
+
 macro_rules! int_elements {
     ($signed:tt; $($t:ty),*) => {$(
         impl Element for $t {
@@ -94,12 +113,7 @@ macro_rules! int_elements {
             fn magnitude(self) -> Self { int_elements!(@abs $signed self) }
             #[inline(always)]
             fn sign(self) -> Self { int_elements!(@sign $signed self) }
-            #[inline(always)]
-            fn of_f64(v: f64) -> Self { v as $t }
-            #[inline(always)]
-            fn as_f64(self) -> f64 { self as f64 }
-            #[inline(always)]
-            fn of_usize(v: usize) -> Self { v as $t }
+            as_conversions!($t);
         }
     )*};
     (@abs signed $x:ident) => { $x.wrapping_abs() };
@@ -146,12 +160,7 @@ macro_rules! float_elements {
             fn sign(self) -> Self {
                 if self > 0.0 { 1.0 } else if self < 0.0 { -1.0 } else { self }
             }
-            #[inline(always)]
-            fn of_f64(v: f64) -> Self { v as $t }
-            #[inline(always)]
-            fn as_f64(self) -> f64 { self as f64 }
-            #[inline(always)]
-            fn of_usize(v: usize) -> Self { v as $t }
+            as_conversions!($t);
         }
     )*};
 }

@@ -37,6 +37,16 @@ fn out_of_bounds(what: &str, idx: &[usize], sizes: &[usize]) -> ! {
     )
 }
 
+/// Panics (naming `what`) unless `idx` is inside `sizes`.
+#[inline(always)]
+fn check_inside<S: Shape>(what: &str, idx: &S, sizes: &S) {
+    for d in 0..S::RANK {
+        if idx[d] >= sizes[d] {
+            out_of_bounds(what, idx.as_ref(), sizes.as_ref());
+        }
+    }
+}
+
 impl<T: Element, S: Shape> Strided<T, S> {
     /// Checks that every element `sizes`/`strides` reach, counted from
     /// `offset`, lies inside a buffer of `len` elements.
@@ -68,6 +78,24 @@ impl<T: Element, S: Shape> Strided<T, S> {
             )));
         }
         Ok(())
+    }
+
+    /// The block of `sizes`/`strides` at `base + offset`, checked (as
+    /// [`check_in`](Self::check_in)) to lie inside the `len` elements from
+    /// `base`.
+    pub(crate) fn within(
+        base: *mut T,
+        len: usize,
+        offset: usize,
+        sizes: S,
+        strides: S::Strides,
+    ) -> Result<Self> {
+        Self::check_in(len, offset, &sizes, &strides)?;
+        Ok(Strided {
+            ptr: base.wrapping_add(offset),
+            sizes,
+            strides,
+        })
     }
 
     /// The lowest and highest element offsets reached (sizes all non-zero).
@@ -136,11 +164,7 @@ impl<T: Element, S: Shape> Strided<T, S> {
 
     #[inline(always)]
     fn check_index(&self, idx: &S) {
-        for d in 0..S::RANK {
-            if idx[d] >= self.sizes[d] {
-                out_of_bounds("tensor", idx.as_ref(), self.sizes.as_ref());
-            }
-        }
+        check_inside("tensor", idx, &self.sizes);
     }
 
     /// Checks that the run `idx + j * step * e_axis`, `j < len`, is inside.
@@ -425,11 +449,7 @@ impl<T: Element, S: Shape> Tensor<T, S> {
     /// # Panics
     /// When `idx` is outside the tensor.
     pub fn at(&self, idx: S) -> T {
-        for d in 0..S::RANK {
-            if idx[d] >= self.sizes[d] {
-                out_of_bounds("Tensor::at", idx.as_ref(), self.sizes.as_ref());
-            }
-        }
+        check_inside("Tensor::at", &idx, &self.sizes);
         self.data[ravel(&idx, &self.sizes)]
     }
 
@@ -446,11 +466,7 @@ impl<T: Element, S: Shape> Tensor<T, S> {
         if axis + 1 != S::RANK || step != 1 || len == 0 {
             return None;
         }
-        for d in 0..S::RANK {
-            if idx[d] >= self.sizes[d] {
-                out_of_bounds("tensor run", idx.as_ref(), self.sizes.as_ref());
-            }
-        }
+        check_inside("tensor run", &idx, &self.sizes);
         if idx[axis] + len > self.sizes[axis] {
             out_of_bounds("tensor run", idx.as_ref(), self.sizes.as_ref());
         }
@@ -566,13 +582,8 @@ impl<'a, T: Element, S: Shape> TensorView<'a, T, S> {
     /// # Errors
     /// `Index` when some element would fall outside `data`.
     pub fn strided(data: &'a [T], offset: usize, sizes: S, strides: S::Strides) -> Result<Self> {
-        Strided::<T, S>::check_in(data.len(), offset, &sizes, &strides)?;
         Ok(TensorView {
-            raw: Strided {
-                ptr: data.as_ptr().wrapping_add(offset) as *mut T,
-                sizes,
-                strides,
-            },
+            raw: Strided::within(data.as_ptr() as *mut T, data.len(), offset, sizes, strides)?,
             _data: PhantomData,
         })
     }
@@ -621,7 +632,7 @@ impl<'a, T: Element, S: Shape> TensorViewMut<'a, T, S> {
         sizes: S,
         strides: S::Strides,
     ) -> Result<Self> {
-        Strided::<T, S>::check_in(data.len(), offset, &sizes, &strides)?;
+        let raw = Strided::within(data.as_mut_ptr(), data.len(), offset, sizes, strides)?;
         if !Strided::<T, S>::is_injective(&sizes, &strides) {
             return Err(Error::invalid_argument(format!(
                 "a writable view of shape {} with strides {:?} would reach some elements twice",
@@ -630,11 +641,7 @@ impl<'a, T: Element, S: Shape> TensorViewMut<'a, T, S> {
             )));
         }
         Ok(TensorViewMut {
-            raw: Strided {
-                ptr: data.as_mut_ptr().wrapping_add(offset),
-                sizes,
-                strides,
-            },
+            raw,
             _data: PhantomData,
         })
     }

@@ -147,56 +147,67 @@ fn ops_minimum_maximum_propagate_nan() {
 fn ops_comparisons_predicates_and_logic_give_bools() {
     let a = Tensor::from_vec([5], vec![1.0, 2.0, f64::NAN, f64::INFINITY, -2.0]).unwrap();
     let two = || scalar::<f64, [usize; 1]>(2.0);
-    assert_eq!(
-        both(lt(&a, two())).as_slice(),
-        &[true, false, false, false, true]
-    );
-    assert_eq!(
-        both(le(&a, two())).as_slice(),
-        &[true, true, false, false, true]
-    );
-    assert_eq!(
-        both(gt(&a, two())).as_slice(),
-        &[false, false, false, true, false]
-    );
-    assert_eq!(
-        both(ge(&a, two())).as_slice(),
-        &[false, true, false, true, false]
-    );
-    assert_eq!(
-        both(eq(&a, two())).as_slice(),
-        &[false, true, false, false, false]
-    );
-    assert_eq!(
-        both(ne(&a, two())).as_slice(),
-        &[true, false, true, true, true]
-    );
-    assert_eq!(
-        both(isnan(&a)).as_slice(),
-        &[false, false, true, false, false]
-    );
-    assert_eq!(
-        both(isinf(&a)).as_slice(),
-        &[false, false, false, true, false]
-    );
     let p = Tensor::from_vec([4], vec![true, true, false, false]).unwrap();
     let q = Tensor::from_vec([4], vec![true, false, true, false]).unwrap();
-    assert_eq!(
-        both(logical_and(&p, &q)).as_slice(),
-        &[true, false, false, false]
-    );
-    assert_eq!(
-        both(logical_or(&p, &q)).as_slice(),
-        &[true, true, true, false]
-    );
-    assert_eq!(
-        both(logical_xor(&p, &q)).as_slice(),
-        &[false, true, true, false]
-    );
-    assert_eq!(
-        both(logical_not(&p)).as_slice(),
-        &[false, false, true, true]
-    );
+    // (the op, its result, the values it must give).
+    type Case<'a> = (&'a str, Tensor<bool, [usize; 1]>, &'a [bool]);
+    let cases: [Case; 12] = [
+        (
+            "lt",
+            both(lt(&a, two())),
+            &[true, false, false, false, true],
+        ),
+        ("le", both(le(&a, two())), &[true, true, false, false, true]),
+        (
+            "gt",
+            both(gt(&a, two())),
+            &[false, false, false, true, false],
+        ),
+        (
+            "ge",
+            both(ge(&a, two())),
+            &[false, true, false, true, false],
+        ),
+        (
+            "eq",
+            both(eq(&a, two())),
+            &[false, true, false, false, false],
+        ),
+        ("ne", both(ne(&a, two())), &[true, false, true, true, true]),
+        (
+            "isnan",
+            both(isnan(&a)),
+            &[false, false, true, false, false],
+        ),
+        (
+            "isinf",
+            both(isinf(&a)),
+            &[false, false, false, true, false],
+        ),
+        (
+            "logical_and",
+            both(logical_and(&p, &q)),
+            &[true, false, false, false],
+        ),
+        (
+            "logical_or",
+            both(logical_or(&p, &q)),
+            &[true, true, true, false],
+        ),
+        (
+            "logical_xor",
+            both(logical_xor(&p, &q)),
+            &[false, true, true, false],
+        ),
+        (
+            "logical_not",
+            both(logical_not(&p)),
+            &[false, false, true, true],
+        ),
+    ];
+    for (name, got, want) in &cases {
+        assert_eq!(got.as_slice(), *want, "{name}");
+    }
 }
 
 #[test]

@@ -76,62 +76,55 @@ fn json_round_trips_with_the_shortest_text() {
     assert_eq!(e.kind(), ErrorKind::Overflow, "{e}");
 }
 
+/// `json` of type `from` cast to `to` in `mode` gives `want` (the result's
+/// JSON, or the error's kind); a failure names the cast.
+fn check_cast(json: &str, from: &str, to: &str, mode: ErrorMode, want: Result<&str, ErrorKind>) {
+    assert_eq!(
+        cast(json, from, to, mode).as_deref(),
+        want.as_deref(),
+        "{json}: {from} -> {to} in {mode:?}"
+    );
+}
+
+/// The expected outcome of a cast: `Err(err)` when it `fails`, else
+/// `Ok(json)`.
+fn outcome(fails: bool, err: ErrorKind, json: &str) -> Result<&str, ErrorKind> {
+    if fails { Err(err) } else { Ok(json) }
+}
+
 #[test]
 fn casts_from_wider_floats_round_and_check() {
     // 1 + 2^-8 is halfway between 1 and the next bfloat16: ties to even.
     for m in MODES {
-        let r = cast("1.00390625", "float64", "bfloat16", m);
-        match m {
-            Inexact => assert_eq!(r, Err(ErrorKind::Inexact)),
-            _ => assert_eq!(r.as_deref(), Ok("1.0"), "{m:?}"),
-        }
-        assert_eq!(cast("1.5", "float32", "bfloat16", m).as_deref(), Ok("1.5"));
-        let big = cast("1e39", "float64", "bfloat16", m);
-        match m {
-            NoCheck => assert_eq!(big.as_deref(), Ok("Infinity")),
-            _ => assert_eq!(big, Err(ErrorKind::Overflow), "{m:?}"),
-        }
-        assert_eq!(cast("NaN", "float32", "bfloat16", m).as_deref(), Ok("NaN"));
+        let tie = outcome(m == Inexact, ErrorKind::Inexact, "1.0");
+        check_cast("1.00390625", "float64", "bfloat16", m, tie);
+        check_cast("1.5", "float32", "bfloat16", m, Ok("1.5"));
+        let big = outcome(m != NoCheck, ErrorKind::Overflow, "Infinity");
+        check_cast("1e39", "float64", "bfloat16", m, big);
+        check_cast("NaN", "float32", "bfloat16", m, Ok("NaN"));
     }
     // bfloat16 to float32 and float64 is exact.
-    assert_eq!(
-        cast("0.1", "bfloat16", "float32", Inexact).as_deref(),
-        Ok("0.100097656")
-    );
-    assert_eq!(
-        cast("0.1", "bfloat16", "float64", Inexact).as_deref(),
-        Ok("0.10009765625")
-    );
+    check_cast("0.1", "bfloat16", "float32", Inexact, Ok("0.100097656"));
+    check_cast("0.1", "bfloat16", "float64", Inexact, Ok("0.10009765625"));
 }
 
 #[test]
 fn casts_with_integers() {
     for m in MODES {
         // Small integers are exact.
-        assert_eq!(cast("-128", "int8", "bfloat16", m).as_deref(), Ok("-128.0"));
-        assert_eq!(cast("255", "uint8", "bfloat16", m).as_deref(), Ok("255.0"));
+        check_cast("-128", "int8", "bfloat16", m, Ok("-128.0"));
+        check_cast("255", "uint8", "bfloat16", m, Ok("255.0"));
         // 257 needs 9 significant bits: rounds to 256.
-        let r = cast("257", "int32", "bfloat16", m);
-        if m == Inexact {
-            assert_eq!(r, Err(ErrorKind::Inexact));
-        } else {
-            assert_eq!(r.as_deref(), Ok("256.0"), "{m:?}");
-        }
+        let rounded = outcome(m == Inexact, ErrorKind::Inexact, "256.0");
+        check_cast("257", "int32", "bfloat16", m, rounded);
         // Back to integers: range and fractions as for every float.
-        assert_eq!(cast("100", "bfloat16", "int8", m).as_deref(), Ok("100"));
-        let frac = cast("2.5", "bfloat16", "int32", m);
-        match m {
-            NoCheck | Overflow => assert_eq!(frac.as_deref(), Ok("2")),
-            _ => assert_eq!(frac, Err(ErrorKind::Fractional), "{m:?}"),
-        }
-        let over = cast("300", "bfloat16", "uint8", m);
-        match m {
-            NoCheck => assert_eq!(over.as_deref(), Ok("255")),
-            _ => assert_eq!(over, Err(ErrorKind::Overflow), "{m:?}"),
-        }
-        let nan = cast("NaN", "bfloat16", "int64", m);
+        check_cast("100", "bfloat16", "int8", m, Ok("100"));
+        let frac = outcome(!matches!(m, NoCheck | Overflow), ErrorKind::Fractional, "2");
+        check_cast("2.5", "bfloat16", "int32", m, frac);
+        let over = outcome(m != NoCheck, ErrorKind::Overflow, "255");
+        check_cast("300", "bfloat16", "uint8", m, over);
         if m != NoCheck {
-            assert_eq!(nan, Err(ErrorKind::Overflow), "{m:?}");
+            check_cast("NaN", "bfloat16", "int64", m, Err(ErrorKind::Overflow));
         }
     }
 }
@@ -140,64 +133,59 @@ fn casts_with_integers() {
 fn casts_with_float16_bool_complex_and_string() {
     for m in MODES {
         // float16's 11 bits do not fit in bfloat16's 8.
-        let r = cast("1.0009765625", "float16", "bfloat16", m);
-        if m == Inexact {
-            assert_eq!(r, Err(ErrorKind::Inexact));
-        } else {
-            assert_eq!(r.as_deref(), Ok("1.0"), "{m:?}");
-        }
+        let rounded = outcome(m == Inexact, ErrorKind::Inexact, "1.0");
+        check_cast("1.0009765625", "float16", "bfloat16", m, rounded);
         // bfloat16's range does not fit in float16's.
-        let r = cast("1e10", "bfloat16", "float16", m);
-        if m == NoCheck {
-            assert_eq!(r.as_deref(), Ok("Infinity"));
-        } else {
-            assert_eq!(r, Err(ErrorKind::Overflow), "{m:?}");
-        }
-        assert_eq!(cast("0.5", "bfloat16", "float16", m).as_deref(), Ok("0.5"));
+        let big = outcome(m != NoCheck, ErrorKind::Overflow, "Infinity");
+        check_cast("1e10", "bfloat16", "float16", m, big);
+        check_cast("0.5", "bfloat16", "float16", m, Ok("0.5"));
         // bool.
-        assert_eq!(cast("true", "bool", "bfloat16", m).as_deref(), Ok("1.0"));
-        assert_eq!(cast("0", "bfloat16", "bool", m).as_deref(), Ok("false"));
-        let r = cast("2", "bfloat16", "bool", m);
-        if m == NoCheck {
-            assert_eq!(r.as_deref(), Ok("true"));
-        } else {
-            assert_eq!(r, Err(ErrorKind::Overflow), "{m:?}");
-        }
+        check_cast("true", "bool", "bfloat16", m, Ok("1.0"));
+        check_cast("0", "bfloat16", "bool", m, Ok("false"));
+        let two = outcome(m != NoCheck, ErrorKind::Overflow, "true");
+        check_cast("2", "bfloat16", "bool", m, two);
         // complex.
-        assert_eq!(
-            cast("1.5", "bfloat16", "complex[float32]", m).as_deref(),
-            Ok("[1.5,0.0]")
-        );
-        assert_eq!(
-            cast("[2.0, 0.0]", "complex[float64]", "bfloat16", m).as_deref(),
-            Ok("2.0")
-        );
+        check_cast("1.5", "bfloat16", "complex[float32]", m, Ok("[1.5,0.0]"));
+        check_cast("[2.0, 0.0]", "complex[float64]", "bfloat16", m, Ok("2.0"));
     }
     // string, both ways: the shortest text, and the inexact check against it.
-    assert_eq!(
-        cast("0.1", "bfloat16", "string", Default).as_deref(),
-        Ok("\"0.1\"")
+    // (json, from, to, mode, the outcome).
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        ErrorMode,
+        Result<&'a str, ErrorKind>,
     );
-    assert_eq!(
-        cast("\"0.1\"", "string", "bfloat16", Inexact).as_deref(),
-        Ok("0.1")
-    );
-    assert_eq!(
-        cast("\"0.1000\"", "string", "bfloat16", Inexact).as_deref(),
-        Ok("0.1")
-    );
-    assert_eq!(
-        cast("\"0.10009765625\"", "string", "bfloat16", Inexact),
-        Err(ErrorKind::Inexact)
-    );
-    assert_eq!(
-        cast("\"1e39\"", "string", "bfloat16", Default),
-        Err(ErrorKind::Overflow)
-    );
-    assert_eq!(
-        cast("\"x\"", "string", "bfloat16", NoCheck).unwrap_err(),
-        ErrorKind::Parse
-    );
+    let string_casts: [Case; 6] = [
+        ("0.1", "bfloat16", "string", Default, Ok("\"0.1\"")),
+        ("\"0.1\"", "string", "bfloat16", Inexact, Ok("0.1")),
+        ("\"0.1000\"", "string", "bfloat16", Inexact, Ok("0.1")),
+        (
+            "\"0.10009765625\"",
+            "string",
+            "bfloat16",
+            Inexact,
+            Err(ErrorKind::Inexact),
+        ),
+        (
+            "\"1e39\"",
+            "string",
+            "bfloat16",
+            Default,
+            Err(ErrorKind::Overflow),
+        ),
+        (
+            "\"x\"",
+            "string",
+            "bfloat16",
+            NoCheck,
+            Err(ErrorKind::Parse),
+        ),
+    ];
+    for (json, from, to, mode, want) in string_casts {
+        check_cast(json, from, to, mode, want);
+    }
 }
 
 #[test]
@@ -301,22 +289,17 @@ fn reductions_accumulate_in_float32() {
     assert_eq!(s.tp().to_string(), "bfloat16");
     assert_eq!(s.to_json(), "300.0");
     let x = a("2 * 3 * bfloat16", "[[1, -2.5, 0.1], [4, NaN, 6]]");
-    assert_eq!(
-        compute::sum(&x, Some(&[1]), false).unwrap().to_json(),
-        "[-1.4,NaN]"
-    );
-    assert_eq!(
-        compute::prod(&x, Some(&[0]), false).unwrap().to_json(),
-        "[4.0,NaN,0.6]"
-    );
-    assert_eq!(
-        compute::min(&x, Some(&[1]), false).unwrap().to_json(),
-        "[-2.5,NaN]"
-    );
-    assert_eq!(
-        compute::max(&x, Some(&[0]), false).unwrap().to_json(),
-        "[4.0,NaN,6.0]"
-    );
+    type Reduce = fn(&Array, Option<&[usize]>, bool) -> dynd::Result<Array>;
+    let over_one_axis: [(&str, Reduce, usize, &str); 4] = [
+        ("sum", compute::sum, 1, "[-1.4,NaN]"),
+        ("prod", compute::prod, 0, "[4.0,NaN,0.6]"),
+        ("min", compute::min, 1, "[-2.5,NaN]"),
+        ("max", compute::max, 0, "[4.0,NaN,6.0]"),
+    ];
+    for (name, f, axis, want) in over_one_axis {
+        let r = f(&x, Some(&[axis]), false).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(r.to_json(), want, "{name} over axis {axis}");
+    }
     let m = compute::mean(&a("3 * bfloat16", "[1, 2, 4]"), None, false).unwrap();
     assert_eq!(
         (m.tp().to_string(), m.to_json()),

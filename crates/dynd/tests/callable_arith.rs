@@ -36,6 +36,14 @@ fn values(x: &Array) -> Vec<f64> {
     unsafe { std::slice::from_raw_parts(c.data_ptr() as *const f64, n) }.to_vec()
 }
 
+/// For each `(name, f, json)`: `f(x, y)` is `json`; a failure names `f`.
+fn check_binary(x: &Array, y: &Array, cases: &[(&str, Face2, &str)]) {
+    for &(name, f, want) in cases {
+        let r = f(x, y).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(r.to_json(), want, "{name}");
+    }
+}
+
 fn slice(x: &Array, start: Option<isize>, stop: Option<isize>, step: isize) -> Array {
     x.index(&[Index::slice(start, stop, step)]).unwrap()
 }
@@ -494,29 +502,21 @@ fn non_numbers_are_type_errors() {
 fn numbers_compare_in_their_common_type() {
     let x = a("4 * int32", "[1, 2, 3, 4]");
     let y = a("4 * float64", "[1.5, 2, 2.5, 5]");
-    assert_eq!(
-        func::less(&x, &y).unwrap().to_json(),
-        "[true,false,false,true]"
-    );
-    assert_eq!(
-        func::less_equal(&x, &y).unwrap().to_json(),
-        "[true,true,false,true]"
-    );
-    assert_eq!(
-        func::equal(&x, &y).unwrap().to_json(),
-        "[false,true,false,false]"
-    );
-    assert_eq!(
-        func::not_equal(&x, &y).unwrap().to_json(),
-        "[true,false,true,true]"
-    );
-    assert_eq!(
-        func::greater(&x, &y).unwrap().to_json(),
-        "[false,false,true,false]"
-    );
-    assert_eq!(
-        func::greater_equal(&x, &y).unwrap().to_json(),
-        "[false,true,true,false]"
+    check_binary(
+        &x,
+        &y,
+        &[
+            ("less", func::less, "[true,false,false,true]"),
+            ("less_equal", func::less_equal, "[true,true,false,true]"),
+            ("equal", func::equal, "[false,true,false,false]"),
+            ("not_equal", func::not_equal, "[true,false,true,true]"),
+            ("greater", func::greater, "[false,false,true,false]"),
+            (
+                "greater_equal",
+                func::greater_equal,
+                "[false,true,true,false]",
+            ),
+        ],
     );
     // int64 against uint64 is exact (in int128): these differ by one
     // where float64 would see two equal values.
@@ -561,29 +561,33 @@ fn numbers_compare_in_their_common_type() {
 fn strings_compare_lexicographically() {
     let x = Array::from(vec!["abcd", "abcde", "b", "", "é", "z"]);
     let y = Array::from(vec!["abcde", "abcd", "abc", "", "z", "é"]);
-    assert_eq!(
-        func::less(&x, &y).unwrap().to_json(),
-        "[true,false,false,false,false,true]"
-    );
-    assert_eq!(
-        func::greater(&x, &y).unwrap().to_json(),
-        "[false,true,true,false,true,false]"
-    );
-    assert_eq!(
-        func::equal(&x, &y).unwrap().to_json(),
-        "[false,false,false,true,false,false]"
-    );
-    assert_eq!(
-        func::less_equal(&x, &y).unwrap().to_json(),
-        "[true,false,false,true,false,true]"
-    );
-    assert_eq!(
-        func::greater_equal(&x, &y).unwrap().to_json(),
-        "[false,true,true,true,true,false]"
-    );
-    assert_eq!(
-        func::not_equal(&x, &y).unwrap().to_json(),
-        "[true,true,true,false,true,true]"
+    check_binary(
+        &x,
+        &y,
+        &[
+            ("less", func::less, "[true,false,false,false,false,true]"),
+            (
+                "greater",
+                func::greater,
+                "[false,true,true,false,true,false]",
+            ),
+            ("equal", func::equal, "[false,false,false,true,false,false]"),
+            (
+                "less_equal",
+                func::less_equal,
+                "[true,false,false,true,false,true]",
+            ),
+            (
+                "greater_equal",
+                func::greater_equal,
+                "[false,true,true,true,true,false]",
+            ),
+            (
+                "not_equal",
+                func::not_equal,
+                "[true,true,true,false,true,true]",
+            ),
+        ],
     );
     // A scalar string broadcasts; var dims lift.
     let words = a("2 * var * string", r#"[["apple", "pear"], ["fig"]]"#);
@@ -609,13 +613,21 @@ fn strings_compare_lexicographically() {
 fn logical_functions_use_truthiness() {
     let x = a("5 * int32", "[0, 1, -2, 0, 3]");
     let y = a("5 * float64", "[0, 0, 0.5, NaN, -0.0]");
-    assert_eq!(
-        func::logical_and(&x, &y).unwrap().to_json(),
-        "[false,false,true,false,false]"
-    );
-    assert_eq!(
-        func::logical_or(&x, &y).unwrap().to_json(),
-        "[false,true,true,true,true]"
+    check_binary(
+        &x,
+        &y,
+        &[
+            (
+                "logical_and",
+                func::logical_and,
+                "[false,false,true,false,false]",
+            ),
+            (
+                "logical_or",
+                func::logical_or,
+                "[false,true,true,true,true]",
+            ),
+        ],
     );
     assert_eq!(
         func::logical_not(&y).unwrap().to_json(),

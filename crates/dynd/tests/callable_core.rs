@@ -21,22 +21,27 @@ fn add_i32() -> Callable {
 #[test]
 fn lifting_over_var_and_fixed_dims_broadcasts_as_design_section_6() {
     let f = add_i32();
-    let r = f
-        .call(&[
-            &a("2 * var * int32", "[[1,2,3],[4]]"),
-            &a("2 * 3 * int32", "[[5,6,7],[8,9,10]]"),
-        ])
-        .unwrap();
-    assert_eq!(r.tp().to_string(), "2 * 3 * int32");
-    assert_eq!(r.to_json(), "[[6,8,10],[12,13,14]]");
-    let r = f
-        .call(&[
-            &a("2 * var * int32", "[[1,2,3],[4]]"),
-            &a("2 * var * int32", "[[5],[6,7]]"),
-        ])
-        .unwrap();
-    assert_eq!(r.tp().to_string(), "2 * var * int32");
-    assert_eq!(r.to_json(), "[[6,7,8],[10,11]]");
+    let x = a("2 * var * int32", "[[1,2,3],[4]]");
+    // (y, the type and value of x + y).
+    let cases = [
+        (
+            "2 * 3 * int32",
+            "[[5,6,7],[8,9,10]]",
+            "2 * 3 * int32",
+            "[[6,8,10],[12,13,14]]",
+        ),
+        (
+            "2 * var * int32",
+            "[[5],[6,7]]",
+            "2 * var * int32",
+            "[[6,7,8],[10,11]]",
+        ),
+    ];
+    for (ty, jy, rt, rj) in cases {
+        let r = f.call(&[&x, &a(ty, jy)]).unwrap();
+        assert_eq!(r.tp().to_string(), rt, "{x} + {jy}");
+        assert_eq!(r.to_json(), rj, "{x} + {jy}");
+    }
 }
 
 #[test]
@@ -95,31 +100,56 @@ fn broadcasting_rules_and_errors() {
         let r = f.call(&[&a(t2, j2), &a(t1, j1)]).unwrap();
         assert_eq!(r.to_json(), rj, "{t2} + {t1}");
     }
-    let e = f
-        .call(&[&a("3 * int32", "[1,2,3]"), &a("2 * int32", "[1,2]")])
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Broadcast);
-    assert!(e.message().contains("(3) and (2)"), "{e}");
-    let e = f
-        .call(&[
-            &a("2 * var * int32", "[[1,2,3],[4]]"),
-            &a("2 * 2 * int32", "[[1,2],[3,4]]"),
-        ])
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Broadcast);
-    assert!(e.message().contains("size 3 into size 2"), "{e}");
-    let e = f
-        .call(&[
-            &a("2 * var * int32", "[[1,2],[4]]"),
-            &a("2 * var * int32", "[[1,2,3],[4]]"),
-        ])
-        .unwrap_err();
-    assert!(e.message().contains("a dim of size 3 into size 2"), "{e}");
-    let e = f
-        .call(&[&a("3 * float64", "[1,2,3]"), &a("int32", "1")])
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Type);
-    assert!(e.message().contains("add_i32 does not accept"), "{e}");
+    // (x, y, the error's kind where checked, text its message contains).
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+        Option<ErrorKind>,
+        &'a str,
+    );
+    let errors: [Case; 4] = [
+        (
+            "3 * int32",
+            "[1,2,3]",
+            "2 * int32",
+            "[1,2]",
+            Some(ErrorKind::Broadcast),
+            "(3) and (2)",
+        ),
+        (
+            "2 * var * int32",
+            "[[1,2,3],[4]]",
+            "2 * 2 * int32",
+            "[[1,2],[3,4]]",
+            Some(ErrorKind::Broadcast),
+            "size 3 into size 2",
+        ),
+        (
+            "2 * var * int32",
+            "[[1,2],[4]]",
+            "2 * var * int32",
+            "[[1,2,3],[4]]",
+            None,
+            "a dim of size 3 into size 2",
+        ),
+        (
+            "3 * float64",
+            "[1,2,3]",
+            "int32",
+            "1",
+            Some(ErrorKind::Type),
+            "add_i32 does not accept",
+        ),
+    ];
+    for (t1, j1, t2, j2, kind, needle) in errors {
+        let e = f.call(&[&a(t1, j1), &a(t2, j2)]).unwrap_err();
+        if let Some(kind) = kind {
+            assert_eq!(e.kind(), kind, "{t1} + {t2}: {e}");
+        }
+        assert!(e.message().contains(needle), "{t1} + {t2}: {e}");
+    }
 }
 
 #[test]

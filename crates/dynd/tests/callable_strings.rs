@@ -17,42 +17,32 @@ fn s(v: &str) -> Array {
     Array::from(v)
 }
 
-/// The strings of a 1-d array (fixed, or an outermost var dim).
-fn strings_of(x: &Array) -> Vec<String> {
+/// The elements of a 1-d array (fixed, or an outermost var dim), each
+/// read by `read`.
+fn elements_of<T>(x: &Array, read: impl Fn(&Array) -> dynd::Result<T>) -> Vec<T> {
     let n = x.shape()[0].expect("a known outer size");
     (0..n as isize)
         .map(|i| {
             x.index(&[Index::At(i)])
-                .and_then(|e| e.as_str().map(str::to_string))
+                .and_then(|e| read(&e))
                 .unwrap_or_else(|e| panic!("element {i} of {x}: {e}"))
         })
         .collect()
 }
 
+/// The strings of a 1-d array.
+fn strings_of(x: &Array) -> Vec<String> {
+    elements_of(x, |e| e.as_str().map(str::to_string))
+}
+
 /// The int64 values of a 1-d array.
 fn ints_of(x: &Array) -> Vec<i64> {
-    let n = x.shape()[0].expect("a known outer size");
-    (0..n as isize)
-        .map(|i| {
-            x.index(&[Index::At(i)])
-                .unwrap()
-                .as_scalar::<i64>()
-                .unwrap()
-        })
-        .collect()
+    elements_of(x, Array::as_scalar::<i64>)
 }
 
 /// The bool values of a 1-d array.
 fn bools_of(x: &Array) -> Vec<bool> {
-    let n = x.shape()[0].expect("a known outer size");
-    (0..n as isize)
-        .map(|i| {
-            x.index(&[Index::At(i)])
-                .unwrap()
-                .as_scalar::<bool>()
-                .unwrap()
-        })
-        .collect()
+    elements_of(x, Array::as_scalar::<bool>)
 }
 
 fn check(r: &Array, tp: &str, json: &str) {
@@ -60,16 +50,18 @@ fn check(r: &Array, tp: &str, json: &str) {
     assert_eq!(r.to_json(), json, "{r}");
 }
 
+/// [`check`] on a result that must be `Ok`.
+fn check_ok(r: dynd::Result<Array>, tp: &str, json: &str) {
+    let r = r.unwrap_or_else(|e| panic!("expected {tp} {json}: {e}"));
+    check(&r, tp, json);
+}
+
 #[test]
 fn find_split_and_friends_give_exact_values() {
     let words = Array::from(vec!["abc", "ababc", "ababab", "abd"]);
-    check(
-        &strings::find(&words, &s("abc")).unwrap(),
-        "4 * int64",
-        "[0,2,-1,-1]",
-    );
-    check(
-        &strings::split(&s("xaxxbxxxc"), &s("x")).unwrap(),
+    check_ok(strings::find(&words, &s("abc")), "4 * int64", "[0,2,-1,-1]");
+    check_ok(
+        strings::split(&s("xaxxbxxxc"), &s("x")),
         "var * string",
         r#"["","a","","b","","","c"]"#,
     );
@@ -122,30 +114,30 @@ fn a_scalar_pattern_broadcasts_over_var_dims() {
         "3 * var * string",
         r#"[["abc", "xabc"], [], ["cab", "b", ""]]"#,
     );
-    check(
-        &strings::find(&x, &s("b")).unwrap(),
+    check_ok(
+        strings::find(&x, &s("b")),
         "3 * var * int64",
         "[[1,2],[],[2,0,-1]]",
     );
-    check(
-        &strings::contains(&x, &s("ab")).unwrap(),
+    check_ok(
+        strings::contains(&x, &s("ab")),
         "3 * var * bool",
         "[[true,true],[],[true,false,false]]",
     );
-    check(
-        &strings::concat(&x, &s("!")).unwrap(),
+    check_ok(
+        strings::concat(&x, &s("!")),
         "3 * var * string",
         r#"[["abc!","xabc!"],[],["cab!","b!","!"]]"#,
     );
-    check(
-        &strings::replace(&x, &s("b"), &s("BB")).unwrap(),
+    check_ok(
+        strings::replace(&x, &s("b"), &s("BB")),
         "3 * var * string",
         r#"[["aBBc","xaBBc"],[],["caBB","BB",""]]"#,
     );
     // The pattern as the array: one string searched for many patterns.
     let pats = a("2 * string", r#"["a", "c"]"#);
-    check(
-        &strings::startswith(&s("abc"), &pats).unwrap(),
+    check_ok(
+        strings::startswith(&s("abc"), &pats),
         "2 * bool",
         "[true,false]",
     );
@@ -175,18 +167,14 @@ fn empty_strings() {
             .unwrap(),
         ""
     );
-    check(
-        &strings::split(&e, &s("x")).unwrap(),
-        "var * string",
-        r#"[""]"#,
-    );
-    check(
-        &strings::split(&s("x"), &s("x")).unwrap(),
+    check_ok(strings::split(&e, &s("x")), "var * string", r#"[""]"#);
+    check_ok(
+        strings::split(&s("x"), &s("x")),
         "var * string",
         r#"["",""]"#,
     );
-    check(
-        &strings::split(&s("abc"), &s("abcd")).unwrap(),
+    check_ok(
+        strings::split(&s("abc"), &s("abcd")),
         "var * string",
         r#"["abc"]"#,
     );
@@ -199,8 +187,8 @@ fn replace_with_an_empty_old_inserts_everywhere() {
     let r = strings::replace(&s("abc"), &s(""), &s("")).unwrap();
     assert_eq!(r.as_str().unwrap(), "abc");
     let x = Array::from(vec!["ab", ""]);
-    check(
-        &strings::replace(&x, &s(""), &s("_")).unwrap(),
+    check_ok(
+        strings::replace(&x, &s(""), &s("_")),
         "2 * string",
         r#"["_a_b_","_"]"#,
     );
@@ -210,21 +198,21 @@ fn replace_with_an_empty_old_inserts_everywhere() {
 fn concat_broadcasts_two_arrays() {
     let x = a("2 * 1 * string", r#"[["a"], ["b"]]"#);
     let y = a("3 * string", r#"["x", "y", "z"]"#);
-    check(
-        &strings::concat(&x, &y).unwrap(),
+    check_ok(
+        strings::concat(&x, &y),
         "2 * 3 * string",
         r#"[["ax","ay","az"],["bx","by","bz"]]"#,
     );
-    check(
-        &strings::concat(&y, &x).unwrap(),
+    check_ok(
+        strings::concat(&y, &x),
         "2 * 3 * string",
         r#"[["xa","ya","za"],["xb","yb","zb"]]"#,
     );
     // var against var, size 1 broadcasting.
     let v = a("2 * var * string", r#"[["p", "q"], ["r"]]"#);
     let w = a("2 * var * string", r#"[["1"], ["2", "3"]]"#);
-    check(
-        &strings::concat(&v, &w).unwrap(),
+    check_ok(
+        strings::concat(&v, &w),
         "2 * var * string",
         r#"[["p1","q1"],["r2","r3"]]"#,
     );
@@ -356,29 +344,21 @@ fn invalid_utf8_is_a_parse_error() {
 #[test]
 fn missing_values_propagate() {
     let x = a("3 * ?string", r#"["abc", null, ""]"#);
-    check(
-        &strings::find(&x, &s("b")).unwrap(),
-        "3 * ?int64",
-        "[1,null,-1]",
-    );
-    check(
-        &strings::count(&x, &s("")).unwrap(),
-        "3 * ?int64",
-        "[4,null,1]",
-    );
-    check(
-        &strings::endswith(&x, &s("c")).unwrap(),
+    check_ok(strings::find(&x, &s("b")), "3 * ?int64", "[1,null,-1]");
+    check_ok(strings::count(&x, &s("")), "3 * ?int64", "[4,null,1]");
+    check_ok(
+        strings::endswith(&x, &s("c")),
         "3 * ?bool",
         "[true,null,false]",
     );
-    check(
-        &strings::concat(&s("<"), &x).unwrap(),
+    check_ok(
+        strings::concat(&s("<"), &x),
         "3 * ?string",
         r#"["<abc",null,"<"]"#,
     );
     let pats = a("3 * ?string", r#"[null, "x", ""]"#);
-    check(
-        &strings::replace(&s("axb"), &pats, &s("-")).unwrap(),
+    check_ok(
+        strings::replace(&s("axb"), &pats, &s("-")),
         "3 * ?string",
         r#"[null,"a-b","-a-x-b-"]"#,
     );

@@ -23,12 +23,17 @@ struct Foreign {
 fn foreign<T: Send + 'static>(values: Vec<T>) -> Foreign {
     let mut buf = values.into_boxed_slice();
     let data = buf.as_mut_ptr().cast::<u8>();
+    owned_by(data, buf)
+}
+
+/// `data`, with an owner that drops `keep` and counts its release.
+fn owned_by<K: Send + 'static>(data: *mut u8, keep: K) -> Foreign {
     let released = Arc::new(AtomicUsize::new(0));
     let r = released.clone();
     Foreign {
         data,
         owner: Box::new(move || {
-            drop(buf);
+            drop(keep);
             r.fetch_add(1, Ordering::SeqCst);
         }),
         released,
@@ -239,22 +244,10 @@ fn zero_dims_and_empty_arrays() {
     assert_eq!(count(&released), 1);
 
     // An empty array never reads its data: null is accepted.
-    let released = Arc::new(AtomicUsize::new(0));
-    let r = released.clone();
-    // SAFETY: no element is reachable (a dim of size 0).
-    let a = unsafe {
-        Array::from_external(
-            Type::int32(),
-            std::ptr::null_mut(),
-            &[3, 0],
-            &[0, 4],
-            move || {
-                r.fetch_add(1, Ordering::SeqCst);
-            },
-            true,
-        )
-    }
-    .unwrap();
+    // No element is reachable (a dim of size 0).
+    let (a, released) =
+        owned_by(std::ptr::null_mut(), ()).array(Type::int32(), 0, &[3, 0], &[0, 4], true);
+    let a = a.unwrap();
     assert_eq!(a.to_json(), "[[],[],[]]");
     assert_eq!(a.copy().unwrap().to_json(), "[[],[],[]]");
     drop(a);
@@ -422,22 +415,10 @@ fn bad_layouts_are_typed_errors_and_still_release_once() {
 
 #[test]
 fn null_data_for_a_non_empty_array_is_an_error() {
-    let released = Arc::new(AtomicUsize::new(0));
-    let r = released.clone();
-    // SAFETY: refused before any element is read.
-    let e = unsafe {
-        Array::from_external(
-            Type::int32(),
-            std::ptr::null_mut(),
-            &[2],
-            &[4],
-            move || {
-                r.fetch_add(1, Ordering::SeqCst);
-            },
-            false,
-        )
-    }
-    .unwrap_err();
+    // Refused before any element is read.
+    let (e, released) =
+        owned_by(std::ptr::null_mut(), ()).array(Type::int32(), 0, &[2], &[4], false);
+    let e = e.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(e.message().contains("null data"), "{e}");
     assert_eq!(count(&released), 1);
@@ -452,48 +433,49 @@ unsafe extern "C" fn c_release(object: *mut c_void) {
     C_RELEASES.fetch_add(1, Ordering::SeqCst);
 }
 
-#[test]
-fn c_owners_are_released_once_on_success_and_failure() {
-    let before = C_RELEASES.load(Ordering::SeqCst);
-    let mut v = Box::new(vec![10i32, 20, 30]);
+/// A read-only int32 array over `values`, moved into a box that dynd
+/// owns and releases through [`c_release`].
+///
+/// # Safety
+/// 1. Each element `shape` and (byte) `strides` reach is inside `values`.
+unsafe fn c_owned_int32(
+    values: Vec<i32>,
+    shape: &[usize],
+    strides: &[isize],
+) -> dynd::Result<Array> {
+    let mut v = Box::new(values);
     let data = v.as_mut_ptr().cast::<u8>();
     let object = Box::into_raw(v).cast::<c_void>();
-    // SAFETY: 3 int32 in the boxed vector, freed by c_release(object).
-    let a = unsafe {
+    // SAFETY: `data` is the boxed vector's buffer, which stays put (the
+    // vector is not touched again) until c_release(object) frees it; what
+    // the array reaches lies inside it (1).
+    unsafe {
         Array::from_external_c(
             Type::int32(),
             data,
-            &[3],
-            &[4],
+            shape,
+            strides,
             object,
             Some(c_release),
             false,
         )
     }
-    .unwrap();
+}
+
+#[test]
+fn c_owners_are_released_once_on_success_and_failure() {
+    let before = C_RELEASES.load(Ordering::SeqCst);
+    // SAFETY: 3 int32 in the vector, 4 bytes apart.
+    let a = unsafe { c_owned_int32(vec![10, 20, 30], &[3], &[4]) }.unwrap();
     let v2 = a.index(&[Index::slice(Some(1), None, 1)]).unwrap();
     drop(a);
     assert_eq!(v2.to_json(), "[20,30]");
     drop(v2);
     assert_eq!(C_RELEASES.load(Ordering::SeqCst), before + 1);
 
-    let mut v = Box::new(vec![1i32]);
-    let data = v.as_mut_ptr().cast::<u8>();
-    let object = Box::into_raw(v).cast::<c_void>();
     // SAFETY: refused (strides of the wrong length) before any read; the
     // object is released all the same.
-    let e = unsafe {
-        Array::from_external_c(
-            Type::int32(),
-            data,
-            &[1],
-            &[],
-            object,
-            Some(c_release),
-            false,
-        )
-    }
-    .unwrap_err();
+    let e = unsafe { c_owned_int32(vec![1], &[1], &[]) }.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert_eq!(C_RELEASES.load(Ordering::SeqCst), before + 2);
 

@@ -1,7 +1,9 @@
 /*
  * capi_util.h -- what the C tests of dynd.h (test_capi.c, test_callables.c)
  * share: builtin type ids, the fixed dim arrmeta layout, parsing a type, and
- * the checks of a failing call (EXPECT_INVALID, EXPECT_NULL_WITH). Include it after dynd.h and minitest.h.
+ * the checks of a failing call (EXPECT_INVALID, EXPECT_NULL_WITH), the leaf
+ * step of an instantiate (add_leaf_kernel) and an instantiate for kernels
+ * with no data (leaf_instantiate). Include it after dynd.h and minitest.h.
  */
 #ifndef DYND_CAPI_UTIL_H
 #define DYND_CAPI_UTIL_H
@@ -48,5 +50,38 @@ static inline dynd_type parse_type(const char *ds) {
     CHECK((call) == NULL);                                                    \
     CHECK_EQ_INT(dynd_error_code(), (code));                                  \
   } while (0)
+
+/* The leaf step of an instantiate: makes room for a `size`-byte kernel at
+ * ckb_offset and sets its function, `single` for DYND_KERNEL_REQUEST_SINGLE
+ * and `strided` otherwise. Returns the offset past the kernel, or -1 when
+ * the builder cannot grow; the kernel is at ckb->data + ckb_offset. */
+static inline intptr_t add_leaf_kernel(dynd_ckernel_builder *ckb, intptr_t ckb_offset,
+                                       size_t size, uint32_t kernreq, void *single,
+                                       void *strided) {
+  intptr_t end = ckb_offset + (intptr_t)size;
+  if (dynd_ckernel_builder_ensure_capacity_leaf(ckb, end) != 0) return -1;
+  dynd_ckernel_prefix *k = (dynd_ckernel_prefix *)((char *)ckb->data + ckb_offset);
+  k->function = kernreq == DYND_KERNEL_REQUEST_SINGLE ? single : strided;
+  return end;
+}
+
+/* What leaf_instantiate builds: a kernel of `size` bytes (at least a
+ * dynd_ckernel_prefix) whose functions are `single` and `strided`. */
+typedef struct {
+  size_t size;
+  void *single;
+  void *strided;
+} leaf_kernel_fns;
+
+/* An instantiate_func for a kernel that needs no data from its family and
+ * no arrmeta: the deferred ckernel's data_ptr is a leaf_kernel_fns, which
+ * outlives the callable. */
+static inline intptr_t leaf_instantiate(void *self_data, dynd_ckernel_builder *ckb,
+                                        intptr_t ckb_offset, const char *const *arrmeta,
+                                        uint32_t kernreq) {
+  (void)arrmeta;
+  const leaf_kernel_fns *fns = (const leaf_kernel_fns *)self_data;
+  return add_leaf_kernel(ckb, ckb_offset, fns->size, kernreq, fns->single, fns->strided);
+}
 
 #endif /* DYND_CAPI_UTIL_H */

@@ -290,22 +290,12 @@ static int product_strided(char *dst, intptr_t dst_stride, const char *const *sr
   return 0;
 }
 
-static intptr_t product_instantiate(void *self_data, dynd_ckernel_builder *ckb,
-                                    intptr_t ckb_offset, const char *const *arrmeta,
-                                    uint32_t kernreq) {
-  (void)self_data;
-  (void)arrmeta;
-  intptr_t end = ckb_offset + (intptr_t)sizeof(product_kernel);
-  if (dynd_ckernel_builder_ensure_capacity_leaf(ckb, end) != 0) return -1;
-  product_kernel *k = (product_kernel *)((char *)ckb->data + ckb_offset);
-  k->base.function = kernreq == DYND_KERNEL_REQUEST_SINGLE ? (void *)&product_single
-                                                           : (void *)&product_strided;
-  return end;
-}
+static leaf_kernel_fns product_fns = {sizeof(product_kernel), (void *)&product_single,
+                                      (void *)&product_strided};
 
 static void test_binary_kernel_broadcasts(void) {
   static const dynd_type types[3] = {T_INT32, T_INT32, T_INT32};
-  dynd_deferred_ckernel dck = {0, 3, types, NULL, &product_instantiate, NULL};
+  dynd_deferred_ckernel dck = {0, 3, types, &product_fns, &leaf_instantiate, NULL};
   dynd_callable f = dynd_callable_from_deferred(&dck);
   REQUIRE(f != NULL);
   struct {
@@ -370,23 +360,14 @@ static int dot_strided(char *dst, intptr_t dst_stride, const char *const *src,
   return 0;
 }
 
-static intptr_t dot_instantiate(void *self_data, dynd_ckernel_builder *ckb, intptr_t ckb_offset,
-                                const char *const *arrmeta, uint32_t kernreq) {
-  (void)self_data;
-  (void)arrmeta;
-  intptr_t end = ckb_offset + (intptr_t)sizeof(dynd_ckernel_prefix);
-  if (dynd_ckernel_builder_ensure_capacity_leaf(ckb, end) != 0) return -1;
-  dynd_ckernel_prefix *k = (dynd_ckernel_prefix *)((char *)ckb->data + ckb_offset);
-  k->function = kernreq == DYND_KERNEL_REQUEST_SINGLE ? (void *)&dot_single
-                                                      : (void *)&dot_strided;
-  return end;
-}
+static leaf_kernel_fns dot_fns = {sizeof(dynd_ckernel_prefix), (void *)&dot_single,
+                                  (void *)&dot_strided};
 
 /* The callable takes its own references to the types: ours go right away. */
 static void test_extended_types_are_copied(void) {
   dynd_type types[2] = {T_INT32, parse_type("{x: int32, y: int32}")};
   REQUIRE(types[1] != NULL);
-  dynd_deferred_ckernel dck = {0, 2, types, NULL, &dot_instantiate, NULL};
+  dynd_deferred_ckernel dck = {0, 2, types, &dot_fns, &leaf_instantiate, NULL};
   dynd_callable f = dynd_callable_from_deferred(&dck);
   dynd_type_decref(types[1]);
   REQUIRE(f != NULL);
@@ -401,18 +382,6 @@ static void test_extended_types_are_copied(void) {
 
 /* ---------------------------------------- instantiate failures and others */
 
-static intptr_t failing_instantiate(void *self_data, dynd_ckernel_builder *ckb,
-                                    intptr_t ckb_offset, const char *const *arrmeta,
-                                    uint32_t kernreq) {
-  (void)self_data;
-  (void)ckb;
-  (void)ckb_offset;
-  (void)arrmeta;
-  (void)kernreq;
-  dynd_error_set(DYND_ERR_TYPE, "failing kernel: not today");
-  return -1;
-}
-
 static intptr_t silent_failing_instantiate(void *self_data, dynd_ckernel_builder *ckb,
                                            intptr_t ckb_offset, const char *const *arrmeta,
                                            uint32_t kernreq) {
@@ -422,6 +391,14 @@ static intptr_t silent_failing_instantiate(void *self_data, dynd_ckernel_builder
   (void)arrmeta;
   (void)kernreq;
   return -1;
+}
+
+/* Fails as silent_failing_instantiate does, having set the error slot. */
+static intptr_t failing_instantiate(void *self_data, dynd_ckernel_builder *ckb,
+                                    intptr_t ckb_offset, const char *const *arrmeta,
+                                    uint32_t kernreq) {
+  dynd_error_set(DYND_ERR_TYPE, "failing kernel: not today");
+  return silent_failing_instantiate(self_data, ckb, ckb_offset, arrmeta, kernreq);
 }
 
 static int silent_failing_single(char *dst, const char *const *src, dynd_ckernel_prefix *self) {
@@ -434,27 +411,15 @@ static int silent_failing_single(char *dst, const char *const *src, dynd_ckernel
 static int silent_failing_strided(char *dst, intptr_t dst_stride, const char *const *src,
                                   const intptr_t *src_stride, size_t count,
                                   dynd_ckernel_prefix *self) {
-  (void)dst;
   (void)dst_stride;
-  (void)src;
   (void)src_stride;
   (void)count;
-  (void)self;
-  return -1;
+  return silent_failing_single(dst, src, self);
 }
 
-static intptr_t silent_kernel_instantiate(void *self_data, dynd_ckernel_builder *ckb,
-                                          intptr_t ckb_offset, const char *const *arrmeta,
-                                          uint32_t kernreq) {
-  (void)self_data;
-  (void)arrmeta;
-  intptr_t end = ckb_offset + (intptr_t)sizeof(dynd_ckernel_prefix);
-  if (dynd_ckernel_builder_ensure_capacity_leaf(ckb, end) != 0) return -1;
-  dynd_ckernel_prefix *k = (dynd_ckernel_prefix *)((char *)ckb->data + ckb_offset);
-  k->function = kernreq == DYND_KERNEL_REQUEST_SINGLE ? (void *)&silent_failing_single
-                                                      : (void *)&silent_failing_strided;
-  return end;
-}
+static leaf_kernel_fns silent_kernel_fns = {sizeof(dynd_ckernel_prefix),
+                                            (void *)&silent_failing_single,
+                                            (void *)&silent_failing_strided};
 
 static void test_instantiate_and_kernel_failures(void) {
   dynd_array x = arr("2 * int32", "[1, 2]");
@@ -477,7 +442,8 @@ static void test_instantiate_and_kernel_failures(void) {
   CHECK_CONTAINS(dynd_error_message(), "without setting an error");
   dynd_callable_decref(f);
 
-  dynd_deferred_ckernel dck3 = {0, 2, int32_to_int32, NULL, &silent_kernel_instantiate, NULL};
+  dynd_deferred_ckernel dck3 = {0, 2, int32_to_int32, &silent_kernel_fns, &leaf_instantiate,
+                               NULL};
   f = dynd_callable_from_deferred(&dck3);
   REQUIRE(f != NULL);
   CHECK(dynd_callable_call(f, 1, &x) == NULL);

@@ -1031,15 +1031,16 @@ mod tests {
         }
     }
 
+    /// The tokens of `text` without their positions.
+    fn token_kinds(text: &str) -> Vec<Tok<'_>> {
+        tokens(text).into_iter().map(|(t, _, _)| t).collect()
+    }
+
     #[test]
     fn lexes_punctuation_and_words() {
-        let toks: Vec<_> = tokens("3**2 * var * {x: ?int32, 'a b': fixed_bytes[4, align=2]}")
-            .into_iter()
-            .map(|(t, _, _)| t)
-            .collect();
         use Tok::*;
         assert_eq!(
-            toks,
+            token_kinds("3**2 * var * {x: ?int32, 'a b': fixed_bytes[4, align=2]}"),
             vec![
                 Int("3"),
                 StarStar,
@@ -1072,12 +1073,8 @@ mod tests {
     #[test]
     fn lexes_arrows_ellipses_and_unknown_characters() {
         use Tok::*;
-        let toks: Vec<_> = tokens("(Dims... * T) -> + - .. é")
-            .into_iter()
-            .map(|(t, _, _)| t)
-            .collect();
         assert_eq!(
-            toks,
+            token_kinds("(Dims... * T) -> + - .. é"),
             vec![
                 LParen,
                 Ident("Dims"),
