@@ -38,7 +38,12 @@ fn layouts_follow_design_section_4() {
     for &(ds, size, align, meta, flag) in rows {
         let tp = t(ds);
         assert_eq!(
-            (tp.data_size(), tp.data_alignment(), tp.arrmeta_size(), tp.option_flag_offset()),
+            (
+                tp.data_size(),
+                tp.data_alignment(),
+                tp.arrmeta_size(),
+                tp.option_flag_offset()
+            ),
             (size, align, meta, flag),
             "{ds}"
         );
@@ -130,7 +135,10 @@ fn json_round_trips() {
 
 #[test]
 fn a_fresh_array_of_a_flag_option_is_missing() {
-    assert_eq!(Array::empty("3 * ?{a: int32}").unwrap().to_json(), "[null,null,null]");
+    assert_eq!(
+        Array::empty("3 * ?{a: int32}").unwrap().to_json(),
+        "[null,null,null]"
+    );
     assert_eq!(Array::empty("?var * int8").unwrap().to_json(), "null");
 }
 
@@ -196,8 +204,15 @@ fn the_flag_byte_is_where_design_section_4_puts_it() {
     let x = a("2 * ?{a: int32, b: int8}", r#"[{"a":-1,"b":2},null]"#);
     // SAFETY: two elements of 12 bytes: the struct's 8, the flag, padding.
     let bytes = unsafe { std::slice::from_raw_parts(x.data_ptr(), 24) };
-    assert_eq!((&bytes[..5], bytes[8]), (&[0xff, 0xff, 0xff, 0xff, 2][..], 1));
-    assert_eq!((&bytes[12..20], bytes[20]), (&[0; 8][..], 0), "a missing value's bytes are zero");
+    assert_eq!(
+        (&bytes[..5], bytes[8]),
+        (&[0xff, 0xff, 0xff, 0xff, 2][..], 1)
+    );
+    assert_eq!(
+        (&bytes[12..20], bytes[20]),
+        (&[0; 8][..], 0),
+        "a missing value's bytes are zero"
+    );
     let tp = t("?{a: int32, b: int8}");
     // SAFETY: the two elements of `x`.
     unsafe {
@@ -220,7 +235,10 @@ fn strided_and_reversed_views_over_option_structs() {
         r#"[{"a":4,"s":"w"},null,{"a":2,"s":null},null,{"a":0,"s":"z"}]"#
     );
     let step2 = x.index(&[Index::slice(None, None, 2)]).unwrap();
-    assert_eq!(step2.to_json(), r#"[{"a":0,"s":"z"},{"a":2,"s":null},{"a":4,"s":"w"}]"#);
+    assert_eq!(
+        step2.to_json(),
+        r#"[{"a":0,"s":"z"},{"a":2,"s":null},{"a":4,"s":"w"}]"#
+    );
     let odd = x.index(&[Index::slice(Some(1), None, 2)]).unwrap();
     assert_eq!(odd.to_json(), "[null,null]");
     // Copies and assignments read through the views' strides.
@@ -235,13 +253,24 @@ fn strided_and_reversed_views_over_option_structs() {
     let out = Array::empty("3 * ?{a: int32, s: ?string}").unwrap();
     let out_rev = out.index(&[Index::slice(None, None, -1)]).unwrap();
     out_rev.assign(&step2, ErrorMode::Default).unwrap();
-    assert_eq!(out.to_json(), r#"[{"a":4,"s":"w"},{"a":2,"s":null},{"a":0,"s":"z"}]"#);
+    assert_eq!(
+        out.to_json(),
+        r#"[{"a":4,"s":"w"},{"a":2,"s":null},{"a":0,"s":"z"}]"#
+    );
     // A plain struct destination from a view holding missing values names
     // the first missing one in the view's own positions.
     let plain = Array::empty("3 * {a: int32, s: ?string}").unwrap();
-    let e = plain.assign(&rev.index(&[Index::slice(Some(1), Some(4), 1)]).unwrap(), ErrorMode::Default).unwrap_err();
+    let e = plain
+        .assign(
+            &rev.index(&[Index::slice(Some(1), Some(4), 1)]).unwrap(),
+            ErrorMode::Default,
+        )
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-    assert_eq!(e.message(), "[0]: a missing value cannot be assigned to {a: int32, s: ?string}");
+    assert_eq!(
+        e.message(),
+        "[0]: a missing value cannot be assigned to {a: int32, s: ?string}"
+    );
 }
 
 #[test]
@@ -404,9 +433,28 @@ fn type_errors_name_both_types() {
 /// (datashape, strategy for its JSON text).
 fn option_value(depth: u32) -> BoxedStrategy<(String, BoxedStrategy<String>)> {
     let leaf = prop_oneof![
-        Just(("?int32".to_string(), prop_oneof![Just("null".to_string()), any::<i32>().prop_filter("NA", |v| *v != i32::MIN).prop_map(|v| v.to_string())].boxed())),
-        Just(("?string".to_string(), prop_oneof![Just("null".to_string()), "[a-z]{0,4}".prop_map(|s| format!("{s:?}"))].boxed())),
-        Just(("float64".to_string(), (-1000i32..1000).prop_map(|v| format!("{}.5", v)).boxed())),
+        Just((
+            "?int32".to_string(),
+            prop_oneof![
+                Just("null".to_string()),
+                any::<i32>()
+                    .prop_filter("NA", |v| *v != i32::MIN)
+                    .prop_map(|v| v.to_string())
+            ]
+            .boxed()
+        )),
+        Just((
+            "?string".to_string(),
+            prop_oneof![
+                Just("null".to_string()),
+                "[a-z]{0,4}".prop_map(|s| format!("{s:?}"))
+            ]
+            .boxed()
+        )),
+        Just((
+            "float64".to_string(),
+            (-1000i32..1000).prop_map(|v| format!("{}.5", v)).boxed()
+        )),
     ];
     leaf.prop_recursive(depth, 16, 3, |inner| {
         prop_oneof![
@@ -414,7 +462,11 @@ fn option_value(depth: u32) -> BoxedStrategy<(String, BoxedStrategy<String>)> {
             (inner.clone(), inner.clone()).prop_map(|((ta, va), (tb, vb))| {
                 let v = (va, vb, any::<bool>())
                     .prop_map(|(x, y, missing)| {
-                        if missing { "null".to_string() } else { format!(r#"{{"a":{x},"b":{y}}}"#) }
+                        if missing {
+                            "null".to_string()
+                        } else {
+                            format!(r#"{{"a":{x},"b":{y}}}"#)
+                        }
                     })
                     .boxed();
                 (format!("?{{a: {ta}, b: {tb}}}"), v)
@@ -423,7 +475,11 @@ fn option_value(depth: u32) -> BoxedStrategy<(String, BoxedStrategy<String>)> {
             inner.clone().prop_map(|(ta, va)| {
                 let v = (prop::collection::vec(va, 0..4), any::<bool>())
                     .prop_map(|(xs, missing)| {
-                        if missing { "null".to_string() } else { format!("[{}]", xs.join(",")) }
+                        if missing {
+                            "null".to_string()
+                        } else {
+                            format!("[{}]", xs.join(","))
+                        }
                     })
                     .boxed();
                 (format!("?var * {ta}"), v)
@@ -432,7 +488,11 @@ fn option_value(depth: u32) -> BoxedStrategy<(String, BoxedStrategy<String>)> {
             inner.clone().prop_map(|(ta, va)| {
                 let v = (va.clone(), va, any::<bool>())
                     .prop_map(|(x, y, missing)| {
-                        if missing { "null".to_string() } else { format!("[{x},{y}]") }
+                        if missing {
+                            "null".to_string()
+                        } else {
+                            format!("[{x},{y}]")
+                        }
                     })
                     .boxed();
                 (format!("?2 * {ta}"), v)
@@ -441,7 +501,11 @@ fn option_value(depth: u32) -> BoxedStrategy<(String, BoxedStrategy<String>)> {
             (inner.clone(), inner).prop_map(|((ta, va), (tb, vb))| {
                 let v = (va, vb, any::<bool>())
                     .prop_map(|(x, y, missing)| {
-                        if missing { "null".to_string() } else { format!("[{x},{y}]") }
+                        if missing {
+                            "null".to_string()
+                        } else {
+                            format!("[{x},{y}]")
+                        }
                     })
                     .boxed();
                 (format!("?({ta}, {tb})"), v)

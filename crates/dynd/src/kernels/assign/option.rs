@@ -234,3 +234,49 @@ pub(crate) fn comes_first(dst: &Type, src: &Type) -> bool {
     let (d, s) = (levels(dst), levels(src));
     (dst.option_value().is_some() && d >= s) || (src.option_value().is_some() && s >= d)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_option_of_a_dim_counts_as_the_dim() {
+        let t = |s: &str| Type::parse(s).unwrap();
+        // (dst, src, option family first)
+        for (d, s, first) in [
+            ("?3 * int32", "3 * int32", true),
+            ("3 * int32", "?3 * int32", true),
+            ("?var * int32", "int32", true),
+            ("2 * ?int32", "?int32", false),
+            ("2 * ?3 * int32", "?3 * int32", false),
+            ("?int32", "3 * int32", false),
+            ("?int32", "?int32", true),
+            ("int32", "int32", false),
+        ] {
+            assert_eq!(comes_first(&t(d), &t(s)), first, "{d} <- {s}");
+        }
+    }
+
+    #[test]
+    fn positions_are_put_in_front_of_missing_value_errors_only() {
+        let e = missing_value_error(&Type::int32());
+        let e = at_field(e, "age", 1);
+        let e = at_index(e, 3);
+        assert_eq!(
+            e.message(),
+            "[3].age: a missing value cannot be assigned to int32"
+        );
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        let e = at_field(
+            at_field(missing_value_error(&Type::int32()), "", 2),
+            "a b",
+            0,
+        );
+        assert_eq!(
+            e.message(),
+            r#"["a b"][2]: a missing value cannot be assigned to int32"#
+        );
+        let other = at_index(Error::overflow("value 300 does not fit"), 3);
+        assert_eq!(other.message(), "value 300 does not fit");
+    }
+}
