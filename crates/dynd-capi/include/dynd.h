@@ -229,7 +229,21 @@ dynd_type   dynd_array_type(dynd_array a);
 
 /* Pointer to the array's data. Borrowed: valid while the array lives.
  * Arrays made by dynd_array_empty and dynd_array_from_json are writable.
- * NULL with DYND_ERR_INVALID_ARGUMENT for NULL. */
+ * NULL with DYND_ERR_INVALID_ARGUMENT for NULL.
+ *
+ * Option types (?T, DESIGN section 4) are laid out in one of two ways;
+ * either way ?T's arrmeta is exactly T's:
+ * - T with an NA value (builtin scalars, string, bytes, char, pointer):
+ *   ?T's data is T's; a missing value is T's NA (the minimum signed
+ *   integer, the maximum unsigned one, the float NaN with R's NA payload
+ *   0x7ff00000000007a2 for float64 / 0x7f8007a2 for float32, the byte 2
+ *   for bool, a NULL begin for string and bytes, a NULL pointer).
+ * - any other T (struct, tuple, fixed and var dims, fixed_string,
+ *   fixed_bytes): T's data (dynd_type_data_size(T) bytes, padding
+ *   included), then one flag byte -- 1 present, 0 missing -- the whole
+ *   padded to T's alignment. ?{a: int32, b: int8} is 12 bytes: the struct's
+ *   8, the flag at offset 8, 3 bytes of padding. A missing value's T bytes
+ *   are zero (a var element {NULL, 0}); zeroed memory reads as missing. */
 char       *dynd_array_data(dynd_array a);
 
 /* Pointer to the array's arrmeta (dynd_type_arrmeta_size(type) bytes,

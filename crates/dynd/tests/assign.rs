@@ -163,7 +163,7 @@ fn options_and_missing_values() {
         ("3 * ?float64", "3 * float64", "[1, NaN, 2]", Default, Ok("[1.0,NaN,2.0]")),
         ("2 * ?int16", "2 * int8", "[1, 2]", Default, Ok("[1,2]")),
         ("2 * int16", "2 * ?int8", "[1, 2]", Default, Ok("[1,2]")),
-        ("2 * int16", "2 * ?int8", "[1, null]", NoCheck, Err((Overflow, "missing value cannot be assigned to int16"))),
+        ("2 * int16", "2 * ?int8", "[1, null]", NoCheck, Err((ErrorKind::InvalidArgument, "[1]: a missing value cannot be assigned to int16"))),
         // The NA marker of the destination is not a storable value.
         ("?int8", "int32", "-128", Default, Err((Overflow, ""))),
         ("?int8", "int32", "-128", NoCheck, Ok("null")),

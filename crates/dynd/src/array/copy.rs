@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::layout::arrmeta::{
     self, BlockrefMeta, FixedDimMeta, StringData, VarDimData, VarDimMeta,
 };
+use crate::layout::na;
 use crate::types::NativeType;
 use crate::types::{Type, TypeKind};
 use std::mem::size_of;
@@ -132,7 +133,14 @@ unsafe fn copy(
                     )?;
                 }
             }
-            TypeKind::Option(value) => copy(value, dmeta, dst, smeta, src)?,
+            TypeKind::Option(value) => {
+                if na::is_missing(tp, src) {
+                    na::set_missing(tp, dst)?;
+                } else {
+                    copy(value, dmeta, dst, smeta, src)?;
+                    na::set_present(tp, dst);
+                }
+            }
             _ => std::ptr::copy_nonoverlapping(src, dst, tp.data_size()),
         }
     }

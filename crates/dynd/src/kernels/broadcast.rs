@@ -68,6 +68,29 @@ pub(crate) fn dims_of(tp: &Type) -> SmallVec<[Option<usize>; 8]> {
     }
 }
 
+/// The leading dims of a type seen through options of dims
+/// (`2 * ?3 * int32`: `(2, 3)`): what assignment aligns when an option
+/// wraps a dim on either side, so that `2 * ?3 * int32 ← 2 * 3 * int32`
+/// pairs the 3s. The same as [`dims_of`] for every type without one.
+pub(crate) fn dims_through_options(tp: &Type) -> SmallVec<[Option<usize>; 8]> {
+    let mut dims = SmallVec::new();
+    let mut t = tp;
+    loop {
+        match t.kind() {
+            TypeKind::FixedDim { size, elem } => {
+                dims.push(Some(*size));
+                t = elem;
+            }
+            TypeKind::VarDim { elem } => {
+                dims.push(None);
+                t = elem;
+            }
+            TypeKind::Option(v) if v.is_dim() => t = v,
+            _ => return dims,
+        }
+    }
+}
+
 /// A shape for messages: `(2, var, 3)`.
 pub(crate) fn shape_text(dims: &[Option<usize>]) -> String {
     let parts: Vec<String> = dims
@@ -104,9 +127,9 @@ pub(crate) fn broadcast_error(srcs: &[&Type], dst: Option<&Type>, why: Mismatch)
 /// the destination's (aligned from the right), so an error names whole
 /// shapes. Var dims are checked per element when the kernel runs.
 pub(crate) fn check(dst_tp: &Type, src_tps: &[Type]) -> crate::error::Result<()> {
-    let d = dims_of(dst_tp);
+    let d = dims_through_options(dst_tp);
     for s_tp in src_tps {
-        let s = dims_of(s_tp);
+        let s = dims_through_options(s_tp);
         if s.len() > d.len() {
             return Err(broadcast_error(&[s_tp], Some(dst_tp), Mismatch::MoreDims));
         }

@@ -55,9 +55,11 @@ pub trait Kernel: Send + Sync + 'static {
     unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
         let mut dst = run.dst;
         let mut src: SmallVec<[*const u8; 8]> = SmallVec::from_slice(run.src);
-        for _ in 0..run.count {
-            // SAFETY: (1) element j of each range is valid; (2) same `k`.
-            unsafe { self.single(k, dst, &src) }?;
+        for i in 0..run.count {
+            // SAFETY: (1) element i of each range is valid; (2) same `k`.
+            // A missing value assigned to a non-option names element i.
+            unsafe { self.single(k, dst, &src) }
+                .map_err(|e| super::assign::option::at_index(e, i))?;
             // Wrapping: past the last element the pointers are never used.
             dst = dst.wrapping_offset(run.dst_stride);
             for (p, &stride) in src.iter_mut().zip(run.src_stride) {

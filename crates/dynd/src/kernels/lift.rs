@@ -18,7 +18,7 @@
 //! slice loop when it says contiguous. Sizes are checked, and mismatches
 //! worded, by [`super::broadcast`].
 
-use super::broadcast::{Mismatch, broadcast_error, fits};
+use super::broadcast::{Mismatch, broadcast_error, dims_through_options, fits};
 use super::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided, kernel_size};
 use crate::error::{Error, Result};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
@@ -235,7 +235,8 @@ impl<const N: usize> Kernel for LiftFixed<N> {
                     &self.src_strides,
                     self.size,
                 )
-            }?;
+            }
+            .map_err(|e| super::assign::option::at_index(e, j as usize))?;
         }
         Ok(())
     }
@@ -292,7 +293,16 @@ unsafe fn lifted(
         src_metas,
         req,
     } = args;
-    let dn = dst_tp.ndim();
+    // Dims align through options of dims (`2 * ?3 * int32` has two): an
+    // option of a dim on either side at this level is the leaf's to take.
+    let levels = |t: &Type| dims_through_options(t).len();
+    let dn = levels(dst_tp);
+    let option_dim = |t: &Type| t.option_value().is_some_and(Type::is_dim);
+    if option_dim(dst_tp)
+        || (dst_tp.is_dim() && src_tps.iter().any(|s| option_dim(s) && levels(s) >= dn))
+    {
+        return leaf(ckb, offset, args);
+    }
     if !dst_tp.is_dim() {
         if let Some(i) = src_tps.iter().position(|s| s.is_dim()) {
             let whole = top.1.get(i).unwrap_or(&src_tps[i]);
@@ -338,7 +348,7 @@ unsafe fn lifted(
     let mut child_tps: SmallVec<[Type; MAX_SOURCES]> = SmallVec::new();
     let mut child_metas: SmallVec<[*const u8; MAX_SOURCES]> = SmallVec::new();
     for (i, (s_tp, &s_meta)) in src_tps.iter().zip(src_metas).enumerate() {
-        if s_tp.ndim() < dn {
+        if levels(s_tp) < dn {
             srcs.push(SrcDim::Missing);
             child_tps.push(s_tp.clone());
             child_metas.push(s_meta);

@@ -1,5 +1,17 @@
-//! Missing-value sentinels of option types (`?T`): a missing value is
-//! stored as `T`'s NA value (DESIGN §4).
+//! Missing values of option types (`?T`), DESIGN §4, answered in one
+//! place for every option type: [`is_missing`], [`set_missing`] and
+//! [`set_present`]. There are two kinds:
+//!
+//! - **sentinel**: `T` has an NA value (the table below); a missing value
+//!   is stored as it, and `?T`'s data is `T`'s.
+//! - **flag byte**: every other `T` (struct, tuple, fixed and var dims,
+//!   fixed_string, fixed_bytes): `T`'s data is followed by one byte, 1
+//!   present and 0 missing, at [`Type::option_flag_offset`], the whole
+//!   padded to `T`'s alignment. A missing value's `T` bytes are zero (a
+//!   null var element, null strings), so nothing reads stale pointers.
+//!   Zeroed memory reads as missing.
+//!
+//! The sentinels:
 //!
 //! | type | NA |
 //! |---|---|
@@ -98,4 +110,124 @@ pub(crate) unsafe fn is_na(tp: &Type, data: *const u8) -> bool {
 /// an option of `b` cannot hold).
 pub(crate) fn is_na_value_bytes(b: BuiltinType, bytes: &[u8]) -> bool {
     builtin_na(b).is_some_and(|na| bytes == &na[..b.data_size()])
+}
+
+/// `true` when the element of option type `opt` at `data` is missing
+/// (either kind). `false` for a type that is not an option.
+///
+/// # Safety
+/// 1. `data` is readable data of `opt` (`opt.data_size()` bytes).
+#[inline]
+pub unsafe fn is_missing(opt: &Type, data: *const u8) -> bool {
+    match (opt.option_value(), opt.option_flag_offset()) {
+        // SAFETY: (1) the flag byte lies inside the option's data.
+        (Some(_), Some(flag)) => unsafe { *data.add(flag) == 0 },
+        // SAFETY: (1) a sentinel option's data is its value's.
+        (Some(v), None) => unsafe { is_na(v, data) },
+        (None, _) => false,
+    }
+}
+
+/// Makes the element of option type `opt` at `data` missing: the NA value,
+/// or zeroed value bytes and a 0 flag.
+///
+/// Errors: `Type` when `opt` is not an option type.
+///
+/// # Safety
+/// 1. `data` is writable data of `opt` (`opt.data_size()` bytes). Whatever
+///    the value held (a var element, strings) is dropped without being
+///    freed: variable-sized data lives in arrmeta blocks, freed with them.
+pub unsafe fn set_missing(opt: &Type, data: *mut u8) -> Result<()> {
+    match (opt.option_value(), opt.option_flag_offset()) {
+        (Some(_), Some(flag)) => {
+            // SAFETY: (1) the value's bytes and the flag byte after them.
+            unsafe {
+                std::ptr::write_bytes(data, 0, flag);
+                *data.add(flag) = 0;
+            }
+            Ok(())
+        }
+        // SAFETY: (1) a sentinel option's data is its value's.
+        (Some(v), None) => unsafe { write_na(v, data) },
+        (None, _) => Err(Error::type_error(format!(
+            "{opt} is not an option type, so it has no missing value"
+        ))),
+    }
+}
+
+/// Marks the element of option type `opt` at `data` as present, once its
+/// value has been written: sets the flag byte (nothing for a sentinel
+/// option, whose value is its own mark, or for a type that is not an
+/// option).
+///
+/// # Safety
+/// 1. `data` is writable data of `opt` (`opt.data_size()` bytes).
+#[inline]
+pub unsafe fn set_present(opt: &Type, data: *mut u8) {
+    if let Some(flag) = opt.option_flag_offset() {
+        // SAFETY: (1) the flag byte lies inside the option's data.
+        unsafe { *data.add(flag) = 1 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both kinds answer alike through one interface.
+    #[test]
+    fn missing_and_present_for_both_kinds() {
+        for (ds, flag) in [
+            ("?int32", None),
+            ("?string", None),
+            ("?{a: int32, b: int8}", Some(8)),
+            ("?(int64, int8)", Some(16)),
+            ("?3 * int16", Some(6)),
+            ("?var * int32", Some(16)),
+            ("?fixed_string[3]", Some(3)),
+            ("?fixed_bytes[4, align=4]", Some(4)),
+        ] {
+            let tp = Type::parse(ds).unwrap();
+            assert_eq!(tp.option_flag_offset(), flag, "{ds}");
+            let mut buf = vec![0xAAu8; tp.data_size()];
+            // SAFETY: `buf` holds one element of `tp`.
+            unsafe {
+                set_missing(&tp, buf.as_mut_ptr()).unwrap();
+                assert!(is_missing(&tp, buf.as_ptr()), "{ds}");
+                if let Some(f) = flag {
+                    assert!(buf[..f].iter().all(|b| *b == 0), "{ds}: value zeroed");
+                    buf[..f].fill(1);
+                    set_present(&tp, buf.as_mut_ptr());
+                    assert!(!is_missing(&tp, buf.as_ptr()), "{ds}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_flag_option_is_padded_to_its_value_alignment() {
+        for (ds, size, align) in [
+            ("?{a: int32, b: int8}", 12, 4),
+            ("?{a: int32}", 8, 4),
+            ("?(int8, int8)", 3, 1),
+            ("?var * int8", 24, 8),
+            ("?0 * int64", 8, 8),
+            ("?fixed_string[2, 'utf16']", 6, 2),
+        ] {
+            let tp = Type::parse(ds).unwrap();
+            assert_eq!((tp.data_size(), tp.data_alignment()), (size, align), "{ds}");
+            assert_eq!(tp.arrmeta_size(), tp.option_value().unwrap().arrmeta_size());
+        }
+    }
+
+    #[test]
+    fn a_type_that_is_not_an_option_is_never_missing() {
+        let tp = Type::int32();
+        let mut v = 0i32;
+        // SAFETY: `v` is one int32.
+        unsafe {
+            assert!(!is_missing(&tp, (&raw const v).cast()));
+            assert!(set_missing(&tp, (&raw mut v).cast()).is_err());
+        }
+    }
 }

@@ -354,7 +354,13 @@ impl Type {
                 true,
             ),
             K::Option(value) => (
-                value.data_size(),
+                // A value without an NA sentinel is followed by its flag
+                // byte, the whole padded to the value's alignment (§4).
+                if has_na_sentinel(value) || value.is_symbolic() {
+                    value.data_size()
+                } else {
+                    align_up(value.data_size().saturating_add(1), value.data_alignment())
+                },
                 value.data_alignment(),
                 value.arrmeta_size(),
                 value.is_symbolic(),
@@ -499,26 +505,51 @@ impl Type {
         Type::from_kind(TypeKind::Pointer(target))
     }
 
-    /// `?value`. Only types with a missing-value sentinel can be optional:
-    /// bool, the numbers, string, bytes, char and pointers (and symbolic
-    /// types, which are checked when they are resolved).
+    /// `?value`: `value` or missing (DESIGN §4). A value type with an NA
+    /// sentinel (bool, the numbers, string, bytes, char, pointers) marks a
+    /// missing value with it; any other concrete value type (struct,
+    /// tuple, fixed and var dims, fixed_string, fixed_bytes) is followed by
+    /// a flag byte, 1 present and 0 missing, at
+    /// [`Type::option_flag_offset`]. Type variables and `Any` are checked
+    /// when they are resolved. An option of an option, of `void`, of a
+    /// symbolic dim or of a callable type is an error.
+    ///
+    /// ```
+    /// use dynd::types::Type;
+    /// let t = Type::option(Type::parse("{a: int32, b: int8}").unwrap()).unwrap();
+    /// // the struct's 8 bytes (5 and padding), the flag, padding to 4
+    /// assert_eq!((t.data_size(), t.data_alignment()), (12, 4));
+    /// assert_eq!(t.option_flag_offset(), Some(8));
+    /// assert_eq!(Type::option(Type::int32()).unwrap().option_flag_offset(), None);
+    /// ```
     pub fn option(value: Type) -> Result<Type> {
         let ok = match value.kind() {
             TypeKind::Builtin(b) => *b != BuiltinType::Void,
-            TypeKind::String
-            | TypeKind::Bytes
-            | TypeKind::Char
-            | TypeKind::Pointer(_)
-            | TypeKind::TypeVar(_)
-            | TypeKind::Any => true,
-            _ => false,
+            TypeKind::Option(_) | TypeKind::SymbolicDim { .. } | TypeKind::Callable(_) => false,
+            _ => true,
         };
         if !ok {
+            let why = match value.kind() {
+                TypeKind::Option(_) => "an option cannot be optional again",
+                TypeKind::Builtin(_) => "void has no values to be missing",
+                TypeKind::SymbolicDim { .. } => "a symbolic dim has no layout",
+                _ => "a callable type has no data",
+            };
             return Err(Error::type_error(format!(
-                "option type ?{value} is not supported: {value} has no missing-value sentinel"
+                "option type ?{value} is not supported: {why}"
             )));
         }
         Ok(Type::from_kind(TypeKind::Option(value)))
+    }
+
+    /// For an option type whose value has no NA sentinel, the byte offset
+    /// of its flag byte (the value's data size: the flag follows the
+    /// value); `None` for a sentinel option and for any other type.
+    pub fn option_flag_offset(&self) -> Option<usize> {
+        match self.kind() {
+            TypeKind::Option(v) if !has_na_sentinel(v) && !v.is_symbolic() => Some(v.data_size()),
+            _ => None,
+        }
     }
 
     /// A type variable. Its name must start with an upper-case letter.
@@ -740,6 +771,17 @@ impl Type {
             // SAFETY: (1) a live node made by `Arc`; (2) ours to drop.
             unsafe { Arc::decrement_strong_count(raw as *const Node) }
         }
+    }
+}
+
+/// `true` when `value` has an NA value of its own (DESIGN §4): builtin
+/// scalars other than void, string, bytes, char and pointers. Options of
+/// every other type carry a flag byte.
+fn has_na_sentinel(value: &Type) -> bool {
+    match value.kind() {
+        TypeKind::Builtin(b) => *b != BuiltinType::Void,
+        TypeKind::String | TypeKind::Bytes | TypeKind::Char | TypeKind::Pointer(_) => true,
+        _ => false,
     }
 }
 

@@ -12,7 +12,9 @@
 //! written as `1.0` or `1e3` when the value is integral (`1.5` into an
 //! integer is a `fractional` error); `bytes` and `fixed_bytes` are hex
 //! strings (`"00ff"`); structs come from objects (extra keys are ignored, a
-//! missing field is an error) or from arrays in field order.
+//! field the object lacks is missing when its type is an option and an
+//! error otherwise) or from arrays in field order. `null` is a missing
+//! value of every option type, of either kind (DESIGN §4).
 //!
 //! - `parse`: the streaming, type-directed reader.
 //! - `number`: number tokens into every number type, with a one-pass

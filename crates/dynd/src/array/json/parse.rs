@@ -91,6 +91,13 @@ impl Seen {
         }
     }
 
+    fn contains(&self, i: usize) -> bool {
+        match self {
+            Seen::Bits { bits, .. } => *bits >> i & 1 != 0,
+            Seen::Many(v) => v[i],
+        }
+    }
+
     fn first_missing(&self) -> Option<usize> {
         match self {
             Seen::Bits { bits, n } => {
@@ -227,7 +234,7 @@ impl<'j, 't> Parser<'j, 't> {
                 TypeKind::Builtin(b) => self.builtin(tp, *b, data),
                 TypeKind::Option(v) => {
                     if self.literal("null") {
-                        na::write_na(v, data)
+                        na::set_missing(tp, data)
                     } else {
                         self.value(v, meta, data)?;
                         if let TypeKind::Builtin(b) = v.kind() {
@@ -240,6 +247,7 @@ impl<'j, 't> Parser<'j, 't> {
                                 ));
                             }
                         }
+                        na::set_present(tp, data);
                         Ok(())
                     }
                 }
@@ -379,12 +387,23 @@ impl<'j, 't> Parser<'j, 't> {
                             None => self.skip(0)?,
                         }
                     }
-                    if let Some(i) = seen.first_missing() {
-                        self.pos -= 1;
-                        return Err(self.err(
-                            ErrorKind::Parse,
-                            format!("missing field \"{}\" for {tp}", fields.names()[i]),
-                        ));
+                    // A field the object lacks is missing when it is an
+                    // option (DESIGN §6), and an error otherwise.
+                    if let Some(first) = seen.first_missing() {
+                        for i in first..fields.len() {
+                            let ftp = &fields.types()[i];
+                            if seen.contains(i) {
+                                continue;
+                            }
+                            if ftp.option_value().is_none() {
+                                self.pos -= 1;
+                                return Err(self.err(
+                                    ErrorKind::Parse,
+                                    format!("missing field \"{}\" for {tp}", fields.names()[i]),
+                                ));
+                            }
+                            na::set_missing(ftp, data.add(fields.data_offsets()[i]))?;
+                        }
                     }
                     Ok(())
                 }

@@ -57,7 +57,7 @@ impl Writer {
                     write_builtin(*b, data, if self.pretty { ", " } else { "," }, out)
                 }
                 TypeKind::Option(v) => {
-                    if na::is_na(v, data) {
+                    if na::is_missing(tp, data) {
                         out.push_str("null");
                     } else {
                         self.value(v, meta, data, out);

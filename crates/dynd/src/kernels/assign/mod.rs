@@ -5,8 +5,10 @@
 //! the work to one family, one file each:
 //! - `dims`: fixed and var dims, with broadcasting (size-1 and missing
 //!   leading dims; var elements checked per element);
-//! - `option`: `?T` on either side (missing values; `"NA"`, `"null"` and
-//!   `""` strings and NaN into a non-float option read as missing);
+//! - `option`: `?T` on either side, both kinds of option (missing values;
+//!   `"NA"`, `"null"` and `""` strings and NaN into a non-float option read
+//!   as missing; a missing value into a non-option is an error naming its
+//!   position); it comes before `dims` when an option wraps a dim;
 //! - `pointer`: `T ← pointer[U]`, through the pointer;
 //! - `structs`: structs matched by field name, tuples by position;
 //! - `numeric`: every pair of builtin scalars;
@@ -244,6 +246,11 @@ pub(crate) unsafe fn make_assign(
         if let TypeKind::Pointer(_) = src_tp.kind() {
             return pointer::make(ckb, offset, args);
         }
+        // An option of a dim counts as that dim (`?3 * int32 ← 3 * int32`
+        // is an option conversion); otherwise dims are peeled first.
+        if option::comes_first(dst_tp, src_tp) {
+            return option::make(ckb, offset, args);
+        }
         if dst_tp.is_dim() || src_tp.is_dim() {
             return dims::make(ckb, offset, args);
         }
@@ -283,12 +290,13 @@ pub(crate) trait WithChild: Send + Sync + 'static {
     ///    and arrmeta this kernel was built for.
     unsafe fn child_source(&self, dst: *mut u8, src: *const u8) -> Result<Option<*const u8>>;
 
-    /// Checks the element the child wrote; the default accepts any.
+    /// Checks and completes the element the child wrote (an option's
+    /// flag byte); the default accepts it as it is.
     ///
     /// # Safety
-    /// 1. `dst` is an element of the child's destination type, which the
-    ///    child has just written.
-    unsafe fn check_result(&self, _dst: *const u8) -> Result<()> {
+    /// 1. `dst` is the writable element `child_source` was given, whose
+    ///    child's part the child has just written.
+    unsafe fn finish(&self, _dst: *mut u8) -> Result<()> {
         Ok(())
     }
 }
@@ -313,7 +321,7 @@ impl<K: WithChild> Kernel for OneChild<K> {
         // (child_source's promise) and `dst` of its destination type.
         unsafe { k.child(self.child[0]).call_single(dst, &[child_src]) }?;
         // SAFETY: the child has just written `dst`.
-        unsafe { self.kernel.check_result(dst) }
+        unsafe { self.kernel.finish(dst) }
     }
 
     fn child_offsets(&self) -> &[usize] {

@@ -13,16 +13,22 @@ use std::pin::Pin;
 struct StructAssign {
     offsets: Vec<(usize, usize)>,
     children: Vec<usize>,
+    /// The destination's field names (empty for a tuple), for naming the
+    /// field a missing value was in.
+    names: std::sync::Arc<[String]>,
 }
 
 impl Kernel for StructAssign {
     const NSRC: usize = 1;
 
     unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
-        for (&(d, s), &child) in self.offsets.iter().zip(&self.children) {
+        for (i, (&(d, s), &child)) in self.offsets.iter().zip(&self.children).enumerate() {
             // SAFETY: field i of the destination and source structs
             // (Kernel::single 1); child i was built for Single on them.
-            unsafe { k.child(child).call_single(dst.add(d), &[src[0].add(s)]) }?;
+            unsafe { k.child(child).call_single(dst.add(d), &[src[0].add(s)]) }.map_err(|e| {
+                let name = self.names.get(i).map_or("", String::as_str);
+                super::option::at_field(e, name, i)
+            })?;
         }
         Ok(())
     }
@@ -74,6 +80,7 @@ pub(crate) unsafe fn make(
             .map(|(d, &s)| (df.data_offsets()[d], sf.data_offsets()[s]))
             .collect(),
         children: vec![0; df.len()],
+        names: df.names().into(),
     };
     // SAFETY: (1) `offset` is free; the children are all 0 (not built) now,
     // and each is set below to the slot its child is built in.
