@@ -185,6 +185,41 @@ pub(crate) unsafe fn instantiate(
     unsafe { imp.instantiate(ckb, at, inner) }
 }
 
+/// Runs `$body` with `$u` the unsigned integer of `$bits`' width and `$na`
+/// its NA value as one.
+macro_rules! by_width {
+    ($bits:expr, |$u:ident, $na:ident| $body:expr) => {{
+        let all = u128::from_le_bytes($bits.na);
+        match $bits.size {
+            1 => {
+                type $u = u8;
+                let $na = all as u8;
+                $body
+            }
+            2 => {
+                type $u = u16;
+                let $na = all as u16;
+                $body
+            }
+            4 => {
+                type $u = u32;
+                let $na = all as u32;
+                $body
+            }
+            8 => {
+                type $u = u64;
+                let $na = all as u64;
+                $body
+            }
+            _ => {
+                type $u = u128;
+                let $na = all;
+                $body
+            }
+        }
+    }};
+}
+
 /// A builtin type's NA as bits: its width and value, for marking and
 /// writing missing elements with integer compares and stores that LLVM
 /// vectorises.
@@ -211,17 +246,8 @@ impl Bits {
     /// # Safety
     /// 1. `mask.len()` elements of this width at `stride` are readable.
     unsafe fn mark(self, src: *const u8, stride: isize, mask: &mut [u8]) {
-        let na = u128::from_le_bytes(self.na);
         // SAFETY: (1), for the width of `self`.
-        unsafe {
-            match self.size {
-                1 => mark_as::<u8>(src, stride, na as u8, mask),
-                2 => mark_as::<u16>(src, stride, na as u16, mask),
-                4 => mark_as::<u32>(src, stride, na as u32, mask),
-                8 => mark_as::<u64>(src, stride, na as u64, mask),
-                _ => mark_as::<u128>(src, stride, na, mask),
-            }
-        }
+        by_width!(self, |U, na| unsafe { mark_as::<U>(src, stride, na, mask) })
     }
 
     /// Writes NA to element `j` of `dst` wherever `mask[j]` is set.
@@ -229,17 +255,8 @@ impl Bits {
     /// # Safety
     /// 1. `mask.len()` elements of this width at `stride` are writable.
     unsafe fn fill(self, dst: *mut u8, stride: isize, mask: &[u8]) {
-        let na = u128::from_le_bytes(self.na);
         // SAFETY: (1), for the width of `self`.
-        unsafe {
-            match self.size {
-                1 => fill_as::<u8>(dst, stride, na as u8, mask),
-                2 => fill_as::<u16>(dst, stride, na as u16, mask),
-                4 => fill_as::<u32>(dst, stride, na as u32, mask),
-                8 => fill_as::<u64>(dst, stride, na as u64, mask),
-                _ => fill_as::<u128>(dst, stride, na, mask),
-            }
-        }
+        by_width!(self, |U, na| unsafe { fill_as::<U>(dst, stride, na, mask) })
     }
 }
 
@@ -251,28 +268,12 @@ impl Bits {
 /// 1. `n` elements of `src`'s width at `sstride` are readable, and `n` of
 ///    `dst`'s at `dstride` writable.
 unsafe fn fill_where(src: (*const u8, isize, Bits), dst: (*mut u8, isize, Bits), n: usize) {
-    macro_rules! widths {
-        ($($s:literal => $u:ty),*; $dst:ident) => {
-            match src.2.size {
-                $($s => {
-                    let sna = u128::from_le_bytes(src.2.na) as $u;
-                    let dna = u128::from_le_bytes(dst.2.na);
-                    // SAFETY: (1), for these widths.
-                    unsafe {
-                        match dst.2.size {
-                            1 => where_as::<$u, u8>(src.0, src.1, sna, dst.0, dst.1, dna as u8, n),
-                            2 => where_as::<$u, u16>(src.0, src.1, sna, dst.0, dst.1, dna as u16, n),
-                            4 => where_as::<$u, u32>(src.0, src.1, sna, dst.0, dst.1, dna as u32, n),
-                            8 => where_as::<$u, u64>(src.0, src.1, sna, dst.0, dst.1, dna as u64, n),
-                            _ => where_as::<$u, u128>(src.0, src.1, sna, dst.0, dst.1, dna, n),
-                        }
-                    }
-                })*
-                _ => {}
-            }
-        };
-    }
-    widths!(1 => u8, 2 => u16, 4 => u32, 8 => u64, 16 => u128; dst);
+    by_width!(src.2, |U, sna| {
+        by_width!(dst.2, |V, dna| {
+            // SAFETY: (1), for these widths.
+            unsafe { where_as::<U, V>(src.0, src.1, sna, dst.0, dst.1, dna, n) }
+        })
+    })
 }
 
 /// `d[j] = dna` where `s[j] == sna`: a blend with a lane mask, not a

@@ -51,21 +51,7 @@ pub(crate) fn combine(a: Option<usize>, b: Option<usize>) -> Result<Option<usize
 
 /// The leading dims of a type: `Some(n)` fixed, `None` var.
 pub(crate) fn dims_of(tp: &Type) -> SmallVec<[Option<usize>; 8]> {
-    let mut dims = SmallVec::new();
-    let mut t = tp;
-    loop {
-        match t.kind() {
-            TypeKind::FixedDim { size, elem } => {
-                dims.push(Some(*size));
-                t = elem;
-            }
-            TypeKind::VarDim { elem } => {
-                dims.push(None);
-                t = elem;
-            }
-            _ => return dims,
-        }
-    }
+    leading_dims(tp, false)
 }
 
 /// The leading dims of a type seen through options of dims
@@ -73,6 +59,12 @@ pub(crate) fn dims_of(tp: &Type) -> SmallVec<[Option<usize>; 8]> {
 /// wraps a dim on either side, so that `2 * ?3 * int32 ← 2 * 3 * int32`
 /// pairs the 3s. The same as [`dims_of`] for every type without one.
 pub(crate) fn dims_through_options(tp: &Type) -> SmallVec<[Option<usize>; 8]> {
+    leading_dims(tp, true)
+}
+
+/// The leading dims of `tp`, looking through options of dims when
+/// `through_options`.
+fn leading_dims(tp: &Type, through_options: bool) -> SmallVec<[Option<usize>; 8]> {
     let mut dims = SmallVec::new();
     let mut t = tp;
     loop {
@@ -85,7 +77,7 @@ pub(crate) fn dims_through_options(tp: &Type) -> SmallVec<[Option<usize>; 8]> {
                 dims.push(None);
                 t = elem;
             }
-            TypeKind::Option(v) if v.is_dim() => t = v,
+            TypeKind::Option(v) if through_options && v.is_dim() => t = v,
             _ => return dims,
         }
     }
