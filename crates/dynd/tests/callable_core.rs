@@ -543,3 +543,21 @@ fn the_ragged_path_agrees_with_the_general_lifter() {
         .unwrap_err();
     assert!(e.message().contains("zero"), "{}", e.message());
 }
+
+#[test]
+fn a_signature_mismatch_is_said_once_of_the_whole_types() {
+    let e = add_i32()
+        .call(&[&a("3 * float64", "[1,2,3]"), &a("int32", "1")])
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type);
+    assert_eq!(
+        e.message(),
+        "add_i32 does not accept arguments (3 * float64, int32); its signature is (int32, int32) -> int32"
+    );
+    // A specific element-level reason stands alone, not repeated.
+    let e = dynd::compute::sqrt(&a("3 * string", r#"["a","b","c"]"#)).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "sqrt takes a number (bool, integer, float or complex); got (string): string is not supported"
+    );
+}

@@ -195,6 +195,12 @@ fn parsed_types_are_built_by_the_constructors() {
 // ---------------------------------------------------------------------------
 
 const NON_CANONICAL: &[(&str, &str)] = &[
+    // libdynd's older fixed-dim spelling
+    ("fixed[3] * int32", "3 * int32"),
+    (
+        "2 * fixed[3] * var * fixed[1] * float64",
+        "2 * 3 * var * 1 * float64",
+    ),
     // aliases
     ("int", "int32"),
     ("real", "float64"),
@@ -278,6 +284,10 @@ const ERRORS: &[(&str, (usize, usize), &[&str])] = &[
     ("fixed_string", (1, 13), &["expected '['", "end of input"]),
     ("fixed_string[10", (1, 16), &["expected ']'"]),
     ("fixed_bytes[0]", (1, 13), &["fixed_bytes", "0"]),
+    ("fixed[3 * int32", (1, 9), &["expected ']' to close 'fixed['", "'*'"]),
+    ("fixed[x] * int32", (1, 7), &["expected the size of the fixed dimension", "'x'"]),
+    ("fixed[3]", (1, 9), &["expected '*' after the dimension 'fixed[3]'"]),
+    ("fixed * int32", (1, 1), &["unrecognized data type 'fixed'"]),
     ("fixed_bytes[4, align=3]", (1, 22), &["alignment", "3"]),
     ("fixed_bytes[4, align=8]", (1, 22), &["multiple"]),
     ("fixed_bytes[4, algn=2]", (1, 16), &["expected 'align='"]),

@@ -70,8 +70,15 @@ pub fn resolve(f: &Callable, args: &[Type]) -> Result<Type> {
     let dims = broadcast_dims(args)?;
     let dtypes: Vec<Type> = args.iter().map(|t| t.dtype().clone()).collect();
     let mut tp = missing::resolve(f.implementation(), &dtypes).map_err(|e| {
-        if e.kind() == crate::ErrorKind::Type && args.iter().any(|a| a.is_dim()) {
-            no_match(f.name(), f.signature(), args).context(e.message())
+        // One sentence per failure: a plain "does not accept" for the
+        // element types is said once, of the whole types; a more specific
+        // message (which names the element types) stands alone.
+        let plain = format!("{} does not accept arguments (", f.name());
+        if e.kind() == crate::ErrorKind::Type
+            && e.message().starts_with(&plain)
+            && args.iter().any(|a| a.is_dim())
+        {
+            no_match(f.name(), f.signature(), args)
         } else {
             e
         }

@@ -9,7 +9,8 @@
 //! ```text
 //! datashape = type END
 //! type      = { dim ( "*" | "**" INT "*" ) } dtype
-//! dim       = INT | "var" | "Fixed" | "Dim" | UPPER_IDENT | [ UPPER_IDENT ] "..."
+//! dim       = INT | "fixed" "[" INT "]" | "var" | "Fixed" | "Dim" | UPPER_IDENT
+//!           | [ UPPER_IDENT ] "..."
 //! dtype     = builtin | "string" | "bytes" | "char"
 //!           | "complex" [ "[" ( "float32" | "float64" ) "]" ]
 //!           | "fixed_string" "[" INT [ "," STRING ] "]"
@@ -23,6 +24,7 @@
 //! name      = IDENT | STRING
 //! ```
 //!
+//! - `fixed[N] * T` (libdynd's older spelling) is read as `N * T`.
 //! - `N ** K * T` repeats the dim `N` K times (K ≥ 1): `7**3 * int32` is
 //!   `7 * 7 * 7 * int32`.
 //! - An `UPPER_IDENT` (an identifier starting with an upper-case letter)
@@ -508,6 +510,15 @@ impl<'a> Parser<'a> {
         let dim = match head.tok {
             Tok::Int(digits) => Dim::Fixed(self.int_value(digits, head.start, "dimension size")?),
             Tok::Ident("var") => Dim::Var,
+            // libdynd's older spelling of a fixed dim: `fixed[3] * T`.
+            Tok::Ident("fixed") if self.peek_after(head)?.tok == Tok::LBracket => {
+                self.pos = head.end;
+                self.expect(Tok::LBracket, "'[' after 'fixed'")?;
+                let (size, _) = self.expect_int("the size of the fixed dimension")?;
+                self.expect(Tok::RBracket, "']' to close 'fixed['")?;
+                end = self.pos;
+                Dim::Fixed(size)
+            }
             Tok::Ident("Fixed") => Dim::Symbolic(SymbolicDim::Fixed),
             Tok::Ident("Dim") => Dim::Symbolic(SymbolicDim::Any),
             Tok::Ellipsis => Dim::Symbolic(SymbolicDim::Ellipsis(None)),
