@@ -51,6 +51,13 @@ const TYPES: &[&str] = &[
     "?float64",
     "?string",
     "bool",
+    // Options of types without an NA value: a flag byte after the data.
+    "?{a: int32, b: ?string}",
+    "var * ?{x: ?float64, y: var * ?int8}",
+    "?3 * int32",
+    "?var * ?string",
+    "2 * ?(int8, ?fixed_string[3])",
+    "{p: ?{q: ?{r: bool}}, s: ?2 * ?char}",
 ];
 
 /// Types read from the input are used only when this small (data bytes,
