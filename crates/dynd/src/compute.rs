@@ -27,7 +27,7 @@
 //! | math | [`sqrt`], [`exp`], [`log`], [`sin`], [`cos`], [`tan`] |
 //! | comparison and logic | [`less`], [`less_equal`], [`equal`], [`not_equal`], [`greater`], [`greater_equal`], [`logical_and`], [`logical_or`], [`logical_not`] |
 //! | reductions | [`sum`], [`prod`], [`min`], [`max`], [`mean`], [`all`], [`any`] |
-//! | strings | [`find`], [`rfind`], [`count`], [`replace`], [`split`], [`startswith`], [`endswith`], [`contains`], [`concat()`] |
+//! | strings | [`find`], [`rfind`], [`count_substring`], [`replace`], [`split`], [`startswith`], [`endswith`], [`contains`], [`concat()`] |
 //!
 //! Any other registered callable is reachable by name through [`call`].
 
@@ -120,8 +120,9 @@ pub fn rfind(s: &Array, sub: &Array) -> Result<Array> {
     strings::callable(strings::Op::RFind).call(&[s, sub])
 }
 
-/// The number of non-overlapping `sub` in each `s` (`int64`).
-pub fn count(s: &Array, sub: &Array) -> Result<Array> {
+/// The number of non-overlapping `sub` in each `s` (`int64`); registered
+/// as `count_substring` (`count` is the reduction counting present values).
+pub fn count_substring(s: &Array, sub: &Array) -> Result<Array> {
     strings::callable(strings::Op::Count).call(&[s, sub])
 }
 
