@@ -141,11 +141,21 @@ pub enum BuiltinReduction {
     All,
     /// `true` when some value is non-zero (identity false).
     Any,
+    /// The number of present values, as int64 (identity 0).
+    Count,
+    /// The position of the first smallest value, as int64 (no identity).
+    ArgMin,
+    /// The position of the first largest value, as int64 (no identity).
+    ArgMax,
+    /// The population variance (ddof 0), as float64.
+    Var,
+    /// The population standard deviation (ddof 0), as float64.
+    Std,
 }
 
 impl BuiltinReduction {
     /// Every built-in reduction.
-    pub const ALL: [BuiltinReduction; 7] = [
+    pub const ALL: [BuiltinReduction; 12] = [
         BuiltinReduction::Sum,
         BuiltinReduction::Prod,
         BuiltinReduction::Min,
@@ -153,7 +163,34 @@ impl BuiltinReduction {
         BuiltinReduction::Mean,
         BuiltinReduction::All,
         BuiltinReduction::Any,
+        BuiltinReduction::Count,
+        BuiltinReduction::ArgMin,
+        BuiltinReduction::ArgMax,
+        BuiltinReduction::Var,
+        BuiltinReduction::Std,
     ];
+
+    /// The built-in reduction registered as `name`, if any.
+    ///
+    /// ```
+    /// use dynd::callable::reduce::BuiltinReduction;
+    /// assert_eq!(BuiltinReduction::from_name("argmax"), Some(BuiltinReduction::ArgMax));
+    /// assert_eq!(BuiltinReduction::from_name("add"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<BuiltinReduction> {
+        BuiltinReduction::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// `true` when its result is optional (`?R`) where an extent can be
+    /// empty — a reduced var dim — or the input is optional (DESIGN §6):
+    /// min, max, argmin, argmax, mean, var, std.
+    pub fn optional_result(self) -> bool {
+        use BuiltinReduction as R;
+        matches!(
+            self,
+            R::Min | R::Max | R::ArgMin | R::ArgMax | R::Mean | R::Var | R::Std
+        )
+    }
 
     /// Its name (`"sum"`), as registered.
     pub fn name(self) -> &'static str {
@@ -165,21 +202,52 @@ impl BuiltinReduction {
             BuiltinReduction::Mean => "mean",
             BuiltinReduction::All => "all",
             BuiltinReduction::Any => "any",
+            BuiltinReduction::Count => "count",
+            BuiltinReduction::ArgMin => "argmin",
+            BuiltinReduction::ArgMax => "argmax",
+            BuiltinReduction::Var => "var",
+            BuiltinReduction::Std => "std",
         }
     }
 
-    /// The result element type over elements of type `elem`; a `Type`
-    /// error when the reduction does not take them.
+    /// The result element type over elements of type `elem` (a builtin,
+    /// or an option of one: `?float64` gives `?float64` for min, `float64`
+    /// for sum), when no reduced dim is var; a `Type` error when the
+    /// reduction does not take them.
+    ///
+    /// ```
+    /// use dynd::Type;
+    /// use dynd::callable::reduce::BuiltinReduction;
+    /// let f = |k: BuiltinReduction, t: &str| k.result_type(&Type::parse(t).unwrap()).unwrap().to_string();
+    /// assert_eq!(f(BuiltinReduction::Sum, "?int32"), "int64");
+    /// assert_eq!(f(BuiltinReduction::ArgMax, "?float64"), "?int64");
+    /// assert_eq!(f(BuiltinReduction::Std, "int8"), "float64");
+    /// ```
     pub fn result_type(self, elem: &Type) -> Result<Type> {
-        elem.as_builtin()
-            .and_then(|b| ops::builtin(self, b))
-            .map(|(r, _)| Type::builtin(r))
+        self.result_type_of(elem, false)
+    }
+
+    /// [`BuiltinReduction::result_type`], optional also when `var_reduced`
+    /// (a reduced dim is var).
+    fn result_type_of(self, elem: &Type, var_reduced: bool) -> Result<Type> {
+        let (b, skip) = builtin_elem(elem);
+        let opt = self.optional_result() && (skip || var_reduced);
+        b.and_then(|b| ops::builtin(self, b, skip, opt))
+            .map(|(r, _)| {
+                let r = Type::builtin(r);
+                if opt {
+                    Type::option(r.clone()).unwrap_or(r)
+                } else {
+                    r
+                }
+            })
             .ok_or_else(|| {
+                use BuiltinReduction as R;
                 let takes = match self {
-                    BuiltinReduction::Min | BuiltinReduction::Max => {
-                        "bool, integers and floats (complex values have no order)"
+                    R::Min | R::Max | R::ArgMin | R::ArgMax | R::Var | R::Std => {
+                        "bool, integers and floats, or options of them (complex values have no order)"
                     }
-                    _ => "bool, integers, floats and complex",
+                    _ => "bool, integers, floats and complex, or options of them",
                 };
                 Error::type_error(format!(
                     "{} does not take elements of type {elem}: it takes {takes}",
@@ -214,7 +282,7 @@ enum Op {
 pub struct Reduction {
     name: String,
     op: Op,
-    axes: Option<Vec<usize>>,
+    axes: Option<Vec<isize>>,
     keepdims: bool,
 }
 
@@ -266,8 +334,9 @@ impl Reduction {
         &self.name
     }
 
-    /// The axes it reduces (`None`: all).
-    pub fn axes(&self) -> Option<&[usize]> {
+    /// The axes it reduces (`None`: all; negative ones count from the
+    /// innermost, -1).
+    pub fn axes(&self) -> Option<&[isize]> {
         self.axes.as_deref()
     }
 
@@ -276,11 +345,12 @@ impl Reduction {
         self.keepdims
     }
 
-    /// The same reduction over `axes` (`None`: all), with `keepdims`, as a
-    /// callable. Bad axes are an `Index` error when it is resolved.
-    pub fn with(&self, axes: Option<&[usize]>, keepdims: bool) -> Callable {
+    /// The same reduction over `axes` (`None`: all; -1 is the innermost),
+    /// with `keepdims`, as a callable. Bad axes are an `Index` error when
+    /// it is resolved.
+    pub fn with(&self, axes: Option<&[isize]>, keepdims: bool) -> Callable {
         Callable::new(Reduction {
-            axes: axes.map(<[usize]>::to_vec),
+            axes: axes.map(<[isize]>::to_vec),
             keepdims,
             ..self.clone()
         })
@@ -291,8 +361,9 @@ impl Reduction {
         Callable::new(self.clone())
     }
 
-    /// Reduces `a` over `axes` (`None`: all), with `keepdims`.
-    pub fn apply(&self, a: &Array, axes: Option<&[usize]>, keepdims: bool) -> Result<Array> {
+    /// Reduces `a` over `axes` (`None`: all; -1 is the innermost), with
+    /// `keepdims`.
+    pub fn apply(&self, a: &Array, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
         self.with(axes, keepdims).call(&[a])
     }
 
@@ -304,9 +375,17 @@ impl Reduction {
         };
         let mut reduced = vec![false; ndim];
         for &axis in axes {
-            let Some(r) = reduced.get_mut(axis) else {
+            let at = if axis < 0 {
+                axis.checked_add_unsigned(ndim)
+            } else {
+                Some(axis)
+            };
+            let Some(r) = at
+                .and_then(|a| usize::try_from(a).ok())
+                .and_then(|a| reduced.get_mut(a))
+            else {
                 return Err(Error::index(format!(
-                    "{}: axis {axis} is out of range for {tp}, which has {ndim} dimension{}",
+                    "{}: axis {axis} is out of range for {tp}, which has {ndim} dimension{} (axes -{ndim}..{ndim})",
                     self.name,
                     if ndim == 1 { "" } else { "s" }
                 )));
@@ -321,10 +400,11 @@ impl Reduction {
         Ok(reduced)
     }
 
-    /// The result element type over `elem`.
-    fn result_elem(&self, elem: &Type) -> Result<Type> {
+    /// The result element type over `elem`, when `var_reduced` (a reduced
+    /// dim is var) or not.
+    fn result_elem(&self, elem: &Type, var_reduced: bool) -> Result<Type> {
         match &self.op {
-            Op::Builtin(kind) => kind.result_type(elem),
+            Op::Builtin(kind) => kind.result_type_of(elem, var_reduced),
             Op::User { op, .. } => {
                 if elem.is_symbolic() || elem.arrmeta_size() != 0 || elem.has_blockref() {
                     return Err(Error::type_error(format!(
@@ -356,7 +436,7 @@ impl Reduction {
     fn resolve_one(&self, src: &Type) -> Result<(Type, Vec<bool>)> {
         src.require_concrete("a reduction")?;
         let reduced = self.reduced(src)?;
-        let elem = self.result_elem(src.dtype())?;
+        let elem = self.result_elem(src.dtype(), var_reduced(src, &reduced))?;
         let out = self.out_type(src, &reduced, elem)?;
         Ok((out, reduced))
     }
@@ -427,22 +507,40 @@ impl CallableImpl for Reduction {
         let dims = unsafe {
             plan::build_dims(src_tp, src_meta, dst_tp, dst_meta, &reduced, self.keepdims)
         }?;
-        let builtin = matches!(self.op, Op::Builtin(_));
-        let mut dims = plan::simplify(dims, builtin);
         let elem = src_tp.dtype();
         let out_elem = dst_tp.dtype();
-        let (op, finish, user) = match &self.op {
+        let (op, finish, user, dims, tail) = match &self.op {
             Op::Builtin(kind) => {
-                let (_, make) = elem
-                    .as_builtin()
-                    .and_then(|b| ops::builtin(*kind, b))
+                let (b, skip) = builtin_elem(elem);
+                let opt = kind.optional_result() && (skip || var_reduced(src_tp, &reduced));
+                let (_, make) = b
+                    .and_then(|b| ops::builtin(*kind, b, skip, opt))
                     .ok_or_else(|| Error::type_error(format!("{} of {src_tp}", self.name)))?;
-                let finish = if *kind == BuiltinReduction::Mean {
-                    self.mean_finish(src_tp, &mut dims)?
+                let op = make();
+                if op.state_size() > 0 {
+                    // Stateful: the reduced dims inside the kept ones, in C
+                    // order (argmin's positions count in it).
+                    let dims = plan::simplify(dims, plan::Order::KeptFirst);
+                    let tail = plan::tail(&dims).map_err(|()| {
+                        Error::type_error(format!(
+                            "{}: over axes {:?} of {src_tp} is not supported: a kept var dim lies inside a reduced dim (reduce the inner axes first)",
+                            self.name,
+                            self.axes.as_deref().unwrap_or(&[])
+                        ))
+                    })?;
+                    if op.state_size() > ops::STATE_MAX {
+                        return Err(Error::type_error(format!("{} of {src_tp}", self.name)));
+                    }
+                    (op, Finish::None, None, dims, tail)
                 } else {
-                    Finish::None
-                };
-                (make(), finish, None)
+                    let mut dims = plan::simplify(dims, plan::Order::Memory);
+                    let finish = if *kind == BuiltinReduction::Mean {
+                        self.mean_finish(src_tp, &mut dims)?
+                    } else {
+                        Finish::None
+                    };
+                    (op, finish, None, dims, None)
+                }
             }
             Op::User { op, identity } => {
                 let identity = match identity {
@@ -457,6 +555,8 @@ impl CallableImpl for Reduction {
                     Box::new(user) as Box<dyn ops::ReduceOp>,
                     Finish::None,
                     Some(op),
+                    plan::simplify(dims, plan::Order::Given),
+                    None,
                 )
             }
         };
@@ -472,6 +572,7 @@ impl CallableImpl for Reduction {
                 name: self.name.clone(),
                 src_tp: src_tp.clone(),
                 dst_tp: dst_tp.clone(),
+                tail,
             }),
         };
         // SAFETY: (1) `offset` is a free slot; the first child goes in the
@@ -592,19 +693,28 @@ pub fn reduce_with(op: &Callable, identity: Option<&Array>) -> Result<Reduction>
     Reduction::user(&format!("reduce({})", op.name()), op, identity)
 }
 
-/// Axes given as signed numbers, checked: a negative one is an `Index`
-/// error naming it (axes count from 0 at the outermost dim). Range and
-/// repeats are checked against the array when the reduction resolves.
-pub fn signed_axes(axes: &[i64]) -> Result<Vec<usize>> {
-    axes.iter()
-        .map(|&a| {
-            usize::try_from(a).map_err(|_| {
-                Error::index(format!(
-                    "axis {a} is negative (axes count from 0 at the outermost dim) in {axes:?}"
-                ))
-            })
-        })
-        .collect()
+/// The builtin type of reduction elements `elem` (a builtin, or an option
+/// of one), and whether they are optional.
+fn builtin_elem(elem: &Type) -> (Option<crate::types::BuiltinType>, bool) {
+    match elem.option_value() {
+        Some(v) => (v.as_builtin(), true),
+        None => (elem.as_builtin(), false),
+    }
+}
+
+/// `true` when a var dim of `tp` is among the `reduced` ones.
+fn var_reduced(tp: &Type, reduced: &[bool]) -> bool {
+    let mut t = tp;
+    for &r in reduced {
+        if r && matches!(t.kind(), TypeKind::VarDim { .. }) {
+            return true;
+        }
+        match t.dim_elem() {
+            Some(e) => t = e,
+            None => break,
+        }
+    }
+    false
 }
 
 /// Registers the built-in reductions, over every axis, without keepdims.
