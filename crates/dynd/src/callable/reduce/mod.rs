@@ -1,62 +1,89 @@
-//! Reductions: sum, prod, min, max, mean, all, any, and reductions built
-//! from any binary callable (DESIGN §6).
+//! Reductions: sum, prod, min, max, mean, all, any, count, argmin, argmax,
+//! var, std, and reductions built from any binary callable (DESIGN §6).
+//! Built-in reductions skip missing values.
 //!
 //! ```
 //! use dynd::Array;
 //! use dynd::compute as reduce;
 //! let a = Array::from_json("2 * 3 * float64", "[[1.5, 2, 7], [-2.25, 7, 2.125]]").unwrap();
 //! assert_eq!(reduce::sum(&a, Some(&[1]), false).unwrap().to_json(), "[10.5,6.875]");
-//! assert_eq!(reduce::sum(&a, Some(&[1]), true).unwrap().tp().to_string(), "2 * 1 * float64");
+//! assert_eq!(reduce::sum(&a, Some(&[-1]), true).unwrap().tp().to_string(), "2 * 1 * float64");
 //! let v = Array::from_json("3 * var * int32", "[[1, 2], [3, 4, 5], [6, 7, 8, 9]]").unwrap();
 //! assert_eq!(reduce::sum(&v, Some(&[1]), false).unwrap().to_json(), "[3,12,30]");
 //! assert_eq!(reduce::max(&v, None, false).unwrap().to_json(), "9");
+//! // Missing values are skipped; an extent with nothing left is missing.
+//! let m = Array::from_json("3 * var * ?float64", "[[1, null, 3], [], [null]]").unwrap();
+//! let r = reduce::max(&m, Some(&[-1]), false).unwrap();
+//! assert_eq!((r.tp().to_string(), r.to_json()), ("3 * ?float64".into(), "[3.0,null,null]".into()));
+//! assert_eq!(reduce::sum(&m, Some(&[-1]), false).unwrap().to_json(), "[4.0,0.0,0.0]");
+//! assert_eq!(reduce::argmax(&m, Some(&[-1]), false).unwrap().to_json(), "[2,null,null]");
+//! // Unequal rows combine position by position.
+//! let u = Array::from_json("2 * var * int32", "[[1, 2, 3], [4]]").unwrap();
+//! assert_eq!(reduce::sum(&u, Some(&[0]), false).unwrap().to_json(), "[5,2,3]");
 //! ```
 //!
 //! # API
-//! - Functions on arrays, in [`crate::compute`]: `sum`, `prod`, `min`, `max`, `mean`,
-//!   `all`, `any` take `axes` (`None`: every axis) and `keepdims`.
+//! - Functions on arrays, in [`crate::compute`]: `sum`, `prod`, `min`,
+//!   `max`, `mean`, `all`, `any`, `count`, `argmin`, `argmax`, `var`, `std`
+//!   take `axes` (`None`: every axis; negative ones count from the
+//!   innermost) and `keepdims`.
 //! - [`Reduction`]: a reduction with its options; [`Reduction::with`]
 //!   gives a [`Callable`] for one configuration (options reach
-//!   `instantiate` through it). The registry holds `"sum"`, `"prod"`,
-//!   `"min"`, `"max"`, `"mean"`, `"all"` and `"any"` over every axis,
-//!   without keepdims.
+//!   `instantiate` through it). The registry holds every
+//!   [`BuiltinReduction`] by its name (`"sum"`, …, `"argmax"`, `"std"`)
+//!   over every axis, without keepdims.
 //! - [`reduce_with`]: a reduction from any binary callable `(T, T) -> T`
 //!   and an optional identity.
-//! - [`signed_axes`]: axes given as signed numbers (a command line's),
-//!   checked.
 //!
 //! Reduction callables are not scalar ([`CallableImpl::is_scalar`] is
 //! false): they resolve and instantiate on whole array types.
 //!
 //! # Result types
 //!
-//! | source | sum, prod | min, max | mean | all, any |
-//! |---|---|---|---|---|
-//! | bool | int64 | bool | float64 | bool |
-//! | int8 … int64 | int64 | same | float64 | bool |
-//! | uint8 … uint64 | uint64 | same | float64 | bool |
-//! | int128, uint128 | same | same | float64 | bool |
-//! | float16 | float16 | float16 | float64 | bool |
-//! | float32, float64 | same | same | float64 | bool |
-//! | `complex[float32]`, `complex[float64]` | same | a `Type` error | `complex[float64]` | bool |
+//! | source | sum, prod | min, max | mean | all, any | count | argmin, argmax | var, std |
+//! |---|---|---|---|---|---|---|---|
+//! | bool | int64 | bool | float64 | bool | int64 | int64 | float64 |
+//! | int8 … int64 | int64 | same | float64 | bool | int64 | int64 | float64 |
+//! | uint8 … uint64 | uint64 | same | float64 | bool | int64 | int64 | float64 |
+//! | int128, uint128 | same | same | float64 | bool | int64 | int64 | float64 |
+//! | float16 | float16 | float16 | float64 | bool | int64 | int64 | float64 |
+//! | float32, float64 | same | same | float64 | bool | int64 | int64 | float64 |
+//! | `complex[float32]`, `complex[float64]` | same | a `Type` error | `complex[float64]` | bool | int64 | a `Type` error | a `Type` error |
+//!
+//! An option source `?T` reduces as `T` with its missing values skipped.
+//! min, max, argmin, argmax, mean, var and std give `?R` (the table's `R`)
+//! when the source is optional or a reduced dim is var: an output element
+//! with nothing left to reduce (an empty var row, only missing values) is
+//! missing. sum, prod, count, all and any are never optional: what has
+//! nothing left is their identity.
 //!
 //! Like NumPy: integer sums and products wrap on overflow; float16 sums
 //! and products accumulate in float32 within each run and are rounded to
-//! float16 when stored; min and max propagate NaN; all and any test values
-//! against zero (NaN is true). Other element types (strings, structs,
-//! options) are a `Type` error naming the type.
+//! float16 when stored; min and max propagate NaN (a NaN in `?float64` is a
+//! present value; only the NA payload is missing), and argmin and argmax
+//! give the first NaN; all and any test values against zero (NaN is true).
+//! argmin and argmax give the position of the first best value within the
+//! reduced extent, counting missing values' positions too; over several
+//! reduced dims, in C order (NumPy's flat index). var and std are the
+//! population ones (ddof 0). Other element types (strings, structs,
+//! options of those) are a `Type` error naming the type.
+//!
+//! A source that is not optional but holds the NA bit pattern (a float64
+//! NaN with R's NA payload) reads as missing in an optional result.
 //!
 //! # Identities and empty extents
-//! sum 0, prod 1, all true, any false: an empty extent reduces to them
-//! (`sum` of `0 * int32` is 0). min and max have none: an empty extent is
-//! an `InvalidArgument` error naming the axis (as NumPy's ValueError). The
-//! mean of an empty extent is NaN (0/0), as NumPy's (without its warning).
+//! sum 0, prod 1, all true, any false, count 0: an empty extent reduces to
+//! them (`sum` of `0 * int32` is 0). min, max, argmin and argmax have none:
+//! over fixed dims of size 0 an empty extent is an `InvalidArgument` error
+//! naming the axis (as NumPy's ValueError); where a reduced dim is var (or
+//! the source optional) it is missing. The mean, var and std of an empty
+//! fixed extent are NaN (0/0), as NumPy's (without its warning).
 //!
 //! # Axes
 //! Axes number the dims of the type from 0 at the outermost; var dims
-//! count. An axis out of range or given twice is an `Index` error naming
-//! it (and [`signed_axes`] refuses negative ones). `Some(&[])` reduces
-//! nothing (the values converted to the result type).
+//! count; -1 is the innermost, -ndim the outermost. An axis out of range
+//! (naming it and the ndim) or given twice is an `Index` error.
+//! `Some(&[])` reduces nothing (the values converted to the result type).
 //!
 //! With `keepdims`, each reduced dim stays as `1 *` — a reduced var dim
 //! too.
@@ -67,16 +94,16 @@
 //!   `[3,12,30]`. Var dims reduced together with the dims inside them, or
 //!   with fixed dims outside them, work at any nesting: every value under
 //!   an output element is combined into it, and empty var elements add
-//!   nothing (the min over every axis of `[[],[4,2]]` is 2).
-//! - A kept var dim stays var in the output, with the source's lengths.
-//!   When a reduced dim lies outside it (axis 0 of `3 * var * int32`),
-//!   the elements combined must all have the same length, or the call is a
-//!   `Broadcast` error: "cannot reduce over axis 0 of 3 * var * int32: its
-//!   elements are ragged (...)". Rows of length 1 do not broadcast. An
-//!   output var element under an empty reduced extent is empty.
+//!   nothing (the min over every axis of `[[],[4,2]]` is 2, as `?int32`).
+//! - A kept var dim stays var in the output. When a reduced dim lies
+//!   outside it (axis 0 of `3 * var * int32`), its elements combine
+//!   position by position, as awkward does: an output element is as long
+//!   as the longest element combined into it (`[[1,2,3],[4]]` summed over
+//!   axis 0 is `var * int64` `[5,2,3]`). An output var element under an
+//!   empty reduced extent is empty.
 //!
 //! Not supported (clear errors, not wrong values):
-//! - min, max and user reductions without identity, when a kept dim lies
+//! - user reductions without identity, when a kept dim lies
 //!   between reduced axes and an output element's values would start after
 //!   the first row of the outer reduced axis (its first row is an empty var
 //!   element): an `InvalidArgument` error saying so. With an identity this
@@ -85,6 +112,12 @@
 //!   dims that are not all inside the kept ones (`2 * var * var * int32`
 //!   over axes 0 and 2): a `Type` error. Means over var dims into fixed
 //!   outputs, or over the innermost axes, work.
+//! - argmin, argmax, var, std, and the mean of an option source keep one
+//!   state per output element while they reduce, so their reduced dims
+//!   must lie inside the kept ones once the fixed dims after the last var
+//!   dim are moved (any axes of an array of fixed dims, the innermost axes
+//!   of a ragged one); otherwise (axis 0 of `3 * var * ?float64`) a `Type`
+//!   error says so. They fold a long run on one thread.
 //! - min and max of complex values (no order): a `Type` error.
 //! - user reductions over elements with arrmeta (strings, var, pointers):
 //!   a `Type` error.
@@ -99,7 +132,12 @@
 //! view is read contiguously), which changes the order again; the result
 //! depends only on the shape and strides, never on the thread count.
 //! Float min and max compare once per element in the hot loop and fold a
-//! block again when it held a NaN.
+//! block again when it held a NaN. A missing value is read as the
+//! identity (min's lane start value: +∞) by a select, not a branch, and a
+//! flag per lane records whether any value was present, so folds of `?T`
+//! stay vectorised. The mean of an option source, var and std fold each
+//! run into a (count, mean, squared deviations) state — two passes over
+//! the run — and merge runs with Chan's formula.
 //! Reducing the outer axis of a C-order array accumulates row by row into
 //! the output. User reductions ([`reduce_with`]) combine in index order,
 //! left to right, one element at a time, with no reassociation.
