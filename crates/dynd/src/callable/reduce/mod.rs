@@ -795,7 +795,7 @@ mod tests {
         }
         .unwrap();
         assert_eq!(dims.len(), 3);
-        let dims = plan::simplify(dims, true);
+        let dims = plan::simplify(dims, plan::Order::Memory);
         assert_eq!(dims.len(), 1);
         assert!(matches!(dims[0].src, SrcDim::Fixed { size: 6, stride: 4 }));
     }
@@ -804,11 +804,14 @@ mod tests {
     fn builtin_table_covers_every_numeric_type() {
         for b in BuiltinType::ALL {
             for kind in BuiltinReduction::ALL {
-                let r = ops::builtin(kind, b);
-                let expect_none = b == BuiltinType::Void
-                    || (matches!(kind, BuiltinReduction::Min | BuiltinReduction::Max)
-                        && matches!(b, BuiltinType::Complex64 | BuiltinType::Complex128));
-                assert_eq!(r.is_none(), expect_none, "{kind:?} of {b}");
+                use BuiltinReduction as R;
+                for (skip, opt) in [(false, false), (false, true), (true, false), (true, true)] {
+                    let r = ops::builtin(kind, b, skip, opt);
+                    let expect_none = b == BuiltinType::Void
+                        || (matches!(kind, R::Min | R::Max | R::ArgMin | R::ArgMax | R::Var | R::Std)
+                            && matches!(b, BuiltinType::Complex64 | BuiltinType::Complex128));
+                    assert_eq!(r.is_none(), expect_none, "{kind:?} of {b}");
+                }
             }
         }
     }

@@ -6,7 +6,12 @@ use super::*;
 /// Combines the lanes, pairwise.
 #[inline(always)]
 pub(super) fn lanes<K: Combine<A>, A: Copy>(a: [A; LANES]) -> A {
-    let c = K::combine;
+    lanes_by(a, K::combine)
+}
+
+/// Combines the lanes pairwise by `c`.
+#[inline(always)]
+fn lanes_by<A: Copy>(a: [A; LANES], c: impl Fn(A, A) -> A) -> A {
     c(
         c(c(a[0], a[1]), c(a[2], a[3])),
         c(c(a[4], a[5]), c(a[6], a[7])),
@@ -85,22 +90,38 @@ where
                     }
                 }
             }
-            if nan.contains(&true) {
+            // Without a NaN, `fast` is `combine`: the lanes and the tail
+            // combine with it too (short var rows spend much of their time
+            // there), and the result is the same as `combine`'s.
+            let mut r = lanes_by(acc, K::fast);
+            let mut any = seen.contains(&true);
+            let mut had_nan = nan.contains(&true);
+            for &x in tail {
+                let (x, present) = load::<K, S, A, M>(x);
+                r = K::fast(r, x);
+                had_nan |= K::is_nan(x);
+                any |= present;
+            }
+            if had_nan {
                 acc = [K::identity(); LANES];
                 for c in chunks {
                     for l in 0..LANES {
                         acc[l] = K::combine(acc[l], load::<K, S, A, M>(c[l]).0);
                     }
                 }
+                r = lanes::<K, A>(acc);
+                for &x in tail {
+                    r = K::combine(r, load::<K, S, A, M>(x).0);
+                }
             }
-        } else {
-            for c in chunks {
-                for l in 0..LANES {
-                    let (x, present) = load::<K, S, A, M>(c[l]);
-                    acc[l] = K::combine(acc[l], x);
-                    if M::SKIP {
-                        seen[l] |= present;
-                    }
+            return (r, any);
+        }
+        for c in chunks {
+            for l in 0..LANES {
+                let (x, present) = load::<K, S, A, M>(c[l]);
+                acc[l] = K::combine(acc[l], x);
+                if M::SKIP {
+                    seen[l] |= present;
                 }
             }
         }
