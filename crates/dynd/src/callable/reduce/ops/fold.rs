@@ -299,6 +299,67 @@ where
         unsafe { st::<D>(dst, r.cvt()) };
     }
 
+    /// [`ReduceOp::fold_rows`]'s loop: one pass, each row descriptor read
+    /// once and each row folded straight into its output, with the same
+    /// lanes and blocks as `fold` (so the same bits). Rows packed in order
+    /// in one block make this one forward sweep over the values. Returns
+    /// the values read.
+    ///
+    /// # Safety
+    /// As [`ReduceOp::fold_rows`].
+    #[inline(always)]
+    unsafe fn rows(out: Span<'_>, rows: Rows, first: bool) -> usize
+    where
+        S: NaRaw + Cvt<A>,
+        A: Send,
+    {
+        let s = rows.elem_stride;
+        let mut total = 0usize;
+        for j in 0..rows.n {
+            // SAFETY: the method's contract: j < rows.n, and every row
+            // descriptor of `rows` is readable.
+            let (p, n) = unsafe { rows.row(j) };
+            let (r, seen) = if n == 0 {
+                if first {
+                    // SAFETY: the method's contract: dst[j] is writable.
+                    unsafe { st::<D>(out.dst_at(j), Self::empty()) };
+                }
+                continue;
+            } else if n <= BLOCK {
+                // SAFETY: the method's contract: the row descriptor
+                // addresses its n readable elements, s bytes apart.
+                unsafe { fold_block::<K, S, A, M>(p, s, n) }
+            } else {
+                // SAFETY: the method's contract: the row descriptor
+                // addresses its n readable elements, s bytes apart.
+                unsafe { fold_run::<K, S, A, M>(p, s, n) }
+            };
+            // SAFETY: the method's contract: dst[j] is writable, and holds
+            // a result unless `first`.
+            unsafe { Self::store(out.dst_at(j), r, seen, first) };
+            total += n;
+        }
+        total
+    }
+
+    /// [`Self::rows`] compiled for AVX2 (picked at run time, as the
+    /// arithmetic loops are): float min and max over short rows gain from
+    /// the wider compares and blends; sums are left as they are.
+    ///
+    /// # Safety
+    /// 1. The CPU supports AVX2.
+    /// 2. As [`ReduceOp::fold_rows`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn rows_avx2(out: Span<'_>, rows: Rows, first: bool) -> usize
+    where
+        S: NaRaw + Cvt<A>,
+        A: Send,
+    {
+        // SAFETY: (2).
+        unsafe { Self::rows(out, rows, first) }
+    }
+
     /// What an output element that got no value holds.
     #[inline(always)]
     fn empty() -> D {
@@ -365,37 +426,14 @@ where
             // An empty row is an error the walk words.
             return Ok(None);
         }
-        // One pass: each row descriptor is read once and each row folded
-        // straight into its output, with the same lanes and blocks as
-        // `fold` (so the same bits). Rows packed in order in one block
-        // make this one forward sweep over the values.
-        let s = rows.elem_stride;
-        let mut total = 0usize;
-        for j in 0..rows.n {
-            // SAFETY: the method's contract: j < rows.n, and every row
-            // descriptor of `rows` is readable.
-            let (p, n) = unsafe { rows.row(j) };
-            let (r, seen) = if n == 0 {
-                if first {
-                    // SAFETY: the method's contract: dst[j] is writable.
-                    unsafe { st::<D>(out.dst_at(j), Self::empty()) };
-                }
-                continue;
-            } else if n <= BLOCK {
-                // SAFETY: the method's contract: the row descriptor
-                // addresses its n readable elements, s bytes apart.
-                unsafe { fold_block::<K, S, A, M>(p, s, n) }
-            } else {
-                // SAFETY: the method's contract: the row descriptor
-                // addresses its n readable elements, s bytes apart.
-                unsafe { fold_run::<K, S, A, M>(p, s, n) }
-            };
-            // SAFETY: the method's contract: dst[j] is writable, and holds
-            // a result unless `first`.
-            unsafe { Self::store(out.dst_at(j), r, seen, first) };
-            total += n;
+        #[cfg(target_arch = "x86_64")]
+        if K::NAN_CHECK && std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (the AVX2 build's only requirement);
+            // the method's contract is passed on.
+            return Ok(Some(unsafe { Self::rows_avx2(out, rows, first) }));
         }
-        Ok(Some(total))
+        // SAFETY: the method's contract.
+        Ok(Some(unsafe { Self::rows(out, rows, first) }))
     }
 
     unsafe fn fill(&self, r: Span<'_>) -> Result<()> {
