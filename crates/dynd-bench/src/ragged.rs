@@ -240,7 +240,11 @@ fn missing_values(ctx: &Ctx, rows: usize) {
                     let n = gap_row_len(i);
                     let want = (start..start + n).map(value).reduce(f64::max);
                     let got = r.index(&[i.into()]).expect("row").to_json();
-                    assert_eq!(got, want.map_or("null".into(), |w| format!("{w:?}")), "row {i}");
+                    assert_eq!(
+                        got,
+                        want.map_or("null".into(), |w| format!("{w:?}")),
+                        "row {i}"
+                    );
                     start += n;
                 }
                 let t = ctx.one.install(|| {

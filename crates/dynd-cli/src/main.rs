@@ -150,8 +150,7 @@ fn run(args: &[String]) -> Result<String, Error> {
             let out = if axes.is_some() || keepdims {
                 use dynd::callable::reduce::{BuiltinReduction, Reduction};
                 let Some(kind) = BuiltinReduction::from_name(name) else {
-                    let names: Vec<&str> =
-                        BuiltinReduction::ALL.iter().map(|k| k.name()).collect();
+                    let names: Vec<&str> = BuiltinReduction::ALL.iter().map(|k| k.name()).collect();
                     return Err(Error::invalid_argument(format!(
                         "--axes and --keepdims apply to reductions ({}), not '{name}'",
                         names.join(", ")

@@ -720,7 +720,10 @@ fn shape_and_data() -> impl Strategy<Value = (Vec<usize>, Vec<i64>, Vec<bool>)> 
 
 fn check_against_reference(shape: &[usize], data: &[i64], reduced: &[bool], dtype: &str) {
     let x = array_of(shape, data, dtype);
-    let axes: Vec<isize> = (0..shape.len()).filter(|&i| reduced[i]).map(|i| i as isize).collect();
+    let axes: Vec<isize> = (0..shape.len())
+        .filter(|&i| reduced[i])
+        .map(|i| i as isize)
+        .collect();
     let float = dtype.starts_with("float");
     let fdata: Vec<f64> = data.iter().map(|&v| v as f64).collect();
     type Case = (
@@ -842,7 +845,14 @@ fn ragged_reference(rows: &[Vec<i64>], mask: u8, max: bool) -> Result<String, Er
             let len = rows.iter().map(Vec::len).max().unwrap_or(0);
             Ok(join(
                 (0..len)
-                    .map(|j| fold(&rows.iter().filter_map(|r| r.get(j).copied()).collect::<Vec<_>>()))
+                    .map(|j| {
+                        fold(
+                            &rows
+                                .iter()
+                                .filter_map(|r| r.get(j).copied())
+                                .collect::<Vec<_>>(),
+                        )
+                    })
                     .collect(),
             ))
         }

@@ -109,7 +109,10 @@ fn indexes_count_code_points() {
     assert_eq!(strings::count_substring(&h, &s("")).unwrap().to_json(), "6");
     let e = s("😀é😀");
     assert_eq!(strings::rfind(&e, &s("😀")).unwrap().to_json(), "2");
-    assert_eq!(strings::count_substring(&e, &s("😀")).unwrap().to_json(), "2");
+    assert_eq!(
+        strings::count_substring(&e, &s("😀")).unwrap().to_json(),
+        "2"
+    );
     let r = strings::split(&s("αβγβδ"), &s("β")).unwrap();
     assert_eq!(strings_of(&r), ["α", "γ", "δ"]);
     let r = strings::replace(&h, &s(""), &s("·")).unwrap();
@@ -158,7 +161,10 @@ fn empty_strings() {
     assert_eq!(strings::rfind(&e, &e).unwrap().to_json(), "0");
     assert_eq!(strings::find(&e, &s("a")).unwrap().to_json(), "-1");
     assert_eq!(strings::count_substring(&e, &e).unwrap().to_json(), "1");
-    assert_eq!(strings::count_substring(&s("abc"), &e).unwrap().to_json(), "4");
+    assert_eq!(
+        strings::count_substring(&s("abc"), &e).unwrap().to_json(),
+        "4"
+    );
     assert_eq!(strings::startswith(&e, &e).unwrap().to_json(), "true");
     assert_eq!(strings::endswith(&s("a"), &e).unwrap().to_json(), "true");
     assert_eq!(strings::contains(&e, &e).unwrap().to_json(), "true");

@@ -90,10 +90,7 @@ fn every_reduction_over_empty_all_missing_and_mixed_rows() {
 #[test]
 fn option_sources_over_fixed_dims() {
     let x = a("2 * 3 * ?int32", "[[1, null, 3], [null, null, -6]]");
-    assert_eq!(
-        reduce("sum", &x, Some(&[0]), false),
-        "3 * int64 [1,0,-3]"
-    );
+    assert_eq!(reduce("sum", &x, Some(&[0]), false), "3 * int64 [1,0,-3]");
     assert_eq!(
         reduce("min", &x, Some(&[0]), false),
         "3 * ?int32 [1,null,-6]"
@@ -119,8 +116,14 @@ fn option_sources_over_fixed_dims() {
     );
     // The outer axis of a transposed view: a kept dim inside a reduced one.
     let t = x.index(&[Index::slice(None, None, -1)]).unwrap();
-    assert_eq!(reduce("argmax", &t, Some(&[0]), false), "3 * ?int64 [1,null,1]");
-    assert_eq!(reduce("var", &t, Some(&[0]), false), "3 * ?float64 [0.0,null,20.25]");
+    assert_eq!(
+        reduce("argmax", &t, Some(&[0]), false),
+        "3 * ?int64 [1,null,1]"
+    );
+    assert_eq!(
+        reduce("var", &t, Some(&[0]), false),
+        "3 * ?float64 [0.0,null,20.25]"
+    );
     // bool options.
     let b = a("4 * ?bool", "[true, null, false, null]");
     assert_eq!(reduce("all", &b, None, false), "bool false");
@@ -138,7 +141,10 @@ fn option_sources_over_fixed_dims() {
     let p = a("2 * 2 * float64", "[[1, 4], [3, 2]]");
     assert_eq!(reduce("argmax", &p, None, false), "int64 1");
     assert_eq!(reduce("argmin", &p, Some(&[0]), false), "2 * int64 [0,1]");
-    assert_eq!(reduce("var", &p, Some(&[-1]), false), "2 * float64 [2.25,0.25]");
+    assert_eq!(
+        reduce("var", &p, Some(&[-1]), false),
+        "2 * float64 [2.25,0.25]"
+    );
     assert_eq!(reduce("std", &p, None, false), "float64 1.118033988749895");
     assert_eq!(reduce("count", &p, Some(&[1]), false), "2 * int64 [2,2]");
 }
@@ -168,7 +174,10 @@ fn result_types_follow_design_6() {
         ("std", ["float64", "?float64", "?float64", "error[Type]"]),
     ];
     for (name, want) in table {
-        for (t, w) in ["int32", "?int32", "?float32", "complex[float64]"].iter().zip(want) {
+        for (t, w) in ["int32", "?int32", "?float32", "complex[float64]"]
+            .iter()
+            .zip(want)
+        {
             assert_eq!(f(name, t), *w, "{name} of {t}");
         }
     }
@@ -179,7 +188,11 @@ fn result_types_follow_design_6() {
         let name = kind.name();
         let on_var = reduce(name, &v, Some(&[-1]), false);
         let on_fixed = reduce(name, &fx, Some(&[-1]), false);
-        assert_eq!(on_var.contains('?'), kind.optional_result(), "{name}: {on_var}");
+        assert_eq!(
+            on_var.contains('?'),
+            kind.optional_result(),
+            "{name}: {on_var}"
+        );
         assert!(!on_fixed.contains('?'), "{name}: {on_fixed}");
         // Reducing the fixed dim outside the var one keeps the var dim.
         assert!(!reduce(name, &v, Some(&[0]), false).contains('?') || kind.optional_result());
@@ -190,15 +203,33 @@ fn result_types_follow_design_6() {
 fn unequal_var_rows_combine_position_by_position() {
     let x = a("2 * var * int32", "[[1, 2, 3], [4]]");
     assert_eq!(reduce("sum", &x, Some(&[0]), false), "var * int64 [5,2,3]");
-    assert_eq!(reduce("sum", &x, Some(&[-2]), true), "1 * var * int64 [[5,2,3]]");
+    assert_eq!(
+        reduce("sum", &x, Some(&[-2]), true),
+        "1 * var * int64 [[5,2,3]]"
+    );
     assert_eq!(reduce("max", &x, Some(&[0]), false), "var * int32 [4,2,3]");
-    assert_eq!(reduce("count", &x, Some(&[0]), false), "var * int64 [2,1,1]");
+    assert_eq!(
+        reduce("count", &x, Some(&[0]), false),
+        "var * int64 [2,1,1]"
+    );
     // A longer row later, an empty one, and missing values.
     let y = a("4 * var * ?float64", "[[1], [], [null, 2, 3], [4, null]]");
-    assert_eq!(reduce("sum", &y, Some(&[0]), false), "var * float64 [5.0,2.0,3.0]");
-    assert_eq!(reduce("min", &y, Some(&[0]), false), "var * ?float64 [1.0,2.0,3.0]");
-    assert_eq!(reduce("prod", &y, Some(&[0]), false), "var * float64 [4.0,2.0,3.0]");
-    assert_eq!(reduce("any", &y, Some(&[0]), false), "var * bool [true,true,true]");
+    assert_eq!(
+        reduce("sum", &y, Some(&[0]), false),
+        "var * float64 [5.0,2.0,3.0]"
+    );
+    assert_eq!(
+        reduce("min", &y, Some(&[0]), false),
+        "var * ?float64 [1.0,2.0,3.0]"
+    );
+    assert_eq!(
+        reduce("prod", &y, Some(&[0]), false),
+        "var * float64 [4.0,2.0,3.0]"
+    );
+    assert_eq!(
+        reduce("any", &y, Some(&[0]), false),
+        "var * bool [true,true,true]"
+    );
     // Nested: rows of rows.
     let n = a("2 * var * var * int32", "[[[1], [2, 3]], [[4, 5, 6]]]");
     assert_eq!(
@@ -227,15 +258,29 @@ fn negative_axes_count_from_the_innermost() {
     }
     assert_eq!(reduce("sum", &x, Some(&[-1, -2]), false), "float64 21.0");
     let e = reduce("sum", &x, Some(&[-3]), false);
-    assert!(e.starts_with("error[Index]: sum: axis -3 is out of range for 2 * 3 * float64, which has 2 dimensions"), "{e}");
+    assert!(
+        e.starts_with(
+            "error[Index]: sum: axis -3 is out of range for 2 * 3 * float64, which has 2 dimensions"
+        ),
+        "{e}"
+    );
     let e = reduce("min", &x, Some(&[2]), false);
-    assert!(e.starts_with("error[Index]: min: axis 2 is out of range"), "{e}");
+    assert!(
+        e.starts_with("error[Index]: min: axis 2 is out of range"),
+        "{e}"
+    );
     let e = reduce("sum", &x, Some(&[1, -1]), false);
-    assert!(e.starts_with("error[Index]: sum: axis -1 is given twice"), "{e}");
+    assert!(
+        e.starts_with("error[Index]: sum: axis -1 is given twice"),
+        "{e}"
+    );
     // The registry's callables with options.
     let f = Reduction::builtin(BuiltinReduction::ArgMax).with(Some(&[-1]), true);
     let r = f.call(&[&x]).unwrap();
-    assert_eq!((r.tp().to_string(), r.to_json()), ("2 * 1 * int64".into(), "[[2],[2]]".into()));
+    assert_eq!(
+        (r.tp().to_string(), r.to_json()),
+        ("2 * 1 * int64".into(), "[[2],[2]]".into())
+    );
 }
 
 #[test]
@@ -243,7 +288,12 @@ fn empty_fixed_extents() {
     let z = a("0 * float64", "[]");
     for name in ["min", "max", "argmin", "argmax"] {
         let e = reduce(name, &z, None, false);
-        assert!(e.starts_with(&format!("error[InvalidArgument]: {name} of an empty extent")), "{e}");
+        assert!(
+            e.starts_with(&format!(
+                "error[InvalidArgument]: {name} of an empty extent"
+            )),
+            "{e}"
+        );
         assert!(e.contains("axis 0"), "{e}");
     }
     let z2 = a("2 * 0 * int32", "[[], []]");
@@ -283,7 +333,9 @@ fn reductions_are_registered_by_name() {
     // The substring count moved to count_substring.
     let s = lookup("count_substring").unwrap();
     assert_eq!(
-        s.call(&[&Array::from("aaaa"), &Array::from("aa")]).unwrap().to_json(),
+        s.call(&[&Array::from("aaaa"), &Array::from("aa")])
+            .unwrap()
+            .to_json(),
         "2"
     );
 }
@@ -425,8 +477,16 @@ fn large_reductions_agree_across_thread_counts() {
             format!("[{}]", r.join(","))
         })
         .collect();
-    let x = a(&format!("{rows} * {cols} * ?float64"), &format!("[{}]", text.join(",")));
-    let pool = |n: usize| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+    let x = a(
+        &format!("{rows} * {cols} * ?float64"),
+        &format!("[{}]", text.join(",")),
+    );
+    let pool = |n: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
     for name in ["sum", "max", "argmax", "argmin", "mean", "var", "count"] {
         for axes in [Some(&[-1isize][..]), Some(&[0][..]), None] {
             let one = pool(1).install(|| reduce(name, &x, axes, false));

@@ -808,8 +808,10 @@ mod tests {
                 for (skip, opt) in [(false, false), (false, true), (true, false), (true, true)] {
                     let r = ops::builtin(kind, b, skip, opt);
                     let expect_none = b == BuiltinType::Void
-                        || (matches!(kind, R::Min | R::Max | R::ArgMin | R::ArgMax | R::Var | R::Std)
-                            && matches!(b, BuiltinType::Complex64 | BuiltinType::Complex128));
+                        || (matches!(
+                            kind,
+                            R::Min | R::Max | R::ArgMin | R::ArgMax | R::Var | R::Std
+                        ) && matches!(b, BuiltinType::Complex64 | BuiltinType::Complex128));
                     assert_eq!(r.is_none(), expect_none, "{kind:?} of {b}");
                 }
             }

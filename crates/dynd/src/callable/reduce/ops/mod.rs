@@ -233,7 +233,9 @@ use mean::DivCount;
 pub(in crate::callable::reduce) use mean::{CountOp, MeanOp};
 use mean::{Divide, Keep};
 use raw::{SendPtr, contiguous, ld, plan, st};
-pub(in crate::callable::reduce) use state::{ArgAcc, MeanAcc, STATE_MAX, StateBuf, StateOp, VarAcc};
+pub(in crate::callable::reduce) use state::{
+    ArgAcc, MeanAcc, STATE_MAX, StateBuf, StateOp, VarAcc,
+};
 pub(in crate::callable::reduce) use user::UserOp;
 pub(in crate::callable::reduce) use values::{
     Cvt, Mode, NaRaw, Opt, Plain, Pod, Skip, SkipOpt, Truth,

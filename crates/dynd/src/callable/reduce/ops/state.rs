@@ -29,7 +29,9 @@ impl StateBuf {
 }
 
 /// The state of one stateful reduction.
-pub(in crate::callable::reduce) trait Acc: Copy + Send + Sync + 'static {
+pub(in crate::callable::reduce) trait Acc:
+    Copy + Send + Sync + 'static
+{
     /// The raw result.
     type D: NaRaw;
     /// The state of an empty extent.
