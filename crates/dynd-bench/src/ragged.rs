@@ -33,7 +33,7 @@ pub fn value(k: usize) -> f64 {
 
 /// Rows of the max bench: every tenth one is empty.
 pub fn gap_row_len(i: usize) -> usize {
-    if i % 10 == 0 { 0 } else { row_len(i) }
+    if i.is_multiple_of(10) { 0 } else { row_len(i) }
 }
 
 /// Whether the element at flat position `k` is missing (the option bench).

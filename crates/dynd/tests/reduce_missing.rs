@@ -6,7 +6,7 @@
 use dynd::callable::lookup;
 use dynd::callable::reduce::{BuiltinReduction, Reduction};
 use dynd::compute as r;
-use dynd::{Array, ErrorKind, Index, Result};
+use dynd::{Array, Index, Result};
 use proptest::prelude::*;
 
 fn a(tp: &str, json: &str) -> Array {
