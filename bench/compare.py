@@ -30,7 +30,9 @@ What is compared (their side):
     existing buffer (also zero-copy: the honest counterpart of wrapping
     memory, not of copying it); Array::from(&[f64]) (a copy) against
     a.copy().
-  - ragged: awkward ak.sum(x, axis=1) and x + 1.0 on the same ragged array.
+  - ragged: awkward ak.sum(x, axis=1) and x + 1.0 on the same ragged array;
+    ak.sum(x, axis=-1) over it as ?float64 with 10% missing, and
+    ak.max(x, axis=-1) over it with every tenth row empty.
   - JSON: dynd parses into a typed array. Python's json.loads builds Python
     objects (lists, dicts, floats), np.array(json.loads(text)) adds the typed
     conversion for numbers, and ak.from_json parses into typed columnar
@@ -191,6 +193,44 @@ def ragged(rows):
     np = need("numpy")
     ak = need("awkward")
     lengths = (np.arange(rows, dtype=np.int64) * 7 + 3) % 21
+    offsets = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    content = (np.arange(total, dtype=np.int64) % 100) * 0.25
+    layout = ak.contents.ListOffsetArray(
+        ak.index.Index64(offsets), ak.contents.NumpyArray(content)
+    )
+    return ak.Array(layout)
+
+
+def ragged_missing(rows):
+    """The same rows as ragged(), as ?float64 with every element k where
+    k % 10 == 3 missing (dynd-bench's ragged ?float64 rows)."""
+    np = need("numpy")
+    ak = need("awkward")
+    lengths = (np.arange(rows, dtype=np.int64) * 7 + 3) % 21
+    offsets = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    total = int(offsets[-1])
+    k = np.arange(total, dtype=np.int64)
+    content = (k % 100) * 0.25
+    valid = (k % 10 != 3).astype(np.int8)
+    layout = ak.contents.ListOffsetArray(
+        ak.index.Index64(offsets),
+        ak.contents.ByteMaskedArray(
+            ak.index.Index8(valid), ak.contents.NumpyArray(content), valid_when=True
+        ),
+    )
+    return ak.Array(layout)
+
+
+def ragged_gaps(rows):
+    """The rows of ragged(), except that every tenth row (i % 10 == 0) is
+    empty (dynd-bench's ragged max row)."""
+    np = need("numpy")
+    ak = need("awkward")
+    i = np.arange(rows, dtype=np.int64)
+    lengths = np.where(i % 10 == 0, 0, (i * 7 + 3) % 21)
     offsets = np.zeros(rows + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     total = int(offsets[-1])
@@ -391,6 +431,18 @@ def op_ak_sum(shape):
     return lambda: ak.sum(x, axis=1)
 
 
+def op_ak_sum_missing(shape):
+    ak = need("awkward")
+    x = ragged_missing(shape[0])
+    return lambda: ak.sum(x, axis=-1)
+
+
+def op_ak_max_gaps(shape):
+    ak = need("awkward")
+    x = ragged_gaps(shape[0])
+    return lambda: ak.max(x, axis=-1)
+
+
 def op_ak_add(shape):
     x = ragged(shape[0])
     return lambda: x + 1.0
@@ -465,6 +517,8 @@ THEIRS = {
     "np transpose ascontig": ("NumPy", "np.ascontiguousarray(a.T)", op_transpose_ascontig, None),
     "ak sum": ("awkward", "ak.sum(x, axis=1)", op_ak_sum, None),
     "ak add": ("awkward", "x + 1.0", op_ak_add, None),
+    "ak sum missing": ("awkward", "ak.sum(x, axis=-1), var * ?float64, 10% missing", op_ak_sum_missing, None),
+    "ak max gaps": ("awkward", "ak.max(x, axis=-1), 10% empty rows", op_ak_max_gaps, None),
     "json numbers loads": ("Python json", "json.loads(text) (list of floats)", op_json_loads(numbers_text), None),
     "json numbers np": ("NumPy+json", "np.array(json.loads(text))", op_json_np, None),
     "ak json numbers": ("awkward", "ak.from_json(text)", op_ak_json(numbers_text), None),
@@ -510,6 +564,8 @@ COUNTERPARTS = {
     "ragged sum inner axis, 2 threads": ["ak sum"],
     "ragged + scalar (new output)": ["ak add"],
     "ragged + scalar (new output), 2 threads": ["ak add"],
+    "ragged ?float64 sum axis -1 (10% missing)": ["ak sum missing"],
+    "ragged max axis -1 (10% empty rows)": ["ak max gaps"],
     "json parse numbers": ["ak json numbers", "json numbers np", "json numbers loads"],
     "json parse records": ["ak json records", "json records loads"],
     "add, 10 elements (per call)": ["np add10"],

@@ -1,9 +1,12 @@
 //! Var dims: a ragged `R * var * float64` of R = 1M rows (200K with
 //! `--quick`) of 0–20 elements: sum over the inner axis, and `+ 1.0` into
-//! a new array, each on one thread and on two.
+//! a new array, each on one thread and on two. Then missing values: the
+//! sum over axis -1 of the same data as `R * var * ?float64` with every
+//! element `k` where `k mod 10 = 3` missing (10%), and the max over axis
+//! -1 of `R * var * float64` whose rows `i` with `i mod 10 = 0` are empty.
 //!
 //! Row `i` has `(7 i + 3) mod 21` elements; the element at flat position
-//! `k` is `(k mod 100) / 4` (`bench/compare.py` builds the same array for
+//! `k` is `(k mod 100) / 4` (`bench/compare.py` builds the same arrays for
 //! awkward). The array is built directly in its layout: one allocation for
 //! all elements in the var dim's arena and one `VarDimData` per row: the
 //! fastest way through the public API (no text to format and parse, no
@@ -28,10 +31,31 @@ pub fn value(k: usize) -> f64 {
     (k % 100) as f64 * 0.25
 }
 
+/// Rows of the max bench: every tenth one is empty.
+pub fn gap_row_len(i: usize) -> usize {
+    if i.is_multiple_of(10) { 0 } else { row_len(i) }
+}
+
+/// Whether the element at flat position `k` is missing (the option bench).
+pub fn missing(k: usize) -> bool {
+    k % 10 == 3
+}
+
 /// Builds the ragged array of `rows` rows described in the module docs.
 pub fn build(rows: usize) -> Result<Array> {
-    let a = Array::empty(Type::fixed_dim(rows, Type::var_dim(Type::float64())))?;
-    let total: usize = (0..rows).map(row_len).sum();
+    build_with(rows, row_len, false)
+}
+
+/// Builds a ragged array of `rows` rows of `len(i)` elements, as
+/// `?float64` with the [`missing`] elements NA when `optional`.
+pub fn build_with(rows: usize, len: fn(usize) -> usize, optional: bool) -> Result<Array> {
+    let elem = if optional {
+        Type::option(Type::float64())?
+    } else {
+        Type::float64()
+    };
+    let a = Array::empty(Type::fixed_dim(rows, Type::var_dim(elem)))?;
+    let total: usize = (0..rows).map(len).sum();
     // SAFETY: the arrmeta of `rows * var * float64` is a FixedDimMeta then
     // a VarDimMeta (DESIGN §4); read unaligned to be safe.
     let (fm, vm) = unsafe {
@@ -58,12 +82,14 @@ pub fn build(rows: usize) -> Result<Array> {
     let base = alloc.allocate(total.max(1) * 8, 8)?.cast::<f64>();
     // SAFETY: `base` holds `total` float64, just allocated, zeroed.
     let elems = unsafe { std::slice::from_raw_parts_mut(base, total) };
+    // R's NA payload: the missing value of ?float64 (DESIGN §4).
+    let na = f64::from_bits(0x7ff0_0000_0000_07a2);
     for (k, x) in elems.iter_mut().enumerate() {
-        *x = value(k);
+        *x = if optional && missing(k) { na } else { value(k) };
     }
     let mut start = 0usize;
     for i in 0..rows {
-        let len = row_len(i);
+        let len = len(i);
         // SAFETY: row i's VarDimData is at data + i * stride inside the
         // array's data; its elements [start, start + len) lie in `elems`.
         unsafe {
@@ -134,6 +160,8 @@ pub fn run(ctx: &Ctx) {
         }
     }
 
+    missing_values(ctx, rows);
+
     let name = "ragged + scalar (new output)";
     let Some(add) = named(ctx, "add") else { return };
     let one = Array::from(1.0f64);
@@ -159,6 +187,73 @@ pub fn run(ctx: &Ctx) {
                         t,
                         2 * (total * 8 + rows * 16),
                     ),
+                    &format!("{total} elements"),
+                );
+            }
+        }
+    }
+}
+
+/// The sum over axis -1 of `var * ?float64` (10% missing) and the max
+/// over axis -1 of `var * float64` with empty rows, on one thread.
+fn missing_values(ctx: &Ctx, rows: usize) {
+    let total: usize = (0..rows).map(row_len).sum();
+    let name = "ragged ?float64 sum axis -1 (10% missing)";
+    if let Some(x) = or_skip(ctx, name, build_with(rows, row_len, true)) {
+        match reduce::sum(&x, Some(&[-1]), false) {
+            Err(e) => ctx.skipped(name, &e.to_string()),
+            Ok(r) => {
+                let mut start = 0usize;
+                for i in 0..rows.min(50) {
+                    let want: f64 = (start..start + row_len(i))
+                        .filter(|&k| !missing(k))
+                        .map(value)
+                        .sum();
+                    let got = r
+                        .index(&[i.into()])
+                        .and_then(|v| v.as_scalar::<f64>())
+                        .expect("element");
+                    assert_eq!(got, want, "row {i}");
+                    start += row_len(i);
+                }
+                let t = ctx.one.install(|| {
+                    median_time(ctx.runs, || {
+                        black_box(reduce::sum(&x, Some(&[-1]), false).expect("sum"));
+                    })
+                });
+                ctx.row(
+                    &Measurement::new(name, rows, t, total * 8 + rows * (16 + 8)),
+                    &format!("{total} elements"),
+                );
+            }
+        }
+    }
+    let total: usize = (0..rows).map(gap_row_len).sum();
+    let name = "ragged max axis -1 (10% empty rows)";
+    if let Some(x) = or_skip(ctx, name, build_with(rows, gap_row_len, false)) {
+        match reduce::max(&x, Some(&[-1]), false) {
+            Err(e) => ctx.skipped(name, &e.to_string()),
+            Ok(r) => {
+                assert_eq!(r.index(&[0.into()]).expect("row").to_json(), "null");
+                let mut start = 0usize;
+                for i in 0..rows.min(50) {
+                    let n = gap_row_len(i);
+                    let want = (start..start + n).map(value).reduce(f64::max);
+                    let got = r.index(&[i.into()]).expect("row").to_json();
+                    assert_eq!(
+                        got,
+                        want.map_or("null".into(), |w| format!("{w:?}")),
+                        "row {i}"
+                    );
+                    start += n;
+                }
+                let t = ctx.one.install(|| {
+                    median_time(ctx.runs, || {
+                        black_box(reduce::max(&x, Some(&[-1]), false).expect("max"));
+                    })
+                });
+                ctx.row(
+                    &Measurement::new(name, rows, t, total * 8 + rows * (16 + 8)),
                     &format!("{total} elements"),
                 );
             }

@@ -38,7 +38,7 @@ fn axes(ctx: &Ctx) {
     let Some(a) = or_skip(ctx, name, f64_matrix(rows, cols, |i| (i % 17) as f64)) else {
         return;
     };
-    for (axis, out_len) in [(0usize, cols), (1, rows)] {
+    for (axis, out_len) in [(0isize, cols), (1, rows)] {
         let name = format!("sum axis {axis}");
         if let Some(e) = reduce::sum(&a, Some(&[axis]), false).err() {
             ctx.skipped(&name, &e.to_string());

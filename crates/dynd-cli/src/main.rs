@@ -19,7 +19,9 @@ usage:
       parses JSON as SRC, assigns it into a new DST array, prints DST as compact JSON
   dynd call FUNC [--axes I,J,...] [--keepdims] DATASHAPE JSON [DATASHAPE JSON ...]
       applies the named callable to the arguments; line 1: the result's datashape;
-      line 2: its JSON";
+      line 2: its JSON; --axes (negative ones count from the innermost, -1) and
+      --keepdims apply to reductions (sum, prod, min, max, mean, all, any, count,
+      argmin, argmax, var, std)";
 
 fn run(args: &[String]) -> Result<String, Error> {
     let arg = |i: usize, what: &str| {
@@ -93,7 +95,7 @@ fn run(args: &[String]) -> Result<String, Error> {
         "call" => {
             let name = arg(1, "FUNC")?;
             let mut rest = &args[2..];
-            let mut axes: Option<Vec<i64>> = None;
+            let mut axes: Option<Vec<isize>> = None;
             let mut keepdims = false;
             while let Some(first) = rest.first() {
                 if first == "--keepdims" {
@@ -113,10 +115,10 @@ fn run(args: &[String]) -> Result<String, Error> {
                             2,
                         ),
                     };
-                    let parsed: Result<Vec<i64>, Error> = value
+                    let parsed: Result<Vec<isize>, Error> = value
                         .split(',')
                         .map(|s| {
-                            s.trim().parse::<i64>().map_err(|_| {
+                            s.trim().parse::<isize>().map_err(|_| {
                                 Error::invalid_argument(format!(
                                     "--axes takes comma-separated integers, got '{value}'"
                                 ))
@@ -146,20 +148,13 @@ fn run(args: &[String]) -> Result<String, Error> {
                 .collect::<Result<_, Error>>()?;
             let refs: Vec<&Array> = arrays.iter().collect();
             let out = if axes.is_some() || keepdims {
-                use dynd::compute as reduce;
-                let f = match name {
-                    "sum" => reduce::sum,
-                    "prod" => reduce::prod,
-                    "min" => reduce::min,
-                    "max" => reduce::max,
-                    "mean" => reduce::mean,
-                    "all" => reduce::all,
-                    "any" => reduce::any,
-                    _ => {
-                        return Err(Error::invalid_argument(format!(
-                            "--axes and --keepdims apply to reductions (sum, prod, min, max, mean, all, any), not '{name}'"
-                        )));
-                    }
+                use dynd::callable::reduce::{BuiltinReduction, Reduction};
+                let Some(kind) = BuiltinReduction::from_name(name) else {
+                    let names: Vec<&str> = BuiltinReduction::ALL.iter().map(|k| k.name()).collect();
+                    return Err(Error::invalid_argument(format!(
+                        "--axes and --keepdims apply to reductions ({}), not '{name}'",
+                        names.join(", ")
+                    )));
                 };
                 let [a] = refs.as_slice() else {
                     return Err(Error::invalid_argument(format!(
@@ -167,10 +162,7 @@ fn run(args: &[String]) -> Result<String, Error> {
                         refs.len()
                     )));
                 };
-                let axes = axes
-                    .map(|a| dynd::callable::reduce::signed_axes(&a))
-                    .transpose()?;
-                f(a, axes.as_deref(), keepdims)?
+                Reduction::builtin(kind).apply(a, axes.as_deref(), keepdims)?
             } else {
                 dynd::callable::lookup(name)?.call(&refs)?
             };

@@ -132,6 +132,16 @@ fn call_applies_callables_and_reductions() {
         (&["call", "sum", "--axes", "1", "2 * 3 * float64", "[[1.5,2,7],[-2.25,7,2.125]]"], "2 * float64\n[10.5,6.875]\n"),
         (&["call", "sum", "--axes=1", "--keepdims", "2 * 3 * float64", "[[1.5,2,7],[-2.25,7,2.125]]"], "2 * 1 * float64\n[[10.5],[6.875]]\n"),
         (&["call", "sum", "--axes", "1", "3 * var * int32", "[[1,2],[3,4,5],[6,7,8,9]]"], "3 * int64\n[3,12,30]\n"),
+        // Negative axes count from the innermost.
+        (&["call", "sum", "--axes", "-1", "3 * var * int32", "[[1,2],[3,4,5],[6,7,8,9]]"], "3 * int64\n[3,12,30]\n"),
+        (&["call", "sum", "--axes=-2", "--keepdims", "2 * 3 * float64", "[[1.5,2,7],[-2.25,7,2.125]]"], "1 * 3 * float64\n[[-0.75,9.0,9.125]]\n"),
+        // New reductions, by name, skipping missing values.
+        (&["call", "argmax", "--axes", "-1", "3 * var * ?float64", "[[1,null,3],[],[null]]"], "3 * ?int64\n[2,null,null]\n"),
+        (&["call", "argmax", "3 * ?float64", "[1,null,3]"], "?int64\n2\n"),
+        (&["call", "count", "--axes", "-1", "2 * var * ?int32", "[[1,null,3],[]]"], "2 * int64\n[2,0]\n"),
+        (&["call", "max", "--axes", "-1", "2 * var * float64", "[[1,5],[]]"], "2 * ?float64\n[5.0,null]\n"),
+        (&["call", "sum", "--axes", "0", "2 * var * int32", "[[1,2,3],[4]]"], "var * int64\n[5,2,3]\n"),
+        (&["call", "count_substring", "string", "\"aaaa\"", "string", "\"aa\""], "int64\n2\n"),
     ];
     for (args, want) in ok {
         let (code, out, err) = dynd(args);
@@ -145,7 +155,8 @@ fn call_applies_callables_and_reductions() {
         (&["call", "add", "int32"], "error[invalid_argument]: call takes DATASHAPE JSON pairs"),
         (&["call", "add", "--axes", "1", "int32", "1"], "error[invalid_argument]: --axes and --keepdims apply to reductions"),
         (&["call", "sum", "--axes", "x", "int32", "1"], "error[invalid_argument]: --axes takes comma-separated integers"),
-        (&["call", "sum", "--axes", "-1", "3 * int32", "[1,2,3]"], "error[index]:"),
+        (&["call", "sum", "--axes", "-2", "3 * int32", "[1,2,3]"], "error[index]: sum: axis -2 is out of range for 3 * int32, which has 1 dimension"),
+        (&["call", "argmin", "0 * int32", "[]"], "error[invalid_argument]: argmin of an empty extent"),
         (&["call", "divide", "int32", "7", "int32", "0"], "error[invalid_argument]: int32 division by zero"),
     ];
     assert_errors(cases);

@@ -170,6 +170,24 @@ fn main() -> Result<(), dynd::Error> {
         "min of an empty extent",
         reduce::min(&Array::from_json("0 * int32", "[]")?, None, false),
     );
+    let o = Array::from_json("3 * var * ?float64", "[[1, null, 3], [], [null]]")?;
+    show(
+        "sum over axis -1 of [[1,null,3],[],[null]] (missing values skipped)",
+        reduce::sum(&o, Some(&[-1]), false),
+    );
+    show(
+        "max over axis -1 (missing where nothing is left)",
+        reduce::max(&o, Some(&[-1]), false),
+    );
+    show(
+        "argmax over axis -1",
+        reduce::argmax(&o, Some(&[-1]), false),
+    );
+    show("count over all axes", reduce::count(&o, None, false));
+    show(
+        "sum over axis 0 of [[1,2],[3,4,5],[6,7,8,9]] (unequal rows combine)",
+        reduce::sum(&r, Some(&[0]), false),
+    );
 
     section("Bad input is a typed error, never a panic");
     show("uint8 <- 256", Array::from_json("uint8", "256"));

@@ -26,8 +26,8 @@
 //! | arithmetic | [`add`], [`subtract`], [`multiply`], [`divide`], [`modulo`], [`floor_divide`], [`remainder`], [`pow`], [`negative`], [`abs`] |
 //! | math | [`sqrt`], [`exp`], [`log`], [`sin`], [`cos`], [`tan`] |
 //! | comparison and logic | [`less`], [`less_equal`], [`equal`], [`not_equal`], [`greater`], [`greater_equal`], [`logical_and`], [`logical_or`], [`logical_not`] |
-//! | reductions | [`sum`], [`prod`], [`min`], [`max`], [`mean`], [`all`], [`any`] |
-//! | strings | [`find`], [`rfind`], [`count`], [`replace`], [`split`], [`startswith`], [`endswith`], [`contains`], [`concat()`] |
+//! | reductions | [`sum`], [`prod`], [`min`], [`max`], [`mean`], [`all`], [`any`], [`count`], [`argmin`], [`argmax`], [`var`], [`std`] |
+//! | strings | [`find`], [`rfind`], [`count_substring`], [`replace`], [`split`], [`startswith`], [`endswith`], [`contains`], [`concat()`] |
 //!
 //! Any other registered callable is reachable by name through [`call`].
 
@@ -84,8 +84,8 @@ impl std::ops::Neg for &Array {
 
 macro_rules! reduction_fns {
     ($($f:ident => $kind:ident: $what:literal;)*) => {$(
-        #[doc = concat!("The ", $what, " of `a` over `axes` (`None`: all), keeping reduced dims as `1 *` with `keepdims`. See [`crate::callable::reduce`] for result types.")]
-        pub fn $f(a: &Array, axes: Option<&[usize]>, keepdims: bool) -> Result<Array> {
+        #[doc = concat!("The ", $what, " of `a` over `axes` (`None`: all; -1 is the innermost), keeping reduced dims as `1 *` with `keepdims`; missing values are skipped. See [`crate::callable::reduce`] for result types.")]
+        pub fn $f(a: &Array, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
             Reduction::builtin(BuiltinReduction::$kind).apply(a, axes, keepdims)
         }
     )*};
@@ -99,6 +99,11 @@ reduction_fns! {
     mean => Mean: "mean";
     all => All: "logical and (every value non-zero)";
     any => Any: "logical or (some value non-zero)";
+    count => Count: "number of present values";
+    argmin => ArgMin: "position (int64) of the first smallest value";
+    argmax => ArgMax: "position (int64) of the first largest value";
+    var => Var: "population variance (ddof 0)";
+    std => Std: "population standard deviation (ddof 0)";
 }
 
 // ---- strings ----
@@ -120,8 +125,9 @@ pub fn rfind(s: &Array, sub: &Array) -> Result<Array> {
     strings::callable(strings::Op::RFind).call(&[s, sub])
 }
 
-/// The number of non-overlapping `sub` in each `s` (`int64`).
-pub fn count(s: &Array, sub: &Array) -> Result<Array> {
+/// The number of non-overlapping `sub` in each `s` (`int64`); registered
+/// as `count_substring` (`count` is the reduction counting present values).
+pub fn count_substring(s: &Array, sub: &Array) -> Result<Array> {
     strings::callable(strings::Op::Count).call(&[s, sub])
 }
 

@@ -289,8 +289,8 @@ fn reductions_accumulate_in_float32() {
     assert_eq!(s.tp().to_string(), "bfloat16");
     assert_eq!(s.to_json(), "300.0");
     let x = a("2 * 3 * bfloat16", "[[1, -2.5, 0.1], [4, NaN, 6]]");
-    type Reduce = fn(&Array, Option<&[usize]>, bool) -> dynd::Result<Array>;
-    let over_one_axis: [(&str, Reduce, usize, &str); 4] = [
+    type Reduce = fn(&Array, Option<&[isize]>, bool) -> dynd::Result<Array>;
+    let over_one_axis: [(&str, Reduce, isize, &str); 4] = [
         ("sum", compute::sum, 1, "[-1.4,NaN]"),
         ("prod", compute::prod, 0, "[4.0,NaN,0.6]"),
         ("min", compute::min, 1, "[-2.5,NaN]"),

@@ -75,8 +75,8 @@ fn every_function_on_scalars() {
     assert_eq!(two(strings::find, "hello", "l"), "2");
     assert_eq!(two(strings::rfind, "hello", "l"), "3");
     assert_eq!(two(strings::rfind, "hello", "z"), "-1");
-    assert_eq!(two(strings::count, "aaaa", "aa"), "2");
-    assert_eq!(two(strings::count, "abcabc", "bc"), "2");
+    assert_eq!(two(strings::count_substring, "aaaa", "aa"), "2");
+    assert_eq!(two(strings::count_substring, "abcabc", "bc"), "2");
     assert_eq!(two(strings::startswith, "hello", "he"), "true");
     assert_eq!(two(strings::startswith, "hello", "lo"), "false");
     assert_eq!(two(strings::endswith, "hello", "lo"), "true");
@@ -98,10 +98,13 @@ fn indexes_count_code_points() {
     assert_eq!(strings::find(&h, &s("é")).unwrap().to_json(), "1");
     assert_eq!(strings::find(&h, &s("o")).unwrap().to_json(), "4");
     assert_eq!(strings::rfind(&h, &s("")).unwrap().to_json(), "5");
-    assert_eq!(strings::count(&h, &s("")).unwrap().to_json(), "6");
+    assert_eq!(strings::count_substring(&h, &s("")).unwrap().to_json(), "6");
     let e = s("😀é😀");
     assert_eq!(strings::rfind(&e, &s("😀")).unwrap().to_json(), "2");
-    assert_eq!(strings::count(&e, &s("😀")).unwrap().to_json(), "2");
+    assert_eq!(
+        strings::count_substring(&e, &s("😀")).unwrap().to_json(),
+        "2"
+    );
     let r = strings::split(&s("αβγβδ"), &s("β")).unwrap();
     assert_eq!(strings_of(&r), ["α", "γ", "δ"]);
     let r = strings::replace(&h, &s(""), &s("·")).unwrap();
@@ -149,8 +152,11 @@ fn empty_strings() {
     assert_eq!(strings::find(&e, &e).unwrap().to_json(), "0");
     assert_eq!(strings::rfind(&e, &e).unwrap().to_json(), "0");
     assert_eq!(strings::find(&e, &s("a")).unwrap().to_json(), "-1");
-    assert_eq!(strings::count(&e, &e).unwrap().to_json(), "1");
-    assert_eq!(strings::count(&s("abc"), &e).unwrap().to_json(), "4");
+    assert_eq!(strings::count_substring(&e, &e).unwrap().to_json(), "1");
+    assert_eq!(
+        strings::count_substring(&s("abc"), &e).unwrap().to_json(),
+        "4"
+    );
     assert_eq!(strings::startswith(&e, &e).unwrap().to_json(), "true");
     assert_eq!(strings::endswith(&s("a"), &e).unwrap().to_json(), "true");
     assert_eq!(strings::contains(&e, &e).unwrap().to_json(), "true");
@@ -345,7 +351,11 @@ fn invalid_utf8_is_a_parse_error() {
 fn missing_values_propagate() {
     let x = a("3 * ?string", r#"["abc", null, ""]"#);
     check_ok(strings::find(&x, &s("b")), "3 * ?int64", "[1,null,-1]");
-    check_ok(strings::count(&x, &s("")), "3 * ?int64", "[4,null,1]");
+    check_ok(
+        strings::count_substring(&x, &s("")),
+        "3 * ?int64",
+        "[4,null,1]",
+    );
     check_ok(
         strings::endswith(&x, &s("c")),
         "3 * ?bool",
@@ -373,7 +383,7 @@ fn every_function_is_registered() {
     for name in [
         "find",
         "rfind",
-        "count",
+        "count_substring",
         "replace",
         "split",
         "startswith",
@@ -542,7 +552,7 @@ proptest! {
         let (h, p) = (s(&hay), s(&pat));
         prop_assert_eq!(strings::find(&h, &p).unwrap().as_scalar::<i64>().unwrap(), cp_index(&hay, hay.find(&*pat)));
         prop_assert_eq!(strings::rfind(&h, &p).unwrap().as_scalar::<i64>().unwrap(), cp_index(&hay, hay.rfind(&*pat)));
-        prop_assert_eq!(strings::count(&h, &p).unwrap().as_scalar::<i64>().unwrap(), hay.matches(&*pat).count() as i64);
+        prop_assert_eq!(strings::count_substring(&h, &p).unwrap().as_scalar::<i64>().unwrap(), hay.matches(&*pat).count() as i64);
         prop_assert_eq!(strings::startswith(&h, &p).unwrap().as_scalar::<bool>().unwrap(), hay.starts_with(&*pat));
         prop_assert_eq!(strings::endswith(&h, &p).unwrap().as_scalar::<bool>().unwrap(), hay.ends_with(&*pat));
         prop_assert_eq!(strings::contains(&h, &p).unwrap().as_scalar::<bool>().unwrap(), hay.contains(&*pat));
@@ -567,7 +577,7 @@ proptest! {
         let want_rfind: Vec<i64> = hays.iter().map(|h| cp_index(h, h.rfind(&*pat))).collect();
         prop_assert_eq!(ints_of(&strings::rfind(&x, &p).unwrap()), want_rfind);
         let want_count: Vec<i64> = hays.iter().map(|h| h.matches(&*pat).count() as i64).collect();
-        prop_assert_eq!(ints_of(&strings::count(&x, &p).unwrap()), want_count);
+        prop_assert_eq!(ints_of(&strings::count_substring(&x, &p).unwrap()), want_count);
         let want: Vec<bool> = hays.iter().map(|h| h.starts_with(&*pat)).collect();
         prop_assert_eq!(bools_of(&strings::startswith(&x, &p).unwrap()), want);
         let want: Vec<bool> = hays.iter().map(|h| h.ends_with(&*pat)).collect();

@@ -113,7 +113,7 @@ fn other_folds_and_types_agree_with_the_general_path() {
     for (what, v) in views(&x) {
         let n = rows_of(&v);
         for name in ["prod", "any", "all", "max", "min", "mean"] {
-            let f = |a: &Array, axes: Option<&[usize]>| -> dynd::Result<Array> {
+            let f = |a: &Array, axes: Option<&[isize]>| -> dynd::Result<Array> {
                 match name {
                     "prod" => reduce::prod(a, axes, false),
                     "any" => reduce::any(a, axes, false),

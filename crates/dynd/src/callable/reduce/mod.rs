@@ -1,62 +1,89 @@
-//! Reductions: sum, prod, min, max, mean, all, any, and reductions built
-//! from any binary callable (DESIGN §6).
+//! Reductions: sum, prod, min, max, mean, all, any, count, argmin, argmax,
+//! var, std, and reductions built from any binary callable (DESIGN §6).
+//! Built-in reductions skip missing values.
 //!
 //! ```
 //! use dynd::Array;
 //! use dynd::compute as reduce;
 //! let a = Array::from_json("2 * 3 * float64", "[[1.5, 2, 7], [-2.25, 7, 2.125]]").unwrap();
 //! assert_eq!(reduce::sum(&a, Some(&[1]), false).unwrap().to_json(), "[10.5,6.875]");
-//! assert_eq!(reduce::sum(&a, Some(&[1]), true).unwrap().tp().to_string(), "2 * 1 * float64");
+//! assert_eq!(reduce::sum(&a, Some(&[-1]), true).unwrap().tp().to_string(), "2 * 1 * float64");
 //! let v = Array::from_json("3 * var * int32", "[[1, 2], [3, 4, 5], [6, 7, 8, 9]]").unwrap();
 //! assert_eq!(reduce::sum(&v, Some(&[1]), false).unwrap().to_json(), "[3,12,30]");
 //! assert_eq!(reduce::max(&v, None, false).unwrap().to_json(), "9");
+//! // Missing values are skipped; an extent with nothing left is missing.
+//! let m = Array::from_json("3 * var * ?float64", "[[1, null, 3], [], [null]]").unwrap();
+//! let r = reduce::max(&m, Some(&[-1]), false).unwrap();
+//! assert_eq!((r.tp().to_string(), r.to_json()), ("3 * ?float64".into(), "[3.0,null,null]".into()));
+//! assert_eq!(reduce::sum(&m, Some(&[-1]), false).unwrap().to_json(), "[4.0,0.0,0.0]");
+//! assert_eq!(reduce::argmax(&m, Some(&[-1]), false).unwrap().to_json(), "[2,null,null]");
+//! // Unequal rows combine position by position.
+//! let u = Array::from_json("2 * var * int32", "[[1, 2, 3], [4]]").unwrap();
+//! assert_eq!(reduce::sum(&u, Some(&[0]), false).unwrap().to_json(), "[5,2,3]");
 //! ```
 //!
 //! # API
-//! - Functions on arrays, in [`crate::compute`]: `sum`, `prod`, `min`, `max`, `mean`,
-//!   `all`, `any` take `axes` (`None`: every axis) and `keepdims`.
+//! - Functions on arrays, in [`crate::compute`]: `sum`, `prod`, `min`,
+//!   `max`, `mean`, `all`, `any`, `count`, `argmin`, `argmax`, `var`, `std`
+//!   take `axes` (`None`: every axis; negative ones count from the
+//!   innermost) and `keepdims`.
 //! - [`Reduction`]: a reduction with its options; [`Reduction::with`]
 //!   gives a [`Callable`] for one configuration (options reach
-//!   `instantiate` through it). The registry holds `"sum"`, `"prod"`,
-//!   `"min"`, `"max"`, `"mean"`, `"all"` and `"any"` over every axis,
-//!   without keepdims.
+//!   `instantiate` through it). The registry holds every
+//!   [`BuiltinReduction`] by its name (`"sum"`, …, `"argmax"`, `"std"`)
+//!   over every axis, without keepdims.
 //! - [`reduce_with`]: a reduction from any binary callable `(T, T) -> T`
 //!   and an optional identity.
-//! - [`signed_axes`]: axes given as signed numbers (a command line's),
-//!   checked.
 //!
 //! Reduction callables are not scalar ([`CallableImpl::is_scalar`] is
 //! false): they resolve and instantiate on whole array types.
 //!
 //! # Result types
 //!
-//! | source | sum, prod | min, max | mean | all, any |
-//! |---|---|---|---|---|
-//! | bool | int64 | bool | float64 | bool |
-//! | int8 … int64 | int64 | same | float64 | bool |
-//! | uint8 … uint64 | uint64 | same | float64 | bool |
-//! | int128, uint128 | same | same | float64 | bool |
-//! | float16 | float16 | float16 | float64 | bool |
-//! | float32, float64 | same | same | float64 | bool |
-//! | `complex[float32]`, `complex[float64]` | same | a `Type` error | `complex[float64]` | bool |
+//! | source | sum, prod | min, max | mean | all, any | count | argmin, argmax | var, std |
+//! |---|---|---|---|---|---|---|---|
+//! | bool | int64 | bool | float64 | bool | int64 | int64 | float64 |
+//! | int8 … int64 | int64 | same | float64 | bool | int64 | int64 | float64 |
+//! | uint8 … uint64 | uint64 | same | float64 | bool | int64 | int64 | float64 |
+//! | int128, uint128 | same | same | float64 | bool | int64 | int64 | float64 |
+//! | float16 | float16 | float16 | float64 | bool | int64 | int64 | float64 |
+//! | float32, float64 | same | same | float64 | bool | int64 | int64 | float64 |
+//! | `complex[float32]`, `complex[float64]` | same | a `Type` error | `complex[float64]` | bool | int64 | a `Type` error | a `Type` error |
+//!
+//! An option source `?T` reduces as `T` with its missing values skipped.
+//! min, max, argmin, argmax, mean, var and std give `?R` (the table's `R`)
+//! when the source is optional or a reduced dim is var: an output element
+//! with nothing left to reduce (an empty var row, only missing values) is
+//! missing. sum, prod, count, all and any are never optional: what has
+//! nothing left is their identity.
 //!
 //! Like NumPy: integer sums and products wrap on overflow; float16 sums
 //! and products accumulate in float32 within each run and are rounded to
-//! float16 when stored; min and max propagate NaN; all and any test values
-//! against zero (NaN is true). Other element types (strings, structs,
-//! options) are a `Type` error naming the type.
+//! float16 when stored; min and max propagate NaN (a NaN in `?float64` is a
+//! present value; only the NA payload is missing), and argmin and argmax
+//! give the first NaN; all and any test values against zero (NaN is true).
+//! argmin and argmax give the position of the first best value within the
+//! reduced extent, counting missing values' positions too; over several
+//! reduced dims, in C order (NumPy's flat index). var and std are the
+//! population ones (ddof 0). Other element types (strings, structs,
+//! options of those) are a `Type` error naming the type.
+//!
+//! A source that is not optional but holds the NA bit pattern (a float64
+//! NaN with R's NA payload) reads as missing in an optional result.
 //!
 //! # Identities and empty extents
-//! sum 0, prod 1, all true, any false: an empty extent reduces to them
-//! (`sum` of `0 * int32` is 0). min and max have none: an empty extent is
-//! an `InvalidArgument` error naming the axis (as NumPy's ValueError). The
-//! mean of an empty extent is NaN (0/0), as NumPy's (without its warning).
+//! sum 0, prod 1, all true, any false, count 0: an empty extent reduces to
+//! them (`sum` of `0 * int32` is 0). min, max, argmin and argmax have none:
+//! over fixed dims of size 0 an empty extent is an `InvalidArgument` error
+//! naming the axis (as NumPy's ValueError); where a reduced dim is var (or
+//! the source optional) it is missing. The mean, var and std of an empty
+//! fixed extent are NaN (0/0), as NumPy's (without its warning).
 //!
 //! # Axes
 //! Axes number the dims of the type from 0 at the outermost; var dims
-//! count. An axis out of range or given twice is an `Index` error naming
-//! it (and [`signed_axes`] refuses negative ones). `Some(&[])` reduces
-//! nothing (the values converted to the result type).
+//! count; -1 is the innermost, -ndim the outermost. An axis out of range
+//! (naming it and the ndim) or given twice is an `Index` error.
+//! `Some(&[])` reduces nothing (the values converted to the result type).
 //!
 //! With `keepdims`, each reduced dim stays as `1 *` — a reduced var dim
 //! too.
@@ -67,16 +94,16 @@
 //!   `[3,12,30]`. Var dims reduced together with the dims inside them, or
 //!   with fixed dims outside them, work at any nesting: every value under
 //!   an output element is combined into it, and empty var elements add
-//!   nothing (the min over every axis of `[[],[4,2]]` is 2).
-//! - A kept var dim stays var in the output, with the source's lengths.
-//!   When a reduced dim lies outside it (axis 0 of `3 * var * int32`),
-//!   the elements combined must all have the same length, or the call is a
-//!   `Broadcast` error: "cannot reduce over axis 0 of 3 * var * int32: its
-//!   elements are ragged (...)". Rows of length 1 do not broadcast. An
-//!   output var element under an empty reduced extent is empty.
+//!   nothing (the min over every axis of `[[],[4,2]]` is 2, as `?int32`).
+//! - A kept var dim stays var in the output. When a reduced dim lies
+//!   outside it (axis 0 of `3 * var * int32`), its elements combine
+//!   position by position, as awkward does: an output element is as long
+//!   as the longest element combined into it (`[[1,2,3],[4]]` summed over
+//!   axis 0 is `var * int64` `[5,2,3]`). An output var element under an
+//!   empty reduced extent is empty.
 //!
 //! Not supported (clear errors, not wrong values):
-//! - min, max and user reductions without identity, when a kept dim lies
+//! - user reductions without identity, when a kept dim lies
 //!   between reduced axes and an output element's values would start after
 //!   the first row of the outer reduced axis (its first row is an empty var
 //!   element): an `InvalidArgument` error saying so. With an identity this
@@ -85,6 +112,12 @@
 //!   dims that are not all inside the kept ones (`2 * var * var * int32`
 //!   over axes 0 and 2): a `Type` error. Means over var dims into fixed
 //!   outputs, or over the innermost axes, work.
+//! - argmin, argmax, var, std, and the mean of an option source keep one
+//!   state per output element while they reduce, so their reduced dims
+//!   must lie inside the kept ones once the fixed dims after the last var
+//!   dim are moved (any axes of an array of fixed dims, the innermost axes
+//!   of a ragged one); otherwise (axis 0 of `3 * var * ?float64`) a `Type`
+//!   error says so. They fold a long run on one thread.
 //! - min and max of complex values (no order): a `Type` error.
 //! - user reductions over elements with arrmeta (strings, var, pointers):
 //!   a `Type` error.
@@ -99,7 +132,12 @@
 //! view is read contiguously), which changes the order again; the result
 //! depends only on the shape and strides, never on the thread count.
 //! Float min and max compare once per element in the hot loop and fold a
-//! block again when it held a NaN.
+//! block again when it held a NaN. A missing value is read as the
+//! identity (min's lane start value: +∞) by a select, not a branch, and a
+//! flag per lane records whether any value was present, so folds of `?T`
+//! stay vectorised. The mean of an option source, var and std fold each
+//! run into a (count, mean, squared deviations) state — two passes over
+//! the run — and merge runs with Chan's formula.
 //! Reducing the outer axis of a C-order array accumulates row by row into
 //! the output. User reductions ([`reduce_with`]) combine in index order,
 //! left to right, one element at a time, with no reassociation.
@@ -141,11 +179,21 @@ pub enum BuiltinReduction {
     All,
     /// `true` when some value is non-zero (identity false).
     Any,
+    /// The number of present values, as int64 (identity 0).
+    Count,
+    /// The position of the first smallest value, as int64 (no identity).
+    ArgMin,
+    /// The position of the first largest value, as int64 (no identity).
+    ArgMax,
+    /// The population variance (ddof 0), as float64.
+    Var,
+    /// The population standard deviation (ddof 0), as float64.
+    Std,
 }
 
 impl BuiltinReduction {
     /// Every built-in reduction.
-    pub const ALL: [BuiltinReduction; 7] = [
+    pub const ALL: [BuiltinReduction; 12] = [
         BuiltinReduction::Sum,
         BuiltinReduction::Prod,
         BuiltinReduction::Min,
@@ -153,7 +201,34 @@ impl BuiltinReduction {
         BuiltinReduction::Mean,
         BuiltinReduction::All,
         BuiltinReduction::Any,
+        BuiltinReduction::Count,
+        BuiltinReduction::ArgMin,
+        BuiltinReduction::ArgMax,
+        BuiltinReduction::Var,
+        BuiltinReduction::Std,
     ];
+
+    /// The built-in reduction registered as `name`, if any.
+    ///
+    /// ```
+    /// use dynd::callable::reduce::BuiltinReduction;
+    /// assert_eq!(BuiltinReduction::from_name("argmax"), Some(BuiltinReduction::ArgMax));
+    /// assert_eq!(BuiltinReduction::from_name("add"), None);
+    /// ```
+    pub fn from_name(name: &str) -> Option<BuiltinReduction> {
+        BuiltinReduction::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// `true` when its result is optional (`?R`) where an extent can be
+    /// empty — a reduced var dim — or the input is optional (DESIGN §6):
+    /// min, max, argmin, argmax, mean, var, std.
+    pub fn optional_result(self) -> bool {
+        use BuiltinReduction as R;
+        matches!(
+            self,
+            R::Min | R::Max | R::ArgMin | R::ArgMax | R::Mean | R::Var | R::Std
+        )
+    }
 
     /// Its name (`"sum"`), as registered.
     pub fn name(self) -> &'static str {
@@ -165,21 +240,52 @@ impl BuiltinReduction {
             BuiltinReduction::Mean => "mean",
             BuiltinReduction::All => "all",
             BuiltinReduction::Any => "any",
+            BuiltinReduction::Count => "count",
+            BuiltinReduction::ArgMin => "argmin",
+            BuiltinReduction::ArgMax => "argmax",
+            BuiltinReduction::Var => "var",
+            BuiltinReduction::Std => "std",
         }
     }
 
-    /// The result element type over elements of type `elem`; a `Type`
-    /// error when the reduction does not take them.
+    /// The result element type over elements of type `elem` (a builtin,
+    /// or an option of one: `?float64` gives `?float64` for min, `float64`
+    /// for sum), when no reduced dim is var; a `Type` error when the
+    /// reduction does not take them.
+    ///
+    /// ```
+    /// use dynd::Type;
+    /// use dynd::callable::reduce::BuiltinReduction;
+    /// let f = |k: BuiltinReduction, t: &str| k.result_type(&Type::parse(t).unwrap()).unwrap().to_string();
+    /// assert_eq!(f(BuiltinReduction::Sum, "?int32"), "int64");
+    /// assert_eq!(f(BuiltinReduction::ArgMax, "?float64"), "?int64");
+    /// assert_eq!(f(BuiltinReduction::Std, "int8"), "float64");
+    /// ```
     pub fn result_type(self, elem: &Type) -> Result<Type> {
-        elem.as_builtin()
-            .and_then(|b| ops::builtin(self, b))
-            .map(|(r, _)| Type::builtin(r))
+        self.result_type_of(elem, false)
+    }
+
+    /// [`BuiltinReduction::result_type`], optional also when `var_reduced`
+    /// (a reduced dim is var).
+    fn result_type_of(self, elem: &Type, var_reduced: bool) -> Result<Type> {
+        let (b, skip) = builtin_elem(elem);
+        let opt = self.optional_result() && (skip || var_reduced);
+        b.and_then(|b| ops::builtin(self, b, skip, opt))
+            .map(|(r, _)| {
+                let r = Type::builtin(r);
+                if opt {
+                    Type::option(r.clone()).unwrap_or(r)
+                } else {
+                    r
+                }
+            })
             .ok_or_else(|| {
+                use BuiltinReduction as R;
                 let takes = match self {
-                    BuiltinReduction::Min | BuiltinReduction::Max => {
-                        "bool, integers and floats (complex values have no order)"
+                    R::Min | R::Max | R::ArgMin | R::ArgMax | R::Var | R::Std => {
+                        "bool, integers and floats, or options of them (complex values have no order)"
                     }
-                    _ => "bool, integers, floats and complex",
+                    _ => "bool, integers, floats and complex, or options of them",
                 };
                 Error::type_error(format!(
                     "{} does not take elements of type {elem}: it takes {takes}",
@@ -214,7 +320,7 @@ enum Op {
 pub struct Reduction {
     name: String,
     op: Op,
-    axes: Option<Vec<usize>>,
+    axes: Option<Vec<isize>>,
     keepdims: bool,
 }
 
@@ -266,8 +372,9 @@ impl Reduction {
         &self.name
     }
 
-    /// The axes it reduces (`None`: all).
-    pub fn axes(&self) -> Option<&[usize]> {
+    /// The axes it reduces (`None`: all; negative ones count from the
+    /// innermost, -1).
+    pub fn axes(&self) -> Option<&[isize]> {
         self.axes.as_deref()
     }
 
@@ -276,11 +383,12 @@ impl Reduction {
         self.keepdims
     }
 
-    /// The same reduction over `axes` (`None`: all), with `keepdims`, as a
-    /// callable. Bad axes are an `Index` error when it is resolved.
-    pub fn with(&self, axes: Option<&[usize]>, keepdims: bool) -> Callable {
+    /// The same reduction over `axes` (`None`: all; -1 is the innermost),
+    /// with `keepdims`, as a callable. Bad axes are an `Index` error when
+    /// it is resolved.
+    pub fn with(&self, axes: Option<&[isize]>, keepdims: bool) -> Callable {
         Callable::new(Reduction {
-            axes: axes.map(<[usize]>::to_vec),
+            axes: axes.map(<[isize]>::to_vec),
             keepdims,
             ..self.clone()
         })
@@ -291,8 +399,9 @@ impl Reduction {
         Callable::new(self.clone())
     }
 
-    /// Reduces `a` over `axes` (`None`: all), with `keepdims`.
-    pub fn apply(&self, a: &Array, axes: Option<&[usize]>, keepdims: bool) -> Result<Array> {
+    /// Reduces `a` over `axes` (`None`: all; -1 is the innermost), with
+    /// `keepdims`.
+    pub fn apply(&self, a: &Array, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
         self.with(axes, keepdims).call(&[a])
     }
 
@@ -304,9 +413,17 @@ impl Reduction {
         };
         let mut reduced = vec![false; ndim];
         for &axis in axes {
-            let Some(r) = reduced.get_mut(axis) else {
+            let at = if axis < 0 {
+                axis.checked_add_unsigned(ndim)
+            } else {
+                Some(axis)
+            };
+            let Some(r) = at
+                .and_then(|a| usize::try_from(a).ok())
+                .and_then(|a| reduced.get_mut(a))
+            else {
                 return Err(Error::index(format!(
-                    "{}: axis {axis} is out of range for {tp}, which has {ndim} dimension{}",
+                    "{}: axis {axis} is out of range for {tp}, which has {ndim} dimension{} (axes -{ndim}..{ndim})",
                     self.name,
                     if ndim == 1 { "" } else { "s" }
                 )));
@@ -321,10 +438,11 @@ impl Reduction {
         Ok(reduced)
     }
 
-    /// The result element type over `elem`.
-    fn result_elem(&self, elem: &Type) -> Result<Type> {
+    /// The result element type over `elem`, when `var_reduced` (a reduced
+    /// dim is var) or not.
+    fn result_elem(&self, elem: &Type, var_reduced: bool) -> Result<Type> {
         match &self.op {
-            Op::Builtin(kind) => kind.result_type(elem),
+            Op::Builtin(kind) => kind.result_type_of(elem, var_reduced),
             Op::User { op, .. } => {
                 if elem.is_symbolic() || elem.arrmeta_size() != 0 || elem.has_blockref() {
                     return Err(Error::type_error(format!(
@@ -356,7 +474,7 @@ impl Reduction {
     fn resolve_one(&self, src: &Type) -> Result<(Type, Vec<bool>)> {
         src.require_concrete("a reduction")?;
         let reduced = self.reduced(src)?;
-        let elem = self.result_elem(src.dtype())?;
+        let elem = self.result_elem(src.dtype(), var_reduced(src, &reduced))?;
         let out = self.out_type(src, &reduced, elem)?;
         Ok((out, reduced))
     }
@@ -427,22 +545,40 @@ impl CallableImpl for Reduction {
         let dims = unsafe {
             plan::build_dims(src_tp, src_meta, dst_tp, dst_meta, &reduced, self.keepdims)
         }?;
-        let builtin = matches!(self.op, Op::Builtin(_));
-        let mut dims = plan::simplify(dims, builtin);
         let elem = src_tp.dtype();
         let out_elem = dst_tp.dtype();
-        let (op, finish, user) = match &self.op {
+        let (op, finish, user, dims, tail) = match &self.op {
             Op::Builtin(kind) => {
-                let (_, make) = elem
-                    .as_builtin()
-                    .and_then(|b| ops::builtin(*kind, b))
+                let (b, skip) = builtin_elem(elem);
+                let opt = kind.optional_result() && (skip || var_reduced(src_tp, &reduced));
+                let (_, make) = b
+                    .and_then(|b| ops::builtin(*kind, b, skip, opt))
                     .ok_or_else(|| Error::type_error(format!("{} of {src_tp}", self.name)))?;
-                let finish = if *kind == BuiltinReduction::Mean {
-                    self.mean_finish(src_tp, &mut dims)?
+                let op = make();
+                if op.state_size() > 0 {
+                    // Stateful: the reduced dims inside the kept ones, in C
+                    // order (argmin's positions count in it).
+                    let dims = plan::simplify(dims, plan::Order::KeptFirst);
+                    let tail = plan::tail(&dims).map_err(|()| {
+                        Error::type_error(format!(
+                            "{}: over axes {:?} of {src_tp} is not supported: a kept var dim lies inside a reduced dim (reduce the inner axes first)",
+                            self.name,
+                            self.axes.as_deref().unwrap_or(&[])
+                        ))
+                    })?;
+                    if op.state_size() > ops::STATE_MAX {
+                        return Err(Error::type_error(format!("{} of {src_tp}", self.name)));
+                    }
+                    (op, Finish::None, None, dims, tail)
                 } else {
-                    Finish::None
-                };
-                (make(), finish, None)
+                    let mut dims = plan::simplify(dims, plan::Order::Memory);
+                    let finish = if *kind == BuiltinReduction::Mean {
+                        self.mean_finish(src_tp, &mut dims)?
+                    } else {
+                        Finish::None
+                    };
+                    (op, finish, None, dims, None)
+                }
             }
             Op::User { op, identity } => {
                 let identity = match identity {
@@ -457,6 +593,8 @@ impl CallableImpl for Reduction {
                     Box::new(user) as Box<dyn ops::ReduceOp>,
                     Finish::None,
                     Some(op),
+                    plan::simplify(dims, plan::Order::Given),
+                    None,
                 )
             }
         };
@@ -472,6 +610,7 @@ impl CallableImpl for Reduction {
                 name: self.name.clone(),
                 src_tp: src_tp.clone(),
                 dst_tp: dst_tp.clone(),
+                tail,
             }),
         };
         // SAFETY: (1) `offset` is a free slot; the first child goes in the
@@ -592,19 +731,28 @@ pub fn reduce_with(op: &Callable, identity: Option<&Array>) -> Result<Reduction>
     Reduction::user(&format!("reduce({})", op.name()), op, identity)
 }
 
-/// Axes given as signed numbers, checked: a negative one is an `Index`
-/// error naming it (axes count from 0 at the outermost dim). Range and
-/// repeats are checked against the array when the reduction resolves.
-pub fn signed_axes(axes: &[i64]) -> Result<Vec<usize>> {
-    axes.iter()
-        .map(|&a| {
-            usize::try_from(a).map_err(|_| {
-                Error::index(format!(
-                    "axis {a} is negative (axes count from 0 at the outermost dim) in {axes:?}"
-                ))
-            })
-        })
-        .collect()
+/// The builtin type of reduction elements `elem` (a builtin, or an option
+/// of one), and whether they are optional.
+fn builtin_elem(elem: &Type) -> (Option<crate::types::BuiltinType>, bool) {
+    match elem.option_value() {
+        Some(v) => (v.as_builtin(), true),
+        None => (elem.as_builtin(), false),
+    }
+}
+
+/// `true` when a var dim of `tp` is among the `reduced` ones.
+fn var_reduced(tp: &Type, reduced: &[bool]) -> bool {
+    let mut t = tp;
+    for &r in reduced {
+        if r && matches!(t.kind(), TypeKind::VarDim { .. }) {
+            return true;
+        }
+        match t.dim_elem() {
+            Some(e) => t = e,
+            None => break,
+        }
+    }
+    false
 }
 
 /// Registers the built-in reductions, over every axis, without keepdims.
@@ -647,7 +795,7 @@ mod tests {
         }
         .unwrap();
         assert_eq!(dims.len(), 3);
-        let dims = plan::simplify(dims, true);
+        let dims = plan::simplify(dims, plan::Order::Memory);
         assert_eq!(dims.len(), 1);
         assert!(matches!(dims[0].src, SrcDim::Fixed { size: 6, stride: 4 }));
     }
@@ -656,11 +804,16 @@ mod tests {
     fn builtin_table_covers_every_numeric_type() {
         for b in BuiltinType::ALL {
             for kind in BuiltinReduction::ALL {
-                let r = ops::builtin(kind, b);
-                let expect_none = b == BuiltinType::Void
-                    || (matches!(kind, BuiltinReduction::Min | BuiltinReduction::Max)
-                        && matches!(b, BuiltinType::Complex64 | BuiltinType::Complex128));
-                assert_eq!(r.is_none(), expect_none, "{kind:?} of {b}");
+                use BuiltinReduction as R;
+                for (skip, opt) in [(false, false), (false, true), (true, false), (true, true)] {
+                    let r = ops::builtin(kind, b, skip, opt);
+                    let expect_none = b == BuiltinType::Void
+                        || (matches!(
+                            kind,
+                            R::Min | R::Max | R::ArgMin | R::ArgMax | R::Var | R::Std
+                        ) && matches!(b, BuiltinType::Complex64 | BuiltinType::Complex128));
+                    assert_eq!(r.is_none(), expect_none, "{kind:?} of {b}");
+                }
             }
         }
     }

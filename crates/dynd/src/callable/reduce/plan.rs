@@ -20,7 +20,7 @@
 //! fixed dims after the last var dim by decreasing source stride, so the
 //! innermost loop is the one that walks memory contiguously.
 
-use super::ops::{CountOp, Ctx, ReduceOp, Span};
+use super::ops::{CountOp, Ctx, ReduceOp, Span, StateBuf};
 use crate::error::{Error, Result};
 use crate::kernels::loops::Rows;
 use crate::kernels::{Kernel, KernelRef};
@@ -231,23 +231,39 @@ pub(super) unsafe fn build_dims(
     Ok(dims)
 }
 
+/// How [`simplify`] may reorder the fixed dims after the last var dim.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Order {
+    /// As given (user reductions combine in index order).
+    Given,
+    /// By decreasing source stride, so the innermost loop walks memory
+    /// contiguously (built-in, commutative reductions).
+    Memory,
+    /// Kept dims first, then reduced ones, each in their order (stateful
+    /// reductions: their state lives inside the kept dims, and argmin's
+    /// positions count in C order).
+    KeptFirst,
+}
+
 /// Drops fixed dims of size 1, reorders the fixed dims after the last var
-/// dim by decreasing source stride (when `reorder`), and merges
-/// neighbouring fixed dims that lie in memory as one.
-pub(super) fn simplify(dims: Vec<Dim>, reorder: bool) -> Vec<Dim> {
+/// dim as `order` says, and merges neighbouring fixed dims that lie in
+/// memory as one.
+pub(super) fn simplify(dims: Vec<Dim>, order: Order) -> Vec<Dim> {
     let mut dims: Vec<Dim> = dims
         .into_iter()
         .filter(|d| d.fixed_size() != Some(1))
         .collect();
-    if reorder {
-        let start = dims
-            .iter()
-            .rposition(|d| d.fixed_size().is_none())
-            .map_or(0, |i| i + 1);
-        dims[start..].sort_by_key(|d| match d.src {
+    let start = dims
+        .iter()
+        .rposition(|d| d.fixed_size().is_none())
+        .map_or(0, |i| i + 1);
+    match order {
+        Order::Given => {}
+        Order::Memory => dims[start..].sort_by_key(|d| match d.src {
             SrcDim::Fixed { stride, .. } => std::cmp::Reverse(stride.unsigned_abs()),
             SrcDim::Var { .. } => std::cmp::Reverse(0),
-        });
+        }),
+        Order::KeptFirst => dims[start..].sort_by_key(Dim::reduced),
     }
     let mut out: Vec<Dim> = Vec::with_capacity(dims.len());
     for d in dims {
@@ -265,6 +281,17 @@ pub(super) fn simplify(dims: Vec<Dim>, reorder: bool) -> Vec<Dim> {
         tail &= d.reduced();
     }
     out
+}
+
+/// The level where a stateful op's reduced dims start (`None`: nothing is
+/// reduced): every dim from it on is reduced, none before it. `Err` when a
+/// reduced dim lies outside a kept one.
+pub(super) fn tail(dims: &[Dim]) -> std::result::Result<Option<usize>, ()> {
+    let b = dims.iter().rposition(|d| !d.reduced()).map_or(0, |i| i + 1);
+    if dims[..b].iter().any(Dim::reduced) {
+        return Err(());
+    }
+    Ok((b < dims.len()).then_some(b))
 }
 
 /// `outer` and `inner` as one dim, when they are fixed, both reduced or
@@ -403,6 +430,8 @@ pub(super) struct Info {
     pub src_tp: Type,
     /// The output type.
     pub dst_tp: Type,
+    /// A stateful op's level where the reduced dims start ([`tail`]).
+    pub tail: Option<usize>,
 }
 
 /// The reduction kernel (one source).
@@ -452,6 +481,12 @@ impl Kernel for ReduceKernel {
                 _ => None,
             },
             restrict: None,
+            state: std::ptr::null_mut(),
+        };
+        let mut buf = StateBuf::new();
+        let walker = Walker {
+            state: buf.0.as_mut_ptr(),
+            ..walker
         };
         match self.split {
             split if split.chunk > 0 && rayon::current_num_threads() > 1 => {
@@ -460,8 +495,10 @@ impl Kernel for ReduceKernel {
                 (0..tasks).into_par_iter().try_for_each(|t| {
                     let (walker, dst, src) = shared.get();
                     let lo = t * split.chunk;
+                    let mut buf = StateBuf::new();
                     let w = Walker {
                         restrict: Some((split.level, lo, split.chunk.min(split.size - lo))),
+                        state: buf.0.as_mut_ptr(),
                         ..*walker
                     };
                     // SAFETY: the caller's promises (Kernel::single 1); the
@@ -521,6 +558,9 @@ struct Walker<'a> {
     /// `(level, lo, len)`: walk only indices `lo..lo + len` of that kept
     /// fixed dim (a parallel task).
     restrict: Option<(usize, usize, usize)>,
+    /// A stateful op's state for the output element being reduced (this
+    /// walk's own buffer).
+    state: *mut u8,
 }
 
 /// A visitor of output runs: the output elements, and the side buffer's
@@ -538,6 +578,7 @@ impl Walker<'_> {
             src,
             ss,
             n,
+            state: self.state,
         }
     }
 
@@ -564,6 +605,16 @@ impl Walker<'_> {
             unsafe { self.init_or_accumulate(self.span(dst, 0, src, 0, 1), first) }?;
             return Ok(1);
         };
+        if self.info.tail == Some(level) {
+            // A stateful op: the output element's reduction starts here.
+            // SAFETY: (1); the state buffer is this walk's, of the op's size.
+            unsafe {
+                self.op.reset(self.state);
+                let count = self.dim(level, d, dst, src, true, false)?;
+                self.op.finish(dst, self.state)?;
+                return Ok(count);
+            }
+        }
         // SAFETY: (1).
         let count = unsafe { self.dim(level, d, dst, src, first, defer) }?;
         if self.divide_at == Some(level) {
@@ -614,7 +665,7 @@ impl Walker<'_> {
             }
         };
         let last = level + 1 == self.dims.len();
-        let (dp, ds, first) = match &d.dst {
+        let (dp, ds, first, fresh) = match &d.dst {
             DstDim::Reduced => {
                 let total = if n == 0 {
                     0
@@ -643,11 +694,13 @@ impl Walker<'_> {
                 }
                 return Ok(total);
             }
-            DstDim::Fixed { stride } => (dst, *stride, first),
+            DstDim::Fixed { stride } => (dst, *stride, first, n),
             DstDim::Var(v) => {
                 // SAFETY: (1) the output element is a var dim's data.
                 let mut dv: VarDimData = unsafe { read(dst) };
                 let mut first = first;
+                // Output elements from `fresh` on get their first value here.
+                let mut fresh = n;
                 if dv.begin.is_null() {
                     // Never written (or only filled with the identity, which
                     // leaves it empty): it starts here.
@@ -659,9 +712,33 @@ impl Walker<'_> {
                     unsafe { dst.cast::<VarDimData>().write_unaligned(dv) };
                     first = true;
                 } else if dv.size != n {
-                    return Err(self.ragged(level, dv.size, n));
+                    if !self.dims[..level].iter().any(Dim::reduced) {
+                        return Err(self.ragged(level, dv.size, n));
+                    }
+                    // Rows of unequal length under a reduced dim combine
+                    // position by position (as awkward does): a longer row
+                    // extends the output element, whose new positions
+                    // start with this row's values.
+                    if n > dv.size {
+                        let begin = v.allocate(n, &self.info.dst_tp)?;
+                        // SAFETY: `allocate` checked that the output's
+                        // elements are packed (offset 0, stride = size):
+                        // the old element's `size` values lie at its begin;
+                        // the new block holds `n` of them, and is apart.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                dv.begin.cast_const(),
+                                begin,
+                                dv.size * v.elem_size,
+                            );
+                        }
+                        fresh = dv.size;
+                        dv = VarDimData { begin, size: n };
+                        // SAFETY: (1) the output element is writable.
+                        unsafe { dst.cast::<VarDimData>().write_unaligned(dv) };
+                    }
                 }
-                (dv.begin.wrapping_offset(v.offset), v.stride, first)
+                (dv.begin.wrapping_offset(v.offset), v.stride, first, fresh)
             }
         };
         let (lo, len) = match self.restrict {
@@ -670,6 +747,49 @@ impl Walker<'_> {
         };
         let dp = dp.wrapping_offset(lo as isize * ds);
         let sp = sp.wrapping_offset(lo as isize * ss);
+        if fresh >= len {
+            // SAFETY: (1).
+            return unsafe { self.kept(level, dp, ds, sp, ss, len, first) };
+        }
+        // SAFETY: (1) the output element holds `len` elements (var: `lo` is
+        // 0), the first `fresh` of them written before.
+        unsafe {
+            let old = self.kept(level, dp, ds, sp, ss, fresh, first)?;
+            let at = fresh as isize;
+            let new = self.kept(
+                level,
+                dp.wrapping_offset(at * ds),
+                ds,
+                sp.wrapping_offset(at * ss),
+                ss,
+                len - fresh,
+                true,
+            )?;
+            Ok(old + new)
+        }
+    }
+
+    /// [`Walker::dim`] at a kept dim: its `len` elements, `ds` and `ss`
+    /// bytes apart from `dp` and `sp`.
+    ///
+    /// # Safety
+    /// 1. `len` output and source elements of the dims below `level` lie
+    ///    at those strides, as [`Walker::walk`] needs them.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn kept(
+        &self,
+        level: usize,
+        dp: *mut u8,
+        ds: isize,
+        sp: *const u8,
+        ss: isize,
+        len: usize,
+        first: bool,
+    ) -> Result<usize> {
+        if len == 0 {
+            return Ok(0);
+        }
+        let last = level + 1 == self.dims.len();
         if last {
             // SAFETY: (1) len elements of each at their strides.
             unsafe { self.init_or_accumulate(self.span(dp, ds, sp, ss, len), first) }?;

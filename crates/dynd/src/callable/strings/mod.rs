@@ -1,4 +1,4 @@
-//! String functions: `find`, `rfind`, `count`, `startswith`, `endswith`,
+//! String functions: `find`, `rfind`, `count_substring`, `startswith`, `endswith`,
 //! `contains`, `concat`, `replace` and `split`, as callables lifted over
 //! any fixed and var dims with broadcasting, like every other callable.
 //!
@@ -6,7 +6,7 @@
 //! |---|---|---|---|
 //! | `find(s, sub)` | string, string | int64 | code point index of the first `sub` in `s`; -1 when absent; an empty `sub` is at 0 |
 //! | `rfind(s, sub)` | string, string | int64 | code point index of the last `sub`; -1 when absent; an empty `sub` is at the end (the length of `s`) |
-//! | `count(s, sub)` | string, string | int64 | non-overlapping occurrences, from the left (`count("aaaa", "aa")` is 2); an empty `sub` matches between every two code points and at both ends: length + 1 |
+//! | `count_substring(s, sub)` | string, string | int64 | non-overlapping occurrences, from the left (`count_substring("aaaa", "aa")` is 2); an empty `sub` matches between every two code points and at both ends: length + 1 |
 //! | `startswith(s, p)`, `endswith(s, p)`, `contains(s, p)` | string, string | bool | an empty `p` always matches |
 //! | `concat(a, b)` | string, string | string | `a` followed by `b` |
 //! | `replace(s, old, new)` | string, string, string | string | every non-overlapping `old`, from the left; an empty `old` inserts `new` between every two code points and at both ends (`replace("abc", "", "-")` is `"-a-b-c-"`) |
@@ -95,7 +95,7 @@ impl Op {
         match self {
             Op::Find => "find",
             Op::RFind => "rfind",
-            Op::Count => "count",
+            Op::Count => "count_substring",
             Op::StartsWith => "startswith",
             Op::EndsWith => "endswith",
             Op::Contains => "contains",

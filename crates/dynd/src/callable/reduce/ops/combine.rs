@@ -16,6 +16,11 @@ pub(in crate::callable::reduce) trait Combine<A>:
     fn identity() -> A;
     /// `op(a, b)`, `a` holding the earlier elements.
     fn combine(a: A, b: A) -> A;
+    /// A source value as an accumulator (its conversion; a count's 1).
+    #[inline(always)]
+    fn lift<S: Cvt<A>>(x: S) -> A {
+        x.cvt()
+    }
     /// `true` when [`Combine::fast`] may drop a NaN: a contiguous fold then
     /// uses it, flags the NaNs it reads, and folds a block that had one
     /// again with `combine` (float min and max: one compare instead of two
@@ -44,6 +49,8 @@ pub(in crate::callable::reduce) struct MinK;
 pub(in crate::callable::reduce) struct MaxK;
 /// Logical and.
 pub(in crate::callable::reduce) struct AllK;
+/// Counts values: each is 1, summed.
+pub(in crate::callable::reduce) struct CountK;
 /// Logical or.
 pub(in crate::callable::reduce) struct AnyK;
 
@@ -119,3 +126,19 @@ combine!(MinK, bool, false, true, |a, b| a & b);
 combine!(MaxK, bool, false, false, |a, b| a | b);
 combine!(AllK, Truth, true, Truth(true), |a, b| Truth(a.0 & b.0));
 combine!(AnyK, Truth, true, Truth(false), |a, b| Truth(a.0 | b.0));
+
+impl Combine<i64> for CountK {
+    const HAS_IDENTITY: bool = true;
+    #[inline(always)]
+    fn identity() -> i64 {
+        0
+    }
+    #[inline(always)]
+    fn combine(a: i64, b: i64) -> i64 {
+        a.wrapping_add(b)
+    }
+    #[inline(always)]
+    fn lift<S: Cvt<i64>>(_: S) -> i64 {
+        1
+    }
+}

@@ -6,39 +6,72 @@ use super::*;
 /// Combines the lanes, pairwise.
 #[inline(always)]
 pub(super) fn lanes<K: Combine<A>, A: Copy>(a: [A; LANES]) -> A {
-    let c = K::combine;
+    lanes_by(a, K::combine)
+}
+
+/// Combines the lanes pairwise by `c`.
+#[inline(always)]
+fn lanes_by<A: Copy>(a: [A; LANES], c: impl Fn(A, A) -> A) -> A {
     c(
         c(c(a[0], a[1]), c(a[2], a[3])),
         c(c(a[4], a[5]), c(a[6], a[7])),
     )
 }
 
+/// A source value as an accumulator, and whether it is present: with
+/// `SKIP`, a missing value reads as the identity (a select, not a branch,
+/// so folds stay vectorised) and is not present.
+#[inline(always)]
+pub(super) fn load<K, S, A, M>(x: S) -> (A, bool)
+where
+    K: Combine<A>,
+    S: NaRaw + Cvt<A>,
+    M: Mode,
+{
+    if M::SKIP {
+        let na = x.is_na();
+        let v = K::lift(x);
+        (if na { K::identity() } else { v }, !na)
+    } else {
+        (K::lift(x), true)
+    }
+}
+
 /// Folds `n >= 1` elements (at most a block) `s` bytes apart from `p`:
 /// element `j` of the first `n - n % LANES` into lane `j % LANES`, then the
-/// combined lanes with the rest, in order.
+/// combined lanes with the rest, in order. Also returns whether any element
+/// was present (always, without `SKIP`).
 ///
 /// # Safety
 /// 1. `p + j * s` is a readable `S` for every `j < n`.
 #[inline(always)]
-pub(super) unsafe fn fold_block<K, S, A>(p: *const u8, s: isize, n: usize) -> A
+pub(super) unsafe fn fold_block<K, S, A, M>(p: *const u8, s: isize, n: usize) -> (A, bool)
 where
     K: Combine<A>,
-    S: Pod + Cvt<A>,
+    S: NaRaw + Cvt<A>,
     A: Copy,
+    M: Mode,
 {
+    let ld1 = |j: usize| -> (A, bool) {
+        // SAFETY: (1) the callers pass j < n.
+        let x: S = unsafe { ld(p.wrapping_offset(j as isize * s)) };
+        load::<K, S, A, M>(x)
+    };
     if n < LANES {
         // No whole lane group: the lanes would all hold the identity, and
         // combine to it, so this is the same fold without their set-up
         // (short var rows are the common case).
         let mut r = K::identity();
+        let mut seen = !M::SKIP;
         for j in 0..n {
-            // SAFETY: (1) j < n.
-            let x: S = unsafe { ld(p.wrapping_offset(j as isize * s)) };
-            r = K::combine(r, x.cvt());
+            let (x, present) = ld1(j);
+            r = K::combine(r, x);
+            seen |= present;
         }
-        return r;
+        return (r, seen);
     }
     let mut acc = [K::identity(); LANES];
+    let mut seen = [!M::SKIP; LANES];
     let body = n - n % LANES;
     if contiguous::<S>(p, s) {
         // SAFETY: (1) with s = size_of::<S>() and alignment checked: n
@@ -49,49 +82,77 @@ where
             let mut nan = [false; LANES];
             for c in chunks {
                 for l in 0..LANES {
-                    let x: A = c[l].cvt();
+                    let (x, present) = load::<K, S, A, M>(c[l]);
                     acc[l] = K::fast(acc[l], x);
                     nan[l] |= K::is_nan(x);
-                }
-            }
-            if nan.contains(&true) {
-                acc = [K::identity(); LANES];
-                for c in chunks {
-                    for l in 0..LANES {
-                        acc[l] = K::combine(acc[l], c[l].cvt());
+                    if M::SKIP {
+                        seen[l] |= present;
                     }
                 }
             }
-        } else {
-            for c in chunks {
-                for l in 0..LANES {
-                    acc[l] = K::combine(acc[l], c[l].cvt());
+            // Without a NaN, `fast` is `combine`: the lanes and the tail
+            // combine with it too (short var rows spend much of their time
+            // there), and the result is the same as `combine`'s.
+            let mut r = lanes_by(acc, K::fast);
+            let mut any = seen.contains(&true);
+            let mut had_nan = nan.contains(&true);
+            for &x in tail {
+                let (x, present) = load::<K, S, A, M>(x);
+                r = K::fast(r, x);
+                had_nan |= K::is_nan(x);
+                any |= present;
+            }
+            if had_nan {
+                acc = [K::identity(); LANES];
+                for c in chunks {
+                    for l in 0..LANES {
+                        acc[l] = K::combine(acc[l], load::<K, S, A, M>(c[l]).0);
+                    }
+                }
+                r = lanes::<K, A>(acc);
+                for &x in tail {
+                    r = K::combine(r, load::<K, S, A, M>(x).0);
+                }
+            }
+            return (r, any);
+        }
+        for c in chunks {
+            for l in 0..LANES {
+                let (x, present) = load::<K, S, A, M>(c[l]);
+                acc[l] = K::combine(acc[l], x);
+                if M::SKIP {
+                    seen[l] |= present;
                 }
             }
         }
         let mut r = lanes::<K, A>(acc);
+        let mut any = seen.contains(&true);
         for &x in tail {
-            r = K::combine(r, x.cvt());
+            let (x, present) = load::<K, S, A, M>(x);
+            r = K::combine(r, x);
+            any |= present;
         }
-        return r;
+        return (r, any);
     }
-    let at = |j: usize| -> A {
-        // SAFETY: (1) j < n.
-        let x: S = unsafe { ld(p.wrapping_offset(j as isize * s)) };
-        x.cvt()
-    };
     let mut j = 0;
     while j < body {
         for (l, a) in acc.iter_mut().enumerate() {
-            *a = K::combine(*a, at(j + l));
+            let (x, present) = ld1(j + l);
+            *a = K::combine(*a, x);
+            if M::SKIP {
+                seen[l] |= present;
+            }
         }
         j += LANES;
     }
     let mut r = lanes::<K, A>(acc);
+    let mut any = seen.contains(&true);
     for j in body..n {
-        r = K::combine(r, at(j));
+        let (x, present) = ld1(j);
+        r = K::combine(r, x);
+        any |= present;
     }
-    r
+    (r, any)
 }
 
 /// Folds a run of `n >= 1` elements: block by block, the block results
@@ -100,19 +161,20 @@ where
 ///
 /// # Safety
 /// 1. `p + j * s` is a readable `S` for every `j < n`.
-pub(super) unsafe fn fold_run<K, S, A>(p: *const u8, s: isize, n: usize) -> A
+pub(super) unsafe fn fold_run<K, S, A, M>(p: *const u8, s: isize, n: usize) -> (A, bool)
 where
     K: Combine<A>,
-    S: Pod + Cvt<A>,
+    S: NaRaw + Cvt<A>,
     A: Copy + Send,
+    M: Mode,
 {
     let blocks = n.div_ceil(BLOCK);
     let base = SendPtr(p);
-    let block = move |b: usize| -> A {
+    let block = move |b: usize| -> (A, bool) {
         let lo = b * BLOCK;
         // SAFETY: (1) elements lo..lo+len of the run.
         unsafe {
-            fold_block::<K, S, A>(
+            fold_block::<K, S, A, M>(
                 base.get().wrapping_offset(lo as isize * s),
                 s,
                 BLOCK.min(n - lo),
@@ -120,25 +182,32 @@ where
         }
     };
     if n >= PAR_FOLD_MIN && rayon::current_num_threads() > 1 {
-        let parts: Vec<A> = (0..blocks).into_par_iter().map(block).collect();
+        let parts: Vec<(A, bool)> = (0..blocks).into_par_iter().map(block).collect();
         let mut it = parts.into_iter();
-        let first = it.next().unwrap_or_else(K::identity);
-        return it.fold(first, K::combine);
+        let first = it.next().unwrap_or((K::identity(), false));
+        return it.fold(first, both::<K, A>);
     }
-    (1..blocks).fold(block(0), |r, b| K::combine(r, block(b)))
+    (1..blocks).fold(block(0), |r, b| both::<K, A>(r, block(b)))
+}
+
+/// Two block results combined: the values, and whether either saw one.
+#[inline(always)]
+fn both<K: Combine<A>, A>(a: (A, bool), b: (A, bool)) -> (A, bool) {
+    (K::combine(a.0, b.0), a.1 | b.1)
 }
 
 /// A built-in reduction: source `S`, accumulator `A`, result `D`, under
-/// the operation `K`; `V` says whether it divides by counts (a mean).
-pub(in crate::callable::reduce) struct FoldOp<K, S, A, D, V = Keep>(
-    PhantomData<Types<K, S, A, D, V>>,
+/// the operation `K`; `V` says whether it divides by counts (a mean), `M`
+/// how it treats missing values.
+pub(in crate::callable::reduce) struct FoldOp<K, S, A, D, V = Keep, M = Plain>(
+    PhantomData<Types<K, S, A, D, V, M>>,
 );
 
 /// The type parameters of a [`FoldOp`] (a function pointer: `Send`,
 /// `Sync` and covariant whatever they are).
-pub(super) type Types<K, S, A, D, V> = fn() -> (K, S, A, D, V);
+pub(super) type Types<K, S, A, D, V, M> = fn() -> (K, S, A, D, V, M);
 
-impl<K, S, A, D, V> Default for FoldOp<K, S, A, D, V> {
+impl<K, S, A, D, V, M> Default for FoldOp<K, S, A, D, V, M> {
     fn default() -> Self {
         FoldOp(PhantomData)
     }
@@ -191,49 +260,137 @@ unsafe fn zip_run<D: Pod, S: Pod, const READ: bool>(r: Span<'_>, f: impl Fn(D, S
     }
 }
 
-impl<K, S, A, D, V> FoldOp<K, S, A, D, V>
+impl<K, S, A, D, V, M> FoldOp<K, S, A, D, V, M>
 where
     K: Combine<A>,
-    D: Pod + Cvt<A>,
+    D: NaRaw + Cvt<A>,
     A: Copy + Cvt<D>,
+    M: Mode,
 {
     /// Stores a folded value `r` into the output element `dst`, combined
-    /// with the value there unless `first`.
+    /// with the value there unless `first` (or, with an optional result,
+    /// unless it is NA: nothing yet). `seen`: `r` folded a present value;
+    /// if not, a first store writes the empty value (NA, or the identity)
+    /// and a later one leaves `dst` alone.
     ///
     /// # Safety
     /// 1. `dst` is writable for a `D`, and holds one unless `first`.
     #[inline(always)]
-    unsafe fn store(dst: *mut u8, r: A, first: bool) {
+    unsafe fn store(dst: *mut u8, r: A, seen: bool, first: bool) {
+        if M::SKIP && !seen {
+            if first {
+                // SAFETY: (1) dst is writable.
+                unsafe { st::<D>(dst, Self::empty()) };
+            }
+            return;
+        }
         let r = if first {
             r
         } else {
             // SAFETY: (1) dst holds a result value.
             let d: D = unsafe { ld(dst) };
-            K::combine(d.cvt(), r)
+            if M::OPT && d.is_na() {
+                r
+            } else {
+                K::combine(d.cvt(), r)
+            }
         };
         // SAFETY: (1) dst is writable.
         unsafe { st::<D>(dst, r.cvt()) };
     }
+
+    /// [`ReduceOp::fold_rows`]'s loop: one pass, each row descriptor read
+    /// once and each row folded straight into its output, with the same
+    /// lanes and blocks as `fold` (so the same bits). Rows packed in order
+    /// in one block make this one forward sweep over the values. Returns
+    /// the values read.
+    ///
+    /// # Safety
+    /// As [`ReduceOp::fold_rows`].
+    #[inline(always)]
+    unsafe fn rows(out: Span<'_>, rows: Rows, first: bool) -> usize
+    where
+        S: NaRaw + Cvt<A>,
+        A: Send,
+    {
+        let s = rows.elem_stride;
+        let mut total = 0usize;
+        for j in 0..rows.n {
+            // SAFETY: the method's contract: j < rows.n, and every row
+            // descriptor of `rows` is readable.
+            let (p, n) = unsafe { rows.row(j) };
+            let (r, seen) = if n == 0 {
+                if first {
+                    // SAFETY: the method's contract: dst[j] is writable.
+                    unsafe { st::<D>(out.dst_at(j), Self::empty()) };
+                }
+                continue;
+            } else if n <= BLOCK {
+                // SAFETY: the method's contract: the row descriptor
+                // addresses its n readable elements, s bytes apart.
+                unsafe { fold_block::<K, S, A, M>(p, s, n) }
+            } else {
+                // SAFETY: the method's contract: the row descriptor
+                // addresses its n readable elements, s bytes apart.
+                unsafe { fold_run::<K, S, A, M>(p, s, n) }
+            };
+            // SAFETY: the method's contract: dst[j] is writable, and holds
+            // a result unless `first`.
+            unsafe { Self::store(out.dst_at(j), r, seen, first) };
+            total += n;
+        }
+        total
+    }
+
+    /// [`Self::rows`] compiled for AVX2 (picked at run time, as the
+    /// arithmetic loops are): float min and max over short rows gain from
+    /// the wider compares and blends; sums are left as they are.
+    ///
+    /// # Safety
+    /// 1. The CPU supports AVX2.
+    /// 2. As [`ReduceOp::fold_rows`].
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn rows_avx2(out: Span<'_>, rows: Rows, first: bool) -> usize
+    where
+        S: NaRaw + Cvt<A>,
+        A: Send,
+    {
+        // SAFETY: (2).
+        unsafe { Self::rows(out, rows, first) }
+    }
+
+    /// What an output element that got no value holds.
+    #[inline(always)]
+    fn empty() -> D {
+        if M::OPT { D::NA } else { K::identity().cvt() }
+    }
 }
 
-impl<K, S, A, D, V> ReduceOp for FoldOp<K, S, A, D, V>
+impl<K, S, A, D, V, M> ReduceOp for FoldOp<K, S, A, D, V, M>
 where
     K: Combine<A>,
-    S: Pod + Cvt<A>,
-    D: Pod + Cvt<A>,
+    S: NaRaw + Cvt<A>,
+    D: NaRaw + Cvt<A>,
     A: Copy + Send + Sync + 'static + Cvt<D>,
     V: Divide<D>,
+    M: Mode,
 {
     fn has_identity(&self) -> bool {
-        K::HAS_IDENTITY
+        // An optional result has one: NA.
+        K::HAS_IDENTITY || M::OPT
     }
 
     unsafe fn init(&self, r: Span<'_>) -> Result<()> {
         // SAFETY: the caller's promises (the op's contract).
         unsafe {
             zip_run::<D, S, false>(r, |_, x| {
-                let a: A = x.cvt();
-                a.cvt()
+                let (a, present) = load::<K, S, A, M>(x);
+                if M::SKIP && M::OPT && !present {
+                    D::NA
+                } else {
+                    a.cvt()
+                }
             })
         };
         Ok(())
@@ -244,8 +401,13 @@ where
         // holds a result).
         unsafe {
             zip_run::<D, S, true>(r, |d, x| {
-                let a: A = d.cvt();
-                K::combine(a, x.cvt()).cvt()
+                let (v, present) = load::<K, S, A, M>(x);
+                if M::OPT && d.is_na() {
+                    if present { v.cvt() } else { d }
+                } else {
+                    let a: A = d.cvt();
+                    K::combine(a, v).cvt()
+                }
             })
         };
         Ok(())
@@ -253,54 +415,32 @@ where
 
     unsafe fn fold_nonempty(&self, r: Span<'_>, first: bool) -> Result<()> {
         // SAFETY: (1) the run's n >= 1 elements.
-        let v: A = unsafe { fold_run::<K, S, A>(r.src, r.ss, r.n) };
+        let (v, seen) = unsafe { fold_run::<K, S, A, M>(r.src, r.ss, r.n) };
         // SAFETY: (1) dst is writable, and holds a result unless `first`.
-        unsafe { Self::store(r.dst, v, first) };
+        unsafe { Self::store(r.dst, v, seen, first) };
         Ok(())
     }
 
     unsafe fn fold_rows(&self, out: Span<'_>, rows: Rows, first: bool) -> Result<Option<usize>> {
-        if !K::HAS_IDENTITY {
+        if !self.has_identity() {
             // An empty row is an error the walk words.
             return Ok(None);
         }
-        // One pass: each row descriptor is read once and each row folded
-        // straight into its output, with the same lanes and blocks as
-        // `fold` (so the same bits). Rows packed in order in one block
-        // make this one forward sweep over the values.
-        let s = rows.elem_stride;
-        let mut total = 0usize;
-        for j in 0..rows.n {
-            // SAFETY: the method's contract: j < rows.n, and every row
-            // descriptor of `rows` is readable.
-            let (p, n) = unsafe { rows.row(j) };
-            let r: A = if n == 0 {
-                if !first {
-                    continue;
-                }
-                K::identity()
-            } else if n <= BLOCK {
-                // SAFETY: the method's contract: the row descriptor
-                // addresses its n readable elements, s bytes apart.
-                unsafe { fold_block::<K, S, A>(p, s, n) }
-            } else {
-                // SAFETY: the method's contract: the row descriptor
-                // addresses its n readable elements, s bytes apart.
-                unsafe { fold_run::<K, S, A>(p, s, n) }
-            };
-            // SAFETY: the method's contract: dst[j] is writable, and holds
-            // a result unless `first`.
-            unsafe { Self::store(out.dst_at(j), r, first) };
-            total += n;
+        #[cfg(target_arch = "x86_64")]
+        if K::NAN_CHECK && std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (the AVX2 build's only requirement);
+            // the method's contract is passed on.
+            return Ok(Some(unsafe { Self::rows_avx2(out, rows, first) }));
         }
-        Ok(Some(total))
+        // SAFETY: the method's contract.
+        Ok(Some(unsafe { Self::rows(out, rows, first) }))
     }
 
     unsafe fn fill(&self, r: Span<'_>) -> Result<()> {
-        if !K::HAS_IDENTITY {
+        if !self.has_identity() {
             return Err(no_identity());
         }
-        let v: D = K::identity().cvt();
+        let v: D = Self::empty();
         // SAFETY: (1) the output elements.
         unsafe { r.set_each(v) };
         Ok(())

@@ -36,17 +36,23 @@ impl<D> Divide<D> for Keep {
     }
 }
 
-/// A mean: divides each sum by its count.
-pub(in crate::callable::reduce) struct ByCount;
+/// A mean: divides each sum by its count; with `OPT` (a mean over a var
+/// dim, `?float64`), a count of 0 gives NA rather than NaN.
+pub(in crate::callable::reduce) struct ByCount<const OPT: bool>;
 
-impl<D: Pod + DivCount> Divide<D> for ByCount {
+impl<D: NaRaw + DivCount, const OPT: bool> Divide<D> for ByCount<OPT> {
     unsafe fn divide(r: Span<'_>) -> Result<()> {
         for j in 0..r.n {
             let p = r.dst_at(j);
             // SAFETY: element j of dst (holding a sum) and of the counts.
             unsafe {
                 let c: f64 = ld(r.src_at(j));
-                st(p, ld::<D>(p).div_count(c));
+                let v = if OPT && c == 0.0 {
+                    D::NA
+                } else {
+                    ld::<D>(p).div_count(c)
+                };
+                st(p, v);
             }
         }
         Ok(())
@@ -54,8 +60,9 @@ impl<D: Pod + DivCount> Divide<D> for ByCount {
 }
 
 /// A mean: the sum of `S` as `A` (`f64` or `Complex<f64>`), divided by the
-/// counts afterwards.
-pub(in crate::callable::reduce) type MeanOp<S, A> = FoldOp<SumK, S, A, A, ByCount>;
+/// counts afterwards (NA for a count of 0 with `OPT`).
+pub(in crate::callable::reduce) type MeanOp<S, A, const OPT: bool> =
+    FoldOp<SumK, S, A, A, ByCount<OPT>>;
 
 /// Counts source elements into `f64` results (for means over var dims);
 /// never reads the source.

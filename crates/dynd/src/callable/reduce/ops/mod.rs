@@ -64,6 +64,9 @@ pub(super) struct Span<'a> {
     pub ss: isize,
     /// Elements of each.
     pub n: usize,
+    /// The state of the output element a stateful op folds into
+    /// ([`ReduceOp::state_size`]; unused by the others).
+    pub state: *mut u8,
 }
 
 impl Span<'_> {
@@ -175,6 +178,31 @@ pub(super) trait ReduceOp: Send + Sync + 'static {
     /// The trait's contract for `dst`.
     unsafe fn fill(&self, r: Span<'_>) -> Result<()>;
 
+    /// Bytes of state the op keeps per output element while the walk is
+    /// inside the reduced dims (0: it reduces into the output itself).
+    fn state_size(&self) -> usize {
+        0
+    }
+
+    /// Resets the state at `state` for a new output element.
+    ///
+    /// # Safety
+    /// 1. `state` is writable for [`ReduceOp::state_size`] bytes.
+    unsafe fn reset(&self, state: *mut u8) {
+        let _ = state;
+    }
+
+    /// Writes the result of the state at `state` into the output element
+    /// `dst`.
+    ///
+    /// # Safety
+    /// 1. `state` was reset (and folded into) by this op; `dst` is a
+    ///    writable result element.
+    unsafe fn finish(&self, dst: *mut u8, state: *mut u8) -> Result<()> {
+        let _ = (dst, state);
+        Ok(())
+    }
+
     /// `dst[j] /= counts[j]`, the counts being the span's source: `f64`s
     /// (means only; other ops refuse).
     ///
@@ -191,18 +219,27 @@ mod combine;
 mod fold;
 mod mean;
 mod raw;
+mod state;
 mod user;
 mod values;
 
 use crate::kernels::loops::Plan;
 use crate::types::B8;
-pub(in crate::callable::reduce) use combine::{AllK, AnyK, Combine, MaxK, MinK, ProdK, SumK};
+pub(in crate::callable::reduce) use combine::{
+    AllK, AnyK, Combine, CountK, MaxK, MinK, ProdK, SumK,
+};
 pub(in crate::callable::reduce) use fold::FoldOp;
+use mean::DivCount;
 pub(in crate::callable::reduce) use mean::{CountOp, MeanOp};
 use mean::{Divide, Keep};
 use raw::{SendPtr, contiguous, ld, plan, st};
+pub(in crate::callable::reduce) use state::{
+    ArgAcc, MeanAcc, STATE_MAX, StateBuf, StateOp, VarAcc,
+};
 pub(in crate::callable::reduce) use user::UserOp;
-pub(in crate::callable::reduce) use values::{Cvt, Pod, Truth};
+pub(in crate::callable::reduce) use values::{
+    Cvt, Mode, NaRaw, Opt, Plain, Pod, Skip, SkipOpt, Truth,
+};
 
 // ---- the built-in table ----
 /// Makes a boxed op.
@@ -214,25 +251,32 @@ fn make<O: ReduceOp + Default>() -> Box<dyn ReduceOp> {
 pub(super) type MakeOp = fn() -> Box<dyn ReduceOp>;
 
 /// The result type of built-in reduction `kind` over elements of type `t`,
-/// and its op's constructor; `None` when `kind` does not take `t`.
+/// and its op's constructor; `None` when `kind` does not take `t`. `skip`:
+/// the source is `?t` (missing values are skipped); `opt`: the result is
+/// optional (`?R`, missing where nothing was reduced: DESIGN §6).
 ///
-/// | source | sum, prod | min, max | mean | all, any |
-/// |---|---|---|---|---|
-/// | bool | int64 | bool | float64 | bool |
-/// | int8 … int64 | int64 | same | float64 | bool |
-/// | uint8 … uint64 | uint64 | same | float64 | bool |
-/// | int128, uint128 | same | same | float64 | bool |
-/// | float16 | float16 (float32 inside a run) | float16 | float64 | bool |
-/// | float32, float64 | same | same | float64 | bool |
-/// | complex64, complex128 | same | — | complex128 | bool |
-pub(super) fn builtin(kind: BuiltinReduction, t: BuiltinType) -> Option<(BuiltinType, MakeOp)> {
+/// | source | sum, prod | min, max | mean | all, any | count, argmin, argmax | var, std |
+/// |---|---|---|---|---|---|---|
+/// | bool | int64 | bool | float64 | bool | int64 | float64 |
+/// | int8 … int64 | int64 | same | float64 | bool | int64 | float64 |
+/// | uint8 … uint64 | uint64 | same | float64 | bool | int64 | float64 |
+/// | int128, uint128 | same | same | float64 | bool | int64 | float64 |
+/// | float16 | float16 (float32 inside a run) | float16 | float64 | bool | int64 | float64 |
+/// | float32, float64 | same | same | float64 | bool | int64 | float64 |
+/// | complex64, complex128 | same | — | complex128 | bool | count only | — |
+pub(super) fn builtin(
+    kind: BuiltinReduction,
+    t: BuiltinType,
+    skip: bool,
+    opt: bool,
+) -> Option<(BuiltinType, MakeOp)> {
     use BuiltinReduction as R;
     use BuiltinType as B;
     // Sums and products accumulate in the compute type of the sum type
     // (float32 for a 16-bit float); min and max in the compute type; all
     // and any in truthiness.
     macro_rules! sum_like {
-        ($k:ty) => {
+        ($k:ty, $m:ty) => {
             with_native!(t, |T| {
                 type S = <T as NativeType>::Sum;
                 (
@@ -243,6 +287,8 @@ pub(super) fn builtin(kind: BuiltinReduction, t: BuiltinType) -> Option<(Builtin
                             <T as NativeType>::Raw,
                             <S as NativeType>::Compute,
                             <S as NativeType>::Raw,
+                            Keep,
+                            $m,
                         >,
                     > as MakeOp,
                 )
@@ -250,34 +296,96 @@ pub(super) fn builtin(kind: BuiltinReduction, t: BuiltinType) -> Option<(Builtin
         };
     }
     macro_rules! min_like {
-        ($k:ty) => {
+        ($k:ty, $m:ty) => {
             with_native!(t, bool signed unsigned half ieee => |T| (
                 <T as NativeType>::TYPE,
-                make::<FoldOp<$k, <T as NativeType>::Raw, <T as NativeType>::Compute, <T as NativeType>::Raw>>
+                make::<FoldOp<$k, <T as NativeType>::Raw, <T as NativeType>::Compute, <T as NativeType>::Raw, Keep, $m>>
                     as MakeOp,
             ))
         };
     }
     macro_rules! all_like {
-        ($k:ty) => {
+        ($k:ty, $m:ty) => {
             with_native!(t, |T| (
                 B::Bool,
-                make::<FoldOp<$k, <T as NativeType>::Raw, Truth, B8>> as MakeOp,
+                make::<FoldOp<$k, <T as NativeType>::Raw, Truth, B8, Keep, $m>> as MakeOp,
             ))
         };
     }
+    macro_rules! count {
+        ($m:ty) => {
+            with_native!(t, |T| (
+                B::Int64,
+                make::<FoldOp<CountK, <T as NativeType>::Raw, i64, i64, Keep, $m>> as MakeOp,
+            ))
+        };
+    }
+    macro_rules! arg {
+        ($k:ty, $m:ty) => {
+            with_native!(t, bool signed unsigned half ieee => |T| (
+                B::Int64,
+                make::<StateOp<ArgAcc<$k, <T as NativeType>::Raw, <T as NativeType>::Compute>, $m>>
+                    as MakeOp,
+            ))
+        };
+    }
+    macro_rules! var {
+        ($std:expr, $m:ty) => {
+            with_native!(t, bool signed unsigned half ieee => |T| (
+                B::Float64,
+                make::<StateOp<VarAcc<<T as NativeType>::Raw, $std>, $m>> as MakeOp,
+            ))
+        };
+    }
+    macro_rules! mean {
+        ($m:ty) => {
+            with_native!(t, |T| {
+                type M = <T as NativeType>::Mean;
+                (
+                    <M as NativeType>::TYPE,
+                    make::<StateOp<MeanAcc<<T as NativeType>::Raw, M>, $m>> as MakeOp,
+                )
+            })
+        };
+    }
+    // Which `Mode` a reduction with an optional result runs in (a skipping
+    // source always makes the result optional, for these).
+    macro_rules! by_mode {
+        ($mac:ident!($($a:tt)*)) => {
+            match (skip, opt) {
+                (true, _) => $mac!($($a)* SkipOpt),
+                (false, true) => $mac!($($a)* Opt),
+                (false, false) => $mac!($($a)* Plain),
+            }
+        };
+    }
     match kind {
-        R::Sum => sum_like!(SumK),
-        R::Prod => sum_like!(ProdK),
-        R::Min => min_like!(MinK),
-        R::Max => min_like!(MaxK),
-        R::All => all_like!(AllK),
-        R::Any => all_like!(AnyK),
+        R::Sum if skip => sum_like!(SumK, Skip),
+        R::Sum => sum_like!(SumK, Plain),
+        R::Prod if skip => sum_like!(ProdK, Skip),
+        R::Prod => sum_like!(ProdK, Plain),
+        R::All if skip => all_like!(AllK, Skip),
+        R::All => all_like!(AllK, Plain),
+        R::Any if skip => all_like!(AnyK, Skip),
+        R::Any => all_like!(AnyK, Plain),
+        R::Count if skip => count!(Skip),
+        R::Count => count!(Plain),
+        R::Min => by_mode!(min_like!(MinK,)),
+        R::Max => by_mode!(min_like!(MaxK,)),
+        R::ArgMin => by_mode!(arg!(MinK,)),
+        R::ArgMax => by_mode!(arg!(MaxK,)),
+        R::Var => by_mode!(var!(false,)),
+        R::Std => by_mode!(var!(true,)),
+        R::Mean if skip => mean!(SkipOpt),
         R::Mean => with_native!(t, |T| {
             type M = <T as NativeType>::Mean;
             (
                 <M as NativeType>::TYPE,
-                make::<MeanOp<<T as NativeType>::Raw, M>> as MakeOp,
+                if opt {
+                    make::<MeanOp<<T as NativeType>::Raw, M, true>> as MakeOp
+                } else {
+                    make::<MeanOp<<T as NativeType>::Raw, M, false>> as MakeOp
+                },
             )
         }),
     }

@@ -58,6 +58,7 @@ impl ReduceOp for UserOp {
             src,
             ss,
             n,
+            ..
         } = r;
         // SAFETY: child 1 was built for Strided over (T, T) -> T; element j
         // of dst is both the destination and the first source.

@@ -50,3 +50,98 @@ impl Cvt<B8> for Truth {
         B8(self.0 as u8)
     }
 }
+
+/// Raw data of a builtin type, which an option of it marks missing with
+/// its NA value ([`NativeType::NA`], the table in `layout/na.rs`).
+pub(in crate::callable::reduce) trait NaRaw: Pod {
+    /// The NA value.
+    const NA: Self;
+    /// `true` for the NA value (bit for bit: other NaNs are values).
+    fn is_na(self) -> bool;
+}
+
+/// `NaRaw` for raw types compared as themselves.
+macro_rules! na_eq {
+    ($($t:ty),*) => {$(
+        impl NaRaw for $t {
+            const NA: $t = <$t as NativeType>::NA;
+            #[inline(always)]
+            fn is_na(self) -> bool {
+                self == <Self as NaRaw>::NA
+            }
+        }
+    )*};
+}
+na_eq!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, B8);
+
+/// `NaRaw` for floats, compared by their bits.
+macro_rules! na_bits {
+    ($($t:ty),*) => {$(
+        impl NaRaw for $t {
+            const NA: $t = <$t as NativeType>::NA;
+            #[inline(always)]
+            fn is_na(self) -> bool {
+                self.to_bits() == <Self as NaRaw>::NA.to_bits()
+            }
+        }
+        impl NaRaw for Complex<$t> {
+            const NA: Complex<$t> = <Complex<$t> as NativeType>::NA;
+            #[inline(always)]
+            fn is_na(self) -> bool {
+                self.re.is_na() & self.im.is_na()
+            }
+        }
+    )*};
+}
+na_bits!(f32, f64);
+
+/// `NaRaw` for 16-bit floats (no complex of them).
+macro_rules! na_half {
+    ($($t:ty),*) => {$(
+        impl NaRaw for $t {
+            const NA: $t = <$t as NativeType>::NA;
+            #[inline(always)]
+            fn is_na(self) -> bool {
+                self.to_bits() == <Self as NaRaw>::NA.to_bits()
+            }
+        }
+    )*};
+}
+na_half!(half::f16, half::bf16);
+
+/// How a reduction treats missing values: whether its source is an option
+/// (`SKIP`: NA elements are read as the identity and do not count as
+/// seen), and whether its result is (`OPT`: an output element that got no
+/// value is NA, and an NA output element is one that has none yet).
+pub(in crate::callable::reduce) trait Mode: 'static {
+    /// The source is `?T`: missing values are skipped.
+    const SKIP: bool;
+    /// The result is `?R`: missing where nothing was reduced.
+    const OPT: bool;
+}
+
+/// Neither.
+pub(in crate::callable::reduce) struct Plain;
+/// An optional result from plain values (min of a var dim).
+pub(in crate::callable::reduce) struct Opt;
+/// Skips missing values, a plain result (sum of `?T`).
+pub(in crate::callable::reduce) struct Skip;
+/// Skips missing values, an optional result (min of `?T`).
+pub(in crate::callable::reduce) struct SkipOpt;
+
+impl Mode for Plain {
+    const SKIP: bool = false;
+    const OPT: bool = false;
+}
+impl Mode for Opt {
+    const SKIP: bool = false;
+    const OPT: bool = true;
+}
+impl Mode for Skip {
+    const SKIP: bool = true;
+    const OPT: bool = false;
+}
+impl Mode for SkipOpt {
+    const SKIP: bool = true;
+    const OPT: bool = true;
+}

@@ -1,0 +1,382 @@
+//! Reductions that carry more than their result while they run: the mean
+//! of an option (a sum and a count), var and std (count, mean and the sum
+//! of squared deviations), argmin and argmax (the best value, its
+//! position, the next position).
+//!
+//! The walk gives such an op one state per output element: it resets the
+//! state where the reduced dims start (they are all inside the kept ones:
+//! `instantiate` checks), the folds update it, and `finish` writes the
+//! result. Each run is folded on its own and merged into the state, so a
+//! variance is computed run by run with two passes (mean, then squared
+//! deviations) and merged with Chan's formula: as accurate as two passes
+//! over all values.
+
+use super::fold::{fold_run, load};
+use super::*;
+
+/// The most bytes of state an op may carry (the walk's state buffer).
+pub(in crate::callable::reduce) const STATE_MAX: usize = 64;
+
+/// A state buffer for one walk (one thread).
+#[repr(C, align(16))]
+pub(in crate::callable::reduce) struct StateBuf(pub [u8; STATE_MAX]);
+
+impl StateBuf {
+    /// A zeroed buffer.
+    pub fn new() -> StateBuf {
+        StateBuf([0; STATE_MAX])
+    }
+}
+
+/// The state of one stateful reduction.
+pub(in crate::callable::reduce) trait Acc:
+    Copy + Send + Sync + 'static
+{
+    /// The raw result.
+    type D: NaRaw;
+    /// The state of an empty extent.
+    fn new() -> Self;
+    /// Folds `n` source elements `s` bytes apart from `p` (they follow the
+    /// ones folded before, in C order), skipping missing ones under `M`.
+    ///
+    /// # Safety
+    /// 1. `p + j * s` is a readable source element for every `j < n`.
+    unsafe fn fold<M: Mode>(&mut self, p: *const u8, s: isize, n: usize);
+    /// The result, `None` when no value was folded.
+    fn result(&self) -> Option<Self::D>;
+    /// The result of an empty extent when the result is not optional
+    /// (`None`: there is none; the walk reports the empty extent).
+    fn empty() -> Option<Self::D>;
+}
+
+/// A stateful reduction over `T`, treating missing values by `M`.
+pub(in crate::callable::reduce) struct StateOp<T, M>(PhantomData<fn() -> (T, M)>);
+
+impl<T, M> Default for StateOp<T, M> {
+    fn default() -> Self {
+        StateOp(PhantomData)
+    }
+}
+
+impl<T: Acc, M: Mode> StateOp<T, M> {
+    /// The state at `p`.
+    ///
+    /// # Safety
+    /// 1. `p` holds a `T` (written by `reset` or a fold).
+    unsafe fn get(p: *mut u8) -> T {
+        // SAFETY: (1).
+        unsafe { ld(p) }
+    }
+
+    /// The result of `t` as stored: NA when it has none and the result is
+    /// optional.
+    fn value(t: &T) -> Result<T::D> {
+        match t.result() {
+            Some(v) => Ok(v),
+            None if M::OPT => Ok(T::D::NA),
+            None => T::empty().ok_or_else(no_identity),
+        }
+    }
+}
+
+impl<T: Acc, M: Mode> ReduceOp for StateOp<T, M> {
+    fn has_identity(&self) -> bool {
+        M::OPT || T::empty().is_some()
+    }
+
+    fn state_size(&self) -> usize {
+        size_of::<T>()
+    }
+
+    unsafe fn reset(&self, state: *mut u8) {
+        // SAFETY: the caller's promise: the state buffer holds a T.
+        unsafe { st(state, T::new()) };
+    }
+
+    unsafe fn finish(&self, dst: *mut u8, state: *mut u8) -> Result<()> {
+        // SAFETY: the caller's promises: the state holds a T, dst is a
+        // writable result.
+        unsafe { st(dst, Self::value(&Self::get(state))?) };
+        Ok(())
+    }
+
+    unsafe fn init(&self, r: Span<'_>) -> Result<()> {
+        // Nothing reduced: each result is that of its one value.
+        for j in 0..r.n {
+            let mut t = T::new();
+            // SAFETY: the op's contract: element j of each.
+            unsafe {
+                t.fold::<M>(r.src_at(j), 0, 1);
+                st(r.dst_at(j), Self::value(&t)?);
+            }
+        }
+        Ok(())
+    }
+
+    unsafe fn accumulate(&self, _: Span<'_>) -> Result<()> {
+        Err(Error::invalid_argument(
+            "a stateful reduction reduces its dims inside the kept ones",
+        ))
+    }
+
+    unsafe fn fold_nonempty(&self, r: Span<'_>, _first: bool) -> Result<()> {
+        // SAFETY: the op's contract: the state is reset where the walk
+        // enters the reduced dims, and the run's elements are readable.
+        unsafe {
+            let mut t = Self::get(r.state);
+            t.fold::<M>(r.src, r.ss, r.n);
+            st(r.state, t);
+        }
+        Ok(())
+    }
+
+    unsafe fn fold_rows(&self, out: Span<'_>, rows: Rows, _first: bool) -> Result<Option<usize>> {
+        if !self.has_identity() {
+            return Ok(None);
+        }
+        let mut total = 0usize;
+        for j in 0..rows.n {
+            // SAFETY: the method's contract: the row descriptors are
+            // readable and address their elements; dst[j] is writable.
+            let n = unsafe {
+                let (p, n) = rows.row(j);
+                let mut t = T::new();
+                t.fold::<M>(p, rows.elem_stride, n);
+                st(out.dst_at(j), Self::value(&t)?);
+                n
+            };
+            total += n;
+        }
+        Ok(Some(total))
+    }
+
+    unsafe fn fill(&self, _: Span<'_>) -> Result<()> {
+        // The state of an empty extent is the reset one; `finish` writes it.
+        if self.has_identity() {
+            Ok(())
+        } else {
+            Err(no_identity())
+        }
+    }
+}
+
+/// A mean skipping missing values: a sum and a count.
+pub(in crate::callable::reduce) struct MeanAcc<S, A> {
+    sum: A,
+    count: i64,
+    _s: PhantomData<fn() -> S>,
+}
+
+impl<S, A> Acc for MeanAcc<S, A>
+where
+    S: NaRaw + Cvt<A> + Cvt<i64>,
+    A: NaRaw + DivCount + Send + Sync + 'static,
+    SumK: Combine<A>,
+{
+    type D = A;
+    fn new() -> Self {
+        MeanAcc {
+            sum: <SumK as Combine<A>>::identity(),
+            count: 0,
+            _s: PhantomData,
+        }
+    }
+    unsafe fn fold<M: Mode>(&mut self, p: *const u8, s: isize, n: usize) {
+        if n == 0 {
+            return;
+        }
+        // SAFETY: (1) n readable elements.
+        let (sum, _) = unsafe { fold_run::<SumK, S, A, M>(p, s, n) };
+        // SAFETY: (1).
+        let (count, _) = unsafe { fold_run::<CountK, S, i64, M>(p, s, n) };
+        self.sum = <SumK as Combine<A>>::combine(self.sum, sum);
+        self.count += count;
+    }
+    fn result(&self) -> Option<A> {
+        (self.count > 0).then(|| self.sum.div_count(self.count as f64))
+    }
+    fn empty() -> Option<A> {
+        // NumPy's mean of nothing: 0/0.
+        Some(self_nan::<A>())
+    }
+}
+
+/// 0/0 of a mean's accumulator.
+fn self_nan<A: DivCount>() -> A
+where
+    SumK: Combine<A>,
+{
+    <SumK as Combine<A>>::identity().div_count(0.0)
+}
+
+/// Population variance (`STD`: its square root), as float64.
+pub(in crate::callable::reduce) struct VarAcc<S, const STD: bool> {
+    count: f64,
+    mean: f64,
+    m2: f64,
+    _s: PhantomData<fn() -> S>,
+}
+
+impl<S, const STD: bool> Acc for VarAcc<S, STD>
+where
+    S: NaRaw + Cvt<f64> + Cvt<i64>,
+{
+    type D = f64;
+    fn new() -> Self {
+        VarAcc {
+            count: 0.0,
+            mean: 0.0,
+            m2: 0.0,
+            _s: PhantomData,
+        }
+    }
+    unsafe fn fold<M: Mode>(&mut self, p: *const u8, s: isize, n: usize) {
+        if n == 0 {
+            return;
+        }
+        // SAFETY: (1) n readable elements.
+        let (sum, _) = unsafe { fold_run::<SumK, S, f64, M>(p, s, n) };
+        // SAFETY: (1).
+        let (count, _) = unsafe { fold_run::<CountK, S, i64, M>(p, s, n) };
+        if count == 0 {
+            return;
+        }
+        let c = count as f64;
+        let mean = sum / c;
+        let mut m2 = 0.0;
+        for j in 0..n {
+            // SAFETY: (1) j < n.
+            let x: S = unsafe { ld(p.wrapping_offset(j as isize * s)) };
+            let (v, present) = load::<SumK, S, f64, M>(x);
+            let d = if present { v - mean } else { 0.0 };
+            m2 += d * d;
+        }
+        // Chan et al.: merge (count, mean, m2) of two parts.
+        let total = self.count + c;
+        let delta = mean - self.mean;
+        self.mean += delta * c / total;
+        self.m2 += m2 + delta * delta * self.count * c / total;
+        self.count = total;
+    }
+    fn result(&self) -> Option<f64> {
+        (self.count > 0.0).then(|| {
+            let v = self.m2 / self.count;
+            if STD { v.sqrt() } else { v }
+        })
+    }
+    fn empty() -> Option<f64> {
+        Some(f64::NAN)
+    }
+}
+
+/// A strict order for argmin (`MinK`) and argmax (`MaxK`): `x` is better
+/// than `best`. NaN is better than any number (NumPy gives the first NaN).
+pub(in crate::callable::reduce) trait Better<A> {
+    /// `x` beats `best`.
+    fn better(x: A, best: A) -> bool;
+}
+
+macro_rules! better_float {
+    ($($t:ty),*) => {$(
+        impl Better<$t> for MaxK {
+            #[inline(always)]
+            fn better(x: $t, best: $t) -> bool {
+                x > best || (x.is_nan() && !best.is_nan())
+            }
+        }
+        impl Better<$t> for MinK {
+            #[inline(always)]
+            fn better(x: $t, best: $t) -> bool {
+                x < best || (x.is_nan() && !best.is_nan())
+            }
+        }
+    )*};
+}
+better_float!(f32, f64);
+
+macro_rules! better_ord {
+    ($($t:ty),*) => {$(
+        impl Better<$t> for MaxK {
+            #[inline(always)]
+            fn better(x: $t, best: $t) -> bool {
+                x > best
+            }
+        }
+        impl Better<$t> for MinK {
+            #[inline(always)]
+            fn better(x: $t, best: $t) -> bool {
+                x < best
+            }
+        }
+    )*};
+}
+better_ord!(bool, i8, i16, i32, i64, i128, u8, u16, u32, u64, u128);
+
+/// argmin (`K` = `MinK`) or argmax (`MaxK`) of `S` compared as `A`: the
+/// position of the first best present value among the values folded
+/// (missing ones take their positions too).
+pub(in crate::callable::reduce) struct ArgAcc<K, S, A> {
+    best: A,
+    at: i64,
+    next: i64,
+    _k: PhantomData<fn() -> (K, S)>,
+}
+
+impl<K, S, A> Acc for ArgAcc<K, S, A>
+where
+    K: Better<A> + Combine<A>,
+    S: NaRaw + Cvt<A>,
+    A: Copy + Send + Sync + 'static,
+{
+    type D = i64;
+    fn new() -> Self {
+        ArgAcc {
+            best: K::identity(),
+            at: -1,
+            next: 0,
+            _k: PhantomData,
+        }
+    }
+    unsafe fn fold<M: Mode>(&mut self, p: *const u8, s: isize, n: usize) {
+        for j in 0..n {
+            // SAFETY: (1) j < n.
+            let x: S = unsafe { ld(p.wrapping_offset(j as isize * s)) };
+            if M::SKIP && x.is_na() {
+                continue;
+            }
+            let v: A = x.cvt();
+            if self.at < 0 || K::better(v, self.best) {
+                self.best = v;
+                self.at = self.next + j as i64;
+            }
+        }
+        self.next += n as i64;
+    }
+    fn result(&self) -> Option<i64> {
+        (self.at >= 0).then_some(self.at)
+    }
+    fn empty() -> Option<i64> {
+        None
+    }
+}
+
+impl<S, A: Copy> Clone for MeanAcc<S, A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S, A: Copy> Copy for MeanAcc<S, A> {}
+
+impl<S, const STD: bool> Clone for VarAcc<S, STD> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S, const STD: bool> Copy for VarAcc<S, STD> {}
+
+impl<K, S, A: Copy> Clone for ArgAcc<K, S, A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<K, S, A: Copy> Copy for ArgAcc<K, S, A> {}
