@@ -19,6 +19,7 @@ pub mod deferred;
 pub mod dispatch;
 pub mod elementwise;
 pub mod missing;
+pub mod nulls;
 pub mod reduce;
 mod registry;
 mod scalar;
@@ -203,6 +204,7 @@ impl std::fmt::Debug for Callable {
 /// Installs the built-in callables (each family adds its own).
 fn builtins(map: &mut std::collections::BTreeMap<String, Callable>) {
     arith::register(map);
+    nulls::register(map);
     reduce::register(map);
     strings::register(map);
 }
