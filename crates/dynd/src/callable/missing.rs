@@ -13,11 +13,13 @@
 //! chunks of [`CHUNK`] elements, marks the missing ones (a typed comparison
 //! with each optional argument's NA value), runs the callable's own kernel
 //! and writes NA where something was missing. When every type is a builtin
-//! number the kernel runs over the whole chunk — a missing element is a
-//! value there, computed and then overwritten — so the inner loop stays the
-//! vectorised one; should that fail (integer division meeting an NA
-//! sentinel), and for other types always, it runs over the present runs
-//! only, so an error always comes from a present element.
+//! number and the callable allows it ([`CallableImpl::runs_over_missing`]:
+//! the built-in functions do) the kernel runs over the whole chunk — a
+//! missing element is a value there, computed and then overwritten — so the
+//! inner loop stays the vectorised one; should that fail (integer division
+//! meeting an NA sentinel), and otherwise always, it runs over the present
+//! runs only, so an error always comes from a present element, and a Rust
+//! closure or a third party's kernel never sees a missing value.
 
 use super::CallableImpl;
 use super::arith::Truthy;
@@ -133,7 +135,9 @@ pub(crate) unsafe fn instantiate(
             }
         };
     }
-    let all_numbers = vals.iter().all(|t| t.as_builtin().is_some()) && r.as_builtin().is_some();
+    let all_numbers = imp.runs_over_missing()
+        && vals.iter().all(|t| t.as_builtin().is_some())
+        && r.as_builtin().is_some();
     let rule = imp.missing();
     if rule != Missing::Propagate
         && (r.as_builtin() != Some(BuiltinType::Bool)

@@ -74,6 +74,18 @@ pub trait CallableImpl: Send + Sync + 'static {
         missing::Missing::Propagate
     }
 
+    /// `true` (the default) when, on option arguments of builtin numbers,
+    /// its kernel may run over missing elements too — their NA bits taken
+    /// as plain values and the results overwritten with NA — so that the
+    /// inner loop stays one vectorised loop ([`missing`]). That suits a
+    /// pure function of numbers (the built-in arithmetic). Callables whose
+    /// kernels someone else wrote (Rust closures, third parties' deferred
+    /// ckernels) say `false`: their kernels then only ever see present
+    /// elements.
+    fn runs_over_missing(&self) -> bool {
+        true
+    }
+
     /// Checks the operands `instantiate` is to be given: one arrmeta pointer
     /// per source type, source types [`CallableImpl::resolve`] accepts, and
     /// `dst_tp` the type it gives for them; the errors name the callable and
