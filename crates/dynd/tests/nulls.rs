@@ -48,43 +48,91 @@ fn every_element_kind() {
     for &(el, json, vt, vj, filled, dropped) in KINDS {
         let x = a(&format!("4 * {el}"), json);
         let value = el.strip_prefix('?').unwrap();
-        assert_eq!(ok(compute::is_null(&x)), pair("4 * bool", "[false,true,false,true]"), "{el}");
+        assert_eq!(
+            ok(compute::is_null(&x)),
+            pair("4 * bool", "[false,true,false,true]"),
+            "{el}"
+        );
         if !vt.is_empty() {
-            assert_eq!(ok(compute::fill_null(&x, &a(vt, vj))), pair(&format!("4 * {value}"), filled), "{el}");
+            assert_eq!(
+                ok(compute::fill_null(&x, &a(vt, vj))),
+                pair(&format!("4 * {value}"), filled),
+                "{el}"
+            );
         }
-        assert_eq!(ok(compute::drop_null(&x)), pair(&format!("var * {value}"), dropped), "{el}");
+        assert_eq!(
+            ok(compute::drop_null(&x)),
+            pair(&format!("var * {value}"), dropped),
+            "{el}"
+        );
         // The same under a var outer dim, with an empty row after.
         let xv = a(&format!("2 * var * {el}"), &format!("[{json},[]]"));
-        assert_eq!(ok(compute::is_null(&xv)).1, "[[false,true,false,true],[]]", "{el}");
+        assert_eq!(
+            ok(compute::is_null(&xv)).1,
+            "[[false,true,false,true],[]]",
+            "{el}"
+        );
         if !vt.is_empty() {
             let fv = ok(compute::fill_null(&xv, &a(vt, vj)));
-            assert_eq!(fv, pair(&format!("2 * var * {value}"), &format!("[{filled},[]]")), "{el}");
+            assert_eq!(
+                fv,
+                pair(&format!("2 * var * {value}"), &format!("[{filled},[]]")),
+                "{el}"
+            );
         }
         let dv = ok(compute::drop_null(&xv));
-        assert_eq!(dv, pair(&format!("2 * var * {value}"), &format!("[{dropped},[]]")), "{el}");
+        assert_eq!(
+            dv,
+            pair(&format!("2 * var * {value}"), &format!("[{dropped},[]]")),
+            "{el}"
+        );
     }
 }
 
 #[test]
 fn types_that_are_not_options() {
     let x = a("2 * var * {a: int32}", r#"[[{"a":1}],[]]"#);
-    assert_eq!(ok(compute::is_null(&x)), pair("2 * var * bool", "[[false],[]]"));
-    assert_eq!(ok(compute::fill_null(&x, &a("{a: int32}", r#"{"a":0}"#))), pair("2 * var * {a: int32}", r#"[[{"a":1}],[]]"#));
-    assert_eq!(ok(compute::drop_null(&x)), pair("2 * var * {a: int32}", r#"[[{"a":1}],[]]"#));
+    assert_eq!(
+        ok(compute::is_null(&x)),
+        pair("2 * var * bool", "[[false],[]]")
+    );
+    assert_eq!(
+        ok(compute::fill_null(&x, &a("{a: int32}", r#"{"a":0}"#))),
+        pair("2 * var * {a: int32}", r#"[[{"a":1}],[]]"#)
+    );
+    assert_eq!(
+        ok(compute::drop_null(&x)),
+        pair("2 * var * {a: int32}", r#"[[{"a":1}],[]]"#)
+    );
     let s = a("3 * float64", "[1, NaN, 3]");
     assert_eq!(ok(compute::is_null(&s)).1, "[false,false,false]");
-    assert_eq!(ok(compute::is_null(&a("int32", "5"))), pair("bool", "false"));
-    assert_eq!(ok(compute::is_null(&a("?int32", "null"))), pair("bool", "true"));
-    assert_eq!(ok(compute::fill_null(&a("?int32", "null"), &a("int32", "4"))), pair("int32", "4"));
+    assert_eq!(
+        ok(compute::is_null(&a("int32", "5"))),
+        pair("bool", "false")
+    );
+    assert_eq!(
+        ok(compute::is_null(&a("?int32", "null"))),
+        pair("bool", "true")
+    );
+    assert_eq!(
+        ok(compute::fill_null(&a("?int32", "null"), &a("int32", "4"))),
+        pair("int32", "4")
+    );
 }
 
 #[test]
 fn options_of_records_and_lists_are_one_bool_each() {
-    let x = a("3 * ?{a: ?int32, b: var * ?float64}", r#"[{"a":null,"b":[null]},null,{"a":1,"b":[]}]"#);
+    let x = a(
+        "3 * ?{a: ?int32, b: var * ?float64}",
+        r#"[{"a":null,"b":[null]},null,{"a":1,"b":[]}]"#,
+    );
     assert_eq!(ok(compute::is_null(&x)).1, "[false,true,false]");
     let y = a("2 * ?3 * int32", "[null,[1,2,3]]");
     assert_eq!(ok(compute::is_null(&y)), pair("2 * bool", "[true,false]"));
-    assert_eq!(ok(compute::drop_null(&y)), pair("var * 3 * int32", "[[1,2,3]]"));
+    assert_eq!(
+        ok(compute::drop_null(&y)),
+        pair("var * 3 * int32", "[[1,2,3]]")
+    );
 }
 
 #[test]
@@ -98,22 +146,44 @@ fn the_fill_value_broadcasts() {
         ("2 * 3 * float64", "[[0,1,2],[3,4,5]]", "[[1,1,3],[3,5,5]]"),
         ("2 * var * int32", "[[6],[7,8,9]]", "[[1,6,3],[7,5,9]]"),
     ] {
-        assert_eq!(ok(compute::fill_null(&x, &a(vt, vj))), pair("2 * 3 * int32", want), "{vt}");
+        assert_eq!(
+            ok(compute::fill_null(&x, &a(vt, vj))),
+            pair("2 * 3 * int32", want),
+            "{vt}"
+        );
     }
     // Over var rows, a fill per row.
     let r = a("3 * var * ?float64", "[[null,2],[],[null]]");
-    assert_eq!(ok(compute::fill_null(&r, &a("3 * 1 * float64", "[[-1],[-2],[-3]]"))), pair("3 * var * float64", "[[-1.0,2.0],[],[-3.0]]"));
+    assert_eq!(
+        ok(compute::fill_null(
+            &r,
+            &a("3 * 1 * float64", "[[-1],[-2],[-3]]")
+        )),
+        pair("3 * var * float64", "[[-1.0,2.0],[],[-3.0]]")
+    );
     // The fill may be larger than x, and then x broadcasts.
-    assert_eq!(ok(compute::fill_null(&a("?int32", "null"), &a("3 * int32", "[1,2,3]"))), pair("3 * int32", "[1,2,3]"));
+    assert_eq!(
+        ok(compute::fill_null(
+            &a("?int32", "null"),
+            &a("3 * int32", "[1,2,3]")
+        )),
+        pair("3 * int32", "[1,2,3]")
+    );
 }
 
 #[test]
 fn an_optional_fill_value_coalesces() {
     let x = a("4 * ?int32", "[1,null,null,4]");
     let v = a("4 * ?int32", "[null,2,null,null]");
-    assert_eq!(ok(compute::fill_null(&x, &v)), pair("4 * ?int32", "[1,2,null,4]"));
+    assert_eq!(
+        ok(compute::fill_null(&x, &v)),
+        pair("4 * ?int32", "[1,2,null,4]")
+    );
     let s = a("2 * ?string", r#"[null,"b"]"#);
-    assert_eq!(ok(compute::fill_null(&s, &a("?string", r#""z""#))), pair("2 * ?string", r#"["z","b"]"#));
+    assert_eq!(
+        ok(compute::fill_null(&s, &a("?string", r#""z""#))),
+        pair("2 * ?string", r#"["z","b"]"#)
+    );
 }
 
 #[test]
@@ -139,7 +209,11 @@ fn drop_null_over_fixed_and_var_outer_dims() {
 
 #[test]
 fn empty_arrays() {
-    for (tp, json) in [("0 * ?int32", "[]"), ("0 * ?{a: int8}", "[]"), ("3 * var * ?string", "[[],[],[]]")] {
+    for (tp, json) in [
+        ("0 * ?int32", "[]"),
+        ("0 * ?{a: int8}", "[]"),
+        ("3 * var * ?string", "[[],[],[]]"),
+    ] {
         let x = a(tp, json);
         assert_eq!(ok(compute::is_null(&x)).1, json, "{tp}");
         assert_eq!(ok(compute::fill_null(&x, &a("int8", "0"))).1, json, "{tp}");
@@ -154,12 +228,23 @@ fn strided_and_reversed_views() {
     let odd = x.index(&[Index::slice(Some(1), None, 2)]).unwrap();
     assert_eq!(ok(compute::is_null(&odd)).1, "[true,true,true]");
     let rev = x.index(&[Index::slice(None, None, -1)]).unwrap();
-    assert_eq!(ok(compute::is_null(&rev)).1, "[true,false,true,false,true,false]");
-    assert_eq!(ok(compute::fill_null(&rev, &a("int64", "0"))).1, "[0,5,0,3,0,1]");
+    assert_eq!(
+        ok(compute::is_null(&rev)).1,
+        "[true,false,true,false,true,false]"
+    );
+    assert_eq!(
+        ok(compute::fill_null(&rev, &a("int64", "0"))).1,
+        "[0,5,0,3,0,1]"
+    );
     assert_eq!(ok(compute::drop_null(&rev)).1, "[5,3,1]");
     let m = a("2 * 3 * ?int32", "[[1,null,3],[null,5,6]]");
-    let col = m.index(&[Index::slice(None, None, 1), Index::slice(None, None, -2)]).unwrap();
-    assert_eq!(ok(compute::drop_null(&col)), pair("2 * var * int32", "[[3,1],[6]]"));
+    let col = m
+        .index(&[Index::slice(None, None, 1), Index::slice(None, None, -2)])
+        .unwrap();
+    assert_eq!(
+        ok(compute::drop_null(&col)),
+        pair("2 * var * int32", "[[3,1],[6]]")
+    );
     // A var dim sliced keeps its kind, with an offset and a stride.
     let v = a("var * ?int32", "[1,null,3,null,null,6]");
     let vs = v.index(&[Index::slice(Some(1), None, 2)]).unwrap();
@@ -194,10 +279,17 @@ fn long_arrays_equal_a_plain_loop() {
     let want: Vec<f64> = vals.iter().flatten().copied().collect();
     assert_eq!(dropped.to_json(), Array::from(want).to_json());
     // The same data as ?int32, and a per-element fill.
-    let ints = a(&format!("{n} * ?int32"), &json.replace(".5", "").replace(".0", ""));
+    let ints = a(
+        &format!("{n} * ?int32"),
+        &json.replace(".5", "").replace(".0", ""),
+    );
     let fill = Array::from((0..n as i32).map(|i| -i).collect::<Vec<_>>());
     let got = compute::fill_null(&ints, &fill).unwrap();
-    let want: Vec<i32> = vals.iter().enumerate().map(|(i, v)| v.map_or(-(i as i32), |v| v as i32)).collect();
+    let want: Vec<i32> = vals
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v.map_or(-(i as i32), |v| v as i32))
+        .collect();
     assert_eq!(got.to_json(), Array::from(want).to_json());
 }
 
@@ -206,33 +298,69 @@ fn errors_name_what_and_where() {
     let x = a("3 * ?int8", "[1,null,3]");
     // Wrong arity, through the registry.
     let e = lookup("is_null").unwrap().call(&[&x, &x]).unwrap_err();
-    assert_eq!((e.kind(), e.message()), (ErrorKind::InvalidArgument, "is_null(x) takes 1 argument, not 2"));
+    assert_eq!(
+        (e.kind(), e.message()),
+        (
+            ErrorKind::InvalidArgument,
+            "is_null(x) takes 1 argument, not 2"
+        )
+    );
     let e = lookup("fill_null").unwrap().call(&[&x]).unwrap_err();
-    assert_eq!((e.kind(), e.message()), (ErrorKind::InvalidArgument, "fill_null(x, v) takes 2 arguments, not 1"));
+    assert_eq!(
+        (e.kind(), e.message()),
+        (
+            ErrorKind::InvalidArgument,
+            "fill_null(x, v) takes 2 arguments, not 1"
+        )
+    );
     let e = lookup("drop_null").unwrap().call(&[]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     // A fill value of a type that does not cast.
     let e = compute::fill_null(&x, &a("{a: int32}", r#"{"a":1}"#)).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Type);
-    assert!(e.message().starts_with("fill_null: the fill value ({a: int32}) does not cast to int8, the value type of ?int8"), "{e}");
+    assert!(
+        e.message().starts_with(
+            "fill_null: the fill value ({a: int32}) does not cast to int8, the value type of ?int8"
+        ),
+        "{e}"
+    );
     // A fill value that does not fit: an error where it is used only.
     let e = compute::fill_null(&x, &a("int64", "300")).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Overflow);
-    assert!(e.message().starts_with("fill_null: the fill value: "), "{e}");
+    assert!(
+        e.message().starts_with("fill_null: the fill value: "),
+        "{e}"
+    );
     assert!(e.message().contains("300"), "{e}");
-    assert_eq!(ok(compute::fill_null(&a("2 * ?int8", "[1,2]"), &a("int64", "300"))).1, "[1,2]");
+    assert_eq!(
+        ok(compute::fill_null(
+            &a("2 * ?int8", "[1,2]"),
+            &a("int64", "300")
+        ))
+        .1,
+        "[1,2]"
+    );
     let e = compute::fill_null(&x, &a("float64", "1.5")).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Fractional, "{e}");
     // Per-element fills: only the used one is checked.
     let e = compute::fill_null(&x, &a("3 * int64", "[999,300,0]")).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Overflow, "{e}");
-    assert_eq!(ok(compute::fill_null(&x, &a("3 * int64", "[999,5,999]"))).1, "[1,5,3]");
+    assert_eq!(
+        ok(compute::fill_null(&x, &a("3 * int64", "[999,5,999]"))).1,
+        "[1,5,3]"
+    );
     // Shapes that do not broadcast.
     let e = compute::fill_null(&x, &a("2 * int8", "[1,2]")).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Broadcast);
     // drop_null needs a dim.
     let e = compute::drop_null(&a("?int32", "null")).unwrap_err();
-    assert_eq!((e.kind(), e.message()), (ErrorKind::Type, "drop_null drops missing elements along a dim, and ?int32 has none"));
+    assert_eq!(
+        (e.kind(), e.message()),
+        (
+            ErrorKind::Type,
+            "drop_null drops missing elements along a dim, and ?int32 has none"
+        )
+    );
 }
 
 #[test]
@@ -240,9 +368,18 @@ fn results_compute_on() {
     // is_null's bools and fill_null's values feed other callables.
     let x = a("2 * var * ?float64", "[[1,null],[null,4]]");
     let f = compute::fill_null(&x, &a("float64", "0")).unwrap();
-    assert_eq!(ok(compute::add(&f, &a("float64", "1"))), pair("2 * var * float64", "[[2.0,1.0],[1.0,5.0]]"));
+    assert_eq!(
+        ok(compute::add(&f, &a("float64", "1"))),
+        pair("2 * var * float64", "[[2.0,1.0],[1.0,5.0]]")
+    );
     let n = compute::is_null(&x).unwrap();
-    assert_eq!(ok(compute::logical_not(&n)).1, "[[true,false],[false,true]]");
+    assert_eq!(
+        ok(compute::logical_not(&n)).1,
+        "[[true,false],[false,true]]"
+    );
     let d = compute::drop_null(&x).unwrap();
-    assert_eq!(ok(compute::multiply(&d, &a("float64", "2"))), pair("2 * var * float64", "[[2.0],[8.0]]"));
+    assert_eq!(
+        ok(compute::multiply(&d, &a("float64", "2"))),
+        pair("2 * var * float64", "[[2.0],[8.0]]")
+    );
 }

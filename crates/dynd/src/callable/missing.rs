@@ -287,9 +287,17 @@ impl Bits {
     /// # Safety
     /// 1. `n` elements of this width at `stride` are readable from `src`,
     ///    and `n` are writable, contiguous, from `dst`, apart from them.
-    pub(crate) unsafe fn compact(self, src: *const u8, stride: isize, n: usize, dst: *mut u8) -> usize {
+    pub(crate) unsafe fn compact(
+        self,
+        src: *const u8,
+        stride: isize,
+        n: usize,
+        dst: *mut u8,
+    ) -> usize {
         // SAFETY: (1), for the width of `self`.
-        by_width!(self, |U, na| unsafe { compact_as::<U>(src, stride, na, n, dst) })
+        by_width!(self, |U, na| unsafe {
+            compact_as::<U>(src, stride, na, n, dst)
+        })
     }
 
     /// Writes NA to element `j` of `dst` wherever `mask[j]` is set.
@@ -309,7 +317,11 @@ impl Bits {
 /// # Safety
 /// 1. `n` elements of `src`'s width at `sstride` are readable, and `n` of
 ///    `dst`'s at `dstride` writable.
-pub(crate) unsafe fn fill_where(src: (*const u8, isize, Bits), dst: (*mut u8, isize, Bits), n: usize) {
+pub(crate) unsafe fn fill_where(
+    src: (*const u8, isize, Bits),
+    dst: (*mut u8, isize, Bits),
+    n: usize,
+) {
     by_width!(src.2, |U, sna| {
         by_width!(dst.2, |V, dna| {
             // SAFETY: (1), for these widths.

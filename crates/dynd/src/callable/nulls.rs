@@ -313,7 +313,8 @@ impl CallableImpl for FillNull {
         // x's value into the output: an option's arrmeta is its value's
         // (DESIGN §4), and the value's data starts the option's.
         // SAFETY: `at` is the reserved slot; the arrmeta is the caller's.
-        let at2 = unsafe { assign_kernel(ckb.as_mut(), at, (out, args.dst_meta), (value, x_meta)) }?;
+        let at2 =
+            unsafe { assign_kernel(ckb.as_mut(), at, (out, args.dst_meta), (value, x_meta)) }?;
         // SAFETY: a FillNullKernel was emplaced at `offset`; `at2` is the
         // free slot just past its first child, which only child 1 uses.
         unsafe { ckb.as_mut().kernel_mut::<FillNullKernel>(offset) }?.children[1] = at2 - offset;
@@ -373,7 +374,9 @@ impl Kernel for FillNullKernel {
                     let x = run.src[0].wrapping_offset(done as isize * run.src_stride[0]);
                     let dst = run.dst.wrapping_offset(done as isize * run.dst_stride);
                     // SAFETY: the block's ranges are valid (Kernel::strided 1).
-                    unsafe { copy.call_strided(dst, run.dst_stride, &[x], &run.src_stride[..1], n) }?;
+                    unsafe {
+                        copy.call_strided(dst, run.dst_stride, &[x], &run.src_stride[..1], n)
+                    }?;
                     // SAFETY: as above; the copy wrote every output element,
                     // now overwritten with the fill where `x` is NA.
                     unsafe {
@@ -387,7 +390,13 @@ impl Kernel for FillNullKernel {
         if matches!(self.test, NullTest::Never) {
             // SAFETY: the run's ranges are valid (Kernel::strided 1).
             return unsafe {
-                copy.call_strided(run.dst, run.dst_stride, &run.src[..1], &run.src_stride[..1], run.count)
+                copy.call_strided(
+                    run.dst,
+                    run.dst_stride,
+                    &run.src[..1],
+                    &run.src_stride[..1],
+                    run.count,
+                )
             };
         }
         let mut mask = [0u8; CHUNK];
@@ -400,7 +409,13 @@ impl Kernel for FillNullKernel {
                 p.wrapping_offset((done + j) as isize * stride)
             };
             // SAFETY: elements [done, done + n) of x are readable.
-            unsafe { self.test.mark(at(run.src[0], run.src_stride[0], 0), run.src_stride[0], mask) };
+            unsafe {
+                self.test.mark(
+                    at(run.src[0], run.src_stride[0], 0),
+                    run.src_stride[0],
+                    mask,
+                )
+            };
             runs(mask, |start, len, missing| {
                 let dst = at(run.dst.cast_const(), run.dst_stride, start).cast_mut();
                 // SAFETY: elements [done + start, + len) of every range are
@@ -499,7 +514,8 @@ impl DropNull {
         src: (&Type, *const u8),
         req: KernelRequest,
     ) -> Result<usize> {
-        let (TypeKind::VarDim { elem: value }, Some(elem)) = (dst.0.kind(), src.0.dim_elem()) else {
+        let (TypeKind::VarDim { elem: value }, Some(elem)) = (dst.0.kind(), src.0.dim_elem())
+        else {
             return Err(Error::type_error(format!(
                 "drop_null writes var * T from a dim, not {} from {}",
                 dst.0, src.0
@@ -516,12 +532,14 @@ impl DropNull {
         // SAFETY: (2) the arrmeta holds a reference to its block, alive
         // during this call; the kernel takes its own.
         let block = NonNull::new(dm.blockref).map(|b| unsafe { MemBlock::from_borrowed(b) });
-        let block = block.filter(|b| b.pod_allocator().is_some()).ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "drop_null: the destination {} has no POD allocator block to allocate from",
-                dst.0
-            ))
-        })?;
+        let block = block
+            .filter(|b| b.pod_allocator().is_some())
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "drop_null: the destination {} has no POD allocator block to allocate from",
+                    dst.0
+                ))
+            })?;
         let (src_dim, src_elem_meta) = match src.0.kind() {
             TypeKind::FixedDim { size, .. } => {
                 // SAFETY: (2) a fixed dim's arrmeta starts with FixedDimMeta.
@@ -529,7 +547,13 @@ impl DropNull {
                 let stride = m.stride;
                 // SAFETY: (2) the element's arrmeta follows.
                 let em = unsafe { src.1.add(size_of::<FixedDimMeta>()) };
-                (RowDim::Fixed { size: *size, stride }, em)
+                (
+                    RowDim::Fixed {
+                        size: *size,
+                        stride,
+                    },
+                    em,
+                )
             }
             _ => {
                 // SAFETY: (2) a var dim's arrmeta starts with VarDimMeta.
@@ -626,7 +650,13 @@ impl CallableImpl for DropNull {
             // cells' arrmeta: that of their one field, at offset 0
             // (as_cell checked).
             unsafe {
-                self.instantiate_row(ckb, at, (&row, el.dst_meta), (&inner, el.src_metas[0]), el.req)
+                self.instantiate_row(
+                    ckb,
+                    at,
+                    (&row, el.dst_meta),
+                    (&inner, el.src_metas[0]),
+                    el.req,
+                )
             }
         };
         // SAFETY: `offset` is free (the caller's promise); the cells have
@@ -666,10 +696,9 @@ struct DropNullKernel {
 impl DropNullKernel {
     /// Allocates `bytes` for a row.
     fn allocate(&self, bytes: usize) -> Result<*mut u8> {
-        let alloc = self
-            .block
-            .pod_allocator()
-            .ok_or_else(|| Error::invalid_argument("drop_null: no POD allocator to allocate from"))?;
+        let alloc = self.block.pod_allocator().ok_or_else(|| {
+            Error::invalid_argument("drop_null: no POD allocator to allocate from")
+        })?;
         alloc.allocate(bytes, self.align)
     }
 
@@ -717,7 +746,10 @@ impl Kernel for DropNullKernel {
                 let mask = &mut mask[..m];
                 mask.fill(0);
                 // SAFETY: elements [done, done + m) of the row are readable.
-                unsafe { self.test.mark(first.wrapping_offset(done as isize * stride), stride, mask) };
+                unsafe {
+                    self.test
+                        .mark(first.wrapping_offset(done as isize * stride), stride, mask)
+                };
                 missing += mask.iter().map(|&b| b as usize).sum::<usize>();
                 done += m;
             }
@@ -738,7 +770,9 @@ impl Kernel for DropNullKernel {
                         let to = out.wrapping_add(at * self.esize);
                         // SAFETY: `len` present elements of the row, into
                         // `len` free slots of the (zeroed) new row.
-                        unsafe { copy.call_strided(to, self.esize as isize, &[from], &[stride], len) }?;
+                        unsafe {
+                            copy.call_strided(to, self.esize as isize, &[from], &[stride], len)
+                        }?;
                         at += len;
                     }
                     Ok(())
@@ -747,10 +781,7 @@ impl Kernel for DropNullKernel {
             }
             (out, kept)
         };
-        let row = VarDimData {
-            begin,
-            size: kept,
-        };
+        let row = VarDimData { begin, size: kept };
         // SAFETY: the destination is a writable var element (offset 0,
         // checked when built).
         unsafe { dst.cast::<VarDimData>().write_unaligned(row) };
@@ -809,9 +840,24 @@ mod tests {
     #[test]
     fn null_test_agrees_with_is_missing() {
         for ds in [
-            "?int8", "?uint16", "?int32", "?int64", "?float16", "?float32", "?float64",
-            "?complex[float64]", "?bool", "?string", "?bytes", "?char", "?{a: int32}",
-            "?3 * int16", "?var * int8", "?fixed_string[3]", "int32", "{a: int8}",
+            "?int8",
+            "?uint16",
+            "?int32",
+            "?int64",
+            "?float16",
+            "?float32",
+            "?float64",
+            "?complex[float64]",
+            "?bool",
+            "?string",
+            "?bytes",
+            "?char",
+            "?{a: int32}",
+            "?3 * int16",
+            "?var * int8",
+            "?fixed_string[3]",
+            "int32",
+            "{a: int8}",
         ] {
             let tp = Type::parse(ds).unwrap();
             let test = NullTest::of(&tp).unwrap();
@@ -826,7 +872,11 @@ mod tests {
                 let mut mask = [0u8; 2];
                 test.mark(buf.as_ptr(), size as isize, &mut mask);
                 for (j, &m) in mask.iter().enumerate() {
-                    assert_eq!(m != 0, na::is_missing(&tp, buf.as_ptr().add(j * size)), "{ds} [{j}]");
+                    assert_eq!(
+                        m != 0,
+                        na::is_missing(&tp, buf.as_ptr().add(j * size)),
+                        "{ds} [{j}]"
+                    );
                 }
             }
         }
@@ -835,7 +885,11 @@ mod tests {
     #[test]
     fn signatures_parse() {
         for f in CALLABLES.iter() {
-            assert!(!matches!(f.signature().kind(), TypeKind::Any), "{}", f.name());
+            assert!(
+                !matches!(f.signature().kind(), TypeKind::Any),
+                "{}",
+                f.name()
+            );
         }
     }
 }
