@@ -257,7 +257,7 @@ fn strided_and_reversed_views() {
 /// loop over the values.
 #[test]
 fn long_arrays_equal_a_plain_loop() {
-    let n = 10_007;
+    let n: usize = 10_007;
     let vals: Vec<Option<f64>> = (0..n)
         .map(|i| (i % 7 != 3 && i % 11 != 0).then_some(i as f64 * 0.5))
         .collect();

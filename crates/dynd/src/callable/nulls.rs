@@ -659,11 +659,11 @@ impl CallableImpl for DropNull {
                 )
             }
         };
+        let metas = [x_meta];
         // SAFETY: `offset` is free (the caller's promise); the cells have
         // the data and arrmeta layout of the real types (the same dims over
         // types laid out alike), so the caller's arrmeta is theirs; the leaf
         // builds at the offset it is given.
-        let metas = [x_meta];
         unsafe {
             let args = KernelArgs::new(&dst_cells, args.dst_meta, &src_cells, &metas, req);
             lift::make_lifted(ckb, offset, args, &mut leaf)
