@@ -179,6 +179,24 @@ fn an_optional_fill_value_coalesces() {
         ok(compute::fill_null(&x, &v)),
         pair("4 * ?int32", "[1,2,null,4]")
     );
+    // A scalar optional fill: the fast path for numbers.
+    assert_eq!(
+        ok(compute::fill_null(&x, &a("?int64", "null"))),
+        pair("4 * ?int32", "[1,null,null,4]")
+    );
+    assert_eq!(
+        ok(compute::fill_null(&x, &a("?int64", "9"))),
+        pair("4 * ?int32", "[1,9,9,4]")
+    );
+    let f = a("3 * ?{a: int8}", r#"[null,{"a":2},null]"#);
+    assert_eq!(
+        ok(compute::fill_null(&f, &a("?{a: int8}", r#"{"a":7}"#))),
+        pair("3 * ?{a: int8}", r#"[{"a":7},{"a":2},{"a":7}]"#)
+    );
+    assert_eq!(
+        ok(compute::fill_null(&f, &a("?{a: int8}", "null"))),
+        pair("3 * ?{a: int8}", r#"[null,{"a":2},null]"#)
+    );
     let s = a("2 * ?string", r#"[null,"b"]"#);
     assert_eq!(
         ok(compute::fill_null(&s, &a("?string", r#""z""#))),

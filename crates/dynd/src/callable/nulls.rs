@@ -27,6 +27,12 @@
 //! option of a dim is an element like any other: `drop_null(2 * ?3 * int32)`
 //! drops whole missing lists, `var * 3 * int32`.
 //!
+//! **Outputs.** `drop_null` allocates each output row anew from the
+//! destination's var dim block (a row already written is replaced, not
+//! reused), so a destination given to [`Callable::instantiate`] must have
+//! a plain innermost var dim (offset 0, stride the element size), as fresh
+//! outputs do.
+//!
 //! **Errors.** A fill value whose type does not cast to `x`'s value type is
 //! a `Type` error naming both, when the call is built; a fill value that
 //! does not fit it (`300` for `?int8`) is the cast's error (`Overflow`,
@@ -311,10 +317,18 @@ impl CallableImpl for FillNull {
         // slot emplace reserves, child 1 is 0 (not built) until set below.
         let at = unsafe { ckb.as_mut().emplace(offset, args.req, k) }?;
         // x's value into the output: an option's arrmeta is its value's
-        // (DESIGN §4), and the value's data starts the option's.
-        // SAFETY: `at` is the reserved slot; the arrmeta is the caller's.
+        // (DESIGN §4), and the value's data starts the option's. The fast
+        // path copies NA bits too (then overwrites them), so for builtins
+        // the copy is of plain values, into a `?T` output's value bits too.
+        let copy_to = if builtin.is_some() {
+            out.option_value().unwrap_or(out)
+        } else {
+            out
+        };
+        // SAFETY: `at` is the reserved slot; the arrmeta is the caller's
+        // (a sentinel option's is its value's).
         let at2 =
-            unsafe { assign_kernel(ckb.as_mut(), at, (out, args.dst_meta), (value, x_meta)) }?;
+            unsafe { assign_kernel(ckb.as_mut(), at, (copy_to, args.dst_meta), (value, x_meta)) }?;
         // SAFETY: a FillNullKernel was emplaced at `offset`; `at2` is the
         // free slot just past its first child, which only child 1 uses.
         unsafe { ckb.as_mut().kernel_mut::<FillNullKernel>(offset) }?.children[1] = at2 - offset;
