@@ -189,6 +189,48 @@ fn main() -> Result<(), dynd::Error> {
         reduce::sum(&r, Some(&[0]), false),
     );
 
+    section("Missing values: computed on, not around");
+    use dynd::compute::{drop_null, fill_null, is_null};
+    let ages = Array::from_json("5 * ?int32", "[31, null, 45, null, 28]")?;
+    let heights = Array::from_json("2 * var * ?float64", "[[1.8, null], [null, 1.6, 1.7]]")?;
+    println!("{:<44} {}", "ages: 5 * ?int32", ages.to_json());
+    show(
+        "ages + 1 (missing stays missing)",
+        &ages + &Array::from(1i32),
+    );
+    show("heights * 100.0", &heights * &Array::from(100.0f64));
+    show(
+        "ages < 40 (?bool)",
+        dynd::compute::less(&ages, &Array::from(40i32)),
+    );
+    show("is_null(ages)", is_null(&ages));
+    show(
+        "fill_null(ages, 0) (the ? is dropped)",
+        fill_null(&ages, &Array::from(0i32)),
+    );
+    show(
+        "fill_null(heights, row means)",
+        fill_null(
+            &heights,
+            &Array::from_json("2 * 1 * float64", "[[1.8], [1.65]]")?,
+        ),
+    );
+    show("drop_null(ages)", drop_null(&ages));
+    show("drop_null(heights) (row by row)", drop_null(&heights));
+    let people = Array::from_json(
+        "3 * {name: string, age: ?int32}",
+        r#"[{"name": "ann", "age": 31}, {"name": "bob"}, {"name": "cy", "age": null}]"#,
+    )?;
+    show(
+        "people without \"age\" read it as null",
+        Ok::<_, dynd::Error>(people.to_json()),
+    );
+    show("is_null(people.age)", is_null(&people.field("age")?));
+    show(
+        "fill_null(people.age, -1)",
+        fill_null(&people.field("age")?, &Array::from(-1i32)),
+    );
+
     section("Bad input is a typed error, never a panic");
     show("uint8 <- 256", Array::from_json("uint8", "256"));
     show("int32 <- 1.5", Array::from_json("int32", "1.5"));

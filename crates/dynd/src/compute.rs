@@ -27,6 +27,7 @@
 //! | math | [`sqrt`], [`exp`], [`log`], [`sin`], [`cos`], [`tan`] |
 //! | comparison and logic | [`less`], [`less_equal`], [`equal`], [`not_equal`], [`greater`], [`greater_equal`], [`logical_and`], [`logical_or`], [`logical_not`] |
 //! | reductions | [`sum`], [`prod`], [`min`], [`max`], [`mean`], [`all`], [`any`], [`count`], [`argmin`], [`argmax`], [`var`], [`std`] |
+//! | missing values | [`is_null`], [`fill_null`], [`drop_null`] |
 //! | strings | [`find`], [`rfind`], [`count_substring`], [`replace`], [`split`], [`startswith`], [`endswith`], [`contains`], [`concat()`] |
 //!
 //! Any other registered callable is reachable by name through [`call`].
@@ -104,6 +105,47 @@ reduction_fns! {
     argmax => ArgMax: "position (int64) of the first largest value";
     var => Var: "population variance (ddof 0)";
     std => Std: "population standard deviation (ddof 0)";
+}
+
+// ---- missing values ----
+
+/// Whether each element of `x` is missing (`bool`, `x`'s dims; all false
+/// when `x`'s element is not an option; one per record for `?{...}`).
+///
+/// ```
+/// use dynd::{Array, compute::is_null};
+/// let x = Array::from_json("3 * ?int32", "[1, null, 3]").unwrap();
+/// assert_eq!(is_null(&x).unwrap().to_json(), "[false,true,false]");
+/// ```
+pub fn is_null(x: &Array) -> Result<Array> {
+    lookup("is_null")?.call(&[x])
+}
+
+/// `x` with its missing elements replaced by `v` (cast to `x`'s value type;
+/// `v` broadcasts against `x`). The result drops the `?` (unless `v` is
+/// optional too). See [`crate::callable::nulls`].
+///
+/// ```
+/// use dynd::{Array, compute::fill_null};
+/// let x = Array::from_json("2 * var * ?int32", "[[1, null], [null]]").unwrap();
+/// let r = fill_null(&x, &Array::from(-1i64)).unwrap();
+/// assert_eq!((r.tp().to_string(), r.to_json()), ("2 * var * int32".into(), "[[1,-1],[-1]]".into()));
+/// ```
+pub fn fill_null(x: &Array, v: &Array) -> Result<Array> {
+    lookup("fill_null")?.call(&[x, v])
+}
+
+/// `x` without its missing elements along the innermost dim, which
+/// becomes var (`N * ?T` → `var * T`, `N * M * ?T` → `N * var * T`).
+///
+/// ```
+/// use dynd::{Array, compute::drop_null};
+/// let x = Array::from_json("2 * 3 * ?int32", "[[1, null, 3], [null, null, 6]]").unwrap();
+/// let r = drop_null(&x).unwrap();
+/// assert_eq!((r.tp().to_string(), r.to_json()), ("2 * var * int32".into(), "[[1,3],[6]]".into()));
+/// ```
+pub fn drop_null(x: &Array) -> Result<Array> {
+    lookup("drop_null")?.call(&[x])
 }
 
 // ---- strings ----

@@ -80,6 +80,10 @@ impl CallableImpl for DeferredCallable {
             Err(no_match(&self.d.name, &self.sig, args))
         }
     }
+    /// A third party's kernel sees present elements only.
+    fn runs_over_missing(&self) -> bool {
+        false
+    }
     unsafe fn instantiate(
         &self,
         ckb: Pin<&mut CKernelBuilder>,

@@ -13,11 +13,13 @@
 //! chunks of [`CHUNK`] elements, marks the missing ones (a typed comparison
 //! with each optional argument's NA value), runs the callable's own kernel
 //! and writes NA where something was missing. When every type is a builtin
-//! number the kernel runs over the whole chunk — a missing element is a
-//! value there, computed and then overwritten — so the inner loop stays the
-//! vectorised one; should that fail (integer division meeting an NA
-//! sentinel), and for other types always, it runs over the present runs
-//! only, so an error always comes from a present element.
+//! number and the callable allows it ([`CallableImpl::runs_over_missing`]:
+//! the built-in functions do) the kernel runs over the whole chunk — a
+//! missing element is a value there, computed and then overwritten — so the
+//! inner loop stays the vectorised one; should that fail (integer division
+//! meeting an NA sentinel), and otherwise always, it runs over the present
+//! runs only, so an error always comes from a present element, and a Rust
+//! closure or a third party's kernel never sees a missing value.
 
 use super::CallableImpl;
 use super::arith::Truthy;
@@ -133,7 +135,9 @@ pub(crate) unsafe fn instantiate(
             }
         };
     }
-    let all_numbers = vals.iter().all(|t| t.as_builtin().is_some()) && r.as_builtin().is_some();
+    let all_numbers = imp.runs_over_missing()
+        && vals.iter().all(|t| t.as_builtin().is_some())
+        && r.as_builtin().is_some();
     let rule = imp.missing();
     if rule != Missing::Propagate
         && (r.as_builtin() != Some(BuiltinType::Bool)
@@ -224,7 +228,7 @@ macro_rules! by_width {
 /// writing missing elements with integer compares and stores that LLVM
 /// vectorises.
 #[derive(Debug, Clone, Copy)]
-struct Bits {
+pub(crate) struct Bits {
     /// Bytes: 1, 2, 4, 8 or 16.
     size: usize,
     /// The NA value's bytes (the low `size` of them).
@@ -232,7 +236,7 @@ struct Bits {
 }
 
 impl Bits {
-    fn of(b: BuiltinType) -> Bits {
+    pub(crate) fn of(b: BuiltinType) -> Bits {
         let bytes = na::builtin_na(b).unwrap_or([0; 16]);
         Bits {
             size: b.data_size(),
@@ -240,14 +244,60 @@ impl Bits {
         }
     }
 
+    /// The NA test of a sentinel option's value type `value` as bits, for
+    /// every type with an NA value (DESIGN §4): a builtin's NA; char's
+    /// `0xFFFFFFFF`; the null `begin` pointer (the first 8 bytes) of a
+    /// string, bytes or pointer. `None` for a type without one (void, and
+    /// the flag-byte kinds).
+    pub(crate) fn of_sentinel(value: &Type) -> Option<Bits> {
+        use crate::types::TypeKind;
+        match value.kind() {
+            TypeKind::Builtin(b) => na::builtin_na(*b).map(|_| Bits::of(*b)),
+            TypeKind::Char => Some(Bits::new(4, &na::CHAR_NA.to_le_bytes())),
+            TypeKind::String | TypeKind::Bytes | TypeKind::Pointer(_) => {
+                Some(Bits::new(size_of::<usize>(), &[0; 8]))
+            }
+            _ => None,
+        }
+    }
+
+    /// The value `bytes` (1, 2, 4, 8 or 16 of them, little-endian as the
+    /// data is) as the bits of one element: what [`fill_where`] writes.
+    pub(crate) fn new(size: usize, bytes: &[u8]) -> Bits {
+        let mut na = [0u8; 16];
+        na[..bytes.len()].copy_from_slice(bytes);
+        Bits { size, na }
+    }
+
     /// Sets `mask[j]` where element `j` of `src` (`stride` bytes apart) is
     /// NA.
     ///
     /// # Safety
     /// 1. `mask.len()` elements of this width at `stride` are readable.
-    unsafe fn mark(self, src: *const u8, stride: isize, mask: &mut [u8]) {
+    pub(crate) unsafe fn mark(self, src: *const u8, stride: isize, mask: &mut [u8]) {
         // SAFETY: (1), for the width of `self`.
         by_width!(self, |U, na| unsafe { mark_as::<U>(src, stride, na, mask) })
+    }
+
+    /// Copies the `n` elements of `src` (`stride` bytes apart) that are not
+    /// NA to `dst`, packed and in order; returns how many. One branch-free
+    /// pass: each element is stored, and the output position moves on only
+    /// past a value.
+    ///
+    /// # Safety
+    /// 1. `n` elements of this width at `stride` are readable from `src`,
+    ///    and `n` are writable, contiguous, from `dst`, apart from them.
+    pub(crate) unsafe fn compact(
+        self,
+        src: *const u8,
+        stride: isize,
+        n: usize,
+        dst: *mut u8,
+    ) -> usize {
+        // SAFETY: (1), for the width of `self`.
+        by_width!(self, |U, na| unsafe {
+            compact_as::<U>(src, stride, na, n, dst)
+        })
     }
 
     /// Writes NA to element `j` of `dst` wherever `mask[j]` is set.
@@ -267,7 +317,11 @@ impl Bits {
 /// # Safety
 /// 1. `n` elements of `src`'s width at `sstride` are readable, and `n` of
 ///    `dst`'s at `dstride` writable.
-unsafe fn fill_where(src: (*const u8, isize, Bits), dst: (*mut u8, isize, Bits), n: usize) {
+pub(crate) unsafe fn fill_where(
+    src: (*const u8, isize, Bits),
+    dst: (*mut u8, isize, Bits),
+    n: usize,
+) {
     by_width!(src.2, |U, sna| {
         by_width!(dst.2, |V, dna| {
             // SAFETY: (1), for these widths.
@@ -386,6 +440,32 @@ unsafe fn mark_as<U: bytemuck::Pod + PartialEq>(
             *m |= (v == na) as u8;
         }
     }
+}
+
+/// [`Bits::compact`] for width `U`.
+///
+/// # Safety
+/// As [`Bits::compact`].
+#[inline(always)]
+unsafe fn compact_as<U: bytemuck::Pod + PartialEq>(
+    src: *const u8,
+    stride: isize,
+    na: U,
+    n: usize,
+    dst: *mut u8,
+) -> usize {
+    let out = dst.cast::<U>();
+    let mut k = 0usize;
+    for j in 0..n as isize {
+        // SAFETY: (1) element j is readable; output slot k <= j is
+        // writable (k only counts elements already read).
+        unsafe {
+            let v = src.wrapping_offset(j * stride).cast::<U>().read_unaligned();
+            out.add(k).write_unaligned(v);
+            k += (v != na) as usize;
+        }
+    }
+    k
 }
 
 /// [`Bits::fill`] for width `U`.

@@ -19,6 +19,7 @@ pub mod deferred;
 pub mod dispatch;
 pub mod elementwise;
 pub mod missing;
+pub mod nulls;
 pub mod reduce;
 mod registry;
 mod scalar;
@@ -71,6 +72,18 @@ pub trait CallableImpl: Send + Sync + 'static {
     /// default), or a Kleene rule.
     fn missing(&self) -> missing::Missing {
         missing::Missing::Propagate
+    }
+
+    /// `true` (the default) when, on option arguments of builtin numbers,
+    /// its kernel may run over missing elements too — their NA bits taken
+    /// as plain values and the results overwritten with NA — so that the
+    /// inner loop stays one vectorised loop ([`missing`]). That suits a
+    /// pure function of numbers (the built-in arithmetic). Callables whose
+    /// kernels someone else wrote (Rust closures, third parties' deferred
+    /// ckernels) say `false`: their kernels then only ever see present
+    /// elements.
+    fn runs_over_missing(&self) -> bool {
+        true
     }
 
     /// Checks the operands `instantiate` is to be given: one arrmeta pointer
@@ -203,6 +216,7 @@ impl std::fmt::Debug for Callable {
 /// Installs the built-in callables (each family adds its own).
 fn builtins(map: &mut std::collections::BTreeMap<String, Callable>) {
     arith::register(map);
+    nulls::register(map);
     reduce::register(map);
     strings::register(map);
 }

@@ -104,6 +104,10 @@ macro_rules! fn_callable {
                     Err(no_match(&self.name, &self.sig, args))
                 }
             }
+            /// A closure sees present elements only.
+            fn runs_over_missing(&self) -> bool {
+                false
+            }
             unsafe fn instantiate(
                 &self,
                 ckb: Pin<&mut CKernelBuilder>,

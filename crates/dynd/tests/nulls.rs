@@ -1,0 +1,403 @@
+//! `is_null`, `fill_null` and `drop_null` (DESIGN §6, §8): every element
+//! kind (sentinel and flag-byte options, and types that are not options),
+//! fixed and var outer dims, broadcasting of the fill value, strided and
+//! reversed views, empty arrays, long arrays (the fast paths, compared
+//! with a plain loop), and the errors.
+
+use dynd::callable::lookup;
+use dynd::{Array, ErrorKind, Index, compute};
+
+fn a(tp: &str, json: &str) -> Array {
+    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
+}
+
+fn ok(r: dynd::Result<Array>) -> (String, String) {
+    let r = r.unwrap_or_else(|e| panic!("{e}"));
+    (r.tp().to_string(), r.to_json())
+}
+
+fn pair(tp: &str, json: &str) -> (String, String) {
+    (tp.to_string(), json.to_string())
+}
+
+/// `(element type, JSON of 4 elements with nulls at 1 and 3, a fill value
+/// type and JSON, the filled JSON, the dropped JSON)`, one per kind.
+#[rustfmt::skip]
+const KINDS: &[(&str, &str, &str, &str, &str, &str)] = &[
+    ("?bool", "[true,null,false,null]", "bool", "true", "[true,true,false,true]", "[true,false]"),
+    ("?int8", "[1,null,-3,null]", "int8", "9", "[1,9,-3,9]", "[1,-3]"),
+    ("?uint16", "[1,null,65534,null]", "int32", "9", "[1,9,65534,9]", "[1,65534]"),
+    ("?int32", "[1,null,-3,null]", "int64", "9", "[1,9,-3,9]", "[1,-3]"),
+    ("?int64", "[1,null,-3,null]", "int8", "9", "[1,9,-3,9]", "[1,-3]"),
+    ("?float32", "[1.5,null,NaN,null]", "float64", "0.25", "[1.5,0.25,NaN,0.25]", "[1.5,NaN]"),
+    ("?float64", "[1.5,null,NaN,null]", "int32", "2", "[1.5,2.0,NaN,2.0]", "[1.5,NaN]"),
+    ("?complex[float64]", "[[1,2],null,[3,4],null]", "float64", "5", "[[1.0,2.0],[5.0,0.0],[3.0,4.0],[5.0,0.0]]", "[[1.0,2.0],[3.0,4.0]]"),
+    ("?string", r#"["a",null,"",null]"#, "string", r#""zz""#, r#"["a","zz","","zz"]"#, r#"["a",""]"#),
+    ("?bytes", r#"["0a",null,"0b",null]"#, "bytes", r#""ff""#, r#"["0a","ff","0b","ff"]"#, r#"["0a","0b"]"#),
+    ("?fixed_string[3]", r#"["ab",null,"c",null]"#, "string", r#""zz""#, r#"["ab","zz","c","zz"]"#, r#"["ab","c"]"#),
+    ("?{a: int32, b: ?string}", r#"[{"a":1,"b":"x"},null,{"a":2,"b":null},null]"#, "{a: int64, b: string}", r#"{"a":0,"b":"-"}"#,
+        r#"[{"a":1,"b":"x"},{"a":0,"b":"-"},{"a":2,"b":null},{"a":0,"b":"-"}]"#, r#"[{"a":1,"b":"x"},{"a":2,"b":null}]"#),
+    ("?(int8, float64)", "[[1,2],null,[3,4],null]", "(int8, float64)", "[0,0]", "[[1,2.0],[0,0.0],[3,4.0],[0,0.0]]", "[[1,2.0],[3,4.0]]"),
+    // Options of dims: no fill (a list fill's dims broadcast against x's).
+    ("?2 * int16", "[[1,2],null,[3,4],null]", "", "", "", "[[1,2],[3,4]]"),
+    ("?var * int32", "[[1],null,[],null]", "", "", "", "[[1],[]]"),
+];
+
+#[test]
+fn every_element_kind() {
+    for &(el, json, vt, vj, filled, dropped) in KINDS {
+        let x = a(&format!("4 * {el}"), json);
+        let value = el.strip_prefix('?').unwrap();
+        assert_eq!(
+            ok(compute::is_null(&x)),
+            pair("4 * bool", "[false,true,false,true]"),
+            "{el}"
+        );
+        if !vt.is_empty() {
+            assert_eq!(
+                ok(compute::fill_null(&x, &a(vt, vj))),
+                pair(&format!("4 * {value}"), filled),
+                "{el}"
+            );
+        }
+        assert_eq!(
+            ok(compute::drop_null(&x)),
+            pair(&format!("var * {value}"), dropped),
+            "{el}"
+        );
+        // The same under a var outer dim, with an empty row after.
+        let xv = a(&format!("2 * var * {el}"), &format!("[{json},[]]"));
+        assert_eq!(
+            ok(compute::is_null(&xv)).1,
+            "[[false,true,false,true],[]]",
+            "{el}"
+        );
+        if !vt.is_empty() {
+            let fv = ok(compute::fill_null(&xv, &a(vt, vj)));
+            assert_eq!(
+                fv,
+                pair(&format!("2 * var * {value}"), &format!("[{filled},[]]")),
+                "{el}"
+            );
+        }
+        let dv = ok(compute::drop_null(&xv));
+        assert_eq!(
+            dv,
+            pair(&format!("2 * var * {value}"), &format!("[{dropped},[]]")),
+            "{el}"
+        );
+    }
+}
+
+#[test]
+fn types_that_are_not_options() {
+    let x = a("2 * var * {a: int32}", r#"[[{"a":1}],[]]"#);
+    assert_eq!(
+        ok(compute::is_null(&x)),
+        pair("2 * var * bool", "[[false],[]]")
+    );
+    assert_eq!(
+        ok(compute::fill_null(&x, &a("{a: int32}", r#"{"a":0}"#))),
+        pair("2 * var * {a: int32}", r#"[[{"a":1}],[]]"#)
+    );
+    assert_eq!(
+        ok(compute::drop_null(&x)),
+        pair("2 * var * {a: int32}", r#"[[{"a":1}],[]]"#)
+    );
+    let s = a("3 * float64", "[1, NaN, 3]");
+    assert_eq!(ok(compute::is_null(&s)).1, "[false,false,false]");
+    assert_eq!(
+        ok(compute::is_null(&a("int32", "5"))),
+        pair("bool", "false")
+    );
+    assert_eq!(
+        ok(compute::is_null(&a("?int32", "null"))),
+        pair("bool", "true")
+    );
+    assert_eq!(
+        ok(compute::fill_null(&a("?int32", "null"), &a("int32", "4"))),
+        pair("int32", "4")
+    );
+}
+
+#[test]
+fn options_of_records_and_lists_are_one_bool_each() {
+    let x = a(
+        "3 * ?{a: ?int32, b: var * ?float64}",
+        r#"[{"a":null,"b":[null]},null,{"a":1,"b":[]}]"#,
+    );
+    assert_eq!(ok(compute::is_null(&x)).1, "[false,true,false]");
+    let y = a("2 * ?3 * int32", "[null,[1,2,3]]");
+    assert_eq!(ok(compute::is_null(&y)), pair("2 * bool", "[true,false]"));
+    assert_eq!(
+        ok(compute::drop_null(&y)),
+        pair("var * 3 * int32", "[[1,2,3]]")
+    );
+}
+
+#[test]
+fn the_fill_value_broadcasts() {
+    let x = a("2 * 3 * ?int32", "[[1,null,3],[null,5,null]]");
+    // A scalar, one per row, one per column, one per element.
+    for (vt, vj, want) in [
+        ("int32", "0", "[[1,0,3],[0,5,0]]"),
+        ("2 * 1 * int32", "[[10],[20]]", "[[1,10,3],[20,5,20]]"),
+        ("3 * int32", "[7,8,9]", "[[1,8,3],[7,5,9]]"),
+        ("2 * 3 * float64", "[[0,1,2],[3,4,5]]", "[[1,1,3],[3,5,5]]"),
+        ("2 * var * int32", "[[6],[7,8,9]]", "[[1,6,3],[7,5,9]]"),
+    ] {
+        assert_eq!(
+            ok(compute::fill_null(&x, &a(vt, vj))),
+            pair("2 * 3 * int32", want),
+            "{vt}"
+        );
+    }
+    // Over var rows, a fill per row.
+    let r = a("3 * var * ?float64", "[[null,2],[],[null]]");
+    assert_eq!(
+        ok(compute::fill_null(
+            &r,
+            &a("3 * 1 * float64", "[[-1],[-2],[-3]]")
+        )),
+        pair("3 * var * float64", "[[-1.0,2.0],[],[-3.0]]")
+    );
+    // The fill may be larger than x, and then x broadcasts.
+    assert_eq!(
+        ok(compute::fill_null(
+            &a("?int32", "null"),
+            &a("3 * int32", "[1,2,3]")
+        )),
+        pair("3 * int32", "[1,2,3]")
+    );
+}
+
+#[test]
+fn an_optional_fill_value_coalesces() {
+    let x = a("4 * ?int32", "[1,null,null,4]");
+    let v = a("4 * ?int32", "[null,2,null,null]");
+    assert_eq!(
+        ok(compute::fill_null(&x, &v)),
+        pair("4 * ?int32", "[1,2,null,4]")
+    );
+    // A scalar optional fill: the fast path for numbers.
+    assert_eq!(
+        ok(compute::fill_null(&x, &a("?int64", "null"))),
+        pair("4 * ?int32", "[1,null,null,4]")
+    );
+    assert_eq!(
+        ok(compute::fill_null(&x, &a("?int64", "9"))),
+        pair("4 * ?int32", "[1,9,9,4]")
+    );
+    let f = a("3 * ?{a: int8}", r#"[null,{"a":2},null]"#);
+    assert_eq!(
+        ok(compute::fill_null(&f, &a("?{a: int8}", r#"{"a":7}"#))),
+        pair("3 * ?{a: int8}", r#"[{"a":7},{"a":2},{"a":7}]"#)
+    );
+    assert_eq!(
+        ok(compute::fill_null(&f, &a("?{a: int8}", "null"))),
+        pair("3 * ?{a: int8}", r#"[null,{"a":2},null]"#)
+    );
+    let s = a("2 * ?string", r#"[null,"b"]"#);
+    assert_eq!(
+        ok(compute::fill_null(&s, &a("?string", r#""z""#))),
+        pair("2 * ?string", r#"["z","b"]"#)
+    );
+}
+
+#[test]
+fn drop_null_over_fixed_and_var_outer_dims() {
+    #[rustfmt::skip]
+    let cases = [
+        ("4 * ?int32", "[null,2,null,4]", "var * int32", "[2,4]"),
+        ("var * ?int32", "[null,2,null,4]", "var * int32", "[2,4]"),
+        ("2 * 3 * ?int32", "[[1,null,3],[null,null,null]]", "2 * var * int32", "[[1,3],[]]"),
+        ("2 * var * ?int32", "[[1,null],[null,4,5]]", "2 * var * int32", "[[1],[4,5]]"),
+        ("var * 2 * ?int32", "[[1,null],[null,null],[3,4]]", "var * var * int32", "[[1],[],[3,4]]"),
+        ("var * var * ?string", r#"[["a",null],[],[null,"d"]]"#, "var * var * string", r#"[["a"],[],["d"]]"#),
+        ("2 * 2 * var * ?int8", "[[[1,null],[]],[[null],[4]]]", "2 * 2 * var * int8", "[[[1],[]],[[],[4]]]"),
+        ("3 * ?float64", "[null,null,null]", "var * float64", "[]"),
+        ("0 * ?float64", "[]", "var * float64", "[]"),
+        ("2 * 0 * ?float64", "[[],[]]", "2 * var * float64", "[[],[]]"),
+        ("0 * var * ?float64", "[]", "0 * var * float64", "[]"),
+    ];
+    for (tp, json, rt, rj) in cases {
+        assert_eq!(ok(compute::drop_null(&a(tp, json))), pair(rt, rj), "{tp}");
+    }
+}
+
+#[test]
+fn empty_arrays() {
+    for (tp, json) in [
+        ("0 * ?int32", "[]"),
+        ("0 * ?{a: int8}", "[]"),
+        ("3 * var * ?string", "[[],[],[]]"),
+    ] {
+        let x = a(tp, json);
+        assert_eq!(ok(compute::is_null(&x)).1, json, "{tp}");
+        assert_eq!(ok(compute::fill_null(&x, &a("int8", "0"))).1, json, "{tp}");
+    }
+}
+
+#[test]
+fn strided_and_reversed_views() {
+    let x = a("6 * ?int64", "[1,null,3,null,5,null]");
+    let every_other = x.index(&[Index::slice(None, None, 2)]).unwrap();
+    assert_eq!(ok(compute::is_null(&every_other)).1, "[false,false,false]");
+    let odd = x.index(&[Index::slice(Some(1), None, 2)]).unwrap();
+    assert_eq!(ok(compute::is_null(&odd)).1, "[true,true,true]");
+    let rev = x.index(&[Index::slice(None, None, -1)]).unwrap();
+    assert_eq!(
+        ok(compute::is_null(&rev)).1,
+        "[true,false,true,false,true,false]"
+    );
+    assert_eq!(
+        ok(compute::fill_null(&rev, &a("int64", "0"))).1,
+        "[0,5,0,3,0,1]"
+    );
+    assert_eq!(ok(compute::drop_null(&rev)).1, "[5,3,1]");
+    let m = a("2 * 3 * ?int32", "[[1,null,3],[null,5,6]]");
+    let col = m
+        .index(&[Index::slice(None, None, 1), Index::slice(None, None, -2)])
+        .unwrap();
+    assert_eq!(
+        ok(compute::drop_null(&col)),
+        pair("2 * var * int32", "[[3,1],[6]]")
+    );
+    // A var dim sliced keeps its kind, with an offset and a stride.
+    let v = a("var * ?int32", "[1,null,3,null,null,6]");
+    let vs = v.index(&[Index::slice(Some(1), None, 2)]).unwrap();
+    assert_eq!(ok(compute::drop_null(&vs)), pair("var * int32", "[6]"));
+    assert_eq!(ok(compute::is_null(&vs)).1, "[true,true,false]");
+    assert_eq!(ok(compute::fill_null(&vs, &a("int32", "0"))).1, "[0,0,6]");
+}
+
+/// Long inputs take the block-wise fast paths; they must equal a plain
+/// loop over the values.
+#[test]
+fn long_arrays_equal_a_plain_loop() {
+    let n: usize = 10_007;
+    let vals: Vec<Option<f64>> = (0..n)
+        .map(|i| (i % 7 != 3 && i % 11 != 0).then_some(i as f64 * 0.5))
+        .collect();
+    let json = format!(
+        "[{}]",
+        vals.iter()
+            .map(|v| v.map_or("null".to_string(), |v| v.to_string()))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let x = a(&format!("{n} * ?float64"), &json);
+    let isn = compute::is_null(&x).unwrap();
+    let want: Vec<bool> = vals.iter().map(Option::is_none).collect();
+    assert_eq!(isn.to_json(), format!("{:?}", want).replace(' ', ""));
+    let filled = compute::fill_null(&x, &a("float64", "-1")).unwrap();
+    let want: Vec<f64> = vals.iter().map(|v| v.unwrap_or(-1.0)).collect();
+    assert_eq!(filled.to_json(), Array::from(want).to_json());
+    let dropped = compute::drop_null(&x).unwrap();
+    let want: Vec<f64> = vals.iter().flatten().copied().collect();
+    assert_eq!(dropped.to_json(), Array::from(want).to_json());
+    // The same data as ?int32, and a per-element fill.
+    let ints = a(
+        &format!("{n} * ?int32"),
+        &json.replace(".5", "").replace(".0", ""),
+    );
+    let fill = Array::from((0..n as i32).map(|i| -i).collect::<Vec<_>>());
+    let got = compute::fill_null(&ints, &fill).unwrap();
+    let want: Vec<i32> = vals
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v.map_or(-(i as i32), |v| v as i32))
+        .collect();
+    assert_eq!(got.to_json(), Array::from(want).to_json());
+}
+
+#[test]
+fn errors_name_what_and_where() {
+    let x = a("3 * ?int8", "[1,null,3]");
+    // Wrong arity, through the registry.
+    let e = lookup("is_null").unwrap().call(&[&x, &x]).unwrap_err();
+    assert_eq!(
+        (e.kind(), e.message()),
+        (
+            ErrorKind::InvalidArgument,
+            "is_null(x) takes 1 argument, not 2"
+        )
+    );
+    let e = lookup("fill_null").unwrap().call(&[&x]).unwrap_err();
+    assert_eq!(
+        (e.kind(), e.message()),
+        (
+            ErrorKind::InvalidArgument,
+            "fill_null(x, v) takes 2 arguments, not 1"
+        )
+    );
+    let e = lookup("drop_null").unwrap().call(&[]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    // A fill value of a type that does not cast.
+    let e = compute::fill_null(&x, &a("{a: int32}", r#"{"a":1}"#)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type);
+    assert!(
+        e.message().starts_with(
+            "fill_null: the fill value ({a: int32}) does not cast to int8, the value type of ?int8"
+        ),
+        "{e}"
+    );
+    // A fill value that does not fit: an error where it is used only.
+    let e = compute::fill_null(&x, &a("int64", "300")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Overflow);
+    assert!(
+        e.message().starts_with("fill_null: the fill value: "),
+        "{e}"
+    );
+    assert!(e.message().contains("300"), "{e}");
+    assert_eq!(
+        ok(compute::fill_null(
+            &a("2 * ?int8", "[1,2]"),
+            &a("int64", "300")
+        ))
+        .1,
+        "[1,2]"
+    );
+    let e = compute::fill_null(&x, &a("float64", "1.5")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Fractional, "{e}");
+    // Per-element fills: only the used one is checked.
+    let e = compute::fill_null(&x, &a("3 * int64", "[999,300,0]")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Overflow, "{e}");
+    assert_eq!(
+        ok(compute::fill_null(&x, &a("3 * int64", "[999,5,999]"))).1,
+        "[1,5,3]"
+    );
+    // Shapes that do not broadcast.
+    let e = compute::fill_null(&x, &a("2 * int8", "[1,2]")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Broadcast);
+    // drop_null needs a dim.
+    let e = compute::drop_null(&a("?int32", "null")).unwrap_err();
+    assert_eq!(
+        (e.kind(), e.message()),
+        (
+            ErrorKind::Type,
+            "drop_null drops missing elements along a dim, and ?int32 has none"
+        )
+    );
+}
+
+#[test]
+fn results_compute_on() {
+    // is_null's bools and fill_null's values feed other callables.
+    let x = a("2 * var * ?float64", "[[1,null],[null,4]]");
+    let f = compute::fill_null(&x, &a("float64", "0")).unwrap();
+    assert_eq!(
+        ok(compute::add(&f, &a("float64", "1"))),
+        pair("2 * var * float64", "[[2.0,1.0],[1.0,5.0]]")
+    );
+    let n = compute::is_null(&x).unwrap();
+    assert_eq!(
+        ok(compute::logical_not(&n)).1,
+        "[[true,false],[false,true]]"
+    );
+    let d = compute::drop_null(&x).unwrap();
+    assert_eq!(
+        ok(compute::multiply(&d, &a("float64", "2"))),
+        pair("2 * var * float64", "[[2.0],[8.0]]")
+    );
+}
