@@ -31,7 +31,7 @@ What is compared (their side):
     memory, not of copying it); Array::from(&[f64]) (a copy) against
     a.copy().
   - ragged: awkward ak.sum(x, axis=1) and x + 1.0 on the same ragged array;
-    ak.sum(x, axis=-1) over it as ?float64 with 10% missing, and
+    ak.sum(x, axis=-1) and x + 1.0 over it as ?float64 with 10% missing, and
     ak.max(x, axis=-1) over it with every tenth row empty.
   - JSON: dynd parses into a typed array. Python's json.loads builds Python
     objects (lists, dicts, floats), np.array(json.loads(text)) adds the typed
@@ -437,6 +437,12 @@ def op_ak_sum_missing(shape):
     return lambda: ak.sum(x, axis=-1)
 
 
+def op_ak_add_missing(shape):
+    need("awkward")
+    x = ragged_missing(shape[0])
+    return lambda: x + 1.0
+
+
 def op_ak_max_gaps(shape):
     ak = need("awkward")
     x = ragged_gaps(shape[0])
@@ -518,6 +524,7 @@ THEIRS = {
     "ak sum": ("awkward", "ak.sum(x, axis=1)", op_ak_sum, None),
     "ak add": ("awkward", "x + 1.0", op_ak_add, None),
     "ak sum missing": ("awkward", "ak.sum(x, axis=-1), var * ?float64, 10% missing", op_ak_sum_missing, None),
+    "ak add missing": ("awkward", "x + 1.0, var * ?float64, 10% missing", op_ak_add_missing, None),
     "ak max gaps": ("awkward", "ak.max(x, axis=-1), 10% empty rows", op_ak_max_gaps, None),
     "json numbers loads": ("Python json", "json.loads(text) (list of floats)", op_json_loads(numbers_text), None),
     "json numbers np": ("NumPy+json", "np.array(json.loads(text))", op_json_np, None),
@@ -565,6 +572,7 @@ COUNTERPARTS = {
     "ragged + scalar (new output)": ["ak add"],
     "ragged + scalar (new output), 2 threads": ["ak add"],
     "ragged ?float64 sum axis -1 (10% missing)": ["ak sum missing"],
+    "ragged ?float64 + scalar (new output, 10% missing)": ["ak add missing"],
     "ragged max axis -1 (10% empty rows)": ["ak max gaps"],
     "json parse numbers": ["ak json numbers", "json numbers np", "json numbers loads"],
     "json parse records": ["ak json records", "json records loads"],

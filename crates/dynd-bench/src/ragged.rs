@@ -194,8 +194,9 @@ pub fn run(ctx: &Ctx) {
     }
 }
 
-/// The sum over axis -1 of `var * ?float64` (10% missing) and the max
-/// over axis -1 of `var * float64` with empty rows, on one thread.
+/// The sum over axis -1 of `var * ?float64` (10% missing), `x + 1.0` over
+/// it into a new output, and the max over axis -1 of `var * float64` with
+/// empty rows, on one thread.
 fn missing_values(ctx: &Ctx, rows: usize) {
     let total: usize = (0..rows).map(row_len).sum();
     let name = "ragged ?float64 sum axis -1 (10% missing)";
@@ -223,6 +224,35 @@ fn missing_values(ctx: &Ctx, rows: usize) {
                 });
                 ctx.row(
                     &Measurement::new(name, rows, t, total * 8 + rows * (16 + 8)),
+                    &format!("{total} elements"),
+                );
+            }
+        }
+    }
+    let name = "ragged ?float64 + scalar (new output, 10% missing)";
+    if let Some(x) = or_skip(ctx, name, build_with(rows, row_len, true)) {
+        let one = Array::from(1.0f64);
+        match reduce::add(&x, &one) {
+            Err(e) => ctx.skipped(name, &e.to_string()),
+            Ok(r) => {
+                let first = r.index(&[0.into()]).expect("row").to_json();
+                let want: Vec<String> = (0..row_len(0))
+                    .map(|k| {
+                        if missing(k) {
+                            "null".to_string()
+                        } else {
+                            format!("{:?}", value(k) + 1.0)
+                        }
+                    })
+                    .collect();
+                assert_eq!(first, format!("[{}]", want.join(",")), "row 0");
+                let t = ctx.one.install(|| {
+                    median_time(ctx.runs, || {
+                        black_box(reduce::add(&x, &one).expect("add"));
+                    })
+                });
+                ctx.row(
+                    &Measurement::new(name, rows, t, total * 16 + rows * 16),
                     &format!("{total} elements"),
                 );
             }

@@ -1033,3 +1033,36 @@ fn means() {
         ("3 * float64".into(), "[2.5,3.5,4.5]".into())
     );
 }
+
+#[test]
+fn a_float_sum_starts_from_zero_as_numpys_does() {
+    // -0.0 alone sums to 0.0 (0.0 + -0.0), whether the plan folds the run
+    // or copies the first row and adds the rest.
+    let x = Array::from(vec![-0.0f64]);
+    assert_eq!(
+        dynd::compute::sum(&x, None, false).unwrap().to_json(),
+        "0.0"
+    );
+    assert_eq!(
+        dynd::compute::mean(&x, None, false).unwrap().to_json(),
+        "0.0"
+    );
+    let m = Array::from_json("1 * 2 * float32", "[[-0.0, -0.0]]").unwrap();
+    assert_eq!(
+        dynd::compute::sum(&m, Some(&[0]), false).unwrap().to_json(),
+        "[0.0,0.0]"
+    );
+    assert_eq!(
+        dynd::compute::sum(&m, Some(&[1]), false).unwrap().to_json(),
+        "[0.0]"
+    );
+    // Products and extremes keep the sign: 1.0 * -0.0 is -0.0.
+    assert_eq!(
+        dynd::compute::prod(&x, None, false).unwrap().to_json(),
+        "-0.0"
+    );
+    assert_eq!(
+        dynd::compute::max(&x, None, false).unwrap().to_json(),
+        "-0.0"
+    );
+}

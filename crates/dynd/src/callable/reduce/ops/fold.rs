@@ -389,7 +389,9 @@ where
                 if M::SKIP && M::OPT && !present {
                     D::NA
                 } else {
-                    a.cvt()
+                    // From the identity, as a fold is: a float sum of -0.0
+                    // alone is 0.0 (NumPy's too), not the -0.0 copied.
+                    K::combine(K::identity(), a).cvt()
                 }
             })
         };
