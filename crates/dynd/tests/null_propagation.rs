@@ -3,7 +3,7 @@
 //! logic for logical_and / logical_or; no error from a missing element.
 
 use dynd::callable::{Callable, lookup};
-use dynd::{Array, ErrorKind, Index, compute};
+use dynd::{Array, ErrorKind, Index, Type, compute};
 
 fn a(tp: &str, json: &str) -> Array {
     Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
@@ -186,6 +186,54 @@ fn through_var_dims_views_and_long_runs() {
             .collect();
         assert_eq!(r.to_json(), format!("[{}]", want.join(",")), "{n}");
     }
+}
+
+#[test]
+fn two_optional_arguments_over_long_runs_and_strided_outputs() {
+    // Longer than a block: both arguments' missing elements are marked
+    // (the first in the scratch block, the second as the output is
+    // stored), into a new output and into every other element of a
+    // bigger one.
+    let n = 5000usize;
+    let list = |f: &dyn Fn(usize) -> String| (0..n).map(f).collect::<Vec<_>>().join(",");
+    let x = a(
+        &format!("{n} * ?float64"),
+        &format!(
+            "[{}]",
+            list(&|i| if i % 5 == 1 {
+                "null".into()
+            } else {
+                format!("{i}.5")
+            })
+        ),
+    );
+    let y = a(
+        &format!("{n} * ?float64"),
+        &format!(
+            "[{}]",
+            list(&|i| if i % 3 == 0 {
+                "null".into()
+            } else {
+                "1".into()
+            })
+        ),
+    );
+    let want = format!(
+        "[{}]",
+        list(&|i| if i % 5 == 1 || i % 3 == 0 {
+            "null".into()
+        } else {
+            format!("{}.5", i + 1)
+        })
+    );
+    assert_eq!(compute::add(&x, &y).unwrap().to_json(), want);
+    let big = Array::empty(Type::parse(&format!("{} * ?float64", 2 * n)).unwrap()).unwrap();
+    let every_other = big.index(&[Index::slice(None, None, 2)]).unwrap();
+    lookup("add")
+        .unwrap()
+        .call_into(&every_other, &[&x, &y])
+        .unwrap();
+    assert_eq!(every_other.to_json(), want);
 }
 
 #[test]

@@ -36,7 +36,7 @@ pub const CHUNK: usize = 256;
 
 /// Elements per block of the fast path (the kernel, then the NA fill, while
 /// the block is in cache).
-const BLOCK: usize = 2048;
+pub(crate) const BLOCK: usize = 512;
 
 /// The most arguments a callable may take for missing values to propagate.
 const MAX_ARGS: usize = 4;
@@ -311,32 +311,82 @@ impl Bits {
 }
 
 /// Writes `dst_na` to element `j` of `dst` wherever element `j` of `src`
-/// is `src_na`: one pass that reads the source and the output it already
-/// computed, which LLVM vectorises when both are contiguous.
+/// is `src_na`, and elsewhere element `j` of `from` when given (the
+/// values computed into a contiguous scratch block), else leaves `dst` as
+/// it is. With `from` it is one pass that reads the source and the scratch
+/// and stores every output element once, which LLVM vectorises when both
+/// are contiguous; in place (no `from`) the compiler may make the blend a
+/// masked store, slow on some CPUs, so the hot paths give a scratch block.
 ///
 /// # Safety
 /// 1. `n` elements of `src`'s width at `sstride` are readable, and `n` of
 ///    `dst`'s at `dstride` writable.
+/// 2. `from`, when given, points to `n` contiguous, aligned elements of
+///    `dst`'s width that do not overlap `dst`.
 pub(crate) unsafe fn fill_where(
     src: (*const u8, isize, Bits),
     dst: (*mut u8, isize, Bits),
     n: usize,
+    from: Option<*const u8>,
 ) {
     by_width!(src.2, |U, sna| {
         by_width!(dst.2, |V, dna| {
-            // SAFETY: (1), for these widths.
-            unsafe { where_as::<U, V>(src.0, src.1, sna, dst.0, dst.1, dna, n) }
+            // SAFETY: (1), (2), for these widths.
+            unsafe { where_as::<U, V>((src.0, src.1, sna), (dst.0, dst.1, dna), n, from) }
         })
     })
 }
 
-/// `d[j] = dna` where `s[j] == sna`: a blend with a lane mask, not a
-/// conditional store, which LLVM vectorises.
+/// Scratch room for one block of [`BLOCK`] elements of any builtin width,
+/// aligned for every width.
+pub(crate) type Scratch = [u128; BLOCK];
+
+/// `d[j] = if s[j] == sna { dna } else { t[j] }`, with `t` the values
+/// computed (or `d` itself when in place): a blend with a lane mask, not a
+/// conditional store, which LLVM vectorises; built for AVX2 too and picked
+/// at run time (the 64-bit lane compare needs SSE4.1, which the x86-64
+/// baseline lacks), as the arithmetic loops are.
 #[inline(always)]
-fn blend<U: PartialEq + Copy, V: Lane>(s: &[U], sna: U, d: &mut [V], dna: V) {
-    for (x, v) in d.iter_mut().zip(s) {
-        let m = V::all(*v == sna);
-        *x = (*x & !m) | (dna & m);
+fn blend<U: PartialEq + Copy, V: Lane>(s: &[U], sna: U, t: Option<&[V]>, d: &mut [V], dna: V) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, the only requirement of the AVX2 build.
+        return unsafe { blend_avx2(s, sna, t, d, dna) };
+    }
+    blend_body(s, sna, t, d, dna)
+}
+
+/// [`blend_body`] compiled for AVX2.
+///
+/// # Safety
+/// 1. The CPU supports AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn blend_avx2<U: PartialEq + Copy, V: Lane>(
+    s: &[U],
+    sna: U,
+    t: Option<&[V]>,
+    d: &mut [V],
+    dna: V,
+) {
+    blend_body(s, sna, t, d, dna)
+}
+
+#[inline(always)]
+fn blend_body<U: PartialEq + Copy, V: Lane>(s: &[U], sna: U, t: Option<&[V]>, d: &mut [V], dna: V) {
+    match t {
+        Some(t) => {
+            for ((x, v), y) in d.iter_mut().zip(s).zip(t) {
+                let m = V::all(*v == sna);
+                *x = (*y & !m) | (dna & m);
+            }
+        }
+        None => {
+            for (x, v) in d.iter_mut().zip(s) {
+                let m = V::all(*v == sna);
+                *x = (*x & !m) | (dna & m);
+            }
+        }
     }
 }
 
@@ -369,42 +419,42 @@ lanes!(u8, u16, u32, u64, u128);
 /// As [`fill_where`].
 #[inline(always)]
 unsafe fn where_as<U: bytemuck::Pod + PartialEq, V: Lane>(
-    src: *const u8,
-    sstride: isize,
-    sna: U,
-    dst: *mut u8,
-    dstride: isize,
-    dna: V,
+    (src, sstride, sna): (*const u8, isize, U),
+    (dst, dstride, dna): (*mut u8, isize, V),
     n: usize,
+    from: Option<*const u8>,
 ) {
     let contiguous = sstride == size_of::<U>() as isize
         && dstride == size_of::<V>() as isize
         && src.align_offset(align_of::<U>()) == 0
         && dst.align_offset(align_of::<V>()) == 0;
     if contiguous {
-        // SAFETY: (1): contiguous, aligned elements; the output is not the
-        // source's memory for a new output, and when it is (in place) each
-        // element is read before it is written.
-        let (s, d) = unsafe {
+        // SAFETY: (1), (2): contiguous, aligned elements; the scratch is
+        // apart from the output; the output is not the source's memory for
+        // a new output, and when it is (in place) each element is read
+        // before it is written.
+        let (s, t, d) = unsafe {
             (
                 std::slice::from_raw_parts(src.cast::<U>(), n),
+                from.map(|t| std::slice::from_raw_parts(t.cast::<V>(), n)),
                 std::slice::from_raw_parts_mut(dst.cast::<V>(), n),
             )
         };
-        blend(s, sna, d, dna);
+        blend(s, sna, t, d, dna);
     } else {
         for j in 0..n as isize {
-            // SAFETY: (1) element j of both is valid.
+            // SAFETY: (1), (2) element j of each is valid.
             unsafe {
+                let out = dst.wrapping_offset(j * dstride).cast::<V>();
                 if src
                     .wrapping_offset(j * sstride)
                     .cast::<U>()
                     .read_unaligned()
                     == sna
                 {
-                    dst.wrapping_offset(j * dstride)
-                        .cast::<V>()
-                        .write_unaligned(dna);
+                    out.write_unaligned(dna);
+                } else if let Some(t) = from {
+                    out.write_unaligned(t.cast::<V>().offset(j).read());
                 }
             }
         }
@@ -619,6 +669,7 @@ impl<const N: usize> Kernel for Propagate<N> {
             // block, then NA wherever an argument is NA, while the block is
             // in cache. Should the kernel fail, the masked path finds out
             // whether a present element did.
+            let mut scratch: Scratch = [0; BLOCK];
             let mut done = 0;
             while done < run.count {
                 let n = (run.count - done).min(BLOCK);
@@ -631,17 +682,38 @@ impl<const N: usize> Kernel for Propagate<N> {
                     count: n,
                     ..run
                 };
-                // SAFETY: the block's ranges are valid (Kernel::strided 1).
-                let ran = unsafe {
-                    child.call_strided(block.dst, block.dst_stride, &srcs, block.src_stride, n)
-                };
+                // The kernel writes the block into scratch; the last
+                // optional argument's pass then stores each output element
+                // once (NA or the value), earlier ones (when several are
+                // optional) mark the scratch in place.
+                let tmp = scratch.as_mut_ptr().cast::<u8>();
+                let width = fill.size as isize;
+                // SAFETY: the block's sources are valid (Kernel::strided 1);
+                // the scratch has room for `n <= BLOCK` elements of the
+                // output's width, contiguous.
+                let ran = unsafe { child.call_strided(tmp, width, &srcs, block.src_stride, n) };
                 if ran.is_ok() {
+                    let last = self.optional.iter().rposition(Option::is_some);
                     for (i, bits) in self.optional.iter().enumerate() {
                         if let Some(bits) = bits {
                             let src = (srcs[i], run.src_stride[i], *bits);
-                            // SAFETY: the block's ranges are valid; the
-                            // output does not overlap this source.
-                            unsafe { fill_where(src, (block.dst, block.dst_stride, fill), n) };
+                            if Some(i) == last {
+                                // SAFETY: the block's ranges are valid; the
+                                // output overlaps no optional source and
+                                // not the scratch, which holds n values.
+                                unsafe {
+                                    fill_where(
+                                        src,
+                                        (block.dst, block.dst_stride, fill),
+                                        n,
+                                        Some(tmp),
+                                    )
+                                };
+                            } else {
+                                // SAFETY: the scratch holds n values of the
+                                // output's width, contiguous.
+                                unsafe { fill_where(src, (tmp, width, fill), n, None) };
+                            }
                         }
                     }
                 } else {

@@ -48,7 +48,7 @@
 //! numbers is one pass per row: a branch-free compaction into an
 //! allocation of the row's length, shrunk to what was kept.
 
-use super::missing::{Bits, CHUNK, fill_where};
+use super::missing::{BLOCK, Bits, CHUNK, Scratch, fill_where};
 use super::{Callable, CallableImpl, no_match};
 use crate::error::{Error, Result};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
@@ -63,10 +63,6 @@ use std::mem::size_of;
 use std::pin::Pin;
 use std::ptr::NonNull;
 use std::sync::LazyLock;
-
-/// Elements per block of `fill_null`'s fast path (copy, then blend, while
-/// the block is in cache).
-const BLOCK: usize = 2048;
 
 // ------------------------------------------------------------ the null test
 
@@ -382,19 +378,28 @@ impl Kernel for FillNullKernel {
                 unsafe { cast.call_strided((&raw mut fill).cast(), 0, &[run.src[1]], &[0], 1) };
             if cast_once.is_ok() {
                 let fill = Bits::new(size, &fill.to_le_bytes()[..size]);
+                let mut scratch: Scratch = [0; BLOCK];
+                let tmp = scratch.as_mut_ptr().cast::<u8>();
                 let mut done = 0;
                 while done < run.count {
                     let n = (run.count - done).min(BLOCK);
                     let x = run.src[0].wrapping_offset(done as isize * run.src_stride[0]);
                     let dst = run.dst.wrapping_offset(done as isize * run.dst_stride);
-                    // SAFETY: the block's ranges are valid (Kernel::strided 1).
+                    // SAFETY: the block's source is valid (Kernel::strided
+                    // 1); the scratch has room for n elements of the
+                    // output's width, contiguous.
                     unsafe {
-                        copy.call_strided(dst, run.dst_stride, &[x], &run.src_stride[..1], n)
+                        copy.call_strided(tmp, size as isize, &[x], &run.src_stride[..1], n)
                     }?;
-                    // SAFETY: as above; the copy wrote every output element,
-                    // now overwritten with the fill where `x` is NA.
+                    // SAFETY: as above; the scratch holds the n values, each
+                    // stored to the output, or the fill where `x` is NA.
                     unsafe {
-                        fill_where((x, run.src_stride[0], na), (dst, run.dst_stride, fill), n)
+                        fill_where(
+                            (x, run.src_stride[0], na),
+                            (dst, run.dst_stride, fill),
+                            n,
+                            Some(tmp),
+                        )
                     };
                     done += n;
                 }
