@@ -28,6 +28,7 @@
 //! | comparison and logic | [`less`], [`less_equal`], [`equal`], [`not_equal`], [`greater`], [`greater_equal`], [`logical_and`], [`logical_or`], [`logical_not`] |
 //! | reductions | [`sum`], [`prod`], [`min`], [`max`], [`mean`], [`all`], [`any`], [`count`], [`argmin`], [`argmax`], [`var`], [`std`] |
 //! | missing values | [`is_null`], [`fill_null`], [`drop_null`] |
+//! | selection | [`where_`] (registered as `where`), [`filter`], [`take`] |
 //! | strings | [`find`], [`rfind`], [`count_substring`], [`replace`], [`split`], [`startswith`], [`endswith`], [`contains`], [`concat()`] |
 //!
 //! Any other registered callable is reachable by name through [`call`].
@@ -222,4 +223,61 @@ pub fn contains(s: &Array, sub: &Array) -> Result<Array> {
 /// ```
 pub fn concat(a: &Array, b: &Array) -> Result<Array> {
     strings::callable(strings::Op::Concat).call(&[a, b])
+}
+
+// ---- selection ----
+
+/// `x` where `cond` is true, else `y`, elementwise with broadcasting over
+/// fixed and var dims; registered as `where` (a Rust keyword, hence the
+/// underscore). The result is the promotion of `x` and `y` (as arithmetic
+/// promotes; other types must agree), optional when an argument is:
+/// missing where `cond` is, or where the chosen value is. `cond` is bool,
+/// or numbers taken by truthiness. See [`crate::callable::select`].
+///
+/// ```
+/// use dynd::{Array, compute::where_};
+/// let cond = Array::from_json("2 * var * ?bool", "[[true, null], [false]]").unwrap();
+/// let r = where_(&cond, &Array::from(1i32), &Array::from(2.5f64)).unwrap();
+/// assert_eq!((r.tp().to_string(), r.to_json()), ("2 * var * ?float64".into(), "[[1.0,null],[2.5]]".into()));
+/// ```
+pub fn where_(cond: &Array, x: &Array, y: &Array) -> Result<Array> {
+    lookup("where")?.call(&[cond, x, y])
+}
+
+/// The elements of `x` that `mask` keeps, along the mask's innermost dim,
+/// which becomes var (awkward's `x[mask]`): `mask`'s dims are `x`'s outer
+/// dims, row by row for var dims (`N * T` by `N * bool` gives `var * T`,
+/// `N * var * T` by `N * var * bool` gives `N * var * T`). A missing mask
+/// value (`?bool`) drops its element; a mask row of another length than
+/// `x`'s is a `Broadcast` error naming the row and both lengths.
+///
+/// ```
+/// use dynd::{Array, compute::filter};
+/// let x = Array::from_json("3 * string", r#"["a", "b", "c"]"#).unwrap();
+/// let mask = Array::from_json("3 * ?bool", "[true, null, true]").unwrap();
+/// let r = filter(&x, &mask).unwrap();
+/// assert_eq!((r.tp().to_string(), r.to_json()), ("var * string".into(), r#"["a","c"]"#.into()));
+/// ```
+pub fn filter(x: &Array, mask: &Array) -> Result<Array> {
+    lookup("filter")?.call(&[x, mask])
+}
+
+/// The elements of `x` at `idx`, gathered along the dim `idx`'s innermost
+/// dim aligns with, row by row (NumPy's `a[idx]`, awkward's jagged
+/// `x[idx]`): `(N * T, M * int64)` gives `M * T`, `(N * var * T, N * var *
+/// int64)` gives `N * var * T`. Any integer type indexes; negative indices
+/// count from the end; one out of range is an `Index` error naming the
+/// index, the row and its length; a missing index (`?int64`) gives a missing
+/// element (`?T`).
+///
+/// ```
+/// use dynd::{Array, compute::take};
+/// let x = Array::from_json("2 * var * int32", "[[1, 2, 3], [4]]").unwrap();
+/// let idx = Array::from_json("2 * var * int8", "[[2, -3], [0, 0]]").unwrap();
+/// assert_eq!(take(&x, &idx).unwrap().to_json(), "[[3,1],[4,4]]");
+/// let e = take(&x, &Array::from_json("2 * var * int8", "[[], [1]]").unwrap()).unwrap_err();
+/// assert_eq!(e.message(), "take: index 1 is out of range for row 1 of length 1");
+/// ```
+pub fn take(x: &Array, idx: &Array) -> Result<Array> {
+    lookup("take")?.call(&[x, idx])
 }

@@ -1,0 +1,306 @@
+//! `filter(x, mask)`: the elements of `x` the mask keeps, along the mask's
+//! innermost dim, which becomes var (awkward's `x[mask]`).
+
+use super::{RowAlloc, RowDim, Rows, arity, by_size, lift_rows, plain_width, under_dims};
+use crate::callable::CallableImpl;
+use crate::error::{Error, Result};
+use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
+use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
+use crate::kernels::kernel_size;
+use crate::layout::VarDimData;
+use crate::types::{BuiltinType, Type};
+use std::pin::Pin;
+
+/// `filter(x, mask)`: sees whole types, and lifts itself over the outer
+/// dims.
+pub(super) struct Filter {
+    pub(super) sig: Type,
+}
+
+impl Filter {
+    /// The lined-up rows, the mask's NA byte (0 for a plain bool: no byte
+    /// but 0 means false then) and the result row `var * E`.
+    fn parts(&self, args: &[Type]) -> Result<(Rows, u8, Type)> {
+        let [x, mask] = args else {
+            return Err(arity("filter", "x, mask", args.len()));
+        };
+        let rows = Rows::of("filter", "mask", x, mask)?;
+        let m = mask.dtype();
+        let na = match (m.as_builtin(), m.option_value().and_then(Type::as_builtin)) {
+            (Some(BuiltinType::Bool), _) => 0,
+            (_, Some(BuiltinType::Bool)) => 2,
+            _ => {
+                return Err(Error::type_error(format!(
+                    "filter: the mask ({mask}) must hold bool or ?bool, not {m}"
+                )));
+            }
+        };
+        if rows.by_row.ndim() != 1 {
+            return Err(Error::type_error(format!(
+                "filter: the mask ({mask}) must have dims matching x's outer dims over bool"
+            )));
+        }
+        let elem = rows.x_row.dim_elem().cloned().unwrap_or_else(Type::bool);
+        Ok((rows, na, Type::var_dim(elem)))
+    }
+}
+
+impl CallableImpl for Filter {
+    fn name(&self) -> &str {
+        "filter"
+    }
+
+    fn signature(&self) -> &Type {
+        &self.sig
+    }
+
+    fn is_scalar(&self) -> bool {
+        false
+    }
+
+    fn resolve(&self, args: &[Type]) -> Result<Type> {
+        let (rows, _, row) = self.parts(args)?;
+        Ok(under_dims(&rows.dims, row))
+    }
+
+    unsafe fn instantiate(
+        &self,
+        ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        args: KernelArgs<'_>,
+    ) -> Result<usize> {
+        let (rows, na, out_row) = self.parts(args.src_tps)?;
+        let top = rows.dims.is_empty();
+        let mut leaf = |mut ckb: Pin<&mut CKernelBuilder>,
+                        at: usize,
+                        dst_meta: *const u8,
+                        metas: [*const u8; 2],
+                        req: KernelRequest| {
+            // SAFETY: lift_rows hands each row's arrmeta, valid for the row
+            // types.
+            let ((x, elem, elem_meta), (mask, _, _), out) = unsafe {
+                (
+                    RowDim::of(&rows.x_row, metas[0])?,
+                    RowDim::of(&rows.by_row, metas[1])?,
+                    RowAlloc::of("filter", &out_row, dst_meta)?,
+                )
+            };
+            let width = plain_width(elem);
+            let k = FilterRow {
+                x,
+                mask,
+                na,
+                out,
+                width,
+                top,
+                child: [if width.is_some() {
+                    0
+                } else {
+                    kernel_size::<FilterRow>()
+                }],
+            };
+            // SAFETY: `at` is free (lift_rows' promise); the child, if any,
+            // goes in the slot emplace reserves.
+            let end = unsafe { ckb.as_mut().emplace(at, req, k) }?;
+            if width.is_some() {
+                return Ok(end);
+            }
+            // SAFETY: `end` is the reserved slot; both arrmeta are the
+            // element's (the output's follows its var dim's).
+            unsafe {
+                make_assignment_kernel(
+                    ckb,
+                    end,
+                    elem,
+                    dst_meta.add(size_of::<crate::layout::VarDimMeta>()),
+                    elem,
+                    elem_meta,
+                    KernelRequest::Strided,
+                    ErrorMode::Default,
+                )
+            }
+        };
+        // SAFETY: the caller's promises; the types were resolved above.
+        unsafe { lift_rows("filter", ckb, offset, args, &rows, &out_row, &mut leaf) }
+    }
+}
+
+/// `true` for a mask byte that keeps its element: nonzero and not the NA
+/// byte (`na` is 0 for a plain bool).
+#[inline(always)]
+fn keeps(b: u8, na: u8) -> bool {
+    (b != 0) & (b != na)
+}
+
+/// How many of the `n` mask bytes at `stride` from `m` keep.
+///
+/// # Safety
+/// 1. `n` bytes at `stride` from `m` are readable.
+unsafe fn count_kept(m: *const u8, stride: isize, n: usize, na: u8) -> usize {
+    if stride == 1 {
+        // SAFETY: (1), contiguous.
+        let s = unsafe { std::slice::from_raw_parts(m, n) };
+        s.iter().map(|&b| keeps(b, na) as usize).sum()
+    } else {
+        (0..n)
+            // SAFETY: (1) byte i is readable.
+            .map(|i| keeps(unsafe { *m.wrapping_offset(i as isize * stride) }, na) as usize)
+            .sum()
+    }
+}
+
+/// Copies the elements of `x` (`n` of width `U` at `xs`) whose mask byte
+/// keeps to `out`, packed; returns how many. Branch-free: each element is
+/// stored and the position moves on past a kept one, so `out` needs room
+/// for one element more than are kept.
+///
+/// # Safety
+/// 1. `n` elements at `xs` from `x` and `n` bytes at `ms` from `m` are
+///    readable; `kept + 1` elements from `out` are writable, apart from them.
+#[inline(always)]
+unsafe fn compact<U: Copy>(
+    x: *const u8,
+    xs: isize,
+    m: *const u8,
+    ms: isize,
+    n: usize,
+    na: u8,
+    out: *mut U,
+) -> usize {
+    let mut k = 0usize;
+    for i in 0..n {
+        // SAFETY: (1) element i and mask byte i are readable; `k` is at most
+        // the kept count so far, within `out`'s room.
+        unsafe {
+            let v = x.wrapping_offset(i as isize * xs).cast::<U>().read_unaligned();
+            let b = *m.wrapping_offset(i as isize * ms);
+            out.add(k).write_unaligned(v);
+            k += keeps(b, na) as usize;
+        }
+    }
+    k
+}
+
+/// One output row `var * E` per row of `x` and of the mask.
+struct FilterRow {
+    x: RowDim,
+    mask: RowDim,
+    /// The mask's NA byte (0 for a plain bool).
+    na: u8,
+    out: RowAlloc,
+    /// The element's width when it moves as bits.
+    width: Option<usize>,
+    /// No outer dims: one row, named without a number in messages.
+    top: bool,
+    /// The copy of an element (0 when `width` is set).
+    child: [usize; 1],
+}
+
+impl FilterRow {
+    fn mismatch(&self, row: usize, m: usize, n: usize) -> Error {
+        if self.top {
+            Error::broadcast(format!(
+                "filter: the mask has length {m} but x has length {n}"
+            ))
+        } else {
+            Error::broadcast(format!(
+                "filter: row {row} of the mask has length {m} but row {row} of x has length {n}"
+            ))
+        }
+    }
+}
+
+impl Kernel for FilterRow {
+    const NSRC: usize = 2;
+
+    unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+        // SAFETY: one row is a strided run of one (Kernel::single 1).
+        unsafe { self.strided(k, Strided::one(dst, src, &[0, 0])) }
+    }
+
+    unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        let row = |j: usize| {
+            let at = |p: *const u8, s: isize| p.wrapping_offset(j as isize * s);
+            // SAFETY: row j of each source is readable (Kernel::strided 1).
+            unsafe {
+                (
+                    self.x.row(at(run.src[0], run.src_stride[0])),
+                    self.mask.row(at(run.src[1], run.src_stride[1])),
+                )
+            }
+        };
+        // Pass 1: the lengths agree; how many are kept in all.
+        let mut total = 0usize;
+        for j in 0..run.count {
+            let ((_, n, _), (m, mn, ms)) = row(j);
+            if mn != n {
+                return Err(self.mismatch(j, mn, n));
+            }
+            // SAFETY: the mask row's `mn` bytes are readable.
+            total += unsafe { count_kept(m, ms, mn, self.na) };
+        }
+        // One allocation for every row; builtins write one slot past the
+        // last kept element (the branch-free compaction).
+        let slack = self.width.is_some() as usize;
+        let base = self
+            .out
+            .allocate("filter", total + slack, self.width.is_some())?;
+        let esize = self.out.esize;
+        let mut at = 0usize;
+        for j in 0..run.count {
+            let ((x, n, xs), (m, _, ms)) = row(j);
+            let begin = base.wrapping_add(at * esize);
+            let kept = match self.width {
+                // SAFETY: the rows are readable; `begin` has room for this
+                // row's kept elements, then the later rows' (or the slack).
+                Some(w) => unsafe {
+                    by_size!(w, |U| compact::<U>(x, xs, m, ms, n, self.na, begin.cast()))
+                }
+                .ok_or_else(|| Error::invalid_argument(format!("filter: no width {w}")))?,
+                None => {
+                    // SAFETY: the child was built for Strided on the
+                    // elements.
+                    let copy = unsafe { k.child(self.child[0]) };
+                    let mut kept = 0usize;
+                    let mut i = 0usize;
+                    while i < n {
+                        // SAFETY: mask byte i (and on) is readable.
+                        let mb = |i: usize| unsafe { *m.wrapping_offset(i as isize * ms) };
+                        if !keeps(mb(i), self.na) {
+                            i += 1;
+                            continue;
+                        }
+                        let start = i;
+                        while i < n && keeps(mb(i), self.na) {
+                            i += 1;
+                        }
+                        let from = x.wrapping_offset(start as isize * xs);
+                        let to = begin.wrapping_add(kept * esize);
+                        // SAFETY: elements [start, i) of the row, into as many
+                        // free (zeroed) slots of the new row.
+                        unsafe {
+                            copy.call_strided(to, esize as isize, &[from], &[xs], i - start)
+                        }?;
+                        kept += i - start;
+                    }
+                    kept
+                }
+            };
+            let d = VarDimData { begin, size: kept };
+            // SAFETY: output row j is a writable var element (offset 0,
+            // checked when built).
+            unsafe {
+                run.dst
+                    .wrapping_offset(j as isize * run.dst_stride)
+                    .cast::<VarDimData>()
+                    .write_unaligned(d)
+            };
+            at += kept;
+        }
+        Ok(())
+    }
+
+    fn child_offsets(&self) -> &[usize] {
+        &self.child
+    }
+}

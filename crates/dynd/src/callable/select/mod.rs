@@ -1,0 +1,477 @@
+//! Selection (DESIGN §8): `where`, `filter` and `take`.
+//!
+//! | callable | arguments | result |
+//! |---|---|---|
+//! | `where(cond, x, y)` | `cond` bool (or numbers, by truthiness), `x` and `y` numbers, or of one value type | elementwise with broadcasting over fixed and var dims: `x` where `cond` is true, else `y`, in the promotion of `x` and `y` (as arithmetic promotes); optional when an argument is, missing where `cond` is, and where the chosen `x`/`y` is |
+//! | `filter(x, mask)` | `mask`'s dims `x`'s outer dims, over `bool` or `?bool` | `x` along the mask's innermost dim, keeping what the mask says, row by row; that dim becomes var: `N * T` → `var * T`, `N * var * T` → `N * var * T`; a missing mask value drops the element |
+//! | `take(x, idx)` | `idx`'s outer dims `x`'s outer dims, over any integer (or option of one) | `x`'s elements along the dim `idx`'s innermost dim aligns with, gathered by index, row by row: `(N * T, M * int64)` → `M * T`, `(N * var * T, N * var * int64)` → `N * var * T`; negative indices count from the end; a missing index gives a missing element (`?T`) |
+//!
+//! ```
+//! use dynd::{Array, compute};
+//! let x = Array::from_json("2 * var * float64", "[[1, 2, 3], [4, 5]]").unwrap();
+//! let mask = Array::from_json("2 * var * bool", "[[true, false, true], [false, true]]").unwrap();
+//! assert_eq!(compute::filter(&x, &mask).unwrap().to_json(), "[[1.0,3.0],[5.0]]");
+//! let idx = Array::from_json("2 * var * int64", "[[-1, 0], []]").unwrap();
+//! assert_eq!(compute::take(&x, &idx).unwrap().to_json(), "[[3.0,1.0],[]]");
+//! let c = Array::from_json("3 * bool", "[true, false, true]").unwrap();
+//! let r = compute::where_(&c, &Array::from(vec![1i32, 2, 3]), &Array::from(0.5f64)).unwrap();
+//! assert_eq!((r.tp().to_string(), r.to_json()), ("3 * float64".into(), "[1.0,0.5,3.0]".into()));
+//! ```
+//!
+//! **Dims.** `where` is a scalar callable, lifted and broadcast as every
+//! elementwise callable is (its flat, ragged and parallel fast paths
+//! included). `filter` and `take` see whole types: the argument with the
+//! mask or indices (`k` dims) aligns with `x`'s first `k` dims; the first
+//! `k - 1` are the outer dims, lifted (and broadcast) by the generic lifter,
+//! and the `k`-th is the row the kernel works on, whatever lies below it
+//! (`filter(N * 3 * T, N * bool)` keeps whole `3 * T` elements).
+//!
+//! **Errors.** A mask row whose length differs from `x`'s row is a
+//! `Broadcast` error naming the row and both lengths; an index out of range
+//! is an `Index` error naming the index, the row and its length (`take:
+//! index 7 is out of range for row 3 of length 5`). Types that do not fit
+//! are `Type` errors, when the call is resolved.
+//!
+//! **Outputs.** `filter` and `take` into a var dim allocate once per strided
+//! call of the row kernel (one allocation for all the rows of an outer
+//! loop, not one per row) from the destination's var dim block, so a
+//! destination given to [`super::Callable::instantiate`] must have a plain
+//! innermost var dim (offset 0, stride the element size), as fresh outputs
+//! do.
+//!
+//! **Speed.** Elements that are builtin numbers (or options of them) move
+//! by width — a branch-free compaction for `filter`, a checked gather for
+//! `take` (split across threads for a long row), a lane blend for `where`
+//! — and any other element type (records, strings, dims) through its
+//! assignment kernel, one strided call per run of kept or gathered
+//! elements.
+
+mod filter;
+mod take;
+mod where_;
+
+use super::{Callable, type_list};
+use crate::error::{Error, Result};
+use crate::kernels::broadcast::{Mismatch, broadcast_error, combine, dims_of};
+use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest, lift};
+use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
+use crate::memblock::MemBlock;
+use crate::types::{Type, TypeKind};
+use std::collections::BTreeMap;
+use std::mem::size_of;
+use std::pin::Pin;
+use std::ptr::NonNull;
+use std::sync::LazyLock;
+
+// ------------------------------------------------------------------ helpers
+
+/// The error for a call with the wrong number of arguments.
+fn arity(name: &str, params: &str, n: usize) -> Error {
+    let want = params.split(", ").count();
+    Error::invalid_argument(format!("{name}({params}) takes {want} arguments, not {n}"))
+}
+
+fn signature(text: &str) -> Type {
+    Type::parse(text).unwrap_or_else(|_| Type::any())
+}
+
+/// Builds `tp` under `dims` (outermost first; `None` is var).
+fn under_dims(dims: &[Option<usize>], mut tp: Type) -> Type {
+    for d in dims.iter().rev() {
+        tp = match d {
+            Some(n) => Type::fixed_dim(*n, tp),
+            None => Type::var_dim(tp),
+        };
+    }
+    tp
+}
+
+/// `tp` as the one-field tuple `(tp)`, which the lifter does not peel: the
+/// same data and arrmeta layout (field 0 at offset 0 of both), checked.
+fn as_cell(name: &str, tp: &Type) -> Result<Type> {
+    let cell = Type::tuple_of([tp.clone()]);
+    let same = cell.data_size() == tp.data_size()
+        && cell.data_alignment() == tp.data_alignment()
+        && cell.arrmeta_size() == tp.arrmeta_size()
+        && cell.fields().is_some_and(|f| {
+            f.data_offsets().first() == Some(&0) && f.arrmeta_offsets().first() == Some(&0)
+        });
+    if same {
+        Ok(cell)
+    } else {
+        Err(Error::invalid_argument(format!(
+            "{name}: {cell} does not lay out as {tp}"
+        )))
+    }
+}
+
+/// `tp` below its first `k` dims.
+fn below(tp: &Type, k: usize) -> &Type {
+    let mut t = tp;
+    for _ in 0..k {
+        t = t.dim_elem().unwrap_or(t);
+    }
+    t
+}
+
+/// How `x` and the argument `by` (a mask or indices) line up: `by`'s `k`
+/// dims align with `x`'s first `k`.
+struct Rows {
+    /// The outer dims (the first `k - 1`), broadcast.
+    dims: Vec<Option<usize>>,
+    /// `x` below its outer dims: the row dim over its element.
+    x_row: Type,
+    /// `by` below its outer dims: one dim over its element.
+    by_row: Type,
+}
+
+impl Rows {
+    /// Lines up `x` and `by` for `name`, whose argument `by` is called
+    /// `what` in messages.
+    fn of(name: &str, what: &str, x: &Type, by: &Type) -> Result<Rows> {
+        x.require_concrete(&format!("{name}'s x"))?;
+        by.require_concrete(&format!("{name}'s {what}"))?;
+        let (xd, bd) = (dims_of(x), dims_of(by));
+        let k = bd.len();
+        if k == 0 {
+            return Err(Error::type_error(format!(
+                "{name}: the {what} ({by}) has no dim to select along"
+            )));
+        }
+        if xd.len() < k {
+            return Err(Error::type_error(format!(
+                "{name}: the {what} ({by}) has {k} dims, more than x ({x}) has"
+            )));
+        }
+        let mut dims = Vec::with_capacity(k - 1);
+        for (a, b) in xd.iter().zip(&bd).take(k - 1) {
+            dims.push(combine(*a, *b).map_err(|why| {
+                let why = match why {
+                    // x's dims are the ones that count: name them first.
+                    Mismatch::Size { from, into } if Some(from) == *a => {
+                        Mismatch::Size { from: into, into: from }
+                    }
+                    w => w,
+                };
+                broadcast_error(&[by, x], None, why).context(format!("{name}"))
+            })?);
+        }
+        if let (Some(n), Some(m)) = (xd[k - 1], bd[k - 1])
+            && n != m
+            && name == "filter"
+        {
+            return Err(Error::broadcast(format!(
+                "filter: the mask's dim has length {m} but x's has length {n} ({by} and {x})"
+            )));
+        }
+        Ok(Rows {
+            dims,
+            x_row: below(x, k - 1).clone(),
+            by_row: below(by, k - 1).clone(),
+        })
+    }
+}
+
+/// A row dim as a kernel reads it: fixed, or var (the length in each row).
+#[derive(Debug, Clone, Copy)]
+enum RowDim {
+    Fixed { size: usize, stride: isize },
+    Var { stride: isize, offset: isize },
+}
+
+impl RowDim {
+    /// The row dim of `tp` (a dim) with arrmeta `meta`: the dim, its
+    /// element type and the element's arrmeta.
+    ///
+    /// # Safety
+    /// 1. `meta` is valid arrmeta of `tp`.
+    unsafe fn of(tp: &Type, meta: *const u8) -> Result<(RowDim, &Type, *const u8)> {
+        match tp.kind() {
+            TypeKind::FixedDim { size, elem } => {
+                // SAFETY: (1) a fixed dim's arrmeta starts with FixedDimMeta,
+                // and the element's follows.
+                let (m, em) = unsafe {
+                    (
+                        meta.cast::<FixedDimMeta>().read_unaligned(),
+                        meta.add(size_of::<FixedDimMeta>()),
+                    )
+                };
+                let dim = RowDim::Fixed {
+                    size: *size,
+                    stride: m.stride,
+                };
+                Ok((dim, elem, em))
+            }
+            TypeKind::VarDim { elem } => {
+                // SAFETY: (1) a var dim's arrmeta starts with VarDimMeta, and
+                // the element's follows.
+                let (m, em) = unsafe {
+                    (
+                        meta.cast::<VarDimMeta>().read_unaligned(),
+                        meta.add(size_of::<VarDimMeta>()),
+                    )
+                };
+                let dim = RowDim::Var {
+                    stride: m.stride,
+                    offset: m.offset,
+                };
+                Ok((dim, elem, em))
+            }
+            _ => Err(Error::type_error(format!("{tp} is not a dim to select along"))),
+        }
+    }
+
+    /// The row whose dim data is at `data`: its first element, length and
+    /// stride.
+    ///
+    /// # Safety
+    /// 1. `data` is a readable element of the dim's type (for a var dim,
+    ///    its `{begin, size}`).
+    #[inline]
+    unsafe fn row(self, data: *const u8) -> (*const u8, usize, isize) {
+        match self {
+            RowDim::Fixed { size, stride } => (data, size, stride),
+            RowDim::Var { stride, offset } => {
+                // SAFETY: (1) a var element.
+                let v: VarDimData = unsafe { data.cast::<VarDimData>().read_unaligned() };
+                (v.begin.wrapping_offset(offset).cast_const(), v.size, stride)
+            }
+        }
+    }
+}
+
+/// Where a var output's rows are allocated: the destination's block.
+struct RowAlloc {
+    block: MemBlock,
+    /// The output element's size and alignment.
+    esize: usize,
+    align: usize,
+}
+
+impl RowAlloc {
+    /// The allocator of the var dim `dst` (with arrmeta `meta`).
+    ///
+    /// # Safety
+    /// 1. `meta` is valid arrmeta of `dst`, a var dim.
+    unsafe fn of(name: &str, dst: &Type, meta: *const u8) -> Result<RowAlloc> {
+        let TypeKind::VarDim { elem } = dst.kind() else {
+            return Err(Error::type_error(format!(
+                "{name} allocates var rows, not {dst}"
+            )));
+        };
+        // SAFETY: (1) a var dim's arrmeta starts with VarDimMeta.
+        let dm: VarDimMeta = unsafe { meta.cast::<VarDimMeta>().read_unaligned() };
+        if dm.offset != 0 || dm.stride != elem.data_size() as isize {
+            return Err(Error::invalid_argument(format!(
+                "{name} cannot allocate {dst} elements through a view with offset {} and stride {}",
+                dm.offset, dm.stride
+            )));
+        }
+        // SAFETY: (1) the arrmeta holds a reference to its block, alive
+        // during this call; the kernel takes its own.
+        let block = NonNull::new(dm.blockref).map(|b| unsafe { MemBlock::from_borrowed(b) });
+        let block = block
+            .filter(|b| b.pod_allocator().is_some())
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "{name}: the destination {dst} has no POD allocator block to allocate from"
+                ))
+            })?;
+        Ok(RowAlloc {
+            block,
+            esize: elem.data_size(),
+            align: elem.data_alignment(),
+        })
+    }
+
+    /// Room for `n` elements: zeroed, or (`overwrite`) to be written in
+    /// full before anyone reads it.
+    fn allocate(&self, name: &str, n: usize, overwrite: bool) -> Result<*mut u8> {
+        let alloc = self.block.pod_allocator().ok_or_else(|| {
+            Error::invalid_argument(format!("{name}: no POD allocator to allocate from"))
+        })?;
+        let bytes = n
+            .checked_mul(self.esize)
+            .ok_or_else(|| Error::alloc(format!("{name}: {n} elements are too large")))?;
+        if overwrite {
+            alloc.allocate_for_overwrite(bytes, self.align)
+        } else {
+            alloc.allocate(bytes, self.align)
+        }
+    }
+}
+
+/// Builds the row kernel `leaf` lifted over the outer `dims`: the result
+/// is `dims * dst_row`, the sources `x` and `by` with their rows
+/// `rows.x_row`, `rows.by_row` below those dims. `leaf(ckb, offset,
+/// dst_meta, src_metas, req)` builds one row's kernel.
+///
+/// # Safety
+/// As [`super::CallableImpl::instantiate`] (with `args` the whole types).
+unsafe fn lift_rows(
+    name: &str,
+    ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    args: KernelArgs<'_>,
+    rows: &Rows,
+    dst_row: &Type,
+    leaf: &mut dyn FnMut(
+        Pin<&mut CKernelBuilder>,
+        usize,
+        *const u8,
+        [*const u8; 2],
+        KernelRequest,
+    ) -> Result<usize>,
+) -> Result<usize> {
+    let metas = [args.src_metas[0], args.src_metas[1]];
+    if rows.dims.is_empty() {
+        return leaf(ckb, offset, args.dst_meta, metas, args.req);
+    }
+    // The outer dims are the lifter's; it stops at the cells (each row seen
+    // as a one-field tuple of the same layout).
+    let k = rows.dims.len();
+    let cell = |full: &Type, row: &Type| -> Result<Type> {
+        Ok(under_dims(&dims_of(full)[..k], as_cell(name, row)?))
+    };
+    let dst_cells = under_dims(&rows.dims, as_cell(name, dst_row)?);
+    let src_cells = [
+        cell(&args.src_tps[0], &rows.x_row)?,
+        cell(&args.src_tps[1], &rows.by_row)?,
+    ];
+    let want = [
+        as_cell(name, dst_row)?,
+        as_cell(name, &rows.x_row)?,
+        as_cell(name, &rows.by_row)?,
+    ];
+    let mut cells_leaf = |ckb: Pin<&mut CKernelBuilder>, at: usize, el: KernelArgs<'_>| {
+        if *el.dst_tp != want[0] || el.src_tps != &want[1..] {
+            return Err(Error::type_error(format!(
+                "{name}: the lifter reached ({}) -> {}, not ({}, {}) -> {}",
+                type_list(el.src_tps),
+                el.dst_tp,
+                want[1],
+                want[2],
+                want[0]
+            )));
+        }
+        // A cell's arrmeta is its one field's, at offset 0 (as_cell).
+        leaf(ckb, at, el.dst_meta, [el.src_metas[0], el.src_metas[1]], el.req)
+    };
+    lift::check_broadcast(&dst_cells, &src_cells)?;
+    // SAFETY: `offset` is free (the caller's promise); the cells have the
+    // data and arrmeta layout of the real types (the same dims over types
+    // laid out alike), so the caller's arrmeta is theirs; the leaf builds
+    // at the offset it is given.
+    unsafe {
+        let args = KernelArgs::new(&dst_cells, args.dst_meta, &src_cells, &metas, args.req);
+        lift::make_lifted(ckb, offset, args, &mut cells_leaf)
+    }
+}
+
+/// Runs `f` with `$U` the unsigned integer of `$size` bytes (1, 2, 4, 8 or
+/// 16); `None` for other sizes.
+macro_rules! by_size {
+    ($size:expr, |$U:ident| $body:expr) => {
+        match $size {
+            1 => {
+                type $U = u8;
+                Some($body)
+            }
+            2 => {
+                type $U = u16;
+                Some($body)
+            }
+            4 => {
+                type $U = u32;
+                Some($body)
+            }
+            8 => {
+                type $U = u64;
+                Some($body)
+            }
+            16 => {
+                type $U = u128;
+                Some($body)
+            }
+            _ => None,
+        }
+    };
+}
+use by_size;
+
+/// The width at which elements of `tp` move as plain bits: a builtin
+/// number or an option of one (whose NA is a value of the same bits).
+fn plain_width(tp: &Type) -> Option<usize> {
+    let b = tp.option_value().unwrap_or(tp).as_builtin()?;
+    let size = b.data_size();
+    (size.is_power_of_two() && size <= 16).then_some(size)
+}
+
+// ------------------------------------------------------------- registration
+
+static CALLABLES: LazyLock<[Callable; 3]> = LazyLock::new(|| {
+    [
+        Callable::new(where_::Where {
+            sig: signature("(bool, T, T) -> T"),
+        }),
+        Callable::new(filter::Filter {
+            sig: signature("(Dims... * N * T, Dims... * N * bool) -> Dims... * var * T"),
+        }),
+        Callable::new(take::Take {
+            sig: signature("(Dims... * N * T, Dims... * M * int64) -> Dims... * M * T"),
+        }),
+    ]
+});
+
+/// The built-in `where`.
+pub fn where_() -> Callable {
+    CALLABLES[0].clone()
+}
+
+/// The built-in `filter`.
+pub fn filter() -> Callable {
+    CALLABLES[1].clone()
+}
+
+/// The built-in `take`.
+pub fn take() -> Callable {
+    CALLABLES[2].clone()
+}
+
+/// Registers `where`, `filter` and `take`.
+pub(crate) fn register(map: &mut BTreeMap<String, Callable>) {
+    for f in CALLABLES.iter() {
+        map.insert(f.name().to_string(), f.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_parse() {
+        for f in CALLABLES.iter() {
+            assert!(
+                !matches!(f.signature().kind(), TypeKind::Any),
+                "{}",
+                f.name()
+            );
+        }
+    }
+
+    #[test]
+    fn rows_line_up_from_the_left() {
+        let x = Type::parse("3 * var * 2 * int32").unwrap();
+        let by = Type::parse("3 * var * bool").unwrap();
+        let r = Rows::of("filter", "mask", &x, &by).unwrap();
+        assert_eq!(r.dims, vec![Some(3)]);
+        assert_eq!(r.x_row.to_string(), "var * 2 * int32");
+        assert_eq!(r.by_row.to_string(), "var * bool");
+        let e = Rows::of("take", "indices", &Type::parse("3 * int8").unwrap(), &by)
+            .err()
+            .unwrap();
+        assert_eq!(e.kind(), crate::ErrorKind::Type);
+        assert!(e.message().contains("more than x"), "{}", e.message());
+    }
+}

@@ -1,0 +1,517 @@
+//! `take(x, idx)`: the elements of `x` at the given positions, along the
+//! dim the indices' innermost dim aligns with, row by row (NumPy's
+//! `a[idx]`, awkward's jagged `x[idx]`).
+
+use super::{RowAlloc, RowDim, Rows, arity, by_size, lift_rows, plain_width, under_dims};
+use crate::callable::CallableImpl;
+use crate::callable::missing::{Bits, CHUNK};
+use crate::error::{Error, Result};
+use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
+use crate::kernels::kernel_size;
+use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
+use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta, na};
+use crate::types::{BuiltinType, Type, TypeKind};
+use crate::{for_each_native, with_native};
+use rayon::prelude::*;
+use std::mem::size_of;
+use std::pin::Pin;
+
+/// `take(x, idx)`: sees whole types, and lifts itself over the outer dims.
+pub(super) struct Take {
+    pub(super) sig: Type,
+}
+
+/// What `take` resolves: the lined-up rows, the index type, whether the
+/// indices are optional, and the result row.
+struct Parts {
+    rows: Rows,
+    index: BuiltinType,
+    optional: bool,
+    out_row: Type,
+}
+
+impl Take {
+    fn parts(&self, args: &[Type]) -> Result<Parts> {
+        let [x, idx] = args else {
+            return Err(arity("take", "x, idx", args.len()));
+        };
+        let rows = Rows::of("take", "indices", x, idx)?;
+        let d = idx.dtype();
+        let optional = d.option_value().is_some();
+        let index = d
+            .option_value()
+            .unwrap_or(d)
+            .as_builtin()
+            .filter(|b| b.is_int())
+            .ok_or_else(|| {
+                Error::type_error(format!(
+                    "take: the indices ({idx}) must be integers (or options of them), not {d}"
+                ))
+            })?;
+        if rows.by_row.ndim() != 1 {
+            return Err(Error::type_error(format!(
+                "take: the indices ({idx}) must have dims matching x's outer dims over integers"
+            )));
+        }
+        let elem = rows.x_row.dim_elem().cloned().unwrap_or_else(Type::bool);
+        let elem = if optional && elem.option_value().is_none() {
+            Type::option(elem)
+                .map_err(|e| e.context("take: optional indices give optional elements"))?
+        } else {
+            elem
+        };
+        let out_row = match rows.by_row.kind() {
+            TypeKind::FixedDim { size, .. } => Type::fixed_dim(*size, elem),
+            _ => Type::var_dim(elem),
+        };
+        Ok(Parts {
+            rows,
+            index,
+            optional,
+            out_row,
+        })
+    }
+}
+
+impl CallableImpl for Take {
+    fn name(&self) -> &str {
+        "take"
+    }
+
+    fn signature(&self) -> &Type {
+        &self.sig
+    }
+
+    fn is_scalar(&self) -> bool {
+        false
+    }
+
+    fn resolve(&self, args: &[Type]) -> Result<Type> {
+        let p = self.parts(args)?;
+        Ok(under_dims(&p.rows.dims, p.out_row))
+    }
+
+    unsafe fn instantiate(
+        &self,
+        ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        args: KernelArgs<'_>,
+    ) -> Result<usize> {
+        let p = self.parts(args.src_tps)?;
+        let top = p.rows.dims.is_empty();
+        let out_elem = p.out_row.dim_elem().cloned().unwrap_or_else(Type::bool);
+        let mut leaf = |mut ckb: Pin<&mut CKernelBuilder>,
+                        at: usize,
+                        dst_meta: *const u8,
+                        metas: [*const u8; 2],
+                        req: KernelRequest| {
+            // SAFETY: lift_rows hands each row's arrmeta, valid for the row
+            // types.
+            let ((x, elem, elem_meta), (idx, _, _)) = unsafe {
+                (
+                    RowDim::of(&p.rows.x_row, metas[0])?,
+                    RowDim::of(&p.rows.by_row, metas[1])?,
+                )
+            };
+            let (out, out_elem_meta) = match p.out_row.kind() {
+                TypeKind::FixedDim { .. } => {
+                    // SAFETY: a fixed dim's arrmeta starts with FixedDimMeta;
+                    // the element's follows.
+                    let (m, em) = unsafe {
+                        (
+                            dst_meta.cast::<FixedDimMeta>().read_unaligned(),
+                            dst_meta.add(size_of::<FixedDimMeta>()),
+                        )
+                    };
+                    (OutRow::Fixed { stride: m.stride }, em)
+                }
+                // SAFETY: a var dim's arrmeta, valid (lift_rows' promise);
+                // the element's follows.
+                _ => unsafe {
+                    (
+                        OutRow::Var(RowAlloc::of("take", &p.out_row, dst_meta)?),
+                        dst_meta.add(size_of::<VarDimMeta>()),
+                    )
+                },
+            };
+            // Bits move when the element and the output element are the same
+            // builtin bits (an option of a builtin is its value's bits).
+            let width = plain_width(elem).filter(|_| {
+                out_elem.option_value().unwrap_or(&out_elem) == elem.option_value().unwrap_or(elem)
+            });
+            let out_na = match (p.optional, out_elem.option_value().and_then(Type::as_builtin)) {
+                (true, Some(b)) => na::builtin_na(b),
+                _ => None,
+            };
+            let k = TakeRow {
+                x,
+                idx,
+                index: p.index,
+                idx_na: p.optional.then(|| Bits::of(p.index)),
+                out,
+                width,
+                out_na,
+                out_elem: out_elem.clone(),
+                top,
+                child: [if width.is_some() {
+                    0
+                } else {
+                    kernel_size::<TakeRow>()
+                }],
+            };
+            // SAFETY: `at` is free (lift_rows' promise); the child, if any,
+            // goes in the slot emplace reserves.
+            let end = unsafe { ckb.as_mut().emplace(at, req, k) }?;
+            if width.is_some() {
+                return Ok(end);
+            }
+            // SAFETY: `end` is the reserved slot; each arrmeta is its
+            // element's.
+            unsafe {
+                make_assignment_kernel(
+                    ckb,
+                    end,
+                    &out_elem,
+                    out_elem_meta,
+                    elem,
+                    elem_meta,
+                    KernelRequest::Strided,
+                    ErrorMode::Default,
+                )
+            }
+        };
+        // SAFETY: the caller's promises; the types were resolved above.
+        unsafe { lift_rows("take", ckb, offset, args, &p.rows, &p.out_row, &mut leaf) }
+    }
+}
+
+/// An integer index as a position: saturated to i64 (a value beyond it is
+/// out of range of any row anyway).
+trait AsIndex: Copy {
+    fn as_index(self) -> i64;
+}
+
+macro_rules! as_index {
+    ($($t:ty),*) => {$(
+        impl AsIndex for $t {
+            #[inline(always)]
+            #[allow(clippy::unnecessary_fallible_conversions, irrefutable_let_patterns)]
+            fn as_index(self) -> i64 {
+                match i64::try_from(self) {
+                    Ok(v) => v,
+                    Err(_) if self > (0 as $t) => i64::MAX,
+                    Err(_) => i64::MIN,
+                }
+            }
+        }
+    )*};
+}
+for_each_native!(signed unsigned => as_index);
+
+/// Reads `out.len()` indices of type `I` at `stride` from `p` as positions.
+///
+/// # Safety
+/// 1. `out.len()` elements of `I` at `stride` from `p` are readable.
+#[inline(always)]
+unsafe fn load<I: AsIndex>(p: *const u8, stride: isize, out: &mut [i64]) {
+    for (j, o) in out.iter_mut().enumerate() {
+        // SAFETY: (1) element j is readable.
+        *o = unsafe {
+            p.wrapping_offset(j as isize * stride)
+                .cast::<I>()
+                .read_unaligned()
+        }
+        .as_index();
+    }
+}
+
+/// Where an output row goes.
+enum OutRow {
+    /// In place: the output dim is fixed, elements `stride` apart.
+    Fixed { stride: isize },
+    /// Allocated: the output dim is var.
+    Var(RowAlloc),
+}
+
+/// One output row per row of `x` and of the indices.
+struct TakeRow {
+    x: RowDim,
+    idx: RowDim,
+    index: BuiltinType,
+    /// The indices' NA, when they are optional.
+    idx_na: Option<Bits>,
+    out: OutRow,
+    /// The element's width when it moves as bits.
+    width: Option<usize>,
+    /// The output element's NA bytes (optional indices over builtins).
+    out_na: Option<[u8; 16]>,
+    out_elem: Type,
+    /// No outer dims: one row, named without a number in messages.
+    top: bool,
+    /// The copy of an element (0 when `width` is set).
+    child: [usize; 1],
+}
+
+/// One row's operands: `x`'s row (first element, length, stride), the
+/// indices (first, stride) and the output (first, stride).
+#[derive(Clone, Copy)]
+struct RowOps {
+    x: *const u8,
+    n: usize,
+    xs: isize,
+    idx: *const u8,
+    is: isize,
+    out: *mut u8,
+    os: isize,
+}
+
+// SAFETY: the pointers address one call's arrays, alive while it runs; the
+// threads that share a RowOps write disjoint output ranges.
+unsafe impl Send for RowOps {}
+// SAFETY: as for Send; the pointers are only read through shared references.
+unsafe impl Sync for RowOps {}
+
+/// Rows at least this long gather on several threads (DESIGN §10).
+const PARALLEL_ROW: usize = 1 << 17;
+/// Elements per parallel task.
+const TASK: usize = 1 << 16;
+
+impl TakeRow {
+    /// The error for index `at` of row `row` (the original value, read
+    /// again), out of range for `n` elements.
+    fn out_of_range(&self, row: usize, ops: &RowOps, at: usize, n: usize) -> Error {
+        let p = ops.idx.wrapping_offset(at as isize * ops.is);
+        // SAFETY: index `at` of the row is readable (it was just read).
+        let v = with_native!(self.index, signed unsigned => |T| unsafe {
+            p.cast::<T>().read_unaligned().to_string()
+        })
+        .unwrap_or_default();
+        let whose = if self.top {
+            String::new()
+        } else {
+            format!("row {row} of ")
+        };
+        Error::index(format!(
+            "take: index {v} is out of range for {whose}length {n}"
+        ))
+    }
+
+    /// Gathers output elements `[a, b)` of one row.
+    ///
+    /// # Safety
+    /// 1. `ops` is valid: `n` elements of `x`, the row's indices through `b`
+    ///    readable and its output elements through `b` writable.
+    /// 2. `copy` is this kernel's child, built, when `width` is `None`.
+    unsafe fn gather(
+        &self,
+        copy: Option<KernelRef<'_>>,
+        row: usize,
+        ops: &RowOps,
+        a: usize,
+        b: usize,
+    ) -> Result<()> {
+        let mut pos = [0i64; CHUNK];
+        let mut missing = [0u8; CHUNK];
+        let n = ops.n as i64;
+        let mut done = a;
+        while done < b {
+            let m = (b - done).min(CHUNK);
+            let (pos, missing) = (&mut pos[..m], &mut missing[..m]);
+            let ip = ops.idx.wrapping_offset(done as isize * ops.is);
+            // SAFETY: (1) indices [done, done + m) are readable.
+            with_native!(self.index, signed unsigned => |T| unsafe { load::<T>(ip, ops.is, pos) });
+            if let Some(bits) = self.idx_na {
+                missing.fill(0);
+                // SAFETY: as above.
+                unsafe { bits.mark(ip, ops.is, missing) };
+                for (p, &g) in pos.iter_mut().zip(missing.iter()) {
+                    if g != 0 {
+                        *p = 0;
+                    }
+                }
+            }
+            // Negative positions count from the end; any out of range is
+            // found in one branch-free pass, then located for the message.
+            let mut bad = false;
+            for p in pos.iter_mut() {
+                let i = *p + ((*p < 0) as i64) * n;
+                bad |= (i as u64) >= (n as u64);
+                *p = i;
+            }
+            if bad {
+                let first_bad = pos.iter().zip(missing.iter()).position(|(&i, &g)| {
+                    (i as u64) >= (n as u64) && (g == 0 || self.idx_na.is_none())
+                });
+                // None: only missing indices (read as 0) in an empty row.
+                if let Some(j) = first_bad {
+                    return Err(self.out_of_range(row, ops, done + j, ops.n));
+                }
+            }
+            let op = ops.out.wrapping_offset(done as isize * ops.os);
+            match (self.width, copy) {
+                (Some(w), _) => {
+                    let any_missing = self.idx_na.is_some() && missing.iter().any(|&g| g != 0);
+                    // SAFETY: (1) each position is in range (checked) or the
+                    // index is missing and not read; output elements are
+                    // writable.
+                    by_size!(w, |U| unsafe {
+                        gather_as::<U>(ops.x, ops.xs, pos, any_missing.then_some(&*missing), op, ops.os, self.out_na)
+                    });
+                }
+                (None, Some(copy)) => {
+                    for (j, (&i, &g)) in pos.iter().zip(missing.iter()).enumerate() {
+                        let to = op.wrapping_offset(j as isize * ops.os);
+                        if g != 0 && self.idx_na.is_some() {
+                            // SAFETY: output element j is writable, of the
+                            // (optional) output element type.
+                            unsafe { na::set_missing(&self.out_elem, to) }?;
+                            continue;
+                        }
+                        let from = ops.x.wrapping_offset(i as isize * ops.xs);
+                        // SAFETY: (2) the copy of one element, in range.
+                        unsafe { copy.call_strided(to, 0, &[from], &[0], 1) }?;
+                    }
+                }
+                (None, None) => {
+                    return Err(Error::invalid_argument("take: the element copy is not built"));
+                }
+            }
+            done += m;
+        }
+        Ok(())
+    }
+
+    /// Gathers one row, on several threads when it is long and moves bits.
+    ///
+    /// # Safety
+    /// As [`TakeRow::gather`] over the whole row (`m` output elements).
+    unsafe fn gather_row(
+        &self,
+        copy: Option<KernelRef<'_>>,
+        row: usize,
+        ops: &RowOps,
+        m: usize,
+    ) -> Result<()> {
+        if self.width.is_some() && m >= PARALLEL_ROW && rayon::current_num_threads() > 1 {
+            let tasks = m.div_ceil(TASK);
+            let results: Vec<Result<()>> = (0..tasks)
+                .into_par_iter()
+                // SAFETY: each task gathers its own output range of the row;
+                // bits move without the child.
+                .map(|t| unsafe { self.gather(None, row, ops, t * TASK, ((t + 1) * TASK).min(m)) })
+                .collect();
+            // The first error in index order, as the serial loop gives.
+            return results.into_iter().collect();
+        }
+        // SAFETY: the caller's promises.
+        unsafe { self.gather(copy, row, ops, 0, m) }
+    }
+}
+
+/// `out[j] = x[pos[j]]` for elements of width `U`, or the NA bytes where
+/// `missing[j]` is set.
+///
+/// # Safety
+/// 1. Every `pos[j]` not missing is a readable element of `x` (`xs` apart);
+///    `pos.len()` output elements at `os` are writable.
+#[inline(always)]
+unsafe fn gather_as<U: Copy>(
+    x: *const u8,
+    xs: isize,
+    pos: &[i64],
+    missing: Option<&[u8]>,
+    out: *mut u8,
+    os: isize,
+    na: Option<[u8; 16]>,
+) {
+    if let (Some(missing), Some(na)) = (missing, na) {
+        // SAFETY: the NA bytes hold a U (at least its width).
+        let na = unsafe { na.as_ptr().cast::<U>().read_unaligned() };
+        for (j, (&i, &g)) in pos.iter().zip(missing).enumerate() {
+            // SAFETY: (1) output element j is writable; a present index is
+            // in range (a missing one is not read).
+            unsafe {
+                let v = if g != 0 {
+                    na
+                } else {
+                    x.wrapping_offset(i as isize * xs).cast::<U>().read_unaligned()
+                };
+                out.wrapping_offset(j as isize * os).cast::<U>().write_unaligned(v);
+            }
+        }
+    } else if os == size_of::<U>() as isize && xs == size_of::<U>() as isize {
+        let (x, out) = (x.cast::<U>(), out.cast::<U>());
+        for (j, &i) in pos.iter().enumerate() {
+            // SAFETY: (1) in range; contiguous.
+            unsafe { out.add(j).write_unaligned(x.add(i as usize).read_unaligned()) };
+        }
+    } else {
+        for (j, &i) in pos.iter().enumerate() {
+            // SAFETY: (1) in range.
+            unsafe {
+                let v = x.wrapping_offset(i as isize * xs).cast::<U>().read_unaligned();
+                out.wrapping_offset(j as isize * os).cast::<U>().write_unaligned(v);
+            }
+        }
+    }
+}
+
+impl Kernel for TakeRow {
+    const NSRC: usize = 2;
+
+    unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+        // SAFETY: one row is a strided run of one (Kernel::single 1).
+        unsafe { self.strided(k, Strided::one(dst, src, &[0, 0])) }
+    }
+
+    unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        let row = |j: usize| {
+            let at = |p: *const u8, s: isize| p.wrapping_offset(j as isize * s);
+            // SAFETY: row j of each source is readable (Kernel::strided 1).
+            unsafe {
+                (
+                    self.x.row(at(run.src[0], run.src_stride[0])),
+                    self.idx.row(at(run.src[1], run.src_stride[1])),
+                )
+            }
+        };
+        // SAFETY: the child was built for Strided when bits do not move.
+        let copy = self.width.is_none().then(|| unsafe { k.child(self.child[0]) });
+        let dst_row = |j: usize| run.dst.wrapping_offset(j as isize * run.dst_stride);
+        match &self.out {
+            OutRow::Fixed { stride } => {
+                for j in 0..run.count {
+                    let ((x, n, xs), (idx, m, is)) = row(j);
+                    let ops = RowOps { x, n, xs, idx, is, out: dst_row(j), os: *stride };
+                    // SAFETY: the rows are valid; output row j has `m`
+                    // elements (the fixed dim the indices' row has).
+                    unsafe { self.gather_row(copy, j, &ops, m) }?;
+                }
+            }
+            OutRow::Var(alloc) => {
+                // One allocation for every row.
+                let total = (0..run.count).map(|j| row(j).1.1).sum::<usize>();
+                let base = alloc.allocate("take", total, self.width.is_some())?;
+                let mut at = 0usize;
+                for j in 0..run.count {
+                    let ((x, n, xs), (idx, m, is)) = row(j);
+                    let begin = base.wrapping_add(at * alloc.esize);
+                    let os = alloc.esize as isize;
+                    let ops = RowOps { x, n, xs, idx, is, out: begin, os };
+                    // SAFETY: the rows are valid; `begin` has room for `m`
+                    // elements.
+                    unsafe { self.gather_row(copy, j, &ops, m) }?;
+                    let d = VarDimData { begin, size: m };
+                    // SAFETY: output row j is a writable var element.
+                    unsafe { dst_row(j).cast::<VarDimData>().write_unaligned(d) };
+                    at += m;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn child_offsets(&self) -> &[usize] {
+        &self.child
+    }
+}
