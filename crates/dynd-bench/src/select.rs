@@ -1,0 +1,194 @@
+//! Selection callables: `filter` of the ragged array of [`crate::ragged`]
+//! (1M rows, mean length 10; 200K with `--quick`) by a per-element mask
+//! (`x > 12.0`, about half kept), `take` of n float64 (10M; 2M with
+//! `--quick`) at pseudo-random int64 indices, `take` of the ragged array by
+//! per-row indices (each row reversed), and `where(cond, x, y)` over n
+//! float64 with a pseudo-random bool condition.
+//!
+//! The index and condition patterns are the multiplicative hash
+//! `(i * 2654435761 + 12345) mod n` (and its bit 7), which `bench/compare.py`
+//! builds the same way for NumPy and awkward.
+
+use crate::callables::{f64_array, named};
+use crate::harness::{Ctx, Measurement, median_time, or_skip};
+use crate::ragged::{build, row_len};
+use dynd::array::{FixedDimMeta, VarDimData, VarDimMeta};
+use dynd::memblock::MemBlock;
+use dynd::{Array, Error, Result, Type, compute};
+use std::hint::black_box;
+use std::ptr::NonNull;
+
+/// The pseudo-random index of element `i` among `n`.
+pub fn hashed(i: usize, n: usize) -> usize {
+    ((i as u64).wrapping_mul(2_654_435_761).wrapping_add(12_345) % n as u64) as usize
+}
+
+/// `rows * var * int64` with row `i` of `row_len(i)` elements, element `j`
+/// of it `f(len, j)`, built in its layout (one arena allocation).
+fn ragged_i64(rows: usize, f: impl Fn(usize, usize) -> i64) -> Result<Array> {
+    let a = Array::empty(Type::fixed_dim(rows, Type::var_dim(Type::int64())))?;
+    let total: usize = (0..rows).map(row_len).sum();
+    // SAFETY: the arrmeta of `rows * var * int64` is a FixedDimMeta then a
+    // VarDimMeta (DESIGN §4); read unaligned to be safe.
+    let (fm, vm) = unsafe {
+        let meta = a.arrmeta_ptr();
+        (
+            std::ptr::read_unaligned(meta.cast::<FixedDimMeta>()),
+            std::ptr::read_unaligned(meta.add(size_of::<FixedDimMeta>()).cast::<VarDimMeta>()),
+        )
+    };
+    let block = NonNull::new(vm.blockref)
+        .ok_or_else(|| Error::alloc("a new var dim has no arena block"))?;
+    // SAFETY: the arrmeta holds an owned reference to this block, alive as
+    // long as `a`; from_borrowed takes a reference of its own.
+    let block = unsafe { MemBlock::from_borrowed(block) };
+    let alloc = block
+        .pod_allocator()
+        .ok_or_else(|| Error::type_error("the var dim's block is not a POD arena"))?;
+    let base = alloc.allocate(total.max(1) * 8, 8)?.cast::<i64>();
+    let mut start = 0usize;
+    for i in 0..rows {
+        let len = row_len(i);
+        // SAFETY: row i's elements [start, start + len) lie in the new
+        // allocation of `total` int64; its VarDimData is at data + i *
+        // stride inside the array's data.
+        unsafe {
+            for j in 0..len {
+                base.add(start + j).write(f(len, j));
+            }
+            let d = a.data_ptr().offset(i as isize * fm.stride);
+            std::ptr::write_unaligned(
+                d.cast::<VarDimData>(),
+                VarDimData {
+                    begin: base.add(start).cast::<u8>(),
+                    size: len,
+                },
+            );
+        }
+        start += len;
+    }
+    Ok(a)
+}
+
+pub fn run(ctx: &Ctx) {
+    let rows = if ctx.quick { 200_000 } else { 1_000_000 };
+    let total: usize = (0..rows).map(row_len).sum();
+    let n = ctx.n();
+
+    let name = "filter ragged by per-element mask";
+    if let (Some(x), Some(_)) = (or_skip(ctx, name, build(rows)), named(ctx, "filter")) {
+        let mask = compute::greater(&x, &Array::from(12.0f64));
+        if let Some(mask) = or_skip(ctx, name, mask) {
+            match compute::filter(&x, &mask) {
+                Err(e) => ctx.skipped(name, &e.to_string()),
+                Ok(r) => {
+                    let kept: usize = (0..total).filter(|&k| (k % 100) > 48).count();
+                    let got = compute::count(&r, None, false)
+                        .and_then(|c| c.as_scalar::<i64>())
+                        .expect("count");
+                    assert_eq!(got as usize, kept);
+                    let t = median_time(ctx.runs, || {
+                        black_box(compute::filter(&x, &mask).expect("filter"));
+                    });
+                    ctx.row(
+                        &Measurement::new(name, rows, t, total * 9 + rows * 32 + kept * 8),
+                        &format!("{total} elements, {kept} kept"),
+                    );
+                }
+            }
+        }
+    }
+
+    let name = "take 10M float64, random int64 idx";
+    let x = f64_array(n, |i| i as f64 * 0.5);
+    let idx: Vec<i64> = (0..n).map(|i| hashed(i, n) as i64).collect();
+    let idx = Array::from(idx.as_slice());
+    match compute::take(&x, &idx) {
+        Err(e) => ctx.skipped(name, &e.to_string()),
+        Ok(r) => {
+            for i in [0, 1, n / 2, n - 1] {
+                let got = r.index(&[i.into()]).and_then(|v| v.as_scalar::<f64>());
+                assert_eq!(got.expect("element"), hashed(i, n) as f64 * 0.5, "[{i}]");
+            }
+            for (suffix, pool) in [("", &ctx.one), (", 2 threads", &ctx.two)] {
+                let t = pool.install(|| {
+                    median_time(ctx.runs, || {
+                        black_box(compute::take(&x, &idx).expect("take"));
+                    })
+                });
+                ctx.row(
+                    &Measurement::new(format!("{name}{suffix}"), n, t, n * 24),
+                    "bytes: indices + gathered + output",
+                );
+            }
+        }
+    }
+
+    let name = "take jagged (per-row idx, rows reversed)";
+    let jagged = build(rows).and_then(|x| Ok((x, ragged_i64(rows, |len, j| (len - 1 - j) as i64)?)));
+    if let Some((x, jidx)) = or_skip(ctx, name, jagged) {
+        match compute::take(&x, &jidx) {
+            Err(e) => ctx.skipped(name, &e.to_string()),
+            Ok(r) => {
+                let row3 = r.index(&[3.into()]).expect("row").to_json();
+                let start: usize = (0..3).map(row_len).sum();
+                let want: Vec<String> = (start..start + row_len(3))
+                    .rev()
+                    .map(|k| format!("{:?}", crate::ragged::value(k)))
+                    .collect();
+                assert_eq!(row3, format!("[{}]", want.join(",")));
+                let t = median_time(ctx.runs, || {
+                    black_box(compute::take(&x, &jidx).expect("take"));
+                });
+                ctx.row(
+                    &Measurement::new(name, rows, t, total * 24 + rows * 48),
+                    &format!("{total} elements"),
+                );
+            }
+        }
+    }
+
+    let name = "where 10M float64";
+    let cond: Vec<bool> = (0..n).map(|i| (hashed(i, n) >> 7) & 1 == 1).collect();
+    let cond = Array::from(cond.as_slice());
+    let y = f64_array(n, |i| -(i as f64));
+    match compute::where_(&cond, &x, &y) {
+        Err(e) => ctx.skipped(name, &e.to_string()),
+        Ok(r) => {
+            for i in [0, 1, 2, n - 1] {
+                let c = (hashed(i, n) >> 7) & 1 == 1;
+                let want = if c { i as f64 * 0.5 } else { -(i as f64) };
+                let got = r.index(&[i.into()]).and_then(|v| v.as_scalar::<f64>());
+                assert_eq!(got.expect("element"), want, "[{i}]");
+            }
+            for (suffix, pool) in [("", &ctx.one), (", 2 threads", &ctx.two)] {
+                let t = pool.install(|| {
+                    median_time(ctx.runs, || {
+                        black_box(compute::where_(&cond, &x, &y).expect("where"));
+                    })
+                });
+                ctx.row(
+                    &Measurement::new(format!("{name}{suffix}"), n, t, n * 25),
+                    "",
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_builder_matches_json() {
+        let a = ragged_i64(5, |len, j| (len - 1 - j) as i64).unwrap();
+        let text: Vec<String> = (0..5)
+            .map(|i| {
+                let r: Vec<String> = (0..row_len(i)).rev().map(|j| j.to_string()).collect();
+                format!("[{}]", r.join(","))
+            })
+            .collect();
+        assert_eq!(a.to_json(), format!("[{}]", text.join(",")));
+    }
+}
