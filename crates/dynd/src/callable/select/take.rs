@@ -309,9 +309,8 @@ impl TakeRow {
         ops: &RowOps,
         a: usize,
         b: usize,
+        (pos, missing): (&mut [i64; CHUNK], &mut [u8; CHUNK]),
     ) -> Result<()> {
-        let mut pos = [0i64; CHUNK];
-        let mut missing = [0u8; CHUNK];
         let n = ops.n as i64;
         let mut done = a;
         while done < b {
@@ -391,6 +390,7 @@ impl TakeRow {
         row: usize,
         ops: &RowOps,
         m: usize,
+        bufs: (&mut [i64; CHUNK], &mut [u8; CHUNK]),
     ) -> Result<()> {
         if self.width.is_some() && m >= PARALLEL_ROW && rayon::current_num_threads() > 1 {
             let tasks = m.div_ceil(TASK);
@@ -398,13 +398,18 @@ impl TakeRow {
                 .into_par_iter()
                 // SAFETY: each task gathers its own output range of the row;
                 // bits move without the child.
-                .map(|t| unsafe { self.gather(None, row, ops, t * TASK, ((t + 1) * TASK).min(m)) })
+                .map(|t| {
+                    let end = ((t + 1) * TASK).min(m);
+                    let bufs = (&mut [0i64; CHUNK], &mut [0u8; CHUNK]);
+                    // SAFETY: as below, for this task's range.
+                    unsafe { self.gather(None, row, ops, t * TASK, end, bufs) }
+                })
                 .collect();
             // The first error in index order, as the serial loop gives.
             return results.into_iter().collect();
         }
         // SAFETY: the caller's promises.
-        unsafe { self.gather(copy, row, ops, 0, m) }
+        unsafe { self.gather(copy, row, ops, 0, m, bufs) }
     }
 }
 
@@ -477,6 +482,8 @@ impl Kernel for TakeRow {
         };
         // SAFETY: the child was built for Strided when bits do not move.
         let copy = self.width.is_none().then(|| unsafe { k.child(self.child[0]) });
+        // Scratch for the loaded indices, set up once per call (not per row).
+        let (mut pos, mut missing) = ([0i64; CHUNK], [0u8; CHUNK]);
         let dst_row = |j: usize| run.dst.wrapping_offset(j as isize * run.dst_stride);
         match &self.out {
             OutRow::Fixed { stride } => {
@@ -485,7 +492,7 @@ impl Kernel for TakeRow {
                     let ops = RowOps { x, n, xs, idx, is, out: dst_row(j), os: *stride };
                     // SAFETY: the rows are valid; output row j has `m`
                     // elements (the fixed dim the indices' row has).
-                    unsafe { self.gather_row(copy, j, &ops, m) }?;
+                    unsafe { self.gather_row(copy, j, &ops, m, (&mut pos, &mut missing)) }?;
                 }
             }
             OutRow::Var(alloc) => {
@@ -500,7 +507,7 @@ impl Kernel for TakeRow {
                     let ops = RowOps { x, n, xs, idx, is, out: begin, os };
                     // SAFETY: the rows are valid; `begin` has room for `m`
                     // elements.
-                    unsafe { self.gather_row(copy, j, &ops, m) }?;
+                    unsafe { self.gather_row(copy, j, &ops, m, (&mut pos, &mut missing)) }?;
                     let d = VarDimData { begin, size: m };
                     // SAFETY: output row j is a writable var element.
                     unsafe { dst_row(j).cast::<VarDimData>().write_unaligned(d) };

@@ -335,7 +335,10 @@ impl Kernel for WhereKernel {
             return Ok(());
         }
         let mut sel = [0u8; BLOCK];
-        let mut scratch: [Scratch; 2] = [[0; BLOCK]; 2];
+        // Not zeroed (a ragged call runs once per row): the casts write
+        // each block before it is read.
+        let mut scratch = std::mem::MaybeUninit::<[Scratch; 2]>::uninit();
+        let scratch = scratch.as_mut_ptr().cast::<u8>();
         let mut done = 0;
         while done < run.count {
             let n = (run.count - done).min(BLOCK);
@@ -359,7 +362,7 @@ impl Kernel for WhereKernel {
                     if self.direct[i] {
                         continue;
                     }
-                    let tmp = scratch[i].as_mut_ptr().cast::<u8>();
+                    let tmp = scratch.wrapping_add(i * size_of::<Scratch>());
                     // SAFETY: the child was built for Strided from this
                     // operand to the output type; the scratch has room for
                     // `n` elements of any width, contiguous.
