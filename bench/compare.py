@@ -33,6 +33,9 @@ What is compared (their side):
   - ragged: awkward ak.sum(x, axis=1) and x + 1.0 on the same ragged array;
     ak.sum(x, axis=-1) and x + 1.0 over it as ?float64 with 10% missing, and
     ak.max(x, axis=-1) over it with every tenth row empty.
+  - select: NumPy a[idx] (random int64 indices) and np.where(c, x, y) on
+    10M float64; awkward x[x > 12.0] and jagged x[idx] (each row reversed)
+    on the ragged array.
   - JSON: dynd parses into a typed array. Python's json.loads builds Python
     objects (lists, dicts, floats), np.array(json.loads(text)) adds the typed
     conversion for numbers, and ak.from_json parses into typed columnar
@@ -454,6 +457,42 @@ def op_ak_add(shape):
     return lambda: x + 1.0
 
 
+def hashed_idx(n):
+    """dynd-bench's select indices: (i * 2654435761 + 12345) mod n."""
+    np = need("numpy")
+    return (np.arange(n, dtype=np.int64) * 2654435761 + 12345) % n
+
+
+def op_np_take(shape):
+    np = need("numpy")
+    n = shape[0]
+    a = np.arange(n, dtype=np.float64) * 0.5
+    idx = hashed_idx(n)
+    return lambda: a[idx]
+
+
+def op_np_where(shape):
+    np = need("numpy")
+    n = shape[0]
+    c = ((hashed_idx(n) >> 7) & 1) == 1
+    x = np.arange(n, dtype=np.float64) * 0.5
+    y = -np.arange(n, dtype=np.float64)
+    return lambda: np.where(c, x, y)
+
+
+def op_ak_filter(shape):
+    x = ragged(shape[0])
+    mask = x > 12.0
+    return lambda: x[mask]
+
+
+def op_ak_take_jagged(shape):
+    ak = need("awkward")
+    x = ragged(shape[0])
+    idx = ak.num(x)[:, None] - 1 - ak.local_index(x)
+    return lambda: x[idx]
+
+
 def op_json_loads(textf):
     def make(shape):
         import json
@@ -526,6 +565,10 @@ THEIRS = {
     "ak sum missing": ("awkward", "ak.sum(x, axis=-1), var * ?float64, 10% missing", op_ak_sum_missing, None),
     "ak add missing": ("awkward", "x + 1.0, var * ?float64, 10% missing", op_ak_add_missing, None),
     "ak max gaps": ("awkward", "ak.max(x, axis=-1), 10% empty rows", op_ak_max_gaps, None),
+    "np take": ("NumPy", "a[idx] (random int64 idx)", op_np_take, None),
+    "np where": ("NumPy", "np.where(c, x, y)", op_np_where, None),
+    "ak filter": ("awkward", "x[x > 12.0] (per-element var mask)", op_ak_filter, None),
+    "ak take jagged": ("awkward", "x[idx] (jagged int64 idx, rows reversed)", op_ak_take_jagged, None),
     "json numbers loads": ("Python json", "json.loads(text) (list of floats)", op_json_loads(numbers_text), None),
     "json numbers np": ("NumPy+json", "np.array(json.loads(text))", op_json_np, None),
     "ak json numbers": ("awkward", "ak.from_json(text)", op_ak_json(numbers_text), None),
@@ -574,6 +617,12 @@ COUNTERPARTS = {
     "ragged ?float64 sum axis -1 (10% missing)": ["ak sum missing"],
     "ragged ?float64 + scalar (new output, 10% missing)": ["ak add missing"],
     "ragged max axis -1 (10% empty rows)": ["ak max gaps"],
+    "filter ragged by per-element mask": ["ak filter"],
+    "take 10M float64, random int64 idx": ["np take"],
+    "take 10M float64, random int64 idx, 2 threads": ["np take"],
+    "take jagged (per-row idx, rows reversed)": ["ak take jagged"],
+    "where 10M float64": ["np where"],
+    "where 10M float64, 2 threads": ["np where"],
     "json parse numbers": ["ak json numbers", "json numbers np", "json numbers loads"],
     "json parse records": ["ak json records", "json records loads"],
     "add, 10 elements (per call)": ["np add10"],
@@ -595,7 +644,7 @@ def default_shape(name, quick):
         return [s, s]
     if name.startswith("sum axis"):
         return [200 if quick else 1000, 10_000]
-    if name.startswith("ragged"):
+    if name.startswith("ragged") or name.startswith("filter ragged") or name.startswith("take jagged"):
         return [200_000 if quick else 1_000_000]
     chars = 2_000_000 if quick else 10_000_000
     if name == "json parse numbers":

@@ -125,7 +125,8 @@ pub fn run(ctx: &Ctx) {
     }
 
     let name = "take jagged (per-row idx, rows reversed)";
-    let jagged = build(rows).and_then(|x| Ok((x, ragged_i64(rows, |len, j| (len - 1 - j) as i64)?)));
+    let jagged =
+        build(rows).and_then(|x| Ok((x, ragged_i64(rows, |len, j| (len - 1 - j) as i64)?)));
     if let Some((x, jidx)) = or_skip(ctx, name, jagged) {
         match compute::take(&x, &jidx) {
             Err(e) => ctx.skipped(name, &e.to_string()),

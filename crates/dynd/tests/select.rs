@@ -68,7 +68,11 @@ fn where_broadcasts_over_fixed_and_var_dims() {
     let x = a("2 * 1 * int64", "[[10], [20]]");
     let y = a("3 * int64", "[1, 2, 3]");
     assert_eq!(
-        ok(compute::where_(&a("2 * 3 * bool", "[[true,false,true],[false,false,true]]"), &x, &y)),
+        ok(compute::where_(
+            &a("2 * 3 * bool", "[[true,false,true],[false,false,true]]"),
+            &x,
+            &y
+        )),
         pair("2 * 3 * int64", "[[10,2,10],[1,2,20]]")
     );
     assert_eq!(
@@ -81,7 +85,11 @@ fn where_broadcasts_over_fixed_and_var_dims() {
         ok(compute::where_(&c2, &ragged, &Array::from(-1.0f64))),
         pair("2 * var * float64", "[[-1.0,2.0,-1.0],[4.0]]")
     );
-    let (kind, msg) = err(compute::where_(&a("3 * bool", "[true,true,true]"), &a("2 * int8", "[1,2]"), &Array::from(0i8)));
+    let (kind, msg) = err(compute::where_(
+        &a("3 * bool", "[true,true,true]"),
+        &a("2 * int8", "[1,2]"),
+        &Array::from(0i8),
+    ));
     assert_eq!(kind, ErrorKind::Broadcast);
     assert!(msg.contains("(3)") && msg.contains("(2)"), "{msg}");
 }
@@ -103,13 +111,21 @@ fn where_with_missing_values() {
     );
     // Promoted through options.
     assert_eq!(
-        ok(compute::where_(&c, &x, &a("4 * float64", "[0.5, 0.5, 0.5, 0.5]"))),
+        ok(compute::where_(
+            &c,
+            &x,
+            &a("4 * float64", "[0.5, 0.5, 0.5, 0.5]")
+        )),
         pair("4 * ?float64", "[1.0,null,0.5,null]")
     );
     // An optional number as the condition.
     let cn = a("3 * ?int8", "[0, null, 3]");
     assert_eq!(
-        ok(compute::where_(&cn, &Array::from(1.5f64), &Array::from(2.5f64))),
+        ok(compute::where_(
+            &cn,
+            &Array::from(1.5f64),
+            &Array::from(2.5f64)
+        )),
         pair("3 * ?float64", "[2.5,null,1.5]")
     );
 }
@@ -123,11 +139,17 @@ fn where_over_strings_and_records() {
         ok(compute::where_(&c, &x, &y)),
         pair("3 * ?string", r#"["a",null,null]"#)
     );
-    let r1 = a("2 * {a: int32, s: string}", r#"[{"a": 1, "s": "p"}, {"a": 2, "s": "q"}]"#);
+    let r1 = a(
+        "2 * {a: int32, s: string}",
+        r#"[{"a": 1, "s": "p"}, {"a": 2, "s": "q"}]"#,
+    );
     let r2 = a("{a: int32, s: string}", r#"{"a": 0, "s": "-"}"#);
     assert_eq!(
         ok(compute::where_(&a("2 * bool", "[false, true]"), &r1, &r2)),
-        pair("2 * {a: int32, s: string}", r#"[{"a":0,"s":"-"},{"a":2,"s":"q"}]"#)
+        pair(
+            "2 * {a: int32, s: string}",
+            r#"[{"a":0,"s":"-"},{"a":2,"s":"q"}]"#
+        )
     );
 }
 
@@ -137,12 +159,22 @@ fn where_on_long_and_strided_arrays_equals_a_loop() {
     let c: Vec<bool> = (0..n).map(|i| (i * 7919) % 3 == 0).collect();
     let x: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let y: Vec<f64> = (0..n).map(|i| -(i as f64)).collect();
-    let r = compute::where_(&Array::from(c.clone()), &Array::from(x.clone()), &Array::from(y.clone())).unwrap();
+    let r = compute::where_(
+        &Array::from(c.clone()),
+        &Array::from(x.clone()),
+        &Array::from(y.clone()),
+    )
+    .unwrap();
     let want: Vec<f64> = (0..n).map(|i| if c[i] { x[i] } else { y[i] }).collect();
     assert_eq!(r.to_json(), Array::from(want.clone()).to_json());
     // Every other element of each: strided operands.
     let step = |v: Array| v.index(&[Index::slice(None, None, 2)]).unwrap();
-    let r = compute::where_(&step(Array::from(c.clone())), &step(Array::from(x.clone())), &step(Array::from(y.clone()))).unwrap();
+    let r = compute::where_(
+        &step(Array::from(c.clone())),
+        &step(Array::from(x.clone())),
+        &step(Array::from(y.clone())),
+    )
+    .unwrap();
     let want: Vec<f64> = want.into_iter().step_by(2).collect();
     assert_eq!(r.to_json(), Array::from(want).to_json());
 }
@@ -167,22 +199,37 @@ fn where_bad_inputs() {
 #[test]
 fn filter_fixed_and_var() {
     assert_eq!(
-        ok(compute::filter(&a("4 * int32", "[1, 2, 3, 4]"), &a("4 * bool", "[true, false, false, true]"))),
+        ok(compute::filter(
+            &a("4 * int32", "[1, 2, 3, 4]"),
+            &a("4 * bool", "[true, false, false, true]")
+        )),
         pair("var * int32", "[1,4]")
     );
     let x = a("3 * var * float64", "[[1, 2, 3], [], [4, 5]]");
-    let m = a("3 * var * bool", "[[true, false, true], [], [false, false]]");
+    let m = a(
+        "3 * var * bool",
+        "[[true, false, true], [], [false, false]]",
+    );
     assert_eq!(
         ok(compute::filter(&x, &m)),
         pair("3 * var * float64", "[[1.0,3.0],[],[]]")
     );
     // A fixed inner dim against a var mask, and a fixed mask against var x.
     let xf = a("2 * 3 * int8", "[[1, 2, 3], [4, 5, 6]]");
-    let mv = a("2 * var * bool", "[[true, true, false], [false, true, true]]");
-    assert_eq!(ok(compute::filter(&xf, &mv)), pair("2 * var * int8", "[[1,2],[5,6]]"));
+    let mv = a(
+        "2 * var * bool",
+        "[[true, true, false], [false, true, true]]",
+    );
+    assert_eq!(
+        ok(compute::filter(&xf, &mv)),
+        pair("2 * var * int8", "[[1,2],[5,6]]")
+    );
     let mf = a("2 * 2 * bool", "[[true, false], [false, true]]");
     assert_eq!(
-        ok(compute::filter(&a("2 * var * int8", "[[1, 2], [3, 4]]"), &mf)),
+        ok(compute::filter(
+            &a("2 * var * int8", "[[1, 2], [3, 4]]"),
+            &mf
+        )),
         pair("2 * var * int8", "[[1],[4]]")
     );
     // Elements below the filtered dim go whole.
@@ -193,15 +240,24 @@ fn filter_fixed_and_var() {
     );
     // Two outer dims.
     let x4 = a("2 * 2 * var * int16", "[[[1, 2], [3]], [[], [4, 5, 6]]]");
-    let m4 = a("2 * 2 * var * bool", "[[[true, false], [true]], [[], [true, false, true]]]");
+    let m4 = a(
+        "2 * 2 * var * bool",
+        "[[[true, false], [true]], [[], [true, false, true]]]",
+    );
     assert_eq!(
         ok(compute::filter(&x4, &m4)),
         pair("2 * 2 * var * int16", "[[[1],[3]],[[],[4,6]]]")
     );
     // Empty.
-    assert_eq!(ok(compute::filter(&a("0 * int32", "[]"), &a("0 * bool", "[]"))), pair("var * int32", "[]"));
     assert_eq!(
-        ok(compute::filter(&a("0 * var * int32", "[]"), &a("0 * var * bool", "[]"))),
+        ok(compute::filter(&a("0 * int32", "[]"), &a("0 * bool", "[]"))),
+        pair("var * int32", "[]")
+    );
+    assert_eq!(
+        ok(compute::filter(
+            &a("0 * var * int32", "[]"),
+            &a("0 * var * bool", "[]")
+        )),
         pair("0 * var * int32", "[]")
     );
 }
@@ -210,7 +266,10 @@ fn filter_fixed_and_var() {
 fn filter_option_masks_and_elements() {
     let x = a("2 * var * ?int32", "[[1, null, 3], [4]]");
     let m = a("2 * var * ?bool", "[[true, true, null], [null]]");
-    assert_eq!(ok(compute::filter(&x, &m)), pair("2 * var * ?int32", "[[1,null],[]]"));
+    assert_eq!(
+        ok(compute::filter(&x, &m)),
+        pair("2 * var * ?int32", "[[1,null],[]]")
+    );
     let s = a("3 * ?string", r#"["a", null, "c"]"#);
     assert_eq!(
         ok(compute::filter(&s, &a("3 * bool", "[false, true, true]"))),
@@ -223,11 +282,17 @@ fn filter_option_masks_and_elements() {
     let rm = a("2 * var * bool", "[[false, true], [true]]");
     assert_eq!(
         ok(compute::filter(&recs, &rm)),
-        pair("2 * var * {a: int32, s: string}", r#"[[{"a":2,"s":"y"}],[{"a":3,"s":"z"}]]"#)
+        pair(
+            "2 * var * {a: int32, s: string}",
+            r#"[[{"a":2,"s":"y"}],[{"a":3,"s":"z"}]]"#
+        )
     );
     let orecs = a("3 * ?{a: int8}", r#"[{"a": 1}, null, {"a": 3}]"#);
     assert_eq!(
-        ok(compute::filter(&orecs, &a("3 * bool", "[true, true, false]"))),
+        ok(compute::filter(
+            &orecs,
+            &a("3 * bool", "[true, true, false]")
+        )),
         pair("var * ?{a: int8}", r#"[{"a":1},null]"#)
     );
 }
@@ -237,16 +302,27 @@ fn filter_strided_views_and_long_rows() {
     let x = a("6 * int64", "[0, 1, 2, 3, 4, 5]");
     let rev = x.index(&[Index::slice(None, None, -1)]).unwrap();
     let m = a("6 * bool", "[true, false, true, false, true, true]");
-    assert_eq!(ok(compute::filter(&rev, &m)), pair("var * int64", "[5,3,1,0]"));
+    assert_eq!(
+        ok(compute::filter(&rev, &m)),
+        pair("var * int64", "[5,3,1,0]")
+    );
     let odd = x.index(&[Index::slice(Some(1), None, 2)]).unwrap();
     let m3 = a("6 * bool", "[true, false, true, true, true, true]");
     let m3 = m3.index(&[Index::slice(None, None, 2)]).unwrap();
-    assert_eq!(ok(compute::filter(&odd, &m3)), pair("var * int64", "[1,3,5]"));
+    assert_eq!(
+        ok(compute::filter(&odd, &m3)),
+        pair("var * int64", "[1,3,5]")
+    );
     let n = 70_000usize;
     let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let ms: Vec<bool> = (0..n).map(|i| i % 5 != 1).collect();
     let r = compute::filter(&Array::from(xs.clone()), &Array::from(ms.clone())).unwrap();
-    let want: Vec<f32> = xs.iter().zip(&ms).filter(|(_, m)| **m).map(|(x, _)| *x).collect();
+    let want: Vec<f32> = xs
+        .iter()
+        .zip(&ms)
+        .filter(|(_, m)| **m)
+        .map(|(x, _)| *x)
+        .collect();
     assert_eq!(r.to_json(), Array::from(want).to_json());
 }
 
@@ -256,20 +332,41 @@ fn filter_bad_inputs() {
     let m = a("3 * var * bool", "[[true, true], [true], [true, false]]");
     let (kind, msg) = err(compute::filter(&x, &m));
     assert_eq!(kind, ErrorKind::Broadcast);
-    assert_eq!(msg, "filter: row 2 of the mask has length 2 but row 2 of x has length 3");
-    let (kind, msg) = err(compute::filter(&a("3 * int32", "[1,2,3]"), &a("2 * bool", "[true,true]")));
+    assert_eq!(
+        msg,
+        "filter: row 2 of the mask has length 2 but row 2 of x has length 3"
+    );
+    let (kind, msg) = err(compute::filter(
+        &a("3 * int32", "[1,2,3]"),
+        &a("2 * bool", "[true,true]"),
+    ));
     assert_eq!(kind, ErrorKind::Broadcast);
-    assert!(msg.contains("length 2") && msg.contains("length 3"), "{msg}");
-    let (kind, msg) = err(compute::filter(&a("3 * int32", "[1,2,3]"), &a("3 * int32", "[1,0,1]")));
+    assert!(
+        msg.contains("length 2") && msg.contains("length 3"),
+        "{msg}"
+    );
+    let (kind, msg) = err(compute::filter(
+        &a("3 * int32", "[1,2,3]"),
+        &a("3 * int32", "[1,0,1]"),
+    ));
     assert_eq!(kind, ErrorKind::Type);
     assert!(msg.contains("bool"), "{msg}");
-    let (kind, msg) = err(compute::filter(&a("3 * int32", "[1,2,3]"), &Array::from(true)));
+    let (kind, msg) = err(compute::filter(
+        &a("3 * int32", "[1,2,3]"),
+        &Array::from(true),
+    ));
     assert_eq!(kind, ErrorKind::Type);
     assert!(msg.contains("no dim"), "{msg}");
-    let (kind, msg) = err(compute::filter(&a("3 * int32", "[1,2,3]"), &a("3 * 1 * bool", "[[true],[true],[true]]")));
+    let (kind, msg) = err(compute::filter(
+        &a("3 * int32", "[1,2,3]"),
+        &a("3 * 1 * bool", "[[true],[true],[true]]"),
+    ));
     assert_eq!(kind, ErrorKind::Type);
     assert!(msg.contains("more than x"), "{msg}");
-    let (kind, msg) = err(compute::filter(&a("2 * 2 * int32", "[[1,2],[3,4]]"), &a("3 * 2 * bool", "[[true,true],[true,true],[true,true]]")));
+    let (kind, msg) = err(compute::filter(
+        &a("2 * 2 * int32", "[[1,2],[3,4]]"),
+        &a("3 * 2 * bool", "[[true,true],[true,true],[true,true]]"),
+    ));
     assert_eq!(kind, ErrorKind::Broadcast);
     assert!(msg.starts_with("filter:"), "{msg}");
 }
@@ -283,8 +380,14 @@ fn take_fixed_and_var() {
         ok(compute::take(&x, &a("3 * int64", "[4, -1, 0]"))),
         pair("3 * int32", "[14,14,10]")
     );
-    assert_eq!(ok(compute::take(&x, &a("var * uint8", "[1, 1]"))), pair("var * int32", "[11,11]"));
-    assert_eq!(ok(compute::take(&x, &a("0 * int16", "[]"))), pair("0 * int32", "[]"));
+    assert_eq!(
+        ok(compute::take(&x, &a("var * uint8", "[1, 1]"))),
+        pair("var * int32", "[11,11]")
+    );
+    assert_eq!(
+        ok(compute::take(&x, &a("0 * int16", "[]"))),
+        pair("0 * int32", "[]")
+    );
     let j = a("3 * var * float64", "[[1, 2, 3], [], [4, 5]]");
     let idx = a("3 * var * int64", "[[2, 0, -3], [], [1, 1, 0, -2]]");
     assert_eq!(
@@ -292,16 +395,32 @@ fn take_fixed_and_var() {
         pair("3 * var * float64", "[[3.0,1.0,1.0],[],[5.0,5.0,4.0,4.0]]")
     );
     // A fixed index row into var rows keeps the fixed dim.
-    let fi = a("3 * 2 * int32", "[[0, 0], [], [1, 0]]".replace("[]", "[0, 0]").as_str());
+    let fi = a(
+        "3 * 2 * int32",
+        "[[0, 0], [], [1, 0]]".replace("[]", "[0, 0]").as_str(),
+    );
     let j2 = a("3 * var * float64", "[[1, 2, 3], [7], [4, 5]]");
-    assert_eq!(ok(compute::take(&j2, &fi)), pair("3 * 2 * float64", "[[1.0,1.0],[7.0,7.0],[5.0,4.0]]"));
+    assert_eq!(
+        ok(compute::take(&j2, &fi)),
+        pair("3 * 2 * float64", "[[1.0,1.0],[7.0,7.0],[5.0,4.0]]")
+    );
     // Every integer type indexes.
-    for t in ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "int128", "uint128"] {
-        assert_eq!(ok(compute::take(&x, &a(&format!("2 * {t}"), "[3, 1]"))), pair("2 * int32", "[13,11]"), "{t}");
+    for t in [
+        "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "int128",
+        "uint128",
+    ] {
+        assert_eq!(
+            ok(compute::take(&x, &a(&format!("2 * {t}"), "[3, 1]"))),
+            pair("2 * int32", "[13,11]"),
+            "{t}"
+        );
     }
     // Rows of a dim below.
     let m = a("3 * 2 * int8", "[[1, 2], [3, 4], [5, 6]]");
-    assert_eq!(ok(compute::take(&m, &a("2 * int64", "[2, 0]"))), pair("2 * 2 * int8", "[[5,6],[1,2]]"));
+    assert_eq!(
+        ok(compute::take(&m, &a("2 * int64", "[2, 0]"))),
+        pair("2 * 2 * int8", "[[5,6],[1,2]]")
+    );
 }
 
 #[test]
@@ -314,7 +433,10 @@ fn take_option_indices_and_elements() {
     // Missing indices into empty rows are fine; present ones are not.
     let j = a("2 * var * int32", "[[], [7]]");
     assert_eq!(
-        ok(compute::take(&j, &a("2 * var * ?int32", "[[null], [0, null]]"))),
+        ok(compute::take(
+            &j,
+            &a("2 * var * ?int32", "[[null], [0, null]]")
+        )),
         pair("2 * var * ?int32", "[[null],[7,null]]")
     );
     let s = a("3 * string", r#"["a", "bb", "ccc"]"#);
@@ -322,17 +444,35 @@ fn take_option_indices_and_elements() {
         ok(compute::take(&s, &a("4 * ?int8", "[2, null, 0, 2]"))),
         pair("4 * ?string", r#"["ccc",null,"a","ccc"]"#)
     );
-    let recs = a("2 * var * {a: int32, s: string}", r#"[[{"a": 1, "s": "x"}, {"a": 2, "s": "y"}], []]"#);
-    assert_eq!(
-        ok(compute::take(&recs, &a("2 * var * int64", "[[1, 0, 1], []]"))),
-        pair("2 * var * {a: int32, s: string}", r#"[[{"a":2,"s":"y"},{"a":1,"s":"x"},{"a":2,"s":"y"}],[]]"#)
+    let recs = a(
+        "2 * var * {a: int32, s: string}",
+        r#"[[{"a": 1, "s": "x"}, {"a": 2, "s": "y"}], []]"#,
     );
     assert_eq!(
-        ok(compute::take(&recs, &a("2 * var * ?int64", "[[null, 0], []]"))),
-        pair("2 * var * ?{a: int32, s: string}", r#"[[null,{"a":1,"s":"x"}],[]]"#)
+        ok(compute::take(
+            &recs,
+            &a("2 * var * int64", "[[1, 0, 1], []]")
+        )),
+        pair(
+            "2 * var * {a: int32, s: string}",
+            r#"[[{"a":2,"s":"y"},{"a":1,"s":"x"},{"a":2,"s":"y"}],[]]"#
+        )
+    );
+    assert_eq!(
+        ok(compute::take(
+            &recs,
+            &a("2 * var * ?int64", "[[null, 0], []]")
+        )),
+        pair(
+            "2 * var * ?{a: int32, s: string}",
+            r#"[[null,{"a":1,"s":"x"}],[]]"#
+        )
     );
     let ox = a("3 * ?int16", "[1, null, 3]");
-    assert_eq!(ok(compute::take(&ox, &a("3 * int64", "[1, 2, 1]"))), pair("3 * ?int16", "[null,3,null]"));
+    assert_eq!(
+        ok(compute::take(&ox, &a("3 * int64", "[1, 2, 1]"))),
+        pair("3 * ?int16", "[null,3,null]")
+    );
 }
 
 #[test]
@@ -340,11 +480,19 @@ fn take_long_rows_equal_a_loop() {
     // Long enough for the threaded gather.
     let n = 300_007usize;
     let xs: Vec<f64> = (0..n).map(|i| i as f64 * 0.5).collect();
-    let idx: Vec<i64> = (0..n as i64).map(|i| ((i * 7_919) % n as i64) - (i % 2) * n as i64).collect();
+    let idx: Vec<i64> = (0..n as i64)
+        .map(|i| ((i * 7_919) % n as i64) - (i % 2) * n as i64)
+        .collect();
     let r = compute::take(&Array::from(xs.clone()), &Array::from(idx.clone())).unwrap();
     let want: Vec<f64> = idx
         .iter()
-        .map(|&i| xs[if i < 0 { (i + n as i64) as usize } else { i as usize }])
+        .map(|&i| {
+            xs[if i < 0 {
+                (i + n as i64) as usize
+            } else {
+                i as usize
+            }]
+        })
         .collect();
     assert_eq!(r.to_json(), Array::from(want).to_json());
     // The first bad index is the one reported, threads or not.
@@ -353,9 +501,14 @@ fn take_long_rows_equal_a_loop() {
     bad[299_000] = -(n as i64) - 5;
     let (kind, msg) = err(compute::take(&Array::from(xs.clone()), &Array::from(bad)));
     assert_eq!(kind, ErrorKind::Index);
-    assert_eq!(msg, format!("take: index {n} is out of range for length {n}"));
+    assert_eq!(
+        msg,
+        format!("take: index {n} is out of range for length {n}")
+    );
     // Strided indices.
-    let every_other = Array::from(idx.clone()).index(&[Index::slice(None, None, 2)]).unwrap();
+    let every_other = Array::from(idx.clone())
+        .index(&[Index::slice(None, None, 2)])
+        .unwrap();
     let r = compute::take(&Array::from(xs.clone()), &every_other).unwrap();
     assert_eq!(r.tp().to_string(), format!("{} * float64", n.div_ceil(2)));
 }
@@ -367,13 +520,28 @@ fn take_bad_inputs() {
     assert_eq!(kind, ErrorKind::Index);
     assert_eq!(msg, "take: index 1 is out of range for row 2 of length 1");
     let x4 = a("4 * var * int32", "[[], [], [], [1, 2, 3, 4, 5]]");
-    let (_, msg) = err(compute::take(&x4, &a("4 * var * int64", "[[], [], [], [7]]")));
+    let (_, msg) = err(compute::take(
+        &x4,
+        &a("4 * var * int64", "[[], [], [], [7]]"),
+    ));
     assert_eq!(msg, "take: index 7 is out of range for row 3 of length 5");
-    let (_, msg) = err(compute::take(&x4, &a("4 * var * int64", "[[], [], [], [-6]]")));
+    let (_, msg) = err(compute::take(
+        &x4,
+        &a("4 * var * int64", "[[], [], [], [-6]]"),
+    ));
     assert_eq!(msg, "take: index -6 is out of range for row 3 of length 5");
-    let (_, msg) = err(compute::take(&a("2 * int8", "[1, 2]"), &a("1 * uint64", "[18446744073709551615]")));
-    assert_eq!(msg, "take: index 18446744073709551615 is out of range for length 2");
-    let (kind, msg) = err(compute::take(&a("2 * int8", "[1, 2]"), &a("1 * float64", "[0]")));
+    let (_, msg) = err(compute::take(
+        &a("2 * int8", "[1, 2]"),
+        &a("1 * uint64", "[18446744073709551615]"),
+    ));
+    assert_eq!(
+        msg,
+        "take: index 18446744073709551615 is out of range for length 2"
+    );
+    let (kind, msg) = err(compute::take(
+        &a("2 * int8", "[1, 2]"),
+        &a("1 * float64", "[0]"),
+    ));
     assert_eq!(kind, ErrorKind::Type);
     assert!(msg.contains("integers"), "{msg}");
     let (kind, msg) = err(compute::take(&a("2 * int8", "[1, 2]"), &Array::from(0i64)));
@@ -390,9 +558,21 @@ fn take_bad_inputs() {
 fn results_compute_on() {
     // Outputs are ordinary arrays: they feed other callables.
     let x = a("2 * var * float64", "[[1, 2, 3], [4, 5]]");
-    let f = compute::filter(&x, &a("2 * var * bool", "[[true, false, true], [false, true]]")).unwrap();
+    let f = compute::filter(
+        &x,
+        &a("2 * var * bool", "[[true, false, true], [false, true]]"),
+    )
+    .unwrap();
     let t = compute::take(&f, &a("2 * var * int64", "[[1], [0, 0]]")).unwrap();
-    assert_eq!(ok(compute::sum(&t, Some(&[-1]), false)), pair("2 * float64", "[3.0,10.0]"));
-    let w = compute::where_(&compute::greater(&t, &Array::from(4.0f64)).unwrap(), &t, &Array::from(0.0f64)).unwrap();
+    assert_eq!(
+        ok(compute::sum(&t, Some(&[-1]), false)),
+        pair("2 * float64", "[3.0,10.0]")
+    );
+    let w = compute::where_(
+        &compute::greater(&t, &Array::from(4.0f64)).unwrap(),
+        &t,
+        &Array::from(0.0f64),
+    )
+    .unwrap();
     assert_eq!(w.to_json(), "[[0.0],[5.0,5.0]]");
 }

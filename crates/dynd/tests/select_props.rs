@@ -28,7 +28,9 @@ fn rows_with_masks() -> impl Strategy<Value = (Vec<Vec<Option<i64>>>, Vec<Vec<Op
     rows().prop_flat_map(|x| {
         let masks: Vec<_> = x
             .iter()
-            .map(|r| proptest::collection::vec(proptest::option::weighted(0.8, any::<bool>()), r.len()))
+            .map(|r| {
+                proptest::collection::vec(proptest::option::weighted(0.8, any::<bool>()), r.len())
+            })
             .collect();
         (Just(x), masks)
     })
@@ -41,10 +43,7 @@ fn rows_with_indices() -> impl Strategy<Value = (Vec<Vec<Option<i64>>>, Vec<Vec<
             .map(|r| {
                 let n = r.len() as i64;
                 let span = (2 * n).max(1);
-                proptest::collection::vec(
-                    proptest::option::weighted(0.9, -span..span),
-                    0..6,
-                )
+                proptest::collection::vec(proptest::option::weighted(0.9, -span..span), 0..6)
             })
             .collect();
         (Just(x), idx)

@@ -5,8 +5,8 @@ use super::{RowAlloc, RowDim, Rows, arity, by_size, lift_rows, plain_width, unde
 use crate::callable::CallableImpl;
 use crate::error::{Error, Result};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
-use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
 use crate::kernels::kernel_size;
+use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
 use crate::layout::VarDimData;
 use crate::types::{BuiltinType, Type};
 use std::pin::Pin;
@@ -172,7 +172,10 @@ unsafe fn compact<U: Copy>(
         // SAFETY: (1) element i and mask byte i are readable; `k` is at most
         // the kept count so far, within `out`'s room.
         unsafe {
-            let v = x.wrapping_offset(i as isize * xs).cast::<U>().read_unaligned();
+            let v = x
+                .wrapping_offset(i as isize * xs)
+                .cast::<U>()
+                .read_unaligned();
             let b = *m.wrapping_offset(i as isize * ms);
             out.add(k).write_unaligned(v);
             k += keeps(b, na) as usize;
@@ -253,10 +256,10 @@ impl Kernel for FilterRow {
             let kept = match self.width {
                 // SAFETY: the rows are readable; `begin` has room for this
                 // row's kept elements, then the later rows' (or the slack).
-                Some(w) => unsafe {
-                    by_size!(w, |U| compact::<U>(x, xs, m, ms, n, self.na, begin.cast()))
+                Some(w) => {
+                    unsafe { by_size!(w, |U| compact::<U>(x, xs, m, ms, n, self.na, begin.cast())) }
+                        .ok_or_else(|| Error::invalid_argument(format!("filter: no width {w}")))?
                 }
-                .ok_or_else(|| Error::invalid_argument(format!("filter: no width {w}")))?,
                 None => {
                     // SAFETY: the child was built for Strided on the
                     // elements.

@@ -148,9 +148,10 @@ impl Rows {
             dims.push(combine(*a, *b).map_err(|why| {
                 let why = match why {
                     // x's dims are the ones that count: name them first.
-                    Mismatch::Size { from, into } if Some(from) == *a => {
-                        Mismatch::Size { from: into, into: from }
-                    }
+                    Mismatch::Size { from, into } if Some(from) == *a => Mismatch::Size {
+                        from: into,
+                        into: from,
+                    },
                     w => w,
                 };
                 broadcast_error(&[by, x], None, why).context(format!("{name}"))
@@ -217,7 +218,9 @@ impl RowDim {
                 };
                 Ok((dim, elem, em))
             }
-            _ => Err(Error::type_error(format!("{tp} is not a dim to select along"))),
+            _ => Err(Error::type_error(format!(
+                "{tp} is not a dim to select along"
+            ))),
         }
     }
 
@@ -355,7 +358,13 @@ unsafe fn lift_rows(
             )));
         }
         // A cell's arrmeta is its one field's, at offset 0 (as_cell).
-        leaf(ckb, at, el.dst_meta, [el.src_metas[0], el.src_metas[1]], el.req)
+        leaf(
+            ckb,
+            at,
+            el.dst_meta,
+            [el.src_metas[0], el.src_metas[1]],
+            el.req,
+        )
     };
     lift::check_broadcast(&dst_cells, &src_cells)?;
     // SAFETY: `offset` is free (the caller's promise); the cells have the

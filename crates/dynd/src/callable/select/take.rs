@@ -139,7 +139,10 @@ impl CallableImpl for Take {
             let width = plain_width(elem).filter(|_| {
                 out_elem.option_value().unwrap_or(&out_elem) == elem.option_value().unwrap_or(elem)
             });
-            let out_na = match (p.optional, out_elem.option_value().and_then(Type::as_builtin)) {
+            let out_na = match (
+                p.optional,
+                out_elem.option_value().and_then(Type::as_builtin),
+            ) {
                 (true, Some(b)) => na::builtin_na(b),
                 _ => None,
             };
@@ -354,7 +357,15 @@ impl TakeRow {
                     // index is missing and not read; output elements are
                     // writable.
                     by_size!(w, |U| unsafe {
-                        gather_as::<U>(ops.x, ops.xs, pos, any_missing.then_some(&*missing), op, ops.os, self.out_na)
+                        gather_as::<U>(
+                            ops.x,
+                            ops.xs,
+                            pos,
+                            any_missing.then_some(&*missing),
+                            op,
+                            ops.os,
+                            self.out_na,
+                        )
                     });
                 }
                 (None, Some(copy)) => {
@@ -372,7 +383,9 @@ impl TakeRow {
                     }
                 }
                 (None, None) => {
-                    return Err(Error::invalid_argument("take: the element copy is not built"));
+                    return Err(Error::invalid_argument(
+                        "take: the element copy is not built",
+                    ));
                 }
             }
             done += m;
@@ -439,23 +452,35 @@ unsafe fn gather_as<U: Copy>(
                 let v = if g != 0 {
                     na
                 } else {
-                    x.wrapping_offset(i as isize * xs).cast::<U>().read_unaligned()
+                    x.wrapping_offset(i as isize * xs)
+                        .cast::<U>()
+                        .read_unaligned()
                 };
-                out.wrapping_offset(j as isize * os).cast::<U>().write_unaligned(v);
+                out.wrapping_offset(j as isize * os)
+                    .cast::<U>()
+                    .write_unaligned(v);
             }
         }
     } else if os == size_of::<U>() as isize && xs == size_of::<U>() as isize {
         let (x, out) = (x.cast::<U>(), out.cast::<U>());
         for (j, &i) in pos.iter().enumerate() {
             // SAFETY: (1) in range; contiguous.
-            unsafe { out.add(j).write_unaligned(x.add(i as usize).read_unaligned()) };
+            unsafe {
+                out.add(j)
+                    .write_unaligned(x.add(i as usize).read_unaligned())
+            };
         }
     } else {
         for (j, &i) in pos.iter().enumerate() {
             // SAFETY: (1) in range.
             unsafe {
-                let v = x.wrapping_offset(i as isize * xs).cast::<U>().read_unaligned();
-                out.wrapping_offset(j as isize * os).cast::<U>().write_unaligned(v);
+                let v = x
+                    .wrapping_offset(i as isize * xs)
+                    .cast::<U>()
+                    .read_unaligned();
+                out.wrapping_offset(j as isize * os)
+                    .cast::<U>()
+                    .write_unaligned(v);
             }
         }
     }
@@ -481,7 +506,10 @@ impl Kernel for TakeRow {
             }
         };
         // SAFETY: the child was built for Strided when bits do not move.
-        let copy = self.width.is_none().then(|| unsafe { k.child(self.child[0]) });
+        let copy = self
+            .width
+            .is_none()
+            .then(|| unsafe { k.child(self.child[0]) });
         // Scratch for the loaded indices, set up once per call (not per row).
         let (mut pos, mut missing) = ([0i64; CHUNK], [0u8; CHUNK]);
         let dst_row = |j: usize| run.dst.wrapping_offset(j as isize * run.dst_stride);
@@ -489,7 +517,15 @@ impl Kernel for TakeRow {
             OutRow::Fixed { stride } => {
                 for j in 0..run.count {
                     let ((x, n, xs), (idx, m, is)) = row(j);
-                    let ops = RowOps { x, n, xs, idx, is, out: dst_row(j), os: *stride };
+                    let ops = RowOps {
+                        x,
+                        n,
+                        xs,
+                        idx,
+                        is,
+                        out: dst_row(j),
+                        os: *stride,
+                    };
                     // SAFETY: the rows are valid; output row j has `m`
                     // elements (the fixed dim the indices' row has).
                     unsafe { self.gather_row(copy, j, &ops, m, (&mut pos, &mut missing)) }?;
@@ -504,7 +540,15 @@ impl Kernel for TakeRow {
                     let ((x, n, xs), (idx, m, is)) = row(j);
                     let begin = base.wrapping_add(at * alloc.esize);
                     let os = alloc.esize as isize;
-                    let ops = RowOps { x, n, xs, idx, is, out: begin, os };
+                    let ops = RowOps {
+                        x,
+                        n,
+                        xs,
+                        idx,
+                        is,
+                        out: begin,
+                        os,
+                    };
                     // SAFETY: the rows are valid; `begin` has room for `m`
                     // elements.
                     unsafe { self.gather_row(copy, j, &ops, m, (&mut pos, &mut missing)) }?;

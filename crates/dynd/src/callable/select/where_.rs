@@ -25,9 +25,7 @@ pub(super) struct Where {
 /// A condition's value type: bool, or a number tested for truthiness.
 fn cond_type(c: &Type) -> Option<BuiltinType> {
     let b = c.option_value().unwrap_or(c).as_builtin()?;
-    (b.is_bool()
-        || with_native!(b, signed unsigned ieee => |T| ()).is_some())
-    .then_some(b)
+    (b.is_bool() || with_native!(b, signed unsigned ieee => |T| ()).is_some()).then_some(b)
 }
 
 impl Where {
@@ -190,7 +188,10 @@ impl WhereKernel {
 
 /// An unsigned integer lane for the blend.
 trait Word:
-    Copy + std::ops::BitAnd<Output = Self> + std::ops::BitOr<Output = Self> + std::ops::Not<Output = Self>
+    Copy
+    + std::ops::BitAnd<Output = Self>
+    + std::ops::BitOr<Output = Self>
+    + std::ops::Not<Output = Self>
 {
     /// All ones when `b`, else zero.
     fn all(b: bool) -> Self;
@@ -309,8 +310,15 @@ unsafe fn pick<U: Word>(c: Operand, x: Operand, y: Operand, out: (*mut u8, isize
         unsafe {
             let b = *c.0.wrapping_offset(j * c.1);
             let from = if b != 0 { x } else { y };
-            let v = from.0.wrapping_offset(j * from.1).cast::<U>().read_unaligned();
-            out.0.wrapping_offset(j * out.1).cast::<U>().write_unaligned(v);
+            let v = from
+                .0
+                .wrapping_offset(j * from.1)
+                .cast::<U>()
+                .read_unaligned();
+            out.0
+                .wrapping_offset(j * out.1)
+                .cast::<U>()
+                .write_unaligned(v);
         }
     }
 }
@@ -328,10 +336,15 @@ impl Kernel for WhereKernel {
         // The common case first: bool conditions, x and y the output's bits.
         if let (true, [true, true], Some(w)) = (plain_bool, self.direct, self.width) {
             let c = (run.src[0], run.src_stride[0]);
-            let (x, y) = ((run.src[1], run.src_stride[1]), (run.src[2], run.src_stride[2]));
+            let (x, y) = (
+                (run.src[1], run.src_stride[1]),
+                (run.src[2], run.src_stride[2]),
+            );
             // SAFETY: the run's ranges are valid (Kernel::strided 1); the
             // output of a call does not overlap its sources.
-            by_size!(w, |U| unsafe { pick::<U>(c, x, y, (run.dst, run.dst_stride), run.count) });
+            by_size!(w, |U| unsafe {
+                pick::<U>(c, x, y, (run.dst, run.dst_stride), run.count)
+            });
             return Ok(());
         }
         let mut sel = [0u8; BLOCK];
@@ -413,8 +426,13 @@ impl Kernel for WhereKernel {
                     // the output is not bits); elements [start, j) of the
                     // run.
                     unsafe {
-                        k.child(self.children[i])
-                            .call_strided(to, run.dst_stride, &[from], &[st], j - start)
+                        k.child(self.children[i]).call_strided(
+                            to,
+                            run.dst_stride,
+                            &[from],
+                            &[st],
+                            j - start,
+                        )
                     }
                     .map_err(|e| e.context(format!("where: {}", ["x", "y"][i])))?;
                 }
