@@ -14,6 +14,9 @@ fn opt(v: &Option<i64>) -> String {
     v.map_or("null".to_string(), |x| x.to_string())
 }
 
+/// Rows of optional values.
+type Rows<T> = Vec<Vec<Option<T>>>;
+
 /// Rows of optional int64 values.
 fn rows() -> impl Strategy<Value = Vec<Vec<Option<i64>>>> {
     proptest::collection::vec(
@@ -24,7 +27,7 @@ fn rows() -> impl Strategy<Value = Vec<Vec<Option<i64>>>> {
 
 /// `x` with, per element, a mask value (`None` missing) and an index in
 /// `-2 * len .. 2 * len` (`None` missing).
-fn rows_with_masks() -> impl Strategy<Value = (Vec<Vec<Option<i64>>>, Vec<Vec<Option<bool>>>)> {
+fn rows_with_masks() -> impl Strategy<Value = (Rows<i64>, Rows<bool>)> {
     rows().prop_flat_map(|x| {
         let masks: Vec<_> = x
             .iter()
@@ -36,7 +39,7 @@ fn rows_with_masks() -> impl Strategy<Value = (Vec<Vec<Option<i64>>>, Vec<Vec<Op
     })
 }
 
-fn rows_with_indices() -> impl Strategy<Value = (Vec<Vec<Option<i64>>>, Vec<Vec<Option<i64>>>)> {
+fn rows_with_indices() -> impl Strategy<Value = (Rows<i64>, Rows<i64>)> {
     rows().prop_flat_map(|x| {
         let idx: Vec<_> = x
             .iter()

@@ -257,6 +257,9 @@ impl Kernel for FilterRow {
                 // SAFETY: the rows are readable; `begin` has room for this
                 // row's kept elements, then the later rows' (or the slack).
                 Some(w) => {
+                    // SAFETY: the rows are readable; `begin` has room for
+                    // this row's kept elements, then the later rows' (or
+                    // the slack).
                     unsafe { by_size!(w, |U| compact::<U>(x, xs, m, ms, n, self.na, begin.cast())) }
                         .ok_or_else(|| Error::invalid_argument(format!("filter: no width {w}")))?
                 }

@@ -154,7 +154,7 @@ impl Rows {
                     },
                     w => w,
                 };
-                broadcast_error(&[by, x], None, why).context(format!("{name}"))
+                broadcast_error(&[by, x], None, why).context(name)
             })?);
         }
         if let (Some(n), Some(m)) = (xd[k - 1], bd[k - 1])
@@ -304,6 +304,17 @@ impl RowAlloc {
     }
 }
 
+/// Builds one row's kernel: `(builder, offset, dst arrmeta, [x, by]
+/// arrmeta, request) -> end offset`.
+type RowLeaf<'a> = dyn FnMut(
+        Pin<&mut CKernelBuilder>,
+        usize,
+        *const u8,
+        [*const u8; 2],
+        KernelRequest,
+    ) -> Result<usize>
+    + 'a;
+
 /// Builds the row kernel `leaf` lifted over the outer `dims`: the result
 /// is `dims * dst_row`, the sources `x` and `by` with their rows
 /// `rows.x_row`, `rows.by_row` below those dims. `leaf(ckb, offset,
@@ -318,13 +329,7 @@ unsafe fn lift_rows(
     args: KernelArgs<'_>,
     rows: &Rows,
     dst_row: &Type,
-    leaf: &mut dyn FnMut(
-        Pin<&mut CKernelBuilder>,
-        usize,
-        *const u8,
-        [*const u8; 2],
-        KernelRequest,
-    ) -> Result<usize>,
+    leaf: &mut RowLeaf<'_>,
 ) -> Result<usize> {
     let metas = [args.src_metas[0], args.src_metas[1]];
     if rows.dims.is_empty() {

@@ -287,7 +287,9 @@ unsafe fn pick<U: Word>(c: Operand, x: Operand, y: Operand, out: (*mut u8, isize
         // aligned ones, or one repeated.
         match s {
             _ if !aligned(p) => None,
+            // SAFETY: (1) `n` contiguous, aligned, readable elements.
             s if s == w => Some(unsafe { std::slice::from_raw_parts(p.cast::<U>(), n) }),
+            // SAFETY: (1) one readable, aligned element, repeated.
             0 => Some(unsafe { std::slice::from_raw_parts(p.cast::<U>(), 1) }),
             _ => None,
         }
