@@ -26,7 +26,7 @@
 //! | arithmetic | [`add`], [`subtract`], [`multiply`], [`divide`], [`modulo`], [`floor_divide`], [`remainder`], [`pow`], [`negative`], [`abs`] |
 //! | math | [`sqrt`], [`exp`], [`log`], [`sin`], [`cos`], [`tan`] |
 //! | comparison and logic | [`less`], [`less_equal`], [`equal`], [`not_equal`], [`greater`], [`greater_equal`], [`logical_and`], [`logical_or`], [`logical_not`] |
-//! | reductions | [`sum`], [`prod`], [`min`], [`max`], [`mean`], [`all`], [`any`], [`count`], [`argmin`], [`argmax`], [`var`], [`std`] |
+//! | reductions | [`sum`], [`prod`], [`min`], [`max`], [`mean`], [`all`], [`any`], [`count`], [`argmin`], [`argmax`], [`var`], [`std`](fn@std) |
 //! | missing values | [`is_null`], [`fill_null`], [`drop_null`] |
 //! | selection | [`where_`] (registered as `where`), [`filter`], [`take`] |
 //! | strings | [`find`], [`rfind`], [`count_substring`], [`replace`], [`split`], [`startswith`], [`endswith`], [`contains`], [`concat()`] |
