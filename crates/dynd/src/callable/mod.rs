@@ -23,6 +23,7 @@ pub mod nulls;
 pub mod reduce;
 mod registry;
 mod scalar;
+pub mod sort;
 pub mod strings;
 
 pub use registry::{lookup, names, register};
@@ -218,6 +219,7 @@ fn builtins(map: &mut std::collections::BTreeMap<String, Callable>) {
     arith::register(map);
     nulls::register(map);
     reduce::register(map);
+    sort::register(map);
     strings::register(map);
 }
 
