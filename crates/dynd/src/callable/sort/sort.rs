@@ -252,7 +252,15 @@ impl<T: SortKey> NumKernel<T> {
     ///
     /// # Safety
     /// 1. `n` elements `stride` apart from `src` are readable.
-    unsafe fn sort_into(&self, src: *const u8, n: usize, stride: isize, keys: &mut [T::U]) {
+    /// Returns how many are present (the rest, missing, get no key: the
+    /// caller writes NA there, as a bool's key would not keep it).
+    unsafe fn sort_into(
+        &self,
+        src: *const u8,
+        n: usize,
+        stride: isize,
+        keys: &mut [T::U],
+    ) -> usize {
         let at = |j: usize| src.wrapping_offset(j as isize * stride);
         // SAFETY: (1) for each j < n.
         let load = |j: usize| unsafe { at(j).cast::<T::Raw>().read_unaligned() };
@@ -278,11 +286,12 @@ impl<T: SortKey> NumKernel<T> {
                 }
             }
         }
-        keys[m + nans..m + nans + missing].fill(T::key(T::NA));
+        debug_assert_eq!(m + nans + missing, n);
         sort_keys(&mut keys[..m]);
         if self.descending {
             keys[..m].reverse();
         }
+        m + nans
     }
 
     /// `argsort`: the row's positions in order into `out`.
@@ -374,14 +383,15 @@ impl<T: SortKey> Kernel for NumKernel<T> {
             &mut scratch
         };
         // SAFETY: the row's n elements are readable; `keys` has room for n.
-        unsafe { self.sort_into(first, n, stride, keys) };
+        let present = unsafe { self.sort_into(first, n, stride, keys) };
         for (j, &k) in keys.iter().enumerate() {
+            let v = if j < present { T::unkey(k) } else { T::NA };
             // SAFETY: output j is writable (n of them at out_stride); in
             // place, key j has just been read from the same bytes.
             unsafe {
                 out.wrapping_offset(j as isize * out_stride)
                     .cast::<T::Raw>()
-                    .write_unaligned(T::unkey(k))
+                    .write_unaligned(v)
             };
         }
         Ok(())
