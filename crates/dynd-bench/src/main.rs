@@ -18,11 +18,12 @@ mod new_arrays;
 mod overhead;
 mod ragged;
 mod reductions;
+mod sort;
 
 use harness::{Ctx, Measurement};
 
 /// The groups `--only` selects, in the order they run.
-const GROUPS: [&str; 9] = [
+const GROUPS: [&str; 10] = [
     "copies",
     "casts",
     "new_arrays",
@@ -30,6 +31,7 @@ const GROUPS: [&str; 9] = [
     "fused",
     "reductions",
     "ragged",
+    "sort",
     "json",
     "overhead",
 ];
@@ -105,6 +107,7 @@ fn main() {
             "fused" => fused::run(&ctx),
             "reductions" => reductions::run(&ctx),
             "ragged" => ragged::run(&ctx),
+            "sort" => sort::run(&ctx),
             "json" => json_parse::run(&ctx),
             "overhead" => overhead::run(&ctx),
             _ => unreachable!("GROUPS lists every group"),
