@@ -8,7 +8,7 @@ use dynd::compute::{self, SortOptions};
 use proptest::prelude::*;
 
 /// A `?float64` value: `None` missing.
-fn arb_value() -> impl Strategy<Value = Option<f64>> {
+fn arb_value() -> impl Strategy<Value = Option<f64>> + Clone {
     prop_oneof![
         1 => Just(None),
         1 => Just(Some(f64::NAN)),
@@ -21,7 +21,7 @@ fn arb_value() -> impl Strategy<Value = Option<f64>> {
 
 /// Rows of up to `max` values each.
 fn arb_rows<T: std::fmt::Debug + Clone>(
-    v: impl Strategy<Value = T> + Clone,
+    v: impl Strategy<Value = T>,
     max: usize,
 ) -> impl Strategy<Value = Vec<Vec<T>>> {
     prop::collection::vec(prop::collection::vec(v, 0..max), 0..8)

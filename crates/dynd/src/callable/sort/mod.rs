@@ -55,10 +55,12 @@
 //! registry it is variadic (any number of arguments, at least one).
 //!
 //! **Speed.** Rows of builtin numbers are sorted on unsigned keys that
-//! order as the values do (floats: the sign-flip transform): insertion
-//! sort for short rows, a least-significant-digit radix sort (stable, one
-//! byte a pass, passes where every key has the same byte skipped) for long
-//! ones. `sort` reuses the output's memory for the keys.
+//! order as the values do (floats: the sign-flip transform), written
+//! straight into the output's memory: insertion sort for short rows, the
+//! standard library's unstable sort for long ones (equal keys are equal
+//! values, so stability is moot; `argsort` sorts distinct `(key,
+//! position)` pairs, which makes it stable). An LSD radix sort and an MSD
+//! bucket pass were measured on 10M float64 keys here and were slower.
 
 mod concat;
 mod scan;
