@@ -33,6 +33,9 @@ What is compared (their side):
   - ragged: awkward ak.sum(x, axis=1) and x + 1.0 on the same ragged array;
     ak.sum(x, axis=-1) and x + 1.0 over it as ?float64 with 10% missing, and
     ak.max(x, axis=-1) over it with every tenth row empty.
+  - sort: ak.sort(x, axis=-1) on the same ragged array; np.sort,
+    np.argsort(kind='stable') and np.cumsum on the same 10M pseudo-random
+    float64.
   - JSON: dynd parses into a typed array. Python's json.loads builds Python
     objects (lists, dicts, floats), np.array(json.loads(text)) adds the typed
     conversion for numbers, and ak.from_json parses into typed columnar
@@ -454,6 +457,38 @@ def op_ak_add(shape):
     return lambda: x + 1.0
 
 
+def sort_data(n):
+    """dynd-bench's sort data: element i is the top 53 bits of
+    i * 0x9E3779B97F4A7C15 (wrapping) over 2**53."""
+    np = need("numpy")
+    i = np.arange(n, dtype=np.uint64)
+    return ((i * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(11)).astype(np.float64) / 2.0**53
+
+
+def op_np_sort(shape):
+    np = need("numpy")
+    x = sort_data(shape[0])
+    return lambda: np.sort(x)
+
+
+def op_np_argsort(shape):
+    np = need("numpy")
+    x = sort_data(shape[0])
+    return lambda: np.argsort(x, kind="stable")
+
+
+def op_np_cumsum(shape):
+    np = need("numpy")
+    x = sort_data(shape[0])
+    return lambda: np.cumsum(x)
+
+
+def op_ak_sort(shape):
+    ak = need("awkward")
+    x = ragged(shape[0])
+    return lambda: ak.sort(x, axis=-1)
+
+
 def op_json_loads(textf):
     def make(shape):
         import json
@@ -526,6 +561,10 @@ THEIRS = {
     "ak sum missing": ("awkward", "ak.sum(x, axis=-1), var * ?float64, 10% missing", op_ak_sum_missing, None),
     "ak add missing": ("awkward", "x + 1.0, var * ?float64, 10% missing", op_ak_add_missing, None),
     "ak max gaps": ("awkward", "ak.max(x, axis=-1), 10% empty rows", op_ak_max_gaps, None),
+    "np sort": ("NumPy", "np.sort(x)", op_np_sort, None),
+    "np argsort": ("NumPy", "np.argsort(x, kind='stable')", op_np_argsort, None),
+    "np cumsum": ("NumPy", "np.cumsum(x)", op_np_cumsum, None),
+    "ak sort": ("awkward", "ak.sort(x, axis=-1)", op_ak_sort, None),
     "json numbers loads": ("Python json", "json.loads(text) (list of floats)", op_json_loads(numbers_text), None),
     "json numbers np": ("NumPy+json", "np.array(json.loads(text))", op_json_np, None),
     "ak json numbers": ("awkward", "ak.from_json(text)", op_ak_json(numbers_text), None),
@@ -574,6 +613,10 @@ COUNTERPARTS = {
     "ragged ?float64 sum axis -1 (10% missing)": ["ak sum missing"],
     "ragged ?float64 + scalar (new output, 10% missing)": ["ak add missing"],
     "ragged max axis -1 (10% empty rows)": ["ak max gaps"],
+    "ragged sort axis -1 (new output)": ["ak sort"],
+    "sort float64 (new output)": ["np sort"],
+    "argsort float64 stable (new output)": ["np argsort"],
+    "cumsum float64 (new output)": ["np cumsum"],
     "json parse numbers": ["ak json numbers", "json numbers np", "json numbers loads"],
     "json parse records": ["ak json records", "json records loads"],
     "add, 10 elements (per call)": ["np add10"],
