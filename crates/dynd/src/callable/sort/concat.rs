@@ -127,7 +127,7 @@ unsafe fn build<const N: usize>(
     // reserves on, each offset set once it is built.
     let mut at = unsafe { ckb.as_mut().emplace(offset, args.req, k) }?;
     let mut child = kernel_size::<ConcatKernel<N>>();
-    for i in 0..N {
+    for (i, &elem_meta) in elem_metas.iter().enumerate() {
         let src_elem = args.src_tps[i].dim_elem().unwrap_or(&args.src_tps[i]);
         // SAFETY: `at` is free; the elements' arrmeta.
         let next = unsafe {
@@ -137,7 +137,7 @@ unsafe fn build<const N: usize>(
                 dst_elem,
                 dst_elem_meta,
                 src_elem,
-                elem_metas[i],
+                elem_meta,
                 KernelRequest::Strided,
                 ErrorMode::Default,
             )

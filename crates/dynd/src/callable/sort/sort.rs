@@ -193,13 +193,12 @@ struct NumKernel<T> {
 }
 
 impl<T: SortKey> NumKernel<T> {
-    /// `sort`: the row's `n` elements from `src` into `out`, which holds
-    /// `n` keys' room.
+    /// `sort`: the keys of the row's `n` elements from `src` into `keys`,
+    /// sorted. Returns how many are present (the rest, missing, get no
+    /// key: the caller writes NA there, as a bool's key would not keep it).
     ///
     /// # Safety
     /// 1. `n` elements `stride` apart from `src` are readable.
-    /// Returns how many are present (the rest, missing, get no key: the
-    /// caller writes NA there, as a bool's key would not keep it).
     unsafe fn sort_into(
         &self,
         src: *const u8,
