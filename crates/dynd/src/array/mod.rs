@@ -19,16 +19,23 @@
 
 mod assign;
 mod copy;
+pub mod display;
+mod eq;
 mod external;
 mod flat_assign;
 mod index;
+mod iter;
 mod json;
+mod reshape;
 mod scalar;
+mod values;
 
 pub use crate::layout::{
     BlockrefMeta, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta,
 };
+pub use display::{ArrayDisplay, print_threshold, set_print_threshold};
 pub use index::Index;
+pub use iter::Iter;
 
 use crate::error::{Error, Result};
 use crate::layout::{arrmeta, string_bytes};
@@ -524,12 +531,10 @@ impl TypeArg for crate::types::BuiltinType {
 }
 
 impl fmt::Display for Array {
-    /// The readable repr: `array([[1, 2], [3]], type="2 * var * int32")`.
+    /// The readable repr: `array([[1, 2], [3]], type="2 * var * int32")`,
+    /// summarised NumPy's way when the array is big (see [`display`]).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let tp = self.tp().to_string();
-        write!(f, "array({}, type=", json::to_json(self, true))?;
-        json::write_json_string(&tp, f)?;
-        f.write_str(")")
+        fmt::Display::fmt(&self.display(), f)
     }
 }
 
