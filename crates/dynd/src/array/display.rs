@@ -177,33 +177,23 @@ unsafe fn write(
 ) {
     // SAFETY: (1) and DESIGN §4's layouts.
     unsafe {
-        let (n, elem, inner, at): (usize, &Type, *const u8, Box<dyn Fn(usize) -> *const u8>) =
-            match tp.kind() {
-                TypeKind::FixedDim { elem, .. } => {
-                    let m: FixedDimMeta = arrmeta::read(meta);
-                    (
-                        m.dim_size as usize,
-                        elem,
-                        meta.add(size_of::<FixedDimMeta>()),
-                        Box::new(move |i| data.wrapping_offset(i as isize * m.stride)),
-                    )
-                }
-                TypeKind::VarDim { elem } => {
-                    let m: VarDimMeta = arrmeta::read(meta);
-                    let d: VarDimData = arrmeta::read(data);
-                    (
-                        d.size,
-                        elem,
-                        meta.add(size_of::<VarDimMeta>()),
-                        Box::new(move |i| {
-                            d.begin
-                                .wrapping_offset(m.offset + i as isize * m.stride)
-                                .cast_const()
-                        }),
-                    )
-                }
-                _ => return json::write_value(tp, meta, data, true, out),
-            };
+        // The dim's length, element type and arrmeta, first element and stride.
+        let (n, elem, inner, base, stride) = match tp.kind() {
+            TypeKind::FixedDim { elem, .. } => {
+                let m: FixedDimMeta = arrmeta::read(meta);
+                let inner = meta.add(size_of::<FixedDimMeta>());
+                (m.dim_size as usize, elem, inner, data, m.stride)
+            }
+            TypeKind::VarDim { elem } => {
+                let m: VarDimMeta = arrmeta::read(meta);
+                let d: VarDimData = arrmeta::read(data);
+                let inner = meta.add(size_of::<VarDimMeta>());
+                let base = d.begin.wrapping_offset(m.offset).cast_const();
+                (d.size, elem, inner, base, m.stride)
+            }
+            _ => return json::write_value(tp, meta, data, true, out),
+        };
+        let at = |i: usize| base.wrapping_offset(i as isize * stride);
         out.push('[');
         let cut = edge.filter(|&k| n > 2 * k);
         let mut first = true;
