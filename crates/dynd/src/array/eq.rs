@@ -31,16 +31,24 @@ impl PartialEq for Array {
         if self.tp() != other.tp() {
             return false;
         }
-        if let (Some((_, a_dt, _)), Some(_)) =
+        if let (Some((shape, a_dt, _)), Some(_)) =
             (self.c_contiguous_parts(), other.c_contiguous_parts())
-            && a_dt.as_builtin().is_some_and(|b| b.is_int())
+            && let Some(bt) = a_dt.as_builtin()
         {
-            // Integers in C order: equal exactly when their bytes are.
-            let n = self.tp().data_size();
-            // SAFETY: both arrays hold `n` contiguous bytes of plain data.
+            let n: usize = shape.iter().product();
+            let size = bt.data_size();
+            let (pa, pb) = (self.data_ptr(), other.data_ptr());
+            // Builtins in C order: one flat loop (integers: their bytes).
+            // SAFETY: both arrays hold `n` contiguous values of `bt`.
             return unsafe {
-                std::slice::from_raw_parts(self.data_ptr(), n)
-                    == std::slice::from_raw_parts(other.data_ptr(), n)
+                if bt.is_int() {
+                    std::slice::from_raw_parts(pa, n * size)
+                        == std::slice::from_raw_parts(pb, n * size)
+                } else {
+                    with_native!(bt, |T| (0..n)
+                        .all(|i| { T::load(pa.add(i * size)) == T::load(pb.add(i * size)) }))
+                    .unwrap_or(true)
+                }
             };
         }
         // SAFETY: both arrays are valid for their (equal) types.
