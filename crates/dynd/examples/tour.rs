@@ -286,6 +286,27 @@ fn main() -> Result<(), dynd::Error> {
             &Array::from(60.0f64),
         ),
     );
+    let all = Index::slice(None, None, 1);
+    show(
+        "laps[:, 1:3] (a view, per row)",
+        laps.index(&[all.clone(), Index::slice(Some(1), Some(3), 1)]),
+    );
+    show(
+        "laps[:, -1] (an empty row is an error)",
+        laps.index(&[all.clone(), Index::At(-1)]),
+    );
+    show(
+        "laps[:, :1] (empty rows stay empty)",
+        laps.index(&[all.clone(), Index::slice(None, Some(1), 1)]),
+    );
+    for (i, row) in laps.iter().enumerate().take(2) {
+        println!(
+            "{:<44} {} values: {}",
+            format!("laps row {i} (iteration)"),
+            row.len()?,
+            row
+        );
+    }
     show(
         "concatenate(laps, [[1.0]])",
         concatenate(&[&laps, &Array::from_json("1 * var * float64", "[[1.0]]")?]),
