@@ -289,15 +289,15 @@ fn main() -> Result<(), dynd::Error> {
     let all = Index::slice(None, None, 1);
     show(
         "laps[:, 1:3] (a view, per row)",
-        laps.index(&[all.clone(), Index::slice(Some(1), Some(3), 1)]),
+        laps.index(&[all, Index::slice(Some(1), Some(3), 1)]),
     );
     show(
         "laps[:, -1] (an empty row is an error)",
-        laps.index(&[all.clone(), Index::At(-1)]),
+        laps.index(&[all, Index::At(-1)]),
     );
     show(
         "laps[:, :1] (empty rows stay empty)",
-        laps.index(&[all.clone(), Index::slice(None, Some(1), 1)]),
+        laps.index(&[all, Index::slice(None, Some(1), 1)]),
     );
     for (i, row) in laps.iter().enumerate().take(2) {
         println!(
