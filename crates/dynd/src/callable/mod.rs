@@ -22,6 +22,7 @@ pub mod missing;
 pub mod nulls;
 pub mod reduce;
 mod registry;
+mod rows;
 mod scalar;
 pub mod select;
 pub mod sort;

@@ -49,13 +49,14 @@
 //! allocation of the row's length, shrunk to what was kept.
 
 use super::missing::{BLOCK, Bits, CHUNK, Scratch, fill_where};
+use super::rows::{RowIn, RowKernel, instantiate_rows, under_dims};
 use super::{Callable, CallableImpl, no_match};
 use crate::error::{Error, Result};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
 use crate::kernels::broadcast::dims_of;
+use crate::kernels::kernel_size;
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
-use crate::kernels::{kernel_size, lift};
-use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
+use crate::layout::{VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
 use std::collections::BTreeMap;
@@ -467,36 +468,6 @@ struct DropNull {
     sig: Type,
 }
 
-/// Builds `tp` under `dims` (outermost first).
-pub(crate) fn under_dims(dims: &[Option<usize>], mut tp: Type) -> Type {
-    for d in dims.iter().rev() {
-        tp = match d {
-            Some(n) => Type::fixed_dim(*n, tp),
-            None => Type::var_dim(tp),
-        };
-    }
-    tp
-}
-
-/// `tp` as the one-field tuple `(tp)`, which the lifter does not peel:
-/// the same data and arrmeta layout (field 0 at offset 0 of both), checked.
-pub(crate) fn as_cell(tp: &Type) -> Result<Type> {
-    let cell = Type::tuple_of([tp.clone()]);
-    let same = cell.data_size() == tp.data_size()
-        && cell.data_alignment() == tp.data_alignment()
-        && cell.arrmeta_size() == tp.arrmeta_size()
-        && cell.fields().is_some_and(|f| {
-            f.data_offsets().first() == Some(&0) && f.arrmeta_offsets().first() == Some(&0)
-        });
-    if same {
-        Ok(cell)
-    } else {
-        Err(Error::invalid_argument(format!(
-            "drop_null: {cell} does not lay out as {tp}"
-        )))
-    }
-}
-
 impl DropNull {
     /// `x`'s outer dims (all but the innermost), its innermost dim with
     /// the element (`M * ?T`), and the result's `var * T`.
@@ -559,35 +530,8 @@ impl DropNull {
                     dst.0
                 ))
             })?;
-        let (src_dim, src_elem_meta) = match src.0.kind() {
-            TypeKind::FixedDim { size, .. } => {
-                // SAFETY: (2) a fixed dim's arrmeta starts with FixedDimMeta.
-                let m: FixedDimMeta = unsafe { src.1.cast::<FixedDimMeta>().read_unaligned() };
-                let stride = m.stride;
-                // SAFETY: (2) the element's arrmeta follows.
-                let em = unsafe { src.1.add(size_of::<FixedDimMeta>()) };
-                (
-                    RowDim::Fixed {
-                        size: *size,
-                        stride,
-                    },
-                    em,
-                )
-            }
-            _ => {
-                // SAFETY: (2) a var dim's arrmeta starts with VarDimMeta.
-                let m: VarDimMeta = unsafe { src.1.cast::<VarDimMeta>().read_unaligned() };
-                // SAFETY: (2) the element's arrmeta follows.
-                let em = unsafe { src.1.add(size_of::<VarDimMeta>()) };
-                (
-                    RowDim::Var {
-                        stride: m.stride,
-                        offset: m.offset,
-                    },
-                    em,
-                )
-            }
-        };
+        // SAFETY: (2) the arrmeta is of the source's dim.
+        let (src_dim, src_elem_meta) = unsafe { RowIn::of("drop_null", src.0, src.1) }?;
         let test = NullTest::of(elem)?;
         let compact = match test {
             NullTest::Sentinel(bits) if value.as_builtin().is_some() => Some(bits),
@@ -618,6 +562,24 @@ impl DropNull {
     }
 }
 
+impl RowKernel for DropNull {
+    fn row_name(&self) -> &str {
+        "drop_null"
+    }
+
+    unsafe fn instantiate_row(
+        &self,
+        ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        dst: (&Type, *const u8),
+        src: (&Type, *const u8),
+        req: KernelRequest,
+    ) -> Result<usize> {
+        // SAFETY: the caller's promises (RowKernel::instantiate_row).
+        unsafe { DropNull::instantiate_row(self, ckb, offset, dst, src, req) }
+    }
+}
+
 impl CallableImpl for DropNull {
     fn name(&self) -> &str {
         "drop_null"
@@ -643,63 +605,15 @@ impl CallableImpl for DropNull {
         args: KernelArgs<'_>,
     ) -> Result<usize> {
         let (dims, inner, row) = self.parts(args.src_tps)?;
-        let (x_meta, req) = (args.src_metas[0], args.req);
-        if dims.is_empty() {
-            // SAFETY: the caller's promises; `dst_tp` is `row` (checked by
-            // check_args) and `x` is its own innermost dim.
-            return unsafe {
-                self.instantiate_row(ckb, offset, (&row, args.dst_meta), (&inner, x_meta), req)
-            };
-        }
-        // The outer dims lifted by the generic lifter, which stops at the
-        // cells: the innermost dim and the row, each seen as a one-field
-        // tuple of the same layout.
-        let (row_cell, inner_cell) = (as_cell(&row)?, as_cell(&inner)?);
-        let dst_cells = under_dims(&dims, row_cell.clone());
-        let src_cells = [under_dims(&dims, inner_cell.clone())];
-        let mut leaf = |ckb: Pin<&mut CKernelBuilder>, at: usize, el: KernelArgs<'_>| {
-            if *el.dst_tp != row_cell || el.src_tps.first() != Some(&inner_cell) {
-                return Err(Error::type_error(format!(
-                    "drop_null: the lifter reached ({}) -> {}, not ({inner_cell}) -> {row_cell}",
-                    super::type_list(el.src_tps),
-                    el.dst_tp
-                )));
-            }
-            // SAFETY: make_lifted calls the leaf at a free slot with the
-            // cells' arrmeta: that of their one field, at offset 0
-            // (as_cell checked).
-            unsafe {
-                self.instantiate_row(
-                    ckb,
-                    at,
-                    (&row, el.dst_meta),
-                    (&inner, el.src_metas[0]),
-                    el.req,
-                )
-            }
-        };
-        let metas = [x_meta];
-        // SAFETY: `offset` is free (the caller's promise); the cells have
-        // the data and arrmeta layout of the real types (the same dims over
-        // types laid out alike), so the caller's arrmeta is theirs; the leaf
-        // builds at the offset it is given.
-        unsafe {
-            let args = KernelArgs::new(&dst_cells, args.dst_meta, &src_cells, &metas, req);
-            lift::make_lifted(ckb, offset, args, &mut leaf)
-        }
+        // SAFETY: the caller's promises; `parts` gave the argument's dims,
+        // its innermost dim and the result's.
+        unsafe { instantiate_rows(self, ckb, offset, args, (&dims, &inner, &row)) }
     }
-}
-
-/// The innermost dim of `x`, as `drop_null`'s kernel reads a row of it.
-#[derive(Debug, Clone, Copy)]
-enum RowDim {
-    Fixed { size: usize, stride: isize },
-    Var { stride: isize, offset: isize },
 }
 
 /// One `var * T` row from one row of `x`: its present elements.
 struct DropNullKernel {
-    src: RowDim,
+    src: RowIn,
     test: NullTest,
     /// The NA bits, when the value is a builtin: a compaction by bits.
     compact: Option<Bits>,
@@ -732,14 +646,9 @@ impl Kernel for DropNullKernel {
     const NSRC: usize = 1;
 
     unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
-        let (first, n, stride) = match self.src {
-            RowDim::Fixed { size, stride } => (src[0], size, stride),
-            RowDim::Var { stride, offset } => {
-                // SAFETY: the source is a var element (Kernel::single 1).
-                let v: VarDimData = unsafe { src[0].cast::<VarDimData>().read_unaligned() };
-                (v.begin.wrapping_offset(offset).cast_const(), v.size, stride)
-            }
-        };
+        // SAFETY: the source is an element of the dim the reader was made
+        // for (Kernel::single 1).
+        let (first, n, stride) = unsafe { self.src.row(src[0]) };
         let (begin, kept) = if let Some(bits) = self.compact {
             // Builtins: room for the whole row, one compacting pass, then
             // the allocation shrunk to what was kept.

@@ -79,11 +79,11 @@ mod scan;
 #[allow(clippy::module_inception)]
 mod sort;
 
-use super::nulls::{as_cell, under_dims};
+use super::rows::{RowIn, RowKernel, instantiate_rows, under_dims};
 use super::{Callable, CallableImpl, no_match};
 use crate::error::{Error, Result};
 use crate::kernels::broadcast::dims_of;
-use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest, lift};
+use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
@@ -259,6 +259,24 @@ impl RowCallable {
     }
 }
 
+impl RowKernel for RowCallable {
+    fn row_name(&self) -> &str {
+        self.op.name()
+    }
+
+    unsafe fn instantiate_row(
+        &self,
+        ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        dst: (&Type, *const u8),
+        src: (&Type, *const u8),
+        req: KernelRequest,
+    ) -> Result<usize> {
+        // SAFETY: the caller's promises (RowKernel::instantiate_row).
+        unsafe { RowCallable::instantiate_row(self, ckb, offset, dst, src, req) }
+    }
+}
+
 impl CallableImpl for RowCallable {
     fn name(&self) -> &str {
         self.op.name()
@@ -284,125 +302,13 @@ impl CallableImpl for RowCallable {
         args: KernelArgs<'_>,
     ) -> Result<usize> {
         let (dims, inner, row) = self.parts(args.src_tps)?;
-        let (x_meta, req) = (args.src_metas[0], args.req);
-        if dims.is_empty() {
-            // SAFETY: the caller's promises; `dst_tp` is `row` (checked by
-            // check_args) and `x` is its own innermost dim.
-            return unsafe {
-                self.instantiate_row(ckb, offset, (&row, args.dst_meta), (&inner, x_meta), req)
-            };
-        }
-        // The outer dims lifted by the generic lifter, which stops at the
-        // cells: each innermost dim seen as a one-field tuple of the same
-        // layout (as drop_null does).
-        let (row_cell, inner_cell) = (as_cell(&row)?, as_cell(&inner)?);
-        let dst_cells = under_dims(&dims, row_cell.clone());
-        let src_cells = [under_dims(&dims, inner_cell.clone())];
-        let name = self.op.name();
-        let mut leaf = |ckb: Pin<&mut CKernelBuilder>, at: usize, el: KernelArgs<'_>| {
-            if *el.dst_tp != row_cell || el.src_tps.first() != Some(&inner_cell) {
-                return Err(Error::type_error(format!(
-                    "{name}: the lifter reached ({}) -> {}, not ({inner_cell}) -> {row_cell}",
-                    super::type_list(el.src_tps),
-                    el.dst_tp
-                )));
-            }
-            // SAFETY: make_lifted calls the leaf at a free slot with the
-            // cells' arrmeta: that of their one field, at offset 0.
-            unsafe {
-                self.instantiate_row(
-                    ckb,
-                    at,
-                    (&row, el.dst_meta),
-                    (&inner, el.src_metas[0]),
-                    el.req,
-                )
-            }
-        };
-        let metas = [x_meta];
-        // SAFETY: `offset` is free (the caller's promise); the cells have
-        // the data and arrmeta layout of the real types, so the caller's
-        // arrmeta is theirs; the leaf builds at the offset it is given.
-        unsafe {
-            let args = KernelArgs::new(&dst_cells, args.dst_meta, &src_cells, &metas, req);
-            lift::make_lifted(ckb, offset, args, &mut leaf)
-        }
+        // SAFETY: the caller's promises; `parts` gave the argument's dims,
+        // its innermost dim and the result's.
+        unsafe { instantiate_rows(self, ckb, offset, args, (&dims, &inner, &row)) }
     }
 }
 
 // ------------------------------------------------------------ rows in, out
-
-/// A row of the innermost dim of a source, as a row kernel reads it.
-#[derive(Debug, Clone, Copy)]
-enum RowIn {
-    Fixed { size: usize, stride: isize },
-    Var { stride: isize, offset: isize },
-}
-
-impl RowIn {
-    /// The row reader for the dim `tp`, and its element's arrmeta.
-    ///
-    /// # Safety
-    /// 1. `meta` is valid arrmeta of `tp`.
-    unsafe fn of(name: &str, tp: &Type, meta: *const u8) -> Result<(RowIn, *const u8)> {
-        match tp.kind() {
-            TypeKind::FixedDim { size, .. } => {
-                // SAFETY: (1) a fixed dim's arrmeta starts with FixedDimMeta,
-                // and the element's follows.
-                let (m, em) = unsafe {
-                    (
-                        meta.cast::<FixedDimMeta>().read_unaligned(),
-                        meta.add(size_of::<FixedDimMeta>()),
-                    )
-                };
-                let stride = m.stride;
-                Ok((
-                    RowIn::Fixed {
-                        size: *size,
-                        stride,
-                    },
-                    em,
-                ))
-            }
-            TypeKind::VarDim { .. } => {
-                // SAFETY: (1) a var dim's arrmeta starts with VarDimMeta,
-                // and the element's follows.
-                let (m, em) = unsafe {
-                    (
-                        meta.cast::<VarDimMeta>().read_unaligned(),
-                        meta.add(size_of::<VarDimMeta>()),
-                    )
-                };
-                Ok((
-                    RowIn::Var {
-                        stride: m.stride,
-                        offset: m.offset,
-                    },
-                    em,
-                ))
-            }
-            _ => Err(Error::type_error(format!(
-                "{name} reads rows of a dim, not of {tp}"
-            ))),
-        }
-    }
-
-    /// The row at `data`: its first element, length and stride.
-    ///
-    /// # Safety
-    /// 1. `data` is a readable element of the dim this reader was made for.
-    #[inline]
-    unsafe fn row(self, data: *const u8) -> (*const u8, usize, isize) {
-        match self {
-            RowIn::Fixed { size, stride } => (data, size, stride),
-            RowIn::Var { stride, offset } => {
-                // SAFETY: (1) a var element.
-                let v: VarDimData = unsafe { data.cast::<VarDimData>().read_unaligned() };
-                (v.begin.wrapping_offset(offset).cast_const(), v.size, stride)
-            }
-        }
-    }
-}
 
 /// The innermost dim of a destination, as a row kernel writes it.
 enum RowOut {

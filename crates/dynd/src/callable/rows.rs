@@ -1,0 +1,197 @@
+//! Callables that work on whole rows of the innermost dim (`drop_null`,
+//! `sort`, `argsort`, `cumsum`, `cumprod`, ...): the shared machinery.
+//!
+//! Such a callable gives a kernel for one row ([`RowKernel`]); the outer
+//! dims are lifted over by the generic lifter ([`instantiate_rows`]), which
+//! stops at the cells: the innermost dim of the argument and of the result,
+//! each seen as a one-field tuple of the same layout ([`as_cell`]). A row
+//! kernel reads its row through a [`RowIn`], which hides whether the dim is
+//! fixed or var.
+
+use crate::error::{Error, Result};
+use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest, lift};
+use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
+use crate::types::{Type, TypeKind};
+use std::mem::size_of;
+use std::pin::Pin;
+
+/// Builds `tp` under `dims` (outermost first; `None` is var).
+pub(crate) fn under_dims(dims: &[Option<usize>], mut tp: Type) -> Type {
+    for d in dims.iter().rev() {
+        tp = match d {
+            Some(n) => Type::fixed_dim(*n, tp),
+            None => Type::var_dim(tp),
+        };
+    }
+    tp
+}
+
+/// `tp` as the one-field tuple `(tp)`, which the lifter does not peel:
+/// the same data and arrmeta layout (field 0 at offset 0 of both), checked;
+/// `name` is the callable's, for the error.
+pub(crate) fn as_cell(name: &str, tp: &Type) -> Result<Type> {
+    let cell = Type::tuple_of([tp.clone()]);
+    let same = cell.data_size() == tp.data_size()
+        && cell.data_alignment() == tp.data_alignment()
+        && cell.arrmeta_size() == tp.arrmeta_size()
+        && cell.fields().is_some_and(|f| {
+            f.data_offsets().first() == Some(&0) && f.arrmeta_offsets().first() == Some(&0)
+        });
+    if same {
+        Ok(cell)
+    } else {
+        Err(Error::invalid_argument(format!(
+            "{name}: {cell} does not lay out as {tp}"
+        )))
+    }
+}
+
+/// A callable's kernel for one row: from the innermost dim of its one
+/// argument (`inner`) to the innermost dim of its result (`row`).
+pub(crate) trait RowKernel {
+    /// The callable's name, for errors.
+    fn row_name(&self) -> &str;
+
+    /// Builds the kernel of one row at `offset`.
+    ///
+    /// # Safety
+    /// 1. `offset` is a free slot of `ckb`.
+    /// 2. `dst.1` and `src.1` are valid arrmeta of `dst.0` and `src.0`.
+    unsafe fn instantiate_row(
+        &self,
+        ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        dst: (&Type, *const u8),
+        src: (&Type, *const u8),
+        req: KernelRequest,
+    ) -> Result<usize>;
+}
+
+/// Builds the kernel of row callable `r` over its one argument: the row
+/// kernel itself when there are no outer `dims`, else the row kernel lifted
+/// over them (the argument is `dims` over `inner`, the result `dims` over
+/// `row`).
+///
+/// # Safety
+/// As [`super::CallableImpl::instantiate`], with `args` of one argument of
+/// type `dims` over `inner` and a result of type `dims` over `row`.
+pub(crate) unsafe fn instantiate_rows<R: RowKernel + ?Sized>(
+    r: &R,
+    ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    args: KernelArgs<'_>,
+    (dims, inner, row): (&[Option<usize>], &Type, &Type),
+) -> Result<usize> {
+    let (x_meta, req) = (args.src_metas[0], args.req);
+    if dims.is_empty() {
+        // SAFETY: the caller's promises; the result is `row` and the
+        // argument its own innermost dim.
+        return unsafe {
+            r.instantiate_row(ckb, offset, (row, args.dst_meta), (inner, x_meta), req)
+        };
+    }
+    let name = r.row_name();
+    let (row_cell, inner_cell) = (as_cell(name, row)?, as_cell(name, inner)?);
+    let dst_cells = under_dims(dims, row_cell.clone());
+    let src_cells = [under_dims(dims, inner_cell.clone())];
+    let mut leaf = |ckb: Pin<&mut CKernelBuilder>, at: usize, el: KernelArgs<'_>| {
+        if *el.dst_tp != row_cell || el.src_tps.first() != Some(&inner_cell) {
+            return Err(Error::type_error(format!(
+                "{name}: the lifter reached ({}) -> {}, not ({inner_cell}) -> {row_cell}",
+                super::type_list(el.src_tps),
+                el.dst_tp
+            )));
+        }
+        // SAFETY: make_lifted calls the leaf at a free slot with the cells'
+        // arrmeta: that of their one field, at offset 0 (as_cell checked).
+        unsafe {
+            r.instantiate_row(
+                ckb,
+                at,
+                (row, el.dst_meta),
+                (inner, el.src_metas[0]),
+                el.req,
+            )
+        }
+    };
+    let metas = [x_meta];
+    // SAFETY: `offset` is free (the caller's promise); the cells have the
+    // data and arrmeta layout of the real types (the same dims over types
+    // laid out alike), so the caller's arrmeta is theirs; the leaf builds at
+    // the offset it is given.
+    unsafe {
+        let args = KernelArgs::new(&dst_cells, args.dst_meta, &src_cells, &metas, req);
+        lift::make_lifted(ckb, offset, args, &mut leaf)
+    }
+}
+
+/// A row of the innermost dim of a source, as a row kernel reads it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum RowIn {
+    /// A fixed dim: every row has `size` elements `stride` bytes apart.
+    Fixed { size: usize, stride: isize },
+    /// A var dim: each row's `{begin, size}`, elements at
+    /// `begin + offset + i * stride`.
+    Var { stride: isize, offset: isize },
+}
+
+impl RowIn {
+    /// The row reader for the dim `tp`, and its element's arrmeta; `name`
+    /// is the callable's, for the error when `tp` is not a dim.
+    ///
+    /// # Safety
+    /// 1. `meta` is valid arrmeta of `tp`.
+    pub(crate) unsafe fn of(name: &str, tp: &Type, meta: *const u8) -> Result<(RowIn, *const u8)> {
+        match tp.kind() {
+            TypeKind::FixedDim { size, .. } => {
+                // SAFETY: (1) a fixed dim's arrmeta starts with FixedDimMeta,
+                // and the element's follows.
+                let (m, em) = unsafe {
+                    (
+                        meta.cast::<FixedDimMeta>().read_unaligned(),
+                        meta.add(size_of::<FixedDimMeta>()),
+                    )
+                };
+                let stride = m.stride;
+                Ok((
+                    RowIn::Fixed {
+                        size: *size,
+                        stride,
+                    },
+                    em,
+                ))
+            }
+            TypeKind::VarDim { .. } => {
+                // SAFETY: (1) a var dim's arrmeta starts with VarDimMeta, and
+                // the element's follows.
+                let (m, em) = unsafe {
+                    (
+                        meta.cast::<VarDimMeta>().read_unaligned(),
+                        meta.add(size_of::<VarDimMeta>()),
+                    )
+                };
+                let (stride, offset) = (m.stride, m.offset);
+                Ok((RowIn::Var { stride, offset }, em))
+            }
+            _ => Err(Error::type_error(format!(
+                "{name} reads rows of a dim, not of {tp}"
+            ))),
+        }
+    }
+
+    /// The row at `data`: its first element, length and stride.
+    ///
+    /// # Safety
+    /// 1. `data` is a readable element of the dim this reader was made for.
+    #[inline]
+    pub(crate) unsafe fn row(self, data: *const u8) -> (*const u8, usize, isize) {
+        match self {
+            RowIn::Fixed { size, stride } => (data, size, stride),
+            RowIn::Var { stride, offset } => {
+                // SAFETY: (1) a var element.
+                let v: VarDimData = unsafe { data.cast::<VarDimData>().read_unaligned() };
+                (v.begin.wrapping_offset(offset).cast_const(), v.size, stride)
+            }
+        }
+    }
+}
