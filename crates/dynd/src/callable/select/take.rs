@@ -535,13 +535,15 @@ unsafe fn gather_plain<I: AsIndex, U: Copy, const C: bool>(
     };
     let (n, len) = (ops.n as i64, ops.n as u64);
     // SAFETY: (1) index j of the row is readable, for j < b.
-    let at = |j: usize| unsafe {
-        ops.idx
-            .wrapping_offset(j as isize * is)
-            .cast::<I>()
-            .read_unaligned()
-    }
-    .as_index();
+    let at = |j: usize| {
+        unsafe {
+            ops.idx
+                .wrapping_offset(j as isize * is)
+                .cast::<I>()
+                .read_unaligned()
+        }
+        .as_index()
+    };
     // A negative position counts from the end; one still negative (or one
     // too large) is out of range, as an unsigned comparison sees.
     let norm = |p: i64| p.wrapping_add((p >> 63) & n);
@@ -553,9 +555,7 @@ unsafe fn gather_plain<I: AsIndex, U: Copy, const C: bool>(
             bad |= (norm(at(j)) as u64) >= len;
         }
         if bad {
-            return Err((s..e)
-                .find(|&j| (norm(at(j)) as u64) >= len)
-                .unwrap_or(s));
+            return Err((s..e).find(|&j| (norm(at(j)) as u64) >= len).unwrap_or(s));
         }
         let copy = |j: usize, i: i64| {
             // SAFETY: (1) position i is in range (checked above); output
