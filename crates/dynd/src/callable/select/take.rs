@@ -534,8 +534,8 @@ unsafe fn gather_plain<I: AsIndex, U: Copy, const C: bool>(
         (ops.is, ops.xs, ops.os)
     };
     let (n, len) = (ops.n as i64, ops.n as u64);
-    // SAFETY: (1) index j of the row is readable, for j < b.
     let at = |j: usize| {
+        // SAFETY: (1) index j of the row is readable, for j < b.
         unsafe {
             ops.idx
                 .wrapping_offset(j as isize * is)
