@@ -36,6 +36,9 @@ What is compared (their side):
   - select: NumPy a[idx] (random int64 indices) and np.where(c, x, y) on
     10M float64; awkward x[x > 12.0] and jagged x[idx] (each row reversed)
     on the ragged array.
+  - sort: ak.sort(x, axis=-1) on the same ragged array; np.sort,
+    np.argsort(kind='stable') and np.cumsum on the same 10M pseudo-random
+    float64.
   - JSON: dynd parses into a typed array. Python's json.loads builds Python
     objects (lists, dicts, floats), np.array(json.loads(text)) adds the typed
     conversion for numbers, and ak.from_json parses into typed columnar
@@ -493,6 +496,38 @@ def op_ak_take_jagged(shape):
     return lambda: x[idx]
 
 
+def sort_data(n):
+    """dynd-bench's sort data: element i is the top 53 bits of
+    i * 0x9E3779B97F4A7C15 (wrapping) over 2**53."""
+    np = need("numpy")
+    i = np.arange(n, dtype=np.uint64)
+    return ((i * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(11)).astype(np.float64) / 2.0**53
+
+
+def op_np_sort(shape):
+    np = need("numpy")
+    x = sort_data(shape[0])
+    return lambda: np.sort(x)
+
+
+def op_np_argsort(shape):
+    np = need("numpy")
+    x = sort_data(shape[0])
+    return lambda: np.argsort(x, kind="stable")
+
+
+def op_np_cumsum(shape):
+    np = need("numpy")
+    x = sort_data(shape[0])
+    return lambda: np.cumsum(x)
+
+
+def op_ak_sort(shape):
+    ak = need("awkward")
+    x = ragged(shape[0])
+    return lambda: ak.sort(x, axis=-1)
+
+
 def op_json_loads(textf):
     def make(shape):
         import json
@@ -569,6 +604,10 @@ THEIRS = {
     "np where": ("NumPy", "np.where(c, x, y)", op_np_where, None),
     "ak filter": ("awkward", "x[x > 12.0] (per-element var mask)", op_ak_filter, None),
     "ak take jagged": ("awkward", "x[idx] (jagged int64 idx, rows reversed)", op_ak_take_jagged, None),
+    "np sort": ("NumPy", "np.sort(x)", op_np_sort, None),
+    "np argsort": ("NumPy", "np.argsort(x, kind='stable')", op_np_argsort, None),
+    "np cumsum": ("NumPy", "np.cumsum(x)", op_np_cumsum, None),
+    "ak sort": ("awkward", "ak.sort(x, axis=-1)", op_ak_sort, None),
     "json numbers loads": ("Python json", "json.loads(text) (list of floats)", op_json_loads(numbers_text), None),
     "json numbers np": ("NumPy+json", "np.array(json.loads(text))", op_json_np, None),
     "ak json numbers": ("awkward", "ak.from_json(text)", op_ak_json(numbers_text), None),
@@ -623,6 +662,10 @@ COUNTERPARTS = {
     "take jagged (per-row idx, rows reversed)": ["ak take jagged"],
     "where 10M float64": ["np where"],
     "where 10M float64, 2 threads": ["np where"],
+    "ragged sort axis -1 (new output)": ["ak sort"],
+    "sort float64 (new output)": ["np sort"],
+    "argsort float64 stable (new output)": ["np argsort"],
+    "cumsum float64 (new output)": ["np cumsum"],
     "json parse numbers": ["ak json numbers", "json numbers np", "json numbers loads"],
     "json parse records": ["ak json records", "json records loads"],
     "add, 10 elements (per call)": ["np add10"],

@@ -19,11 +19,12 @@ mod overhead;
 mod ragged;
 mod reductions;
 mod select;
+mod sort;
 
 use harness::{Ctx, Measurement};
 
 /// The groups `--only` selects, in the order they run.
-const GROUPS: [&str; 10] = [
+const GROUPS: [&str; 11] = [
     "copies",
     "casts",
     "new_arrays",
@@ -32,6 +33,7 @@ const GROUPS: [&str; 10] = [
     "reductions",
     "ragged",
     "select",
+    "sort",
     "json",
     "overhead",
 ];
@@ -108,6 +110,7 @@ fn main() {
             "reductions" => reductions::run(&ctx),
             "ragged" => ragged::run(&ctx),
             "select" => select::run(&ctx),
+            "sort" => sort::run(&ctx),
             "json" => json_parse::run(&ctx),
             "overhead" => overhead::run(&ctx),
             _ => unreachable!("GROUPS lists every group"),

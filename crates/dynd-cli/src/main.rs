@@ -4,7 +4,7 @@
 //! stderr and exits 1.
 
 use dynd::kernels::assign::ErrorMode;
-use dynd::{Array, Error, Type};
+use dynd::{Array, Error, Index, Type};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -21,7 +21,12 @@ usage:
       applies the named callable to the arguments; line 1: the result's datashape;
       line 2: its JSON; --axes (negative ones count from the innermost, -1) and
       --keepdims apply to reductions (sum, prod, min, max, mean, all, any, count,
-      argmin, argmax, var, std)";
+      argmin, argmax, var, std)
+  dynd index DATASHAPE JSON INDEX
+      INDEX as inside NumPy brackets: comma-separated items, each an integer
+      (negative counts from the end), a slice start:stop:step (parts optional),
+      or a field name; line 1: the result's datashape; line 2: its JSON
+any JSON argument may be '-' (read stdin) or '@PATH' (read the file)";
 
 fn run(args: &[String]) -> Result<String, Error> {
     let arg = |i: usize, what: &str| {
@@ -57,9 +62,9 @@ fn run(args: &[String]) -> Result<String, Error> {
         }
         "parse" => {
             let tp = Type::parse(arg(1, "DATASHAPE")?)?;
-            let json = arg(2, "JSON")?;
+            let json = json_arg(arg(2, "JSON")?)?;
             expect_count(3)?;
-            Ok(Array::from_json(tp, json)?.to_json())
+            Ok(Array::from_json(tp, &json)?.to_json())
         }
         "assign" => {
             let mut rest = &args[1..];
@@ -89,7 +94,7 @@ fn run(args: &[String]) -> Result<String, Error> {
                     if rest.len() == 1 { "" } else { "s" }
                 )));
             };
-            let src = Array::from_json(Type::parse(src)?, json)?;
+            let src = Array::from_json(Type::parse(src)?, &json_arg(json)?)?;
             Ok(src.cast(Type::parse(dst)?, mode)?.to_json())
         }
         "call" => {
@@ -144,7 +149,7 @@ fn run(args: &[String]) -> Result<String, Error> {
             }
             let arrays: Vec<Array> = rest
                 .chunks(2)
-                .map(|p| Array::from_json(Type::parse(&p[0])?, &p[1]))
+                .map(|p| Array::from_json(Type::parse(&p[0])?, &json_arg(&p[1])?))
                 .collect::<Result<_, Error>>()?;
             let refs: Vec<&Array> = arrays.iter().collect();
             let out = if axes.is_some() || keepdims {
@@ -168,11 +173,123 @@ fn run(args: &[String]) -> Result<String, Error> {
             };
             Ok(format!("{}\n{}", out.tp(), out.to_json()))
         }
+        "index" => {
+            let tp = Type::parse(arg(1, "DATASHAPE")?)?;
+            let json = json_arg(arg(2, "JSON")?)?;
+            let index = arg(3, "INDEX")?;
+            expect_count(4)?;
+            let out = apply_index(&Array::from_json(tp, &json)?, index)?;
+            Ok(format!("{}\n{}", out.tp(), out.to_json()))
+        }
         "help" | "--help" | "-h" => Ok(USAGE.to_string()),
         other => Err(Error::invalid_argument(format!(
             "unknown command '{other}'\n{USAGE}"
         ))),
     }
+}
+
+/// The text of a JSON argument: `-` reads stdin, `@PATH` the file.
+fn json_arg(arg: &str) -> Result<String, Error> {
+    if arg == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
+            .map_err(|e| Error::invalid_argument(format!("cannot read JSON from stdin: {e}")))?;
+        Ok(text)
+    } else if let Some(path) = arg.strip_prefix('@') {
+        std::fs::read_to_string(path)
+            .map_err(|e| Error::invalid_argument(format!("cannot read JSON from '{path}': {e}")))
+    } else {
+        Ok(arg.to_string())
+    }
+}
+
+/// One item of an INDEX argument.
+enum Item {
+    Dim(Index),
+    Field(String),
+}
+
+/// Parses INDEX: comma-separated integers, slices and field names.
+fn parse_index(text: &str) -> Result<Vec<Item>, Error> {
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let bad = |item: &str, why: &str| {
+        Error::invalid_argument(format!("INDEX '{text}': item '{item}' {why}"))
+    };
+    let int = |item: &str, part: &str| -> Result<Option<isize>, Error> {
+        let part = part.trim();
+        if part.is_empty() {
+            return Ok(None);
+        }
+        part.parse::<isize>()
+            .map(Some)
+            .map_err(|_| bad(item, &format!("has '{part}' where an integer belongs")))
+    };
+    text.split(',')
+        .map(|raw| {
+            let item = raw.trim();
+            if item.is_empty() {
+                return Err(bad(raw, "is empty"));
+            }
+            if item.contains(':') {
+                let parts: Vec<&str> = item.split(':').collect();
+                if parts.len() > 3 {
+                    return Err(bad(item, "has more than two ':'"));
+                }
+                let start = int(item, parts[0])?;
+                let stop = int(item, parts[1])?;
+                let step = match parts.get(2) {
+                    Some(p) => int(item, p)?.unwrap_or(1),
+                    None => 1,
+                };
+                Ok(Item::Dim(Index::slice(start, stop, step)))
+            } else if let Ok(i) = item.parse::<isize>() {
+                Ok(Item::Dim(Index::At(i)))
+            } else if item.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+') {
+                Err(bad(item, "is neither an integer nor a field name"))
+            } else {
+                let name = item
+                    .strip_prefix('"')
+                    .and_then(|s| s.strip_suffix('"'))
+                    .or_else(|| item.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))
+                    .unwrap_or(item);
+                Ok(Item::Field(name.to_string()))
+            }
+        })
+        .collect()
+}
+
+/// Applies INDEX to `a`, left to right: runs of integers and slices index
+/// the dims in order; a field name takes that field of the structs under
+/// the remaining dims, and the items after it go on with the dims not yet
+/// indexed.
+fn apply_index(a: &Array, text: &str) -> Result<Array, Error> {
+    let mut out = a.clone();
+    let mut pending: Vec<Index> = Vec::new();
+    // Dims already dealt with: kept by a slice before a field name.
+    let mut done = 0;
+    for item in parse_index(text)? {
+        match item {
+            Item::Dim(ix) => pending.push(ix),
+            Item::Field(name) => {
+                let kept = pending
+                    .iter()
+                    .filter(|ix| matches!(ix, Index::Slice { .. }))
+                    .count();
+                let mut all = vec![Index::ALL; done];
+                all.append(&mut pending);
+                out = out.index(&all)?.field(&name)?;
+                done += kept;
+            }
+        }
+    }
+    if !pending.is_empty() {
+        let mut all = vec![Index::ALL; done];
+        all.append(&mut pending);
+        out = out.index(&all)?;
+    }
+    Ok(out)
 }
 
 fn main() -> ExitCode {

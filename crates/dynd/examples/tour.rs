@@ -231,6 +231,87 @@ fn main() -> Result<(), dynd::Error> {
         fill_null(&people.field("age")?, &Array::from(-1i32)),
     );
 
+    section("Selecting and sorting records");
+    use dynd::compute::{argsort, concatenate, cumsum, filter, sort, sort_by, take, where_};
+    let runners = Array::from_json(
+        "5 * {name: string, age: ?int32, laps: var * float64}",
+        r#"[{"name": "ann", "age": 31, "laps": [62.5, 60.1, 59.8]},
+            {"name": "bob", "laps": [70.2]},
+            {"name": "cy", "age": 45, "laps": []},
+            {"name": "dee", "age": 28, "laps": [58.9, 61.0]},
+            {"name": "eve", "age": 52, "laps": [66.0, 64.5, 65.1, 63.9]}]"#,
+    )?;
+    let age = runners.field("age")?;
+    let laps = runners.field("laps")?;
+    let over_30 = dynd::compute::greater(&age, &Array::from(30i32))?;
+    show("age > 30 (?bool)", Ok::<_, dynd::Error>(over_30.to_json()));
+    show(
+        "filter(names, age > 30) (missing drops)",
+        filter(&runners.field("name")?, &over_30),
+    );
+    show("argsort(age) (missing last)", argsort(&age));
+    show(
+        "take(names, argsort(age)): youngest first",
+        take(&runners.field("name")?, &argsort(&age)?),
+    );
+    show("sort(laps) (row by row)", sort(&laps));
+    show(
+        "sort_by(laps, descending)",
+        sort_by(&laps, dynd::compute::SortOptions { descending: true }),
+    );
+    show(
+        "filter(laps, laps < 62.0) (per-row mask)",
+        filter(&laps, &dynd::compute::less(&laps, &Array::from(62.0f64))?),
+    );
+    show(
+        "take(laps, [[-1], ...]) (from the end)",
+        take(
+            &laps,
+            &Array::from_json("5 * var * int64", "[[-1], [-1], [], [-1], [-1, 0]]")?,
+        ),
+    );
+    show(
+        "take(laps, [[5], ...]) (out of range)",
+        take(
+            &laps,
+            &Array::from_json("5 * var * int64", "[[5], [], [], [], []]")?,
+        ),
+    );
+    show("cumsum(laps) (running totals)", cumsum(&laps));
+    show(
+        "where(laps < 60.0, laps, 60.0)",
+        where_(
+            &dynd::compute::less(&laps, &Array::from(60.0f64))?,
+            &laps,
+            &Array::from(60.0f64),
+        ),
+    );
+    let all = Index::slice(None, None, 1);
+    show(
+        "laps[:, 1:3] (a view, per row)",
+        laps.index(&[all, Index::slice(Some(1), Some(3), 1)]),
+    );
+    show(
+        "laps[:, -1] (an empty row is an error)",
+        laps.index(&[all, Index::At(-1)]),
+    );
+    show(
+        "laps[:, :1] (empty rows stay empty)",
+        laps.index(&[all, Index::slice(None, Some(1), 1)]),
+    );
+    for (i, row) in laps.iter().enumerate().take(2) {
+        println!(
+            "{:<44} {} values: {}",
+            format!("laps row {i} (iteration)"),
+            row.len()?,
+            row
+        );
+    }
+    show(
+        "concatenate(laps, [[1.0]])",
+        concatenate(&[&laps, &Array::from_json("1 * var * float64", "[[1.0]]")?]),
+    );
+
     section("Bad input is a typed error, never a panic");
     show("uint8 <- 256", Array::from_json("uint8", "256"));
     show("int32 <- 1.5", Array::from_json("int32", "1.5"));

@@ -26,9 +26,10 @@
 //! | arithmetic | [`add`], [`subtract`], [`multiply`], [`divide`], [`modulo`], [`floor_divide`], [`remainder`], [`pow`], [`negative`], [`abs`] |
 //! | math | [`sqrt`], [`exp`], [`log`], [`sin`], [`cos`], [`tan`] |
 //! | comparison and logic | [`less`], [`less_equal`], [`equal`], [`not_equal`], [`greater`], [`greater_equal`], [`logical_and`], [`logical_or`], [`logical_not`] |
-//! | reductions | [`sum`], [`prod`], [`min`], [`max`], [`mean`], [`all`], [`any`], [`count`], [`argmin`], [`argmax`], [`var`], [`std`] |
+//! | reductions | [`sum`], [`prod`], [`min`], [`max`], [`mean`], [`all`], [`any`], [`count`], [`argmin`], [`argmax`], [`var`], [`std`](fn@std) |
 //! | missing values | [`is_null`], [`fill_null`], [`drop_null`] |
 //! | selection | [`where_`] (registered as `where`), [`filter`], [`take`] |
+//! | sorting and scans | [`sort`], [`argsort`], [`sort_by`], [`argsort_by`], [`cumsum`], [`cumprod`], [`concatenate`] |
 //! | strings | [`find`], [`rfind`], [`count_substring`], [`replace`], [`split`], [`startswith`], [`endswith`], [`contains`], [`concat()`] |
 //!
 //! Any other registered callable is reachable by name through [`call`].
@@ -147,6 +148,73 @@ pub fn fill_null(x: &Array, v: &Array) -> Result<Array> {
 /// ```
 pub fn drop_null(x: &Array) -> Result<Array> {
     lookup("drop_null")?.call(&[x])
+}
+
+// ---- sorting, scans, concatenation ----
+
+pub use crate::callable::sort::{SortOptions, concatenate};
+
+/// Each row of `x` along the innermost dim in ascending order, stably;
+/// NaNs, then missing values, last. Keeps `x`'s type. See
+/// [`crate::callable::sort`] for the order.
+///
+/// ```
+/// use dynd::{Array, compute::sort};
+/// let x = Array::from_json("2 * var * int32", "[[3, 1, 2], [5, -1]]").unwrap();
+/// assert_eq!(sort(&x).unwrap().to_json(), "[[1,2,3],[-1,5]]");
+/// ```
+pub fn sort(x: &Array) -> Result<Array> {
+    lookup("sort")?.call(&[x])
+}
+
+/// The positions (`int64`, within each row along the innermost dim) that
+/// sort `x`; equal values keep their order.
+///
+/// ```
+/// use dynd::{Array, compute::argsort};
+/// let x = Array::from_json("4 * float64", "[2, NaN, 1, 2]").unwrap();
+/// assert_eq!(argsort(&x).unwrap().to_json(), "[2,0,3,1]");
+/// ```
+pub fn argsort(x: &Array) -> Result<Array> {
+    lookup("argsort")?.call(&[x])
+}
+
+/// [`sort`] ordered by `options` (descending: largest first, NaNs and
+/// missing values still last, still stable).
+///
+/// ```
+/// use dynd::{Array, compute::{SortOptions, sort_by}};
+/// let x = Array::from_json("4 * ?int32", "[2, null, 1, 3]").unwrap();
+/// let r = sort_by(&x, SortOptions { descending: true }).unwrap();
+/// assert_eq!(r.to_json(), "[3,2,1,null]");
+/// ```
+pub fn sort_by(x: &Array, options: SortOptions) -> Result<Array> {
+    crate::callable::sort::sort(options).call(&[x])
+}
+
+/// [`argsort`] ordered by `options`.
+pub fn argsort_by(x: &Array, options: SortOptions) -> Result<Array> {
+    crate::callable::sort::argsort(options).call(&[x])
+}
+
+/// The running sum along the innermost dim, typed as [`sum`] is (signed
+/// integers and bool → `int64`, unsigned → `uint64`); a missing element
+/// stays missing and does not contribute; integers wrap.
+///
+/// ```
+/// use dynd::{Array, compute::cumsum};
+/// let x = Array::from_json("2 * var * int32", "[[1, 2, 3], [4]]").unwrap();
+/// let r = cumsum(&x).unwrap();
+/// assert_eq!((r.tp().to_string(), r.to_json()), ("2 * var * int64".into(), "[[1,3,6],[4]]".into()));
+/// ```
+pub fn cumsum(x: &Array) -> Result<Array> {
+    lookup("cumsum")?.call(&[x])
+}
+
+/// The running product along the innermost dim, typed as [`prod`] is;
+/// missing elements as in [`cumsum`].
+pub fn cumprod(x: &Array) -> Result<Array> {
+    lookup("cumprod")?.call(&[x])
 }
 
 // ---- strings ----

@@ -155,9 +155,15 @@ fn index_errors_are_typed_and_name_the_problem() {
     let e = a.index(&[Index::slice(None, None, 0)]).unwrap_err();
     assert!(e.message().contains("step cannot be zero"), "{e}");
     let r = json("2 * var * int32", "[[1,2],[3]]");
-    let e = r.index(&[Index::ALL, 0.into()]).unwrap_err();
+    // Per-row indexing under a kept dim: past the end of a row is an
+    // index error naming the row and its length.
+    let e = r.index(&[Index::ALL, 1.into()]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Index);
-    assert!(e.message().contains("var dim on axis 1"), "{e}");
+    assert!(
+        e.message()
+            .contains("index 1 is out of range for axis 1 in row [1], which has length 1"),
+        "{e}"
+    );
     let e = r.index(&[1.into(), 1.into()]).unwrap_err();
     assert!(
         e.message()
@@ -173,8 +179,9 @@ fn var_dims_index_when_their_element_is_known() {
     let row = r.index(&[2.into()]).unwrap();
     assert_eq!(row.tp().to_string(), "var * int32");
     assert_eq!(row.shape(), vec![Some(2)]);
+    // Slicing keeps a dim's kind (DESIGN §6): a sliced var dim is var.
     let v = r.index(&[0.into(), Index::slice(None, None, -1)]).unwrap();
-    assert_eq!(v.tp().to_string(), "3 * int32");
+    assert_eq!(v.tp().to_string(), "var * int32");
     assert_eq!(v.to_json(), "[3,2,1]");
     // ':' over a var dim under a sliced dim keeps it.
     let v = r

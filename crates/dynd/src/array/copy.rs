@@ -40,7 +40,7 @@ pub(super) fn copy_value(dst: &Array, src: &Array) -> Result<()> {
 /// 1. `src` / `smeta` are valid data and arrmeta of `tp`.
 /// 2. `dst` / `dmeta` are writable data and arrmeta of `tp`; `dmeta` may be
 ///    changed (pointer arrmeta is replaced by the source's).
-unsafe fn copy(
+pub(super) unsafe fn copy(
     tp: &Type,
     dmeta: *mut u8,
     dst: *mut u8,

@@ -164,6 +164,19 @@ impl View {
         }
     }
 
+    /// Moves the selected element `bytes` further: inside the innermost
+    /// kept var dim's elements (its arrmeta offset) when there is one,
+    /// else the data pointer.
+    fn shift(&mut self, bytes: isize) {
+        match self.pieces.iter_mut().rev().find_map(|p| match p {
+            Piece::Var(v) => Some(v),
+            Piece::Fixed(_) => None,
+        }) {
+            Some(v) => v.offset += bytes,
+            None => self.data = self.data.wrapping_offset(bytes),
+        }
+    }
+
     /// Builds the array: kept dims over `tail` (whose arrmeta is at `tail_meta`).
     fn finish(self, a: &Array, tail: &Type, tail_meta: *const u8) -> Array {
         let mut tp = tail.clone();
@@ -203,18 +216,43 @@ impl View {
 }
 
 impl Array {
-    /// A view selecting `indices` from the leading dims (integers drop a
-    /// dim, slices keep it). Integer and sliced indexes into a var dim are
-    /// possible when it is the outermost remaining dim (its one element is
-    /// known); a var dim under a kept dim only takes `:`.
+    /// Selects `indices` from the leading dims, as NumPy's brackets do:
+    /// an integer drops its dim, a slice keeps it (with its kind: a sliced
+    /// var dim stays var). Negative integers and slice bounds count from
+    /// the end.
+    ///
+    /// Everything is a view of `self`'s data (a write through it is seen
+    /// through `self`) except in one place, a var dim under a kept dim
+    /// (`x[:, 0]` of `N * var * T`), where each row has its own length:
+    /// - a **slice** there (`x[:, 1:3]`, `x[:, ::-1]`) slices every row; the
+    ///   result has new row descriptors (its own small block) over the
+    ///   same elements, so it is still a view of the values;
+    /// - an **integer** there (`x[:, 0]`, `x[:, -1]`) picks element `i` of
+    ///   every row; those elements lie at addresses no stride describes, so
+    ///   the result (`N * T`) is a **copy**, and writing to it does not
+    ///   change `self`. An index past the end of a row is an `index` error
+    ///   naming the row and its length.
     ///
     /// ```
     /// use dynd::{Array, Index};
     /// let a = Array::from_json("3 * 4 * int32", "[[0,1,2,3],[4,5,6,7],[8,9,10,11]]").unwrap();
     /// let v = a.index(&[Index::slice(None, None, -1), 1.into()]).unwrap();
     /// assert_eq!(v.to_json(), "[9,5,1]");
+    /// // Ragged rows: per-row integers and slices.
+    /// let r = Array::from_json("3 * var * int32", "[[1,2,3],[4],[5,6]]").unwrap();
+    /// let last = r.index(&[Index::ALL, (-1).into()]).unwrap();
+    /// assert_eq!((last.tp().to_string(), last.to_json()), ("3 * int32".into(), "[3,4,6]".into()));
+    /// let head = r.index(&[Index::ALL, (..2).into()]).unwrap();
+    /// assert_eq!((head.tp().to_string(), head.to_json()), ("3 * var * int32".into(), "[[1,2],[4],[5,6]]".into()));
+    /// assert!(r.index(&[Index::ALL, 1.into()]).unwrap_err().message().contains("row [1]"));
     /// ```
     pub fn index(&self, indices: &[Index]) -> Result<Array> {
+        self.index_from(indices, 0)
+    }
+
+    /// [`Array::index`], where `indices[p]` is axis `p + shift` of the array
+    /// the caller indexed (for messages, after a ragged step re-indexes).
+    fn index_from(&self, indices: &[Index], shift: usize) -> Result<Array> {
         let ndim = self.ndim();
         if indices.len() > ndim {
             return Err(Error::index(format!(
@@ -227,13 +265,14 @@ impl Array {
         let mut view = View::new(self);
         let mut tp = self.tp().clone();
         let mut meta = self.arrmeta_ptr();
-        for (axis, &ix) in indices.iter().enumerate() {
+        for (pos, &ix) in indices.iter().enumerate() {
+            let axis = pos + shift;
             match tp.kind().clone() {
                 TypeKind::FixedDim { elem, .. } => {
                     // SAFETY: the arrmeta of a fixed dim starts here.
                     let m: FixedDimMeta = unsafe { arrmeta::read(meta) };
                     let (start, count, step) = resolve(ix, m.dim_size as usize, axis)?;
-                    view.data = view.data.wrapping_offset(start * m.stride);
+                    view.shift(start * m.stride);
                     view.keep_fixed(count, m.stride * step);
                     // SAFETY: the element's arrmeta follows.
                     meta = unsafe { meta.add(size_of::<FixedDimMeta>()) };
@@ -242,26 +281,36 @@ impl Array {
                 TypeKind::VarDim { elem } => {
                     // SAFETY: the arrmeta of a var dim starts here.
                     let m: VarDimMeta = unsafe { arrmeta::read(meta) };
-                    if view.single {
+                    if ix.is_all() {
+                        // The same rows: share the var arrmeta. (When
+                        // `single`, the data is the one row's descriptor.)
+                        view.pieces.push(Piece::Var(m));
+                        view.dims.push(None);
+                        view.single = false;
+                    } else if let (true, Index::At(_)) = (view.single, ix) {
                         // SAFETY: `single` means the data is one var element.
                         let d: VarDimData = unsafe { arrmeta::read(view.data) };
-                        let (start, count, step) = resolve(ix, d.size, axis)?;
+                        let (start, _, _) = resolve(ix, d.size, axis)?;
                         view.data = d.begin.wrapping_offset(m.offset + start * m.stride);
                         // SAFETY: the arrmeta holds a reference to its blockref.
                         view.data_ref =
                             unsafe { arrmeta::blockref_clone(m.blockref) }.ok_or_else(|| {
                                 Error::index(format!("var dim on axis {axis} has no memory block"))
                             })?;
-                        view.keep_fixed(count, m.stride * step);
-                    } else if ix.is_all() {
-                        view.pieces.push(Piece::Var(m));
-                        view.dims.push(None);
                     } else {
-                        return Err(Error::index(format!(
-                            "cannot index the var dim on axis {axis} of {} element by element \
-                             under a sliced dimension; only ':' is supported there",
-                            self.tp()
-                        )));
+                        // Row by row: every row of the kept dims (one row
+                        // when `single`) gets `ix`, then the rest of the
+                        // indices apply to that result.
+                        let kept = view.dims.len();
+                        let head = view.finish(self, &tp, meta);
+                        let (out, done) = ragged(&head, kept, ix, axis)?;
+                        if pos + 1 == indices.len() {
+                            return Ok(out);
+                        }
+                        let rest: Vec<Index> = std::iter::repeat_n(Index::ALL, done)
+                            .chain(indices[pos + 1..].iter().copied())
+                            .collect();
+                        return out.index_from(&rest, axis + 1 - done);
                     }
                     // SAFETY: the element's arrmeta follows.
                     meta = unsafe { meta.add(size_of::<VarDimMeta>()) };
@@ -339,7 +388,23 @@ impl Array {
     }
 
     /// A view with the leading `axes.len()` dims reordered: axis `i` of the
-    /// view is axis `axes[i]` of `self`. Those dims must be fixed.
+    /// view is axis `axes[i]` of `self`.
+    ///
+    /// Var dims may be among those dims when the permutation keeps each of
+    /// them where it is and moves no fixed dim across one: the dims outside
+    /// a var dim are the positions of its rows, the dims inside it are
+    /// laid out within each row, and neither can trade places with the
+    /// other (`N * M * var * T` permuted `[1, 0, 2]` is `M * N * var * T`;
+    /// `var * 3 * 4 * T` permuted `[0, 2, 1]` is `var * 4 * 3 * T`).
+    ///
+    /// ```
+    /// use dynd::Array;
+    /// let a = Array::from_json("2 * 3 * var * int32", "[[[1],[2,3],[]],[[4],[],[5,6]]]").unwrap();
+    /// let t = a.permute(&[1, 0, 2]).unwrap();
+    /// assert_eq!(t.tp().to_string(), "3 * 2 * var * int32");
+    /// assert_eq!(t.to_json(), "[[[1],[4]],[[2,3],[]],[[],[5,6]]]");
+    /// assert!(a.permute(&[2, 0, 1]).is_err());
+    /// ```
     pub fn permute(&self, axes: &[usize]) -> Result<Array> {
         let k = axes.len();
         let mut seen = vec![false; k];
@@ -357,35 +422,309 @@ impl Array {
                 self.ndim()
             )));
         }
-        let mut metas = Vec::with_capacity(k);
+        let mut pieces = Vec::with_capacity(k);
+        // How many var dims lie outside each axis (its "segment").
+        let mut segment = Vec::with_capacity(k);
+        let mut vars = 0;
         let mut tp = self.tp().clone();
         let mut meta = self.arrmeta_ptr();
-        for axis in 0..k {
-            let TypeKind::FixedDim { elem, .. } = tp.kind().clone() else {
-                return Err(Error::type_error(format!(
-                    "permute needs fixed dims, but axis {axis} of {} is {}",
-                    self.tp(),
-                    if matches!(tp.kind(), TypeKind::VarDim { .. }) {
-                        "var"
-                    } else {
-                        "not a dim"
+        for _ in 0..k {
+            match tp.kind().clone() {
+                TypeKind::FixedDim { elem, .. } => {
+                    // SAFETY: fixed dim arrmeta starts here; the element's follows.
+                    unsafe {
+                        pieces.push(Piece::Fixed(arrmeta::read::<FixedDimMeta>(meta)));
+                        meta = meta.add(size_of::<FixedDimMeta>());
                     }
-                )));
-            };
-            // SAFETY: fixed dim arrmeta starts here; the element's follows.
-            unsafe {
-                metas.push(arrmeta::read::<FixedDimMeta>(meta));
-                meta = meta.add(size_of::<FixedDimMeta>());
+                    segment.push(vars);
+                    tp = elem;
+                }
+                TypeKind::VarDim { elem } => {
+                    // SAFETY: var dim arrmeta starts here; the element's follows.
+                    unsafe {
+                        pieces.push(Piece::Var(arrmeta::read::<VarDimMeta>(meta)));
+                        meta = meta.add(size_of::<VarDimMeta>());
+                    }
+                    segment.push(vars);
+                    vars += 1;
+                    tp = elem;
+                }
+                // `k <= ndim` leaves a dim at every one of the k levels.
+                _ => unreachable_dim()?,
             }
-            tp = elem;
+        }
+        for (i, &a) in axes.iter().enumerate() {
+            let var = |x: usize| matches!(pieces[x], Piece::Var(_));
+            if a != i && (var(a) || var(i)) {
+                let v = if var(a) { a } else { i };
+                return Err(Error::type_error(format!(
+                    "permute {axes:?} of {} moves axis {a} to position {i}, but axis {v} is a var \
+                     dim: its rows have their own lengths, so it stays in place",
+                    self.tp()
+                )));
+            }
+            if segment[a] != segment[i] {
+                return Err(Error::type_error(format!(
+                    "permute {axes:?} of {} moves axis {a} to position {i}, across a var dim: \
+                     dims outside a var dim cannot trade places with dims inside its rows",
+                    self.tp()
+                )));
+            }
         }
         let mut view = View::new(self);
         view.single = false;
         for &a in axes {
-            view.pieces.push(Piece::Fixed(metas[a]));
-            view.dims.push(Some(metas[a].dim_size as usize));
+            match pieces[a] {
+                Piece::Fixed(m) => {
+                    view.pieces.push(Piece::Fixed(m));
+                    view.dims.push(Some(m.dim_size as usize));
+                }
+                Piece::Var(m) => {
+                    view.pieces.push(Piece::Var(m));
+                    view.dims.push(None);
+                }
+            }
         }
         Ok(view.finish(self, &tp, meta))
+    }
+}
+
+/// The error for a dim that the type's `ndim` promised.
+fn unreachable_dim() -> Result<()> {
+    Err(Error::type_error("the type has fewer dims than its ndim"))
+}
+
+/// One row's position in the kept dims, as `[i, j]`.
+fn row_text(row: &[usize]) -> String {
+    let parts: Vec<String> = row.iter().map(usize::to_string).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// Applies `ix` to the var dim under `k` kept dims of `head` (type
+/// `D_1 * ... * D_k * var * E`, any `D` fixed or var), row by row.
+///
+/// A slice gives `D... * var * E`: a fresh skeleton (the kept dims' data
+/// and each row's `{begin, size}`) whose rows point into `head`'s
+/// elements, with the var arrmeta's stride times the step. An integer
+/// gives `D... * E`: each row's element copied into a fresh array.
+/// Returns the array and how many of its leading dims `ix` has dealt with
+/// (`k + 1` for a slice, `k` for an integer).
+fn ragged(head: &Array, k: usize, ix: Index, axis: usize) -> Result<(Array, usize)> {
+    if let Index::Slice { step: 0, .. } = ix {
+        return Err(Error::index(format!(
+            "slice step cannot be zero (axis {axis})"
+        )));
+    }
+    // The type and arrmeta offset of each level, down to the var dim.
+    let mut levels: Vec<(Type, usize)> = Vec::with_capacity(k + 1);
+    let mut tp = head.tp().clone();
+    let mut off = 0;
+    for _ in 0..=k {
+        let (elem, size) = match tp.kind() {
+            TypeKind::FixedDim { elem, .. } => (elem.clone(), size_of::<FixedDimMeta>()),
+            TypeKind::VarDim { elem } => (elem.clone(), size_of::<VarDimMeta>()),
+            _ => {
+                return Err(Error::index(format!(
+                    "cannot index axis {axis} of {}: it is not a dim",
+                    head.tp()
+                )));
+            }
+        };
+        levels.push((tp, off));
+        off += size;
+        tp = elem;
+    }
+    let elem = tp;
+    let slice = matches!(ix, Index::Slice { .. });
+    let out_tp = if slice {
+        head.tp().clone()
+    } else {
+        levels[..k]
+            .iter()
+            .rev()
+            .fold(elem.clone(), |t, (d, _)| match d.kind() {
+                TypeKind::FixedDim { size, .. } => Type::fixed_dim(*size, t),
+                _ => Type::var_dim(t),
+            })
+    };
+    let out = Array::empty(out_tp)?;
+    let dmeta = out.arrmeta_ptr() as *mut u8;
+    let smeta = head.arrmeta_ptr();
+    // SAFETY: `levels` walked `head`'s type, so `smeta + off` is the var
+    // dim's arrmeta there; `out` is fresh and only reached through here, and
+    // has the same dims (so the same offsets) down to the var dim.
+    let vm: VarDimMeta = unsafe { arrmeta::read(smeta.add(off - size_of::<VarDimMeta>())) };
+    let var_off = off - size_of::<VarDimMeta>();
+    if let Index::Slice { step: s, .. } = ix {
+        // SAFETY: the same var dim and element arrmeta in both (equal
+        // types): drop out's defaults and share head's, so that the rows
+        // point into head's elements.
+        unsafe {
+            let d = dmeta.add(var_off);
+            arrmeta::destroy(&levels[k].0, d);
+            if let Some(b) = std::ptr::NonNull::new(vm.blockref) {
+                crate::memblock::incref(b);
+            }
+            arrmeta::write(
+                d,
+                VarDimMeta {
+                    stride: vm.stride * s,
+                    ..vm
+                },
+            );
+            arrmeta::copy(&elem, d.add(size_of::<VarDimMeta>()), smeta.add(off));
+        }
+    }
+    let walk = Walk {
+        levels: &levels,
+        elem: &elem,
+        ix,
+        axis,
+        vm,
+        dmeta,
+        smeta,
+        elem_meta_dst: if slice { off } else { var_off },
+    };
+    let mut row = Vec::with_capacity(k);
+    // SAFETY: `head`'s data and arrmeta are valid for its type; `out` is a
+    // fresh, writable array of `out_tp`.
+    unsafe { walk.fill(0, head.data_ptr(), out.data_ptr(), &mut row)? };
+    if slice {
+        // The rows reach head's elements: no more writable than head.
+        Ok((out.with_flags(head.flags()), k + 1))
+    } else {
+        Ok((out, k))
+    }
+}
+
+/// The walk of [`ragged`] over the kept dims.
+struct Walk<'a> {
+    levels: &'a [(Type, usize)],
+    elem: &'a Type,
+    ix: Index,
+    axis: usize,
+    /// The var dim's arrmeta in `head`.
+    vm: VarDimMeta,
+    dmeta: *mut u8,
+    smeta: *const u8,
+    /// Offset of the element arrmeta in the output's arrmeta.
+    elem_meta_dst: usize,
+}
+
+impl Walk<'_> {
+    /// # Safety
+    /// 1. `src` is data of `levels[level]` in `head` (arrmeta `smeta`
+    ///    at the level's offset); `dst` is writable data of the output's
+    ///    matching level (of `elem` when `level` is the var dim and `ix`
+    ///    an integer).
+    unsafe fn fill(
+        &self,
+        level: usize,
+        src: *const u8,
+        dst: *mut u8,
+        row: &mut Vec<usize>,
+    ) -> Result<()> {
+        let k = self.levels.len() - 1;
+        let (tp, off) = &self.levels[level];
+        // SAFETY: (1), with DESIGN §4's layouts: each level's arrmeta is at
+        // its offset in both arrays (the same dims), its data at `src`/`dst`.
+        unsafe {
+            if level == k {
+                let d: VarDimData = arrmeta::read(src);
+                match self.ix {
+                    Index::At(i) => {
+                        let n = d.size as isize;
+                        let j = if i < 0 { i + n } else { i };
+                        if j < 0 || j >= n {
+                            return Err(Error::index(format!(
+                                "index {i} is out of range for axis {} in row {}, which has length {}",
+                                self.axis,
+                                row_text(row),
+                                d.size
+                            )));
+                        }
+                        let at = d.begin.wrapping_offset(self.vm.offset + j * self.vm.stride);
+                        super::copy::copy(
+                            self.elem,
+                            self.dmeta.add(self.elem_meta_dst),
+                            dst,
+                            self.smeta.add(off + size_of::<VarDimMeta>()),
+                            at,
+                        )?;
+                    }
+                    Index::Slice { .. } => {
+                        let (start, count, _) = resolve(self.ix, d.size, self.axis)?;
+                        let count = count.unwrap_or(0);
+                        arrmeta::write(
+                            dst,
+                            VarDimData {
+                                begin: d.begin.wrapping_offset(start * self.vm.stride),
+                                size: count,
+                            },
+                        );
+                    }
+                }
+                return Ok(());
+            }
+            let child = &self.levels[level + 1].0;
+            match tp.kind() {
+                TypeKind::FixedDim { .. } => {
+                    let sm: FixedDimMeta = arrmeta::read(self.smeta.add(*off));
+                    let dm: FixedDimMeta = arrmeta::read(self.dmeta.add(*off));
+                    for i in 0..sm.dim_size {
+                        row.push(i as usize);
+                        self.fill(
+                            level + 1,
+                            src.wrapping_offset(i * sm.stride),
+                            dst.wrapping_offset(i * dm.stride),
+                            row,
+                        )?;
+                        row.pop();
+                    }
+                }
+                _ => {
+                    let sm: VarDimMeta = arrmeta::read(self.smeta.add(*off));
+                    let dm: VarDimMeta = arrmeta::read(self.dmeta.add(*off));
+                    let d: VarDimData = arrmeta::read(src);
+                    // The child of the output's var dim: the var dim itself
+                    // for a slice, the element for an integer.
+                    let csize = if level + 1 == k && matches!(self.ix, Index::At(_)) {
+                        self.elem.data_size()
+                    } else {
+                        child.data_size()
+                    };
+                    let calign = if level + 1 == k && matches!(self.ix, Index::At(_)) {
+                        self.elem.data_alignment()
+                    } else {
+                        child.data_alignment()
+                    };
+                    let bytes = d
+                        .size
+                        .checked_mul(csize)
+                        .ok_or_else(|| Error::alloc("var dim too large to copy"))?;
+                    let begin =
+                        arrmeta::with_allocator(dm.blockref, |a| a.allocate(bytes, calign))?;
+                    arrmeta::write(
+                        dst,
+                        VarDimData {
+                            begin,
+                            size: d.size,
+                        },
+                    );
+                    for i in 0..d.size as isize {
+                        row.push(i as usize);
+                        self.fill(
+                            level + 1,
+                            d.begin.wrapping_offset(sm.offset + i * sm.stride),
+                            begin.wrapping_offset(dm.offset + i * dm.stride),
+                            row,
+                        )?;
+                        row.pop();
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }
 

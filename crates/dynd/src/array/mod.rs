@@ -5,7 +5,37 @@
 //! ([`Array::index`], [`Array::field`], [`Array::permute`]) make a new
 //! preamble and arrmeta over the same data — never a copy — so a write
 //! through a view is seen through the original. [`Array::copy`] makes a
-//! fresh array with the default layout.
+//! fresh array with the default layout. Two operations copy where a view
+//! cannot express the result, and say so: an integer index into a var dim
+//! under a kept dim (`x[:, 0]` of `N * var * T` picks element 0 of every
+//! row: see [`Array::index`]), and [`Array::reshape`] of data that is not
+//! C-contiguous.
+//!
+//! # Rust conveniences
+//! - [`Array::len`], [`Array::is_empty`], [`Array::iter`] and `for row in
+//!   &array`: the outermost dim (fixed or var) as a collection of views;
+//! - `==` compares types and values element by element ([`eq`](#equality));
+//! - [`Array::to_vec`] (any layout, type-checked against `T`) and
+//!   [`Array::as_slice`] (a borrow of immutable C-contiguous data);
+//! - [`Array::reshape`] of fixed dims, with one `-1` inferred;
+//! - `Display` is NumPy's repr, summarising big arrays (see [`display`]).
+//!
+//! ```
+//! use dynd::{Array, Index};
+//! let x = Array::from_json("3 * var * float64", "[[1, 2, 3], [4], [5, 6]]").unwrap();
+//! assert_eq!(x.len().unwrap(), 3);
+//! let firsts = x.index(&[Index::ALL, 0.into()]).unwrap();
+//! assert_eq!(firsts.to_vec::<f64>().unwrap(), vec![1.0, 4.0, 5.0]);
+//! let tails = x.index(&[Index::ALL, (1..).into()]).unwrap();
+//! assert_eq!(tails, Array::from_json("3 * var * float64", "[[2, 3], [], [6]]").unwrap());
+//! assert_eq!(x.iter().map(|row| row.len().unwrap()).collect::<Vec<_>>(), [3, 1, 2]);
+//! ```
+//!
+//! # Equality
+//! Two arrays are equal when their types are equal and so are their
+//! values, compared over the data in any layouts (never through text):
+//! floats by IEEE rules (NaN is not equal to itself), strings by content,
+//! var dims row by row, options by presence and then value.
 //!
 //! # Sharing and threads
 //! Like NumPy arrays, arrays are shared, mutable buffers: every view and
@@ -19,16 +49,23 @@
 
 mod assign;
 mod copy;
+pub mod display;
+mod eq;
 mod external;
 mod flat_assign;
 mod index;
+mod iter;
 mod json;
+mod reshape;
 mod scalar;
+mod values;
 
 pub use crate::layout::{
     BlockrefMeta, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta,
 };
+pub use display::{ArrayDisplay, print_threshold, set_print_threshold};
 pub use index::Index;
+pub use iter::Iter;
 
 use crate::error::{Error, Result};
 use crate::layout::{arrmeta, string_bytes};
@@ -524,12 +561,10 @@ impl TypeArg for crate::types::BuiltinType {
 }
 
 impl fmt::Display for Array {
-    /// The readable repr: `array([[1, 2], [3]], type="2 * var * int32")`.
+    /// The readable repr: `array([[1, 2], [3]], type="2 * var * int32")`,
+    /// summarised NumPy's way when the array is big (see [`display`]).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let tp = self.tp().to_string();
-        write!(f, "array({}, type=", json::to_json(self, true))?;
-        json::write_json_string(&tp, f)?;
-        f.write_str(")")
+        fmt::Display::fmt(&self.display(), f)
     }
 }
 

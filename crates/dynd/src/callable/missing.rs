@@ -9,7 +9,7 @@
 //! ([`Missing::KleeneAnd`], [`Missing::KleeneOr`]): `false and missing` is
 //! false, `true or missing` is true.
 //!
-//! How it runs: a wrapper kernel ([`Propagate`]) takes each strided call in
+//! How it runs: a wrapper kernel (`Propagate`) takes each strided call in
 //! chunks of [`CHUNK`] elements, marks the missing ones (a typed comparison
 //! with each optional argument's NA value), runs the callable's own kernel
 //! and writes NA where something was missing. When every type is a builtin

@@ -24,6 +24,7 @@ pub mod reduce;
 mod registry;
 mod scalar;
 pub mod select;
+pub mod sort;
 pub mod strings;
 
 pub use registry::{lookup, names, register};
@@ -220,6 +221,7 @@ fn builtins(map: &mut std::collections::BTreeMap<String, Callable>) {
     nulls::register(map);
     reduce::register(map);
     select::register(map);
+    sort::register(map);
     strings::register(map);
 }
 

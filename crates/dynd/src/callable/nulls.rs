@@ -468,7 +468,7 @@ struct DropNull {
 }
 
 /// Builds `tp` under `dims` (outermost first).
-fn under_dims(dims: &[Option<usize>], mut tp: Type) -> Type {
+pub(crate) fn under_dims(dims: &[Option<usize>], mut tp: Type) -> Type {
     for d in dims.iter().rev() {
         tp = match d {
             Some(n) => Type::fixed_dim(*n, tp),
@@ -480,7 +480,7 @@ fn under_dims(dims: &[Option<usize>], mut tp: Type) -> Type {
 
 /// `tp` as the one-field tuple `(tp)`, which the lifter does not peel:
 /// the same data and arrmeta layout (field 0 at offset 0 of both), checked.
-fn as_cell(tp: &Type) -> Result<Type> {
+pub(crate) fn as_cell(tp: &Type) -> Result<Type> {
     let cell = Type::tuple_of([tp.clone()]);
     let same = cell.data_size() == tp.data_size()
         && cell.data_alignment() == tp.data_alignment()

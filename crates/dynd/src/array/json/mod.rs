@@ -26,8 +26,8 @@ mod parse;
 mod write;
 
 pub(super) use parse::{parse_into, parse_str_into};
-pub(super) use write::to_json;
 pub(crate) use write::write_json_string;
+pub(super) use write::{to_json, write_value};
 
 #[cfg(test)]
 mod tests;

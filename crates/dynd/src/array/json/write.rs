@@ -38,6 +38,22 @@ pub(in crate::array) fn to_json(a: &Array, pretty: bool) -> String {
     out
 }
 
+/// Writes one value of `tp` as JSON (`pretty`: with a space after each
+/// `,` and `:`, as the repr shows it).
+///
+/// # Safety
+/// 1. `data` / `meta` are valid data and arrmeta of `tp`.
+pub(in crate::array) unsafe fn write_value(
+    tp: &Type,
+    meta: *const u8,
+    data: *const u8,
+    pretty: bool,
+    out: &mut String,
+) {
+    // SAFETY: (1).
+    unsafe { Writer { pretty }.value(tp, meta, data, out) }
+}
+
 struct Writer {
     pretty: bool,
 }

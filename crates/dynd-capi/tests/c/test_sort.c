@@ -1,0 +1,86 @@
+/*
+ * test_sort.c -- C tests of the sorting callables through include/dynd.h
+ * (DESIGN section 8): sort, argsort, cumsum and concatenate found by name
+ * with dynd_callable_lookup and called on a ragged array, and a bad call
+ * reported through the error slot.
+ *
+ * Built and run by crates/dynd-capi/tests/c_tests.rs (cargo test -p
+ * dynd-capi) with -Wall -Wextra -Werror -std=c11.
+ */
+#include "dynd.h"
+#include "minitest.h"
+#include "capi_util.h"
+
+#include <string.h>
+
+/* An array of datashape `ds` from `json`. */
+static dynd_array arr(const char *ds, const char *json) {
+  dynd_type tp = parse_type(ds);
+  if (tp == NULL) return NULL;
+  dynd_array a = dynd_array_from_json(tp, json, strlen(json));
+  if (a == NULL) MT_FAIL("cannot parse %s as %s: %s", json, ds, dynd_error_message());
+  dynd_type_decref(tp);
+  return a;
+}
+
+/* The array as JSON compared with `json`, and its type with `ds`. */
+static void check_array(dynd_array a, const char *ds, const char *json) {
+  if (a == NULL) {
+    MT_FAIL("expected %s : %s, got NULL (error %d: %s)", json, ds, dynd_error_code(),
+            dynd_error_message());
+    return;
+  }
+  char *text = dynd_array_to_json(a);
+  char *type = dynd_type_to_datashape(dynd_array_type(a));
+  CHECK_EQ_STR(text, json);
+  CHECK_EQ_STR(type, ds);
+  dynd_string_free(text);
+  dynd_string_free(type);
+}
+
+static void test_sort_callables_by_name(void) {
+  dynd_callable sort = dynd_callable_lookup("sort");
+  dynd_callable argsort = dynd_callable_lookup("argsort");
+  dynd_callable cumsum = dynd_callable_lookup("cumsum");
+  dynd_callable concatenate = dynd_callable_lookup("concatenate");
+  REQUIRE(sort != NULL && argsort != NULL && cumsum != NULL && concatenate != NULL);
+
+  dynd_array x = arr("3 * var * ?float64", "[[3, null, NaN, 1, 1], [], [2.5, -1]]");
+  REQUIRE(x != NULL);
+  dynd_array r = dynd_callable_call(sort, 1, &x);
+  check_array(r, "3 * var * ?float64", "[[1.0,1.0,3.0,NaN,null],[],[-1.0,2.5]]");
+  dynd_array_decref(r);
+  r = dynd_callable_call(argsort, 1, &x);
+  check_array(r, "3 * var * int64", "[[3,4,0,2,1],[],[1,0]]");
+  dynd_array_decref(r);
+  r = dynd_callable_call(cumsum, 1, &x);
+  check_array(r, "3 * var * ?float64", "[[3.0,null,NaN,NaN,NaN],[],[2.5,1.5]]");
+  dynd_array_decref(r);
+
+  dynd_array y = arr("1 * var * ?float64", "[[7]]");
+  REQUIRE(y != NULL);
+  dynd_array args[2] = {x, y};
+  r = dynd_callable_call(concatenate, 2, args);
+  check_array(r, "4 * var * ?float64", "[[3.0,null,NaN,1.0,1.0],[],[2.5,-1.0],[7.0]]");
+  dynd_array_decref(r);
+
+  /* A scalar has no dim to sort along: a type error, named. */
+  dynd_array s = arr("int32", "5");
+  REQUIRE(s != NULL);
+  EXPECT_NULL_WITH(dynd_callable_call(sort, 1, &s), DYND_ERR_TYPE);
+  CHECK_CONTAINS(dynd_error_message(), "sort works along a dim");
+
+  dynd_array_decref(s);
+  dynd_array_decref(y);
+  dynd_array_decref(x);
+  dynd_callable_decref(concatenate);
+  dynd_callable_decref(cumsum);
+  dynd_callable_decref(argsort);
+  dynd_callable_decref(sort);
+  dynd_error_clear();
+}
+
+int main(void) {
+  RUN(test_sort_callables_by_name);
+  return minitest_main_result();
+}
