@@ -182,6 +182,16 @@ fn c_missing_value_tests_pass_under_valgrind() {
 }
 
 #[test]
+fn c_select_tests_pass() {
+    c_program_passes("test_select", "the C selection tests");
+}
+
+#[test]
+fn c_select_tests_pass_under_valgrind() {
+    c_program_passes_under_valgrind("test_select", "the C selection tests");
+}
+
+#[test]
 fn c_sort_tests_pass() {
     c_program_passes("test_sort", "the C sorting tests");
 }

@@ -494,7 +494,7 @@ fn take_long_rows_equal_a_loop() {
             }]
         })
         .collect();
-    assert_eq!(r.to_json(), Array::from(want).to_json());
+    assert_eq!(r.to_json(), Array::from(want.clone()).to_json());
     // The first bad index is the one reported, threads or not.
     let mut bad = idx.clone();
     bad[250_000] = n as i64;
@@ -511,6 +511,24 @@ fn take_long_rows_equal_a_loop() {
         .unwrap();
     let r = compute::take(&Array::from(xs.clone()), &every_other).unwrap();
     assert_eq!(r.tp().to_string(), format!("{} * float64", n.div_ceil(2)));
+    let want_odd: Vec<f64> = want.iter().step_by(2).copied().collect();
+    assert_eq!(r.to_json(), Array::from(want_odd).to_json());
+    // A reversed view of x (a negative stride), gathered by the same
+    // indices: element i of the view is xs[n - 1 - i].
+    let rev = Array::from(xs.clone())
+        .index(&[Index::slice(None, None, -1)])
+        .unwrap();
+    let r = compute::take(&rev, &Array::from(idx.clone())).unwrap();
+    let want_rev: Vec<f64> = idx
+        .iter()
+        .map(|&i| xs[n - 1 - (if i < 0 { i + n as i64 } else { i }) as usize])
+        .collect();
+    assert_eq!(r.to_json(), Array::from(want_rev).to_json());
+    // Narrow unsigned indices, contiguous and long.
+    let small: Vec<u16> = (0..n).map(|i| (i * 31 % 65_536) as u16).collect();
+    let r = compute::take(&Array::from(xs.clone()), &Array::from(small.clone())).unwrap();
+    let want_small: Vec<f64> = small.iter().map(|&i| xs[i as usize]).collect();
+    assert_eq!(r.to_json(), Array::from(want_small).to_json());
 }
 
 #[test]

@@ -9,6 +9,7 @@ use crate::kernels::kernel_size;
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
 use crate::layout::VarDimData;
 use crate::types::{BuiltinType, Type};
+use std::mem::size_of;
 use std::pin::Pin;
 
 /// `filter(x, mask)`: sees whole types, and lifts itself over the outer
@@ -213,6 +214,54 @@ impl FilterRow {
     }
 }
 
+impl FilterRow {
+    /// Compacts every row of the run, elements of width `U`, into `base`
+    /// (packed one row after another) and writes the output rows.
+    ///
+    /// # Safety
+    /// 1. `run` is a valid strided run of this kernel (Kernel::strided 1),
+    ///    its rows' lengths checked equal; `base` has room for every kept
+    ///    element of the run and one more.
+    #[inline(always)]
+    unsafe fn compact_rows<U: Copy>(&self, run: &Strided<'_>, base: *mut u8) {
+        let base = base.cast::<U>();
+        let mut at = 0usize;
+        for j in 0..run.count {
+            let at_row = |p: *const u8, s: isize| p.wrapping_offset(j as isize * s);
+            // SAFETY: (1) row j of each source is readable.
+            let ((x, n, xs), (m, _, ms)) = unsafe {
+                (
+                    self.x.row(at_row(run.src[0], run.src_stride[0])),
+                    self.mask.row(at_row(run.src[1], run.src_stride[1])),
+                )
+            };
+            let begin = base.wrapping_add(at);
+            // SAFETY: (1) the row is readable; `begin` has room for this
+            // row's kept elements, then the later rows' (or the slack).
+            let kept = unsafe {
+                if xs == size_of::<U>() as isize && ms == 1 {
+                    compact::<U>(x, size_of::<U>() as isize, m, 1, n, self.na, begin)
+                } else {
+                    compact::<U>(x, xs, m, ms, n, self.na, begin)
+                }
+            };
+            let d = VarDimData {
+                begin: begin.cast::<u8>(),
+                size: kept,
+            };
+            // SAFETY: (1) output row j is a writable var element (offset
+            // 0, checked when built).
+            unsafe {
+                run.dst
+                    .wrapping_offset(j as isize * run.dst_stride)
+                    .cast::<VarDimData>()
+                    .write_unaligned(d)
+            };
+            at += kept;
+        }
+    }
+}
+
 impl Kernel for FilterRow {
     const NSRC: usize = 2;
 
@@ -248,50 +297,40 @@ impl Kernel for FilterRow {
         let base = self
             .out
             .allocate("filter", total + slack, self.width.is_some())?;
+        if let Some(w) = self.width {
+            // Builtins: one dispatch per run, then a tight loop per row.
+            // SAFETY: (Kernel::strided 1) the run is valid; `base` has room
+            // for every kept element and the slack.
+            return by_size!(w, |U| unsafe { self.compact_rows::<U>(&run, base) })
+                .ok_or_else(|| Error::invalid_argument(format!("filter: no width {w}")));
+        }
         let esize = self.out.esize;
         let mut at = 0usize;
         for j in 0..run.count {
             let ((x, n, xs), (m, _, ms)) = row(j);
             let begin = base.wrapping_add(at * esize);
-            let kept = match self.width {
-                // SAFETY: the rows are readable; `begin` has room for this
-                // row's kept elements, then the later rows' (or the slack).
-                Some(w) => {
-                    // SAFETY: the rows are readable; `begin` has room for
-                    // this row's kept elements, then the later rows' (or
-                    // the slack).
-                    unsafe { by_size!(w, |U| compact::<U>(x, xs, m, ms, n, self.na, begin.cast())) }
-                        .ok_or_else(|| Error::invalid_argument(format!("filter: no width {w}")))?
+            // SAFETY: the child was built for Strided on the elements.
+            let copy = unsafe { k.child(self.child[0]) };
+            let mut kept = 0usize;
+            let mut i = 0usize;
+            while i < n {
+                // SAFETY: mask byte i (and on) is readable.
+                let mb = |i: usize| unsafe { *m.wrapping_offset(i as isize * ms) };
+                if !keeps(mb(i), self.na) {
+                    i += 1;
+                    continue;
                 }
-                None => {
-                    // SAFETY: the child was built for Strided on the
-                    // elements.
-                    let copy = unsafe { k.child(self.child[0]) };
-                    let mut kept = 0usize;
-                    let mut i = 0usize;
-                    while i < n {
-                        // SAFETY: mask byte i (and on) is readable.
-                        let mb = |i: usize| unsafe { *m.wrapping_offset(i as isize * ms) };
-                        if !keeps(mb(i), self.na) {
-                            i += 1;
-                            continue;
-                        }
-                        let start = i;
-                        while i < n && keeps(mb(i), self.na) {
-                            i += 1;
-                        }
-                        let from = x.wrapping_offset(start as isize * xs);
-                        let to = begin.wrapping_add(kept * esize);
-                        // SAFETY: elements [start, i) of the row, into as many
-                        // free (zeroed) slots of the new row.
-                        unsafe {
-                            copy.call_strided(to, esize as isize, &[from], &[xs], i - start)
-                        }?;
-                        kept += i - start;
-                    }
-                    kept
+                let start = i;
+                while i < n && keeps(mb(i), self.na) {
+                    i += 1;
                 }
-            };
+                let from = x.wrapping_offset(start as isize * xs);
+                let to = begin.wrapping_add(kept * esize);
+                // SAFETY: elements [start, i) of the row, into as many free
+                // (zeroed) slots of the new row.
+                unsafe { copy.call_strided(to, esize as isize, &[from], &[xs], i - start) }?;
+                kept += i - start;
+            }
             let d = VarDimData { begin, size: kept };
             // SAFETY: output row j is a writable var element (offset 0,
             // checked when built).

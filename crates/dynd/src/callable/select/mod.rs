@@ -41,10 +41,13 @@
 //!
 //! **Speed.** Elements that are builtin numbers (or options of them) move
 //! by width — a branch-free compaction for `filter`, a checked gather for
-//! `take` (split across threads for a long row), a lane blend for `where`
-//! — and any other element type (records, strings, dims) through its
-//! assignment kernel, one strided call per run of kept or gathered
-//! elements.
+//! `take` (each block of indices range-checked in one branch-free pass,
+//! then gathered with plain loads and a software prefetch a few dozen
+//! elements ahead; split across threads for a long row), a lane blend for
+//! `where` — with the width (and index type) dispatched once per run of
+//! rows, not per row; any other element type (records, strings, dims)
+//! moves through its assignment kernel, one strided call per run of kept
+//! or gathered elements.
 
 mod filter;
 mod take;

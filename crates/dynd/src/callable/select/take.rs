@@ -486,18 +486,167 @@ unsafe fn gather_as<U: Copy>(
     }
 }
 
-impl Kernel for TakeRow {
-    const NSRC: usize = 2;
+/// Indices checked (then gathered) per block of the plain gather: a block's
+/// indices stay in L1 between the check and the gather.
+const BLOCK: usize = 512;
+/// How many elements ahead the plain gather prefetches (random gathers are
+/// bound by memory latency, and hardware prefetchers cannot guess them).
+const PREFETCH: usize = 32;
 
-    unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
-        // SAFETY: one row is a strided run of one (Kernel::single 1).
-        unsafe { self.strided(k, Strided::one(dst, src, &[0, 0])) }
+/// Hints that the cache line at `p` is read soon; nothing where there is no
+/// prefetch instruction to hand. Any address is fine: a prefetch never
+/// faults.
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of x86_64; a prefetch reads nothing and never
+    // faults, whatever the address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// `out[j] = x[idx[j]]` for output elements `[a, b)` of one row, indices
+/// of type `I` and elements of width `U`, with no missing indices: each
+/// block of indices is checked in one branch-free pass (a negative index
+/// counts from the end), then gathered with plain loads, prefetching
+/// [`PREFETCH`] elements ahead. `C`: the indices, `x` and the output are
+/// contiguous (their strides the element sizes), so the check vectorises.
+/// Returns the position of the first index out of range, if any (nothing
+/// of its block is written).
+///
+/// # Safety
+/// 1. `ops` is valid: `ops.n` elements of width `U` at `ops.xs` from
+///    `ops.x`; the row's indices through `b` readable and its output
+///    elements through `b` writable; with `C`, the strides are the sizes.
+#[inline(always)]
+unsafe fn gather_plain<I: AsIndex, U: Copy, const C: bool>(
+    ops: &RowOps,
+    a: usize,
+    b: usize,
+) -> std::result::Result<(), usize> {
+    let (is, xs, os) = if C {
+        let u = size_of::<U>() as isize;
+        (size_of::<I>() as isize, u, u)
+    } else {
+        (ops.is, ops.xs, ops.os)
+    };
+    let (n, len) = (ops.n as i64, ops.n as u64);
+    let at = |j: usize| {
+        // SAFETY: (1) index j of the row is readable, for j < b.
+        unsafe {
+            ops.idx
+                .wrapping_offset(j as isize * is)
+                .cast::<I>()
+                .read_unaligned()
+        }
+        .as_index()
+    };
+    // A negative position counts from the end; one still negative (or one
+    // too large) is out of range, as an unsigned comparison sees.
+    let norm = |p: i64| p.wrapping_add((p >> 63) & n);
+    let mut s = a;
+    while s < b {
+        let e = (s + BLOCK).min(b);
+        let mut bad = false;
+        for j in s..e {
+            bad |= (norm(at(j)) as u64) >= len;
+        }
+        if bad {
+            return Err((s..e).find(|&j| (norm(at(j)) as u64) >= len).unwrap_or(s));
+        }
+        let copy = |j: usize, i: i64| {
+            // SAFETY: (1) position i is in range (checked above); output
+            // element j is writable.
+            unsafe {
+                let v = ops
+                    .x
+                    .wrapping_offset(i as isize * xs)
+                    .cast::<U>()
+                    .read_unaligned();
+                ops.out
+                    .wrapping_offset(j as isize * os)
+                    .cast::<U>()
+                    .write_unaligned(v);
+            }
+        };
+        // Prefetch while an index PREFETCH ahead is in the row (it may be
+        // in the next, unchecked block: a prefetch of any address is safe).
+        let ahead = e.min(b.saturating_sub(PREFETCH)).max(s);
+        for j in s..ahead {
+            let k = norm(at(j + PREFETCH));
+            prefetch(ops.x.wrapping_offset(k as isize * xs));
+            copy(j, norm(at(j)));
+        }
+        for j in ahead..e {
+            copy(j, norm(at(j)));
+        }
+        s = e;
+    }
+    Ok(())
+}
+
+impl TakeRow {
+    /// Gathers one row of plain indices (none missing) into elements that
+    /// move as bits, on several threads when it is long.
+    ///
+    /// # Safety
+    /// As [`gather_plain`] over the whole row (`m` output elements).
+    #[inline(always)]
+    unsafe fn plain_row<I: AsIndex, U: Copy>(
+        &self,
+        row: usize,
+        ops: &RowOps,
+        m: usize,
+    ) -> Result<()> {
+        let contiguous = ops.is == size_of::<I>() as isize
+            && ops.xs == size_of::<U>() as isize
+            && ops.os == size_of::<U>() as isize;
+        let part = |a: usize, b: usize| {
+            if contiguous {
+                // SAFETY: the caller's promises, for [a, b); contiguous.
+                unsafe { gather_plain::<I, U, true>(ops, a, b) }
+            } else {
+                // SAFETY: the caller's promises, for [a, b).
+                unsafe { gather_plain::<I, U, false>(ops, a, b) }
+            }
+        };
+        let first_bad = if m >= PARALLEL_ROW && rayon::current_num_threads() > 1 {
+            // Each task gathers its own output range; the first bad index
+            // in index order is the one reported, as the serial loop does.
+            (0..m.div_ceil(TASK))
+                .into_par_iter()
+                .map(|t| part(t * TASK, ((t + 1) * TASK).min(m)).err())
+                .collect::<Vec<_>>()
+                .into_iter()
+                .flatten()
+                .next()
+        } else {
+            part(0, m).err()
+        };
+        match first_bad {
+            Some(j) => Err(self.out_of_range(row, ops, j, ops.n)),
+            None => Ok(()),
+        }
     }
 
-    unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+    /// Calls `f(row, ops, m)` for each row of the run (`m` its number of
+    /// indices), with its output in place (a fixed output dim) or in one
+    /// allocation for all the rows (a var one).
+    ///
+    /// # Safety
+    /// 1. `run` is a valid strided run of this kernel (Kernel::strided 1).
+    #[inline(always)]
+    unsafe fn each_row(
+        &self,
+        run: &Strided<'_>,
+        mut f: impl FnMut(usize, &RowOps, usize) -> Result<()>,
+    ) -> Result<()> {
         let row = |j: usize| {
             let at = |p: *const u8, s: isize| p.wrapping_offset(j as isize * s);
-            // SAFETY: row j of each source is readable (Kernel::strided 1).
+            // SAFETY: (1) row j of each source is readable.
             unsafe {
                 (
                     self.x.row(at(run.src[0], run.src_stride[0])),
@@ -505,13 +654,6 @@ impl Kernel for TakeRow {
                 )
             }
         };
-        // SAFETY: the child was built for Strided when bits do not move.
-        let copy = self
-            .width
-            .is_none()
-            .then(|| unsafe { k.child(self.child[0]) });
-        // Scratch for the loaded indices, set up once per call (not per row).
-        let (mut pos, mut missing) = ([0i64; CHUNK], [0u8; CHUNK]);
         let dst_row = |j: usize| run.dst.wrapping_offset(j as isize * run.dst_stride);
         match &self.out {
             OutRow::Fixed { stride } => {
@@ -526,20 +668,20 @@ impl Kernel for TakeRow {
                         out: dst_row(j),
                         os: *stride,
                     };
-                    // SAFETY: the rows are valid; output row j has `m`
-                    // elements (the fixed dim the indices' row has).
-                    unsafe { self.gather_row(copy, j, &ops, m, (&mut pos, &mut missing)) }?;
+                    // Output row j has `m` elements (the fixed dim the
+                    // indices' row has).
+                    f(j, &ops, m)?;
                 }
             }
             OutRow::Var(alloc) => {
                 // One allocation for every row.
                 let total = (0..run.count).map(|j| row(j).1.1).sum::<usize>();
                 let base = alloc.allocate("take", total, self.width.is_some())?;
+                let os = alloc.esize as isize;
                 let mut at = 0usize;
                 for j in 0..run.count {
                     let ((x, n, xs), (idx, m, is)) = row(j);
                     let begin = base.wrapping_add(at * alloc.esize);
-                    let os = alloc.esize as isize;
                     let ops = RowOps {
                         x,
                         n,
@@ -549,17 +691,60 @@ impl Kernel for TakeRow {
                         out: begin,
                         os,
                     };
-                    // SAFETY: the rows are valid; `begin` has room for `m`
-                    // elements.
-                    unsafe { self.gather_row(copy, j, &ops, m, (&mut pos, &mut missing)) }?;
+                    // `begin` has room for `m` elements.
+                    f(j, &ops, m)?;
                     let d = VarDimData { begin, size: m };
-                    // SAFETY: output row j is a writable var element.
+                    // SAFETY: (1) output row j is a writable var element.
                     unsafe { dst_row(j).cast::<VarDimData>().write_unaligned(d) };
                     at += m;
                 }
             }
         }
         Ok(())
+    }
+}
+
+impl Kernel for TakeRow {
+    const NSRC: usize = 2;
+
+    unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+        // SAFETY: one row is a strided run of one (Kernel::single 1).
+        unsafe { self.strided(k, Strided::one(dst, src, &[0, 0])) }
+    }
+
+    unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        if let (Some(w), None) = (self.width, self.idx_na) {
+            // Plain indices into bits: one dispatch per run, then a tight
+            // loop per row.
+            return with_native!(self.index, signed unsigned => |I| by_size!(w, |U| {
+                // SAFETY: (Kernel::strided 1) the run is valid; each row's
+                // operands are as each_row hands them.
+                unsafe {
+                    self.each_row(&run, |j, ops, m| self.plain_row::<I, U>(j, ops, m))
+                }
+            }))
+            .flatten()
+            .unwrap_or_else(|| {
+                Err(Error::invalid_argument(format!(
+                    "take: no gather for {} indices into elements of width {w}",
+                    self.index
+                )))
+            });
+        }
+        // SAFETY: the child was built for Strided when bits do not move.
+        let copy = self
+            .width
+            .is_none()
+            .then(|| unsafe { k.child(self.child[0]) });
+        // Scratch for the loaded indices, set up once per call (not per row).
+        let (mut pos, mut missing) = ([0i64; CHUNK], [0u8; CHUNK]);
+        // SAFETY: (Kernel::strided 1) the run is valid; the rows are valid
+        // and each has room for its `m` output elements.
+        unsafe {
+            self.each_row(&run, |j, ops, m| {
+                self.gather_row(copy, j, ops, m, (&mut pos, &mut missing))
+            })
+        }
     }
 
     fn child_offsets(&self) -> &[usize] {
