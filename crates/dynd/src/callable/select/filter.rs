@@ -1,7 +1,7 @@
 //! `filter(x, mask)`: the elements of `x` the mask keeps, along the mask's
 //! innermost dim, which becomes var (awkward's `x[mask]`).
 
-use super::{RowAlloc, RowDim, Rows, arity, by_size, lift_rows, plain_width, under_dims};
+use super::{RowAlloc, RowIn, Rows, arity, by_size, lift_rows, plain_width, row_dim, under_dims};
 use crate::callable::CallableImpl;
 use crate::error::{Error, Result};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
@@ -81,8 +81,8 @@ impl CallableImpl for Filter {
             // types.
             let ((x, elem, elem_meta), (mask, _, _), out) = unsafe {
                 (
-                    RowDim::of(&rows.x_row, metas[0])?,
-                    RowDim::of(&rows.by_row, metas[1])?,
+                    row_dim(&rows.x_row, metas[0])?,
+                    row_dim(&rows.by_row, metas[1])?,
                     RowAlloc::of("filter", &out_row, dst_meta)?,
                 )
             };
@@ -187,8 +187,8 @@ unsafe fn compact<U: Copy>(
 
 /// One output row `var * E` per row of `x` and of the mask.
 struct FilterRow {
-    x: RowDim,
-    mask: RowDim,
+    x: RowIn,
+    mask: RowIn,
     /// The mask's NA byte (0 for a plain bool).
     na: u8,
     out: RowAlloc,

@@ -53,15 +53,16 @@ mod filter;
 mod take;
 mod where_;
 
+pub(super) use super::rows::under_dims;
+use super::rows::{RowIn, as_cell};
 use super::{Callable, type_list};
 use crate::error::{Error, Result};
 use crate::kernels::broadcast::{Mismatch, broadcast_error, combine, dims_of};
 use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest, lift};
-use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
+use crate::layout::VarDimMeta;
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
 use std::collections::BTreeMap;
-use std::mem::size_of;
 use std::pin::Pin;
 use std::ptr::NonNull;
 use std::sync::LazyLock;
@@ -76,36 +77,6 @@ fn arity(name: &str, params: &str, n: usize) -> Error {
 
 fn signature(text: &str) -> Type {
     Type::parse(text).unwrap_or_else(|_| Type::any())
-}
-
-/// Builds `tp` under `dims` (outermost first; `None` is var).
-fn under_dims(dims: &[Option<usize>], mut tp: Type) -> Type {
-    for d in dims.iter().rev() {
-        tp = match d {
-            Some(n) => Type::fixed_dim(*n, tp),
-            None => Type::var_dim(tp),
-        };
-    }
-    tp
-}
-
-/// `tp` as the one-field tuple `(tp)`, which the lifter does not peel: the
-/// same data and arrmeta layout (field 0 at offset 0 of both), checked.
-fn as_cell(name: &str, tp: &Type) -> Result<Type> {
-    let cell = Type::tuple_of([tp.clone()]);
-    let same = cell.data_size() == tp.data_size()
-        && cell.data_alignment() == tp.data_alignment()
-        && cell.arrmeta_size() == tp.arrmeta_size()
-        && cell.fields().is_some_and(|f| {
-            f.data_offsets().first() == Some(&0) && f.arrmeta_offsets().first() == Some(&0)
-        });
-    if same {
-        Ok(cell)
-    } else {
-        Err(Error::invalid_argument(format!(
-            "{name}: {cell} does not lay out as {tp}"
-        )))
-    }
 }
 
 /// `tp` below its first `k` dims.
@@ -176,74 +147,18 @@ impl Rows {
     }
 }
 
-/// A row dim as a kernel reads it: fixed, or var (the length in each row).
-#[derive(Debug, Clone, Copy)]
-enum RowDim {
-    Fixed { size: usize, stride: isize },
-    Var { stride: isize, offset: isize },
-}
-
-impl RowDim {
-    /// The row dim of `tp` (a dim) with arrmeta `meta`: the dim, its
-    /// element type and the element's arrmeta.
-    ///
-    /// # Safety
-    /// 1. `meta` is valid arrmeta of `tp`.
-    unsafe fn of(tp: &Type, meta: *const u8) -> Result<(RowDim, &Type, *const u8)> {
-        match tp.kind() {
-            TypeKind::FixedDim { size, elem } => {
-                // SAFETY: (1) a fixed dim's arrmeta starts with FixedDimMeta,
-                // and the element's follows.
-                let (m, em) = unsafe {
-                    (
-                        meta.cast::<FixedDimMeta>().read_unaligned(),
-                        meta.add(size_of::<FixedDimMeta>()),
-                    )
-                };
-                let dim = RowDim::Fixed {
-                    size: *size,
-                    stride: m.stride,
-                };
-                Ok((dim, elem, em))
-            }
-            TypeKind::VarDim { elem } => {
-                // SAFETY: (1) a var dim's arrmeta starts with VarDimMeta, and
-                // the element's follows.
-                let (m, em) = unsafe {
-                    (
-                        meta.cast::<VarDimMeta>().read_unaligned(),
-                        meta.add(size_of::<VarDimMeta>()),
-                    )
-                };
-                let dim = RowDim::Var {
-                    stride: m.stride,
-                    offset: m.offset,
-                };
-                Ok((dim, elem, em))
-            }
-            _ => Err(Error::type_error(format!(
-                "{tp} is not a dim to select along"
-            ))),
-        }
-    }
-
-    /// The row whose dim data is at `data`: its first element, length and
-    /// stride.
-    ///
-    /// # Safety
-    /// 1. `data` is a readable element of the dim's type (for a var dim,
-    ///    its `{begin, size}`).
-    #[inline]
-    unsafe fn row(self, data: *const u8) -> (*const u8, usize, isize) {
-        match self {
-            RowDim::Fixed { size, stride } => (data, size, stride),
-            RowDim::Var { stride, offset } => {
-                // SAFETY: (1) a var element.
-                let v: VarDimData = unsafe { data.cast::<VarDimData>().read_unaligned() };
-                (v.begin.wrapping_offset(offset).cast_const(), v.size, stride)
-            }
-        }
-    }
+/// The row reader of `tp` (a dim) with arrmeta `meta`, its element type
+/// and the element's arrmeta.
+///
+/// # Safety
+/// 1. `meta` is valid arrmeta of `tp`.
+unsafe fn row_dim(tp: &Type, meta: *const u8) -> Result<(RowIn, &Type, *const u8)> {
+    let elem = tp
+        .dim_elem()
+        .ok_or_else(|| Error::type_error(format!("{tp} is not a dim to select along")))?;
+    // SAFETY: (1).
+    let (dim, em) = unsafe { RowIn::of("select", tp, meta) }?;
+    Ok((dim, elem, em))
 }
 
 /// Where a var output's rows are allocated: the destination's block.

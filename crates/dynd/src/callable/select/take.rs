@@ -2,7 +2,7 @@
 //! dim the indices' innermost dim aligns with, row by row (NumPy's
 //! `a[idx]`, awkward's jagged `x[idx]`).
 
-use super::{RowAlloc, RowDim, Rows, arity, by_size, lift_rows, plain_width, under_dims};
+use super::{RowAlloc, RowIn, Rows, arity, by_size, lift_rows, plain_width, row_dim, under_dims};
 use crate::callable::CallableImpl;
 use crate::callable::missing::{Bits, CHUNK};
 use crate::error::{Error, Result};
@@ -109,8 +109,8 @@ impl CallableImpl for Take {
             // types.
             let ((x, elem, elem_meta), (idx, _, _)) = unsafe {
                 (
-                    RowDim::of(&p.rows.x_row, metas[0])?,
-                    RowDim::of(&p.rows.by_row, metas[1])?,
+                    row_dim(&p.rows.x_row, metas[0])?,
+                    row_dim(&p.rows.by_row, metas[1])?,
                 )
             };
             let (out, out_elem_meta) = match p.out_row.kind() {
@@ -238,8 +238,8 @@ enum OutRow {
 
 /// One output row per row of `x` and of the indices.
 struct TakeRow {
-    x: RowDim,
-    idx: RowDim,
+    x: RowIn,
+    idx: RowIn,
     index: BuiltinType,
     /// The indices' NA, when they are optional.
     idx_na: Option<Bits>,
