@@ -1,6 +1,7 @@
 /*
- * capi_util.h -- what the C tests of dynd.h (test_capi.c, test_callables.c)
- * share: builtin type ids, the fixed dim arrmeta layout, parsing a type, and
+ * capi_util.h -- what the C tests of dynd.h share: builtin type ids, the
+ * fixed dim arrmeta layout, parsing a type, an array from JSON (arr) and the
+ * check of an array's type and JSON (check_array),
  * the checks of a failing call (EXPECT_INVALID, EXPECT_NULL_WITH), the leaf
  * step of an instantiate (add_leaf_kernel) and an instantiate for kernels
  * with no data (leaf_instantiate). Include it after dynd.h and minitest.h.
@@ -9,6 +10,7 @@
 #define DYND_CAPI_UTIL_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* Builtin ids (DESIGN section 3). */
 #define TP(id) ((dynd_type)(uintptr_t)(id))
@@ -29,6 +31,31 @@ static inline dynd_type parse_type(const char *ds) {
   dynd_type tp = dynd_type_from_datashape(ds);
   if (tp == NULL) MT_FAIL("cannot parse %s: %s", ds, dynd_error_message());
   return tp;
+}
+
+/* An array of datashape `ds` from `json`. */
+static inline dynd_array arr(const char *ds, const char *json) {
+  dynd_type tp = parse_type(ds);
+  if (tp == NULL) return NULL;
+  dynd_array a = dynd_array_from_json(tp, json, strlen(json));
+  if (a == NULL) MT_FAIL("cannot parse %s as %s: %s", json, ds, dynd_error_message());
+  dynd_type_decref(tp);
+  return a;
+}
+
+/* The array as JSON compared with `json`, and its type with `ds`. */
+static inline void check_array(dynd_array a, const char *ds, const char *json) {
+  if (a == NULL) {
+    MT_FAIL("expected %s : %s, got NULL (error %d: %s)", json, ds, dynd_error_code(),
+            dynd_error_message());
+    return;
+  }
+  char *text = dynd_array_to_json(a);
+  char *type = dynd_type_to_datashape(dynd_array_type(a));
+  CHECK_EQ_STR(text, json);
+  CHECK_EQ_STR(type, ds);
+  dynd_string_free(text);
+  dynd_string_free(type);
 }
 
 /* Runs `call` with a clear error slot; the slot must then hold

@@ -13,31 +13,6 @@
 
 #include <string.h>
 
-/* An array of datashape `ds` from `json`. */
-static dynd_array arr(const char *ds, const char *json) {
-  dynd_type tp = parse_type(ds);
-  if (tp == NULL) return NULL;
-  dynd_array a = dynd_array_from_json(tp, json, strlen(json));
-  if (a == NULL) MT_FAIL("cannot parse %s as %s: %s", json, ds, dynd_error_message());
-  dynd_type_decref(tp);
-  return a;
-}
-
-/* The array as JSON compared with `json`, and its type with `ds`. */
-static void check_array(dynd_array a, const char *ds, const char *json) {
-  if (a == NULL) {
-    MT_FAIL("expected %s : %s, got NULL (error %d: %s)", json, ds, dynd_error_code(),
-            dynd_error_message());
-    return;
-  }
-  char *text = dynd_array_to_json(a);
-  char *type = dynd_type_to_datashape(dynd_array_type(a));
-  CHECK_EQ_STR(text, json);
-  CHECK_EQ_STR(type, ds);
-  dynd_string_free(text);
-  dynd_string_free(type);
-}
-
 static void test_sort_callables_by_name(void) {
   dynd_callable sort = dynd_callable_lookup("sort");
   dynd_callable argsort = dynd_callable_lookup("argsort");

@@ -49,7 +49,7 @@
 //! allocation of the row's length, shrunk to what was kept.
 
 use super::missing::{BLOCK, Bits, CHUNK, Scratch, fill_where};
-use super::rows::{RowIn, RowKernel, instantiate_rows, under_dims};
+use super::rows::{RowIn, RowKernel};
 use super::{Callable, CallableImpl, no_match};
 use crate::error::{Error, Result};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
@@ -567,6 +567,14 @@ impl RowKernel for DropNull {
         "drop_null"
     }
 
+    fn row_signature(&self) -> &Type {
+        &self.sig
+    }
+
+    fn parts(&self, args: &[Type]) -> Result<(Vec<Option<usize>>, Type, Type)> {
+        DropNull::parts(self, args)
+    }
+
     unsafe fn instantiate_row(
         &self,
         ckb: Pin<&mut CKernelBuilder>,
@@ -577,37 +585,6 @@ impl RowKernel for DropNull {
     ) -> Result<usize> {
         // SAFETY: the caller's promises (RowKernel::instantiate_row).
         unsafe { DropNull::instantiate_row(self, ckb, offset, dst, src, req) }
-    }
-}
-
-impl CallableImpl for DropNull {
-    fn name(&self) -> &str {
-        "drop_null"
-    }
-
-    fn signature(&self) -> &Type {
-        &self.sig
-    }
-
-    fn is_scalar(&self) -> bool {
-        false
-    }
-
-    fn resolve(&self, args: &[Type]) -> Result<Type> {
-        let (dims, _, row) = self.parts(args)?;
-        Ok(under_dims(&dims, row))
-    }
-
-    unsafe fn instantiate(
-        &self,
-        ckb: Pin<&mut CKernelBuilder>,
-        offset: usize,
-        args: KernelArgs<'_>,
-    ) -> Result<usize> {
-        let (dims, inner, row) = self.parts(args.src_tps)?;
-        // SAFETY: the caller's promises; `parts` gave the argument's dims,
-        // its innermost dim and the result's.
-        unsafe { instantiate_rows(self, ckb, offset, args, (&dims, &inner, &row)) }
     }
 }
 

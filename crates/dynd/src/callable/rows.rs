@@ -8,6 +8,7 @@
 //! kernel reads its row through a [`RowIn`], which hides whether the dim is
 //! fixed or var.
 
+use super::CallableImpl;
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest, lift};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
@@ -46,11 +47,21 @@ pub(crate) fn as_cell(name: &str, tp: &Type) -> Result<Type> {
     }
 }
 
-/// A callable's kernel for one row: from the innermost dim of its one
-/// argument (`inner`) to the innermost dim of its result (`row`).
-pub(crate) trait RowKernel {
-    /// The callable's name, for errors.
+/// A callable that works on whole rows: from the innermost dim of its one
+/// argument (`inner`) to the innermost dim of its result (`row`), lifted
+/// over the outer dims. Every such type is a [`CallableImpl`] through the
+/// impl below: the result is the outer dims over `row`.
+pub(crate) trait RowKernel: Send + Sync + 'static {
+    /// The callable's name.
     fn row_name(&self) -> &str;
+
+    /// The callable's signature.
+    fn row_signature(&self) -> &Type;
+
+    /// The argument's outer dims, its innermost dim (with the element)
+    /// and the result's innermost dim, for argument types `args`; the
+    /// errors of a call that does not fit.
+    fn parts(&self, args: &[Type]) -> Result<(Vec<Option<usize>>, Type, Type)>;
 
     /// Builds the kernel of one row at `offset`.
     ///
@@ -65,6 +76,37 @@ pub(crate) trait RowKernel {
         src: (&Type, *const u8),
         req: KernelRequest,
     ) -> Result<usize>;
+}
+
+impl<R: RowKernel> CallableImpl for R {
+    fn name(&self) -> &str {
+        self.row_name()
+    }
+
+    fn signature(&self) -> &Type {
+        self.row_signature()
+    }
+
+    fn is_scalar(&self) -> bool {
+        false
+    }
+
+    fn resolve(&self, args: &[Type]) -> Result<Type> {
+        let (dims, _, row) = self.parts(args)?;
+        Ok(under_dims(&dims, row))
+    }
+
+    unsafe fn instantiate(
+        &self,
+        ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        args: KernelArgs<'_>,
+    ) -> Result<usize> {
+        let (dims, inner, row) = self.parts(args.src_tps)?;
+        // SAFETY: the caller's promises; `parts` gave the argument's dims,
+        // its innermost dim and the result's.
+        unsafe { instantiate_rows(self, ckb, offset, args, (&dims, &inner, &row)) }
+    }
 }
 
 /// Builds the kernel of row callable `r` over its one argument: the row

@@ -79,11 +79,11 @@ mod scan;
 #[allow(clippy::module_inception)]
 mod sort;
 
-use super::rows::{RowIn, RowKernel, instantiate_rows, under_dims};
-use super::{Callable, CallableImpl, no_match};
+use super::rows::{RowIn, RowKernel};
+use super::{Callable, no_match};
 use crate::error::{Error, Result};
 use crate::kernels::broadcast::dims_of;
-use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest};
+use crate::kernels::{CKernelBuilder, KernelRequest};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
@@ -264,6 +264,14 @@ impl RowKernel for RowCallable {
         self.op.name()
     }
 
+    fn row_signature(&self) -> &Type {
+        &self.sig
+    }
+
+    fn parts(&self, args: &[Type]) -> Result<(Vec<Option<usize>>, Type, Type)> {
+        RowCallable::parts(self, args)
+    }
+
     unsafe fn instantiate_row(
         &self,
         ckb: Pin<&mut CKernelBuilder>,
@@ -274,37 +282,6 @@ impl RowKernel for RowCallable {
     ) -> Result<usize> {
         // SAFETY: the caller's promises (RowKernel::instantiate_row).
         unsafe { RowCallable::instantiate_row(self, ckb, offset, dst, src, req) }
-    }
-}
-
-impl CallableImpl for RowCallable {
-    fn name(&self) -> &str {
-        self.op.name()
-    }
-
-    fn signature(&self) -> &Type {
-        &self.sig
-    }
-
-    fn is_scalar(&self) -> bool {
-        false
-    }
-
-    fn resolve(&self, args: &[Type]) -> Result<Type> {
-        let (dims, _, row) = self.parts(args)?;
-        Ok(under_dims(&dims, row))
-    }
-
-    unsafe fn instantiate(
-        &self,
-        ckb: Pin<&mut CKernelBuilder>,
-        offset: usize,
-        args: KernelArgs<'_>,
-    ) -> Result<usize> {
-        let (dims, inner, row) = self.parts(args.src_tps)?;
-        // SAFETY: the caller's promises; `parts` gave the argument's dims,
-        // its innermost dim and the result's.
-        unsafe { instantiate_rows(self, ckb, offset, args, (&dims, &inner, &row)) }
     }
 }
 
