@@ -338,8 +338,16 @@ pub(crate) unsafe fn fill_where(
 }
 
 /// Scratch room for one block of [`BLOCK`] elements of any builtin width,
-/// aligned for every width.
-pub(crate) type Scratch = [u128; BLOCK];
+/// aligned for every width; left uninitialised (a kernel call may cover a
+/// single short row, and zeroing 8 KiB each time would cost more than the
+/// row), and only what a kernel wrote into it is read back.
+pub(crate) type Scratch = [std::mem::MaybeUninit<u128>; BLOCK];
+
+/// A new, uninitialised [`Scratch`].
+#[inline(always)]
+pub(crate) fn scratch() -> Scratch {
+    [std::mem::MaybeUninit::uninit(); BLOCK]
+}
 
 /// `d[j] = if s[j] == sna { dna } else { t[j] }`, with `t` the values
 /// computed (or `d` itself when in place): a blend with a lane mask, not a
@@ -669,7 +677,7 @@ impl<const N: usize> Kernel for Propagate<N> {
             // block, then NA wherever an argument is NA, while the block is
             // in cache. Should the kernel fail, the masked path finds out
             // whether a present element did.
-            let mut scratch: Scratch = [0; BLOCK];
+            let mut scratch = scratch();
             let mut done = 0;
             while done < run.count {
                 let n = (run.count - done).min(BLOCK);

@@ -48,7 +48,7 @@
 //! numbers is one pass per row: a branch-free compaction into an
 //! allocation of the row's length, shrunk to what was kept.
 
-use super::missing::{BLOCK, Bits, CHUNK, Scratch, fill_where};
+use super::missing::{BLOCK, Bits, CHUNK, fill_where, scratch};
 use super::rows::{RowIn, RowKernel};
 use super::{Callable, CallableImpl, no_match};
 use crate::error::{Error, Result};
@@ -379,7 +379,7 @@ impl Kernel for FillNullKernel {
                 unsafe { cast.call_strided((&raw mut fill).cast(), 0, &[run.src[1]], &[0], 1) };
             if cast_once.is_ok() {
                 let fill = Bits::new(size, &fill.to_le_bytes()[..size]);
-                let mut scratch: Scratch = [0; BLOCK];
+                let mut scratch = scratch();
                 let tmp = scratch.as_mut_ptr().cast::<u8>();
                 let mut done = 0;
                 while done < run.count {
