@@ -468,7 +468,15 @@ struct DropNull {
     sig: Type,
 }
 
-impl DropNull {
+impl RowKernel for DropNull {
+    fn row_name(&self) -> &str {
+        "drop_null"
+    }
+
+    fn row_signature(&self) -> &Type {
+        &self.sig
+    }
+
     /// `x`'s outer dims (all but the innermost), its innermost dim with
     /// the element (`M * ?T`), and the result's `var * T`.
     fn parts(&self, args: &[Type]) -> Result<(Vec<Option<usize>>, Type, Type)> {
@@ -559,32 +567,6 @@ impl DropNull {
                 (value, src_elem_meta),
             )
         }
-    }
-}
-
-impl RowKernel for DropNull {
-    fn row_name(&self) -> &str {
-        "drop_null"
-    }
-
-    fn row_signature(&self) -> &Type {
-        &self.sig
-    }
-
-    fn parts(&self, args: &[Type]) -> Result<(Vec<Option<usize>>, Type, Type)> {
-        DropNull::parts(self, args)
-    }
-
-    unsafe fn instantiate_row(
-        &self,
-        ckb: Pin<&mut CKernelBuilder>,
-        offset: usize,
-        dst: (&Type, *const u8),
-        src: (&Type, *const u8),
-        req: KernelRequest,
-    ) -> Result<usize> {
-        // SAFETY: the caller's promises (RowKernel::instantiate_row).
-        unsafe { DropNull::instantiate_row(self, ckb, offset, dst, src, req) }
     }
 }
 

@@ -187,7 +187,15 @@ fn arity(name: &str, n: usize) -> Error {
     Error::invalid_argument(format!("{name}(x) takes 1 argument, not {n}"))
 }
 
-impl RowCallable {
+impl RowKernel for RowCallable {
+    fn row_name(&self) -> &str {
+        self.op.name()
+    }
+
+    fn row_signature(&self) -> &Type {
+        &self.sig
+    }
+
     /// `x`'s outer dims, its innermost dim (with the element), and the
     /// result's innermost dim.
     fn parts(&self, args: &[Type]) -> Result<(Vec<Option<usize>>, Type, Type)> {
@@ -256,32 +264,6 @@ impl RowCallable {
                 }
             }
         }
-    }
-}
-
-impl RowKernel for RowCallable {
-    fn row_name(&self) -> &str {
-        self.op.name()
-    }
-
-    fn row_signature(&self) -> &Type {
-        &self.sig
-    }
-
-    fn parts(&self, args: &[Type]) -> Result<(Vec<Option<usize>>, Type, Type)> {
-        RowCallable::parts(self, args)
-    }
-
-    unsafe fn instantiate_row(
-        &self,
-        ckb: Pin<&mut CKernelBuilder>,
-        offset: usize,
-        dst: (&Type, *const u8),
-        src: (&Type, *const u8),
-        req: KernelRequest,
-    ) -> Result<usize> {
-        // SAFETY: the caller's promises (RowKernel::instantiate_row).
-        unsafe { RowCallable::instantiate_row(self, ckb, offset, dst, src, req) }
     }
 }
 
