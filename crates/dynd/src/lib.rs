@@ -26,6 +26,8 @@
 //!   dispatch, a registry by name.
 //! - [`compute`]: the user-facing functions of every family (`add`, `sum`,
 //!   `split`, ...) and the operators `+ - * / %`.
+//! - [`interop`]: data in and out of other systems without copies — the
+//!   Arrow C Data Interface, DLPack, `ndarray` views.
 //!
 //! ## Types
 //!
@@ -96,6 +98,7 @@ pub mod array;
 pub mod callable;
 pub mod compute;
 pub mod error;
+pub mod interop;
 pub mod kernels;
 pub mod layout;
 pub mod memblock;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// The layers, lowest first.
 const LAYERS: &[&str] = &[
-    "error", "types", "memblock", "layout", "kernels", "array", "callable", "compute",
+    "error", "types", "memblock", "layout", "kernels", "array", "callable", "compute", "interop",
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
