@@ -1,29 +1,8 @@
 //! The `dynd` binary: exact output and error format of DESIGN §8.
 
+mod common;
+use common::{assert_errors, dynd};
 use std::process::Command;
-
-fn dynd(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_dynd"))
-        .args(args)
-        .output()
-        .expect("run dynd");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-/// Each row's arguments exit 1 with nothing on stdout and a line on
-/// stderr that starts with the row's text.
-fn assert_errors(cases: &[(&[&str], &str)]) {
-    for (args, want) in cases {
-        let (code, out, err) = dynd(args);
-        assert_eq!((code, out.as_str()), (1, ""), "{args:?}");
-        assert!(err.starts_with(want), "{args:?}: {err}");
-        assert!(err.ends_with('\n'), "{args:?}: {err}");
-    }
-}
 
 #[test]
 fn type_prints_canonical_text_and_layout() {
@@ -74,7 +53,7 @@ fn errors_go_to_stderr_with_their_kind_and_exit_1() {
         (&["frobnicate"], "error[invalid_argument]: unknown command 'frobnicate'"),
         (&[], "error[invalid_argument]: missing command"),
     ];
-    assert_errors(cases);
+    assert_errors(&[], cases);
 }
 
 #[test]
@@ -103,7 +82,7 @@ fn assign_converts_under_each_mode() {
         (&["assign", "int8", "int8"], "error[invalid_argument]: assign takes DST_DATASHAPE SRC_DATASHAPE JSON, got 2 arguments"),
         (&["assign", "{x: int8}", "{y: int8}", r#"{"y": 1}"#], "error[type]: cannot assign {y: int8} to {x: int8}"),
     ];
-    assert_errors(cases);
+    assert_errors(&[], cases);
 }
 
 #[test]
@@ -159,5 +138,5 @@ fn call_applies_callables_and_reductions() {
         (&["call", "argmin", "0 * int32", "[]"], "error[invalid_argument]: argmin of an empty extent"),
         (&["call", "divide", "int32", "7", "int32", "0"], "error[invalid_argument]: int32 division by zero"),
     ];
-    assert_errors(cases);
+    assert_errors(&[], cases);
 }

@@ -1,33 +1,7 @@
 //! `dynd index` (DESIGN §8) and JSON arguments from stdin and files.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-fn dynd_with_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dynd"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run dynd");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write stdin");
-    let out = child.wait_with_output().expect("wait for dynd");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn dynd(args: &[&str]) -> (i32, String, String) {
-    dynd_with_stdin(args, "")
-}
+mod common;
+use common::{assert_errors, dynd, dynd_with_stdin};
 
 #[test]
 fn index_prints_the_datashape_then_the_json() {
@@ -78,12 +52,7 @@ fn index_errors_have_their_kind_and_exit_1() {
         (&["index", "3 * int32", "[1,2,3]"], "error[invalid_argument]: missing INDEX"),
         (&["index", "3 * int32", "[1,2,3]", "0", "1"], "error[invalid_argument]: too many arguments"),
     ];
-    for (args, want) in cases {
-        let (code, out, err) = dynd(args);
-        assert_eq!((code, out.as_str()), (1, ""), "{args:?}");
-        assert!(err.starts_with(want), "{args:?}: {err}");
-        assert!(err.ends_with('\n'), "{args:?}: {err}");
-    }
+    assert_errors(&[], cases);
 }
 
 #[test]

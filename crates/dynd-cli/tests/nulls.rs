@@ -1,19 +1,8 @@
 //! `dynd call` of `is_null`, `fill_null` and `drop_null` (DESIGN §8):
 //! exact output, and the error lines.
 
-use std::process::Command;
-
-fn dynd(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_dynd"))
-        .args(args)
-        .output()
-        .expect("run dynd");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+mod common;
+use common::{assert_error_lines, assert_prints};
 
 #[test]
 fn null_callables_print_their_results() {
@@ -36,12 +25,7 @@ fn null_callables_print_their_results() {
         (&["drop_null", "3 * ?{a: int32}", r#"[{"a":1},null,{"a":3}]"#], "var * {a: int32}\n[{\"a\":1},{\"a\":3}]\n"),
         (&["drop_null", "0 * ?int32", "[]"], "var * int32\n[]\n"),
     ];
-    for (args, want) in ok {
-        let args: Vec<&str> = ["call"].iter().chain(args.iter()).copied().collect();
-        let (code, out, err) = dynd(&args);
-        assert_eq!((code, err.as_str()), (0, ""), "{args:?}");
-        assert_eq!(out, *want, "{args:?}");
-    }
+    assert_prints(&["call"], ok);
 }
 
 #[test]
@@ -55,11 +39,5 @@ fn null_callable_errors_are_one_line_with_their_kind() {
         (&["fill_null", "3 * ?int32", "[1,null,3]", "2 * int32", "[1,2]"], "error[broadcast]:"),
         (&["drop_null", "int32", "1"], "error[type]: drop_null drops missing elements along a dim, and int32 has none\n"),
     ];
-    for (args, want) in cases {
-        let args: Vec<&str> = ["call"].iter().chain(args.iter()).copied().collect();
-        let (code, out, err) = dynd(&args);
-        assert_eq!((code, out.as_str()), (1, ""), "{args:?}");
-        assert!(err.starts_with(want), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-    }
+    assert_error_lines(&["call"], cases);
 }

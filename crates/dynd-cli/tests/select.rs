@@ -1,19 +1,8 @@
 //! `dynd call` of `where`, `filter` and `take` (DESIGN §8): exact output,
 //! and the error lines.
 
-use std::process::Command;
-
-fn dynd(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_dynd"))
-        .args(args)
-        .output()
-        .expect("run dynd");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+mod common;
+use common::{assert_prints, call};
 
 #[test]
 fn selection_callables_print_their_results() {
@@ -27,15 +16,7 @@ fn selection_callables_print_their_results() {
         (&["take", "4 * int32", "[10,11,12,13]", "3 * int64", "[3,-4,1]"], "3 * int32\n[13,10,11]\n"),
         (&["take", "2 * var * int32", "[[1,2,3],[4]]", "2 * var * ?int64", "[[2,null],[0]]"], "2 * var * ?int32\n[[3,null],[4]]\n"),
     ];
-    for (args, want) in ok {
-        let args: Vec<&str> = ["call"].iter().chain(args.iter()).copied().collect();
-        let (code, out, err) = dynd(&args);
-        assert_eq!(
-            (code, out.as_str(), err.as_str()),
-            (0, *want, ""),
-            "{args:?}"
-        );
-    }
+    assert_prints(&["call"], ok);
 }
 
 #[test]
@@ -48,8 +29,7 @@ fn selection_errors_are_typed_lines() {
             "error[broadcast]: filter: row 1 of the mask has length 0 but row 1 of x has length 1\n"),
     ];
     for (args, want) in bad {
-        let args: Vec<&str> = ["call"].iter().chain(args.iter()).copied().collect();
-        let (code, out, err) = dynd(&args);
+        let (code, out, err) = call(args);
         assert_eq!(
             (code, out.as_str(), err.as_str()),
             (1, "", *want),

@@ -3,14 +3,10 @@
 
 mod common;
 
-use common::{scalar, with_assign_kernel};
+use common::{a, scalar, with_assign_kernel};
 use dynd::kernels::assign::ErrorMode;
 use dynd::kernels::{CKernelBuilder, KernelRequest};
 use dynd::{Array, ErrorKind, Index, Type};
-
-fn a(tp: &str, json: &str) -> Array {
-    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
-}
 
 fn assign(dst_tp: &str, src_tp: &str, json: &str, mode: ErrorMode) -> Result<String, dynd::Error> {
     let src = a(src_tp, json);

@@ -7,15 +7,14 @@
 //! uint8 convert exactly, so they promote to bfloat16; wider integers go
 //! to float32 or float64 as they do with float16.
 
+mod common;
+use common::a;
+
 use dynd::compute;
 use dynd::kernels::assign::ErrorMode::{self, *};
 use dynd::types::{BuiltinType, NativeType};
 use dynd::{Array, ErrorKind};
 use half::{bf16, f16};
-
-fn a(tp: &str, json: &str) -> Array {
-    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
-}
 
 fn cast(json: &str, from: &str, to: &str, mode: ErrorMode) -> Result<String, ErrorKind> {
     a(from, json)

@@ -4,6 +4,9 @@
 //! strided and reversed views, parallel against serial, dispatch, and the
 //! `dynd::compute` faces and operators.
 
+mod common;
+use common::{a, show};
+
 use dynd::callable::arith::{self, comparison_overloads, function, functions};
 use dynd::callable::{Callable, lookup, names, register};
 use dynd::compute as func;
@@ -15,15 +18,6 @@ use num_complex::Complex;
 type RealFn = fn(f64) -> f64;
 type Face1 = fn(&Array) -> dynd::Result<Array>;
 type Face2 = fn(&Array, &Array) -> dynd::Result<Array>;
-
-fn a(tp: &str, json: &str) -> Array {
-    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
-}
-
-/// `(type, json)` of a result.
-fn show(r: &Array) -> (String, String) {
-    (r.tp().to_string(), r.to_json())
-}
 
 /// The values of a 1-d array as float64 (a contiguous copy, then read).
 fn values(x: &Array) -> Vec<f64> {

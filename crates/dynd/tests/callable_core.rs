@@ -2,6 +2,9 @@
 //! raw deferred ckernel, lifted over fixed and var dims with broadcasting;
 //! parallel and serial execution agree.
 
+mod common;
+use common::a;
+
 use dynd::callable::Callable;
 use dynd::callable::deferred::Deferred;
 use dynd::callable::dispatch::DispatchBuilder;
@@ -9,10 +12,6 @@ use dynd::kernels::CKernelBuilder;
 use dynd::{Array, ErrorKind, Index, Type};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-fn a(tp: &str, json: &str) -> Array {
-    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
-}
 
 fn add_i32() -> Callable {
     Callable::from_fn2("add_i32", |x: i32, y: i32| x.wrapping_add(y))

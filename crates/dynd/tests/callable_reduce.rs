@@ -2,25 +2,15 @@
 //! over fixed and var dims, checked against a plain Rust reference;
 //! parallel and serial runs agree bit for bit.
 
+mod common;
+use common::{a, ok};
+
 use dynd::callable::reduce::{BuiltinReduction, Reduction, reduce_with};
 use dynd::callable::{Callable, lookup};
 use dynd::compute as reduce;
 use dynd::kernels::assign::ErrorMode;
 use dynd::{Array, ErrorKind, Index, Type};
 use proptest::prelude::*;
-
-fn a(tp: &str, json: &str) -> Array {
-    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
-}
-
-/// `(type, json)` of a result.
-fn show(r: &Array) -> (String, String) {
-    (r.tp().to_string(), r.to_json())
-}
-
-fn ok(r: dynd::Result<Array>) -> (String, String) {
-    show(&r.unwrap_or_else(|e| panic!("{e}")))
-}
 
 fn err(r: dynd::Result<Array>) -> dynd::Error {
     match r {

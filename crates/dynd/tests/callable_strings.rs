@@ -4,14 +4,13 @@
 //! the registry, large calls on several threads, and property tests against
 //! Rust's `str` methods.
 
+mod common;
+use common::a;
+
 use dynd::callable::lookup;
 use dynd::compute as strings;
 use dynd::{Array, ErrorKind, Index};
 use proptest::prelude::*;
-
-fn a(tp: &str, json: &str) -> Array {
-    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
-}
 
 fn s(v: &str) -> Array {
     Array::from(v)

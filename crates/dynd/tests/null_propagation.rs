@@ -2,25 +2,11 @@
 //! arguments give `?R`, missing where any argument is missing; Kleene
 //! logic for logical_and / logical_or; no error from a missing element.
 
+mod common;
+use common::{a, ok, pair, show};
+
 use dynd::callable::{Callable, lookup};
 use dynd::{Array, ErrorKind, Index, Type, compute};
-
-fn a(tp: &str, json: &str) -> Array {
-    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
-}
-
-/// `(type, json)` of a result.
-fn show(r: &Array) -> (String, String) {
-    (r.tp().to_string(), r.to_json())
-}
-
-fn ok(r: dynd::Result<Array>) -> (String, String) {
-    show(&r.unwrap_or_else(|e| panic!("{e}")))
-}
-
-fn pair(tp: &str, json: &str) -> (String, String) {
-    (tp.to_string(), json.to_string())
-}
 
 #[test]
 fn arithmetic_on_options_is_missing_where_an_argument_is() {

@@ -4,21 +4,11 @@
 //! reversed views, empty arrays, long arrays (the fast paths, compared
 //! with a plain loop), and the errors.
 
+mod common;
+use common::{a, ok, pair};
+
 use dynd::callable::lookup;
 use dynd::{Array, ErrorKind, Index, compute};
-
-fn a(tp: &str, json: &str) -> Array {
-    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
-}
-
-fn ok(r: dynd::Result<Array>) -> (String, String) {
-    let r = r.unwrap_or_else(|e| panic!("{e}"));
-    (r.tp().to_string(), r.to_json())
-}
-
-fn pair(tp: &str, json: &str) -> (String, String) {
-    (tp.to_string(), json.to_string())
-}
 
 /// `(element type, JSON of 4 elements with nulls at 1 and 3, a fill value
 /// type and JSON, the filled JSON, the dropped JSON)`, one per kind.

@@ -3,14 +3,13 @@
 //! flag byte after T's data. Their layout, datashape, JSON in and out,
 //! display, copies, views and assignment in every direction.
 
+mod common;
+use common::a;
+
 use dynd::kernels::assign::ErrorMode;
 use dynd::layout::na;
 use dynd::{Array, ErrorKind, Index, Type};
 use proptest::prelude::*;
-
-fn a(tp: &str, json: &str) -> Array {
-    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
-}
 
 fn t(ds: &str) -> Type {
     Type::parse(ds).unwrap_or_else(|e| panic!("{ds}: {e}"))

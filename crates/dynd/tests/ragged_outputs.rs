@@ -3,12 +3,11 @@
 //! offset maps them into the result's values): values, views, assignment,
 //! lifetimes and the cases that must not share.
 
+mod common;
+use common::a;
+
 use dynd::kernels::assign::ErrorMode;
 use dynd::{Array, Index, compute};
-
-fn a(tp: &str, json: &str) -> Array {
-    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
-}
 
 const ROWS: &str = "[[1, 2, 3], [], [4], [5, 6]]";
 

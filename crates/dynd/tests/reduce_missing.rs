@@ -3,15 +3,14 @@
 //! negative axes; unequal var rows combined position by position; errors;
 //! and a property test against plain loops that skip missing values.
 
+mod common;
+use common::a;
+
 use dynd::callable::lookup;
 use dynd::callable::reduce::{BuiltinReduction, Reduction};
 use dynd::compute as r;
 use dynd::{Array, Index, Result};
 use proptest::prelude::*;
-
-fn a(tp: &str, json: &str) -> Array {
-    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
-}
 
 /// `type json` of a result, or `error[Kind]: message`.
 fn show(x: Result<Array>) -> String {

@@ -4,21 +4,11 @@
 //! (the fast paths and the threaded gather), and the errors with their
 //! messages.
 
+mod common;
+use common::{a, ok, pair};
+
 use dynd::callable::lookup;
 use dynd::{Array, ErrorKind, Index, compute};
-
-fn a(tp: &str, json: &str) -> Array {
-    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
-}
-
-fn ok(r: dynd::Result<Array>) -> (String, String) {
-    let r = r.unwrap_or_else(|e| panic!("{e}"));
-    (r.tp().to_string(), r.to_json())
-}
-
-fn pair(tp: &str, json: &str) -> (String, String) {
-    (tp.to_string(), json.to_string())
-}
 
 fn err(r: dynd::Result<Array>) -> (ErrorKind, String) {
     let e = r.expect_err("an error");

@@ -3,22 +3,12 @@
 //! ordering, stability, descending, strided views, scan result types and
 //! overflow, concatenation of fixed and var dims, and the errors.
 
+mod common;
+use common::{a, ok, pair};
+
 use dynd::callable::lookup;
 use dynd::compute::{self, SortOptions};
 use dynd::{Array, ErrorKind, Index};
-
-fn a(tp: &str, json: &str) -> Array {
-    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
-}
-
-fn ok(r: dynd::Result<Array>) -> (String, String) {
-    let r = r.unwrap_or_else(|e| panic!("{e}"));
-    (r.tp().to_string(), r.to_json())
-}
-
-fn pair(tp: &str, json: &str) -> (String, String) {
-    (tp.to_string(), json.to_string())
-}
 
 const DESC: SortOptions = SortOptions { descending: true };
 

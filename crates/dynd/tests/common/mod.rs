@@ -110,3 +110,23 @@ pub fn json_quote(s: &str) -> String {
     out.push('"');
     out
 }
+
+/// An array of type `tp` from JSON; panics naming both when it fails.
+pub fn a(tp: &str, json: &str) -> Array {
+    Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
+}
+
+/// `(type, json)` of a result.
+pub fn show(r: &Array) -> (String, String) {
+    (r.tp().to_string(), r.to_json())
+}
+
+/// `(type, json)` of a result that must not be an error.
+pub fn ok(r: dynd::Result<Array>) -> (String, String) {
+    show(&r.unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// `(type, json)` as [`ok`] gives it, from text.
+pub fn pair(tp: &str, json: &str) -> (String, String) {
+    (tp.to_string(), json.to_string())
+}
