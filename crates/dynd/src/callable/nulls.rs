@@ -49,6 +49,7 @@
 //! allocation of the row's length, shrunk to what was kept.
 
 use super::missing::{BLOCK, Bits, CHUNK, fill_where, scratch};
+use super::registry::builtin_callables;
 use super::rows::{RowIn, RowKernel};
 use super::{Callable, CallableImpl, no_match};
 use crate::error::{Error, Result};
@@ -59,11 +60,9 @@ use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelReques
 use crate::layout::{VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
-use std::collections::BTreeMap;
 use std::mem::size_of;
 use std::pin::Pin;
 use std::ptr::NonNull;
-use std::sync::LazyLock;
 
 // ------------------------------------------------------------ the null test
 
@@ -682,40 +681,19 @@ impl Kernel for DropNullKernel {
 
 // ------------------------------------------------------------- registration
 
-static CALLABLES: LazyLock<[Callable; 3]> = LazyLock::new(|| {
-    [
-        Callable::new(IsNull {
-            sig: signature("(T) -> bool"),
-        }),
-        Callable::new(FillNull {
-            sig: signature("(?T, T) -> T"),
-        }),
-        Callable::new(DropNull {
-            sig: signature("(Dims... * N * ?T) -> Dims... * var * T"),
-        }),
-    ]
-});
-
-/// The built-in `is_null`.
-pub fn is_null() -> Callable {
-    CALLABLES[0].clone()
-}
-
-/// The built-in `fill_null`.
-pub fn fill_null() -> Callable {
-    CALLABLES[1].clone()
-}
-
-/// The built-in `drop_null`.
-pub fn drop_null() -> Callable {
-    CALLABLES[2].clone()
-}
-
-/// Registers `is_null`, `fill_null` and `drop_null`.
-pub(crate) fn register(map: &mut BTreeMap<String, Callable>) {
-    for f in CALLABLES.iter() {
-        map.insert(f.name().to_string(), f.clone());
-    }
+builtin_callables! {
+    /// The built-in `is_null`.
+    pub fn is_null() = Callable::new(IsNull {
+        sig: signature("(T) -> bool"),
+    });
+    /// The built-in `fill_null`.
+    pub fn fill_null() = Callable::new(FillNull {
+        sig: signature("(?T, T) -> T"),
+    });
+    /// The built-in `drop_null`.
+    pub fn drop_null() = Callable::new(DropNull {
+        sig: signature("(Dims... * N * ?T) -> Dims... * var * T"),
+    });
 }
 
 #[cfg(test)]
@@ -766,17 +744,6 @@ mod tests {
                     );
                 }
             }
-        }
-    }
-
-    #[test]
-    fn signatures_parse() {
-        for f in CALLABLES.iter() {
-            assert!(
-                !matches!(f.signature().kind(), TypeKind::Any),
-                "{}",
-                f.name()
-            );
         }
     }
 }

@@ -53,6 +53,7 @@ mod filter;
 mod take;
 mod where_;
 
+use super::registry::builtin_callables;
 pub(super) use super::rows::under_dims;
 use super::rows::{RowIn, as_cell};
 use super::{Callable, type_list};
@@ -62,10 +63,8 @@ use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest, lift};
 use crate::layout::VarDimMeta;
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
-use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::ptr::NonNull;
-use std::sync::LazyLock;
 
 // ------------------------------------------------------------------ helpers
 
@@ -341,56 +340,24 @@ fn plain_width(tp: &Type) -> Option<usize> {
 
 // ------------------------------------------------------------- registration
 
-static CALLABLES: LazyLock<[Callable; 3]> = LazyLock::new(|| {
-    [
-        Callable::new(where_::Where {
-            sig: signature("(bool, T, T) -> T"),
-        }),
-        Callable::new(filter::Filter {
-            sig: signature("(Dims... * N * T, Dims... * N * bool) -> Dims... * var * T"),
-        }),
-        Callable::new(take::Take {
-            sig: signature("(Dims... * N * T, Dims... * M * int64) -> Dims... * M * T"),
-        }),
-    ]
-});
-
-/// The built-in `where`.
-pub fn where_() -> Callable {
-    CALLABLES[0].clone()
-}
-
-/// The built-in `filter`.
-pub fn filter() -> Callable {
-    CALLABLES[1].clone()
-}
-
-/// The built-in `take`.
-pub fn take() -> Callable {
-    CALLABLES[2].clone()
-}
-
-/// Registers `where`, `filter` and `take`.
-pub(crate) fn register(map: &mut BTreeMap<String, Callable>) {
-    for f in CALLABLES.iter() {
-        map.insert(f.name().to_string(), f.clone());
-    }
+builtin_callables! {
+    /// The built-in `where`.
+    pub fn where_() = Callable::new(where_::Where {
+        sig: signature("(bool, T, T) -> T"),
+    });
+    /// The built-in `filter`.
+    pub fn filter() = Callable::new(filter::Filter {
+        sig: signature("(Dims... * N * T, Dims... * N * bool) -> Dims... * var * T"),
+    });
+    /// The built-in `take`.
+    pub fn take() = Callable::new(take::Take {
+        sig: signature("(Dims... * N * T, Dims... * M * int64) -> Dims... * M * T"),
+    });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn signatures_parse() {
-        for f in CALLABLES.iter() {
-            assert!(
-                !matches!(f.signature().kind(), TypeKind::Any),
-                "{}",
-                f.name()
-            );
-        }
-    }
 
     #[test]
     fn rows_line_up_from_the_left() {

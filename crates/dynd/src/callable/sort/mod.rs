@@ -79,6 +79,7 @@ mod scan;
 #[allow(clippy::module_inception)]
 mod sort;
 
+use super::registry::builtin_callables;
 use super::rows::{RowIn, RowKernel};
 use super::{Callable, no_match};
 use crate::error::{Error, Result};
@@ -87,11 +88,9 @@ use crate::kernels::{CKernelBuilder, KernelRequest};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
-use std::collections::BTreeMap;
 use std::mem::size_of;
 use std::pin::Pin;
 use std::ptr::NonNull;
-use std::sync::LazyLock;
 
 pub use concat::concatenate;
 
@@ -417,22 +416,25 @@ fn row_callable(op: RowOp) -> Callable {
     })
 }
 
-static CALLABLES: LazyLock<[Callable; 5]> = LazyLock::new(|| {
-    [
-        row_callable(RowOp::Sort(SortOptions::default())),
-        row_callable(RowOp::ArgSort(SortOptions::default())),
-        row_callable(RowOp::CumSum),
-        row_callable(RowOp::CumProd),
-        Callable::new(concat::Concatenate {
-            sig: signature("(var * T, var * T) -> var * T"),
-        }),
-    ]
-});
+builtin_callables! {
+    /// The registered `sort` (ascending).
+    fn sort_ascending() = row_callable(RowOp::Sort(SortOptions::default()));
+    /// The registered `argsort` (ascending).
+    fn argsort_ascending() = row_callable(RowOp::ArgSort(SortOptions::default()));
+    /// The built-in `cumsum`.
+    pub fn cumsum() = row_callable(RowOp::CumSum);
+    /// The built-in `cumprod`.
+    pub fn cumprod() = row_callable(RowOp::CumProd);
+    /// The built-in `concatenate` (variadic).
+    pub fn concatenate_callable() = Callable::new(concat::Concatenate {
+        sig: signature("(var * T, var * T) -> var * T"),
+    });
+}
 
 /// `sort` ordered by `options` (the registered `sort` is ascending).
 pub fn sort(options: SortOptions) -> Callable {
     if options == SortOptions::default() {
-        CALLABLES[0].clone()
+        sort_ascending()
     } else {
         row_callable(RowOp::Sort(options))
     }
@@ -441,31 +443,9 @@ pub fn sort(options: SortOptions) -> Callable {
 /// `argsort` ordered by `options` (the registered `argsort` is ascending).
 pub fn argsort(options: SortOptions) -> Callable {
     if options == SortOptions::default() {
-        CALLABLES[1].clone()
+        argsort_ascending()
     } else {
         row_callable(RowOp::ArgSort(options))
-    }
-}
-
-/// The built-in `cumsum`.
-pub fn cumsum() -> Callable {
-    CALLABLES[2].clone()
-}
-
-/// The built-in `cumprod`.
-pub fn cumprod() -> Callable {
-    CALLABLES[3].clone()
-}
-
-/// The built-in `concatenate` (variadic).
-pub fn concatenate_callable() -> Callable {
-    CALLABLES[4].clone()
-}
-
-/// Registers `sort`, `argsort`, `cumsum`, `cumprod` and `concatenate`.
-pub(crate) fn register(map: &mut BTreeMap<String, Callable>) {
-    for f in CALLABLES.iter() {
-        map.insert(f.name().to_string(), f.clone());
     }
 }
 
@@ -477,17 +457,6 @@ fn refuse(name: &str, sig: &Type, args: &[Type]) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn signatures_parse() {
-        for f in CALLABLES.iter() {
-            assert!(
-                !matches!(f.signature().kind(), TypeKind::Any),
-                "{}",
-                f.name()
-            );
-        }
-    }
 
     #[test]
     fn resolve_keeps_dims() {
