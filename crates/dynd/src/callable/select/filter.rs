@@ -1,11 +1,12 @@
 //! `filter(x, mask)`: the elements of `x` the mask keeps, along the mask's
 //! innermost dim, which becomes var (awkward's `x[mask]`).
 
-use super::{RowAlloc, RowIn, Rows, arity, by_size, lift_rows, plain_width, row_dim, under_dims};
+use super::{
+    RowAlloc, RowIn, Rows, arity, by_size, child_slot, emplace_with_copy, lift_rows, plain_width,
+    row_dim, under_dims,
+};
 use crate::callable::CallableImpl;
 use crate::error::{Error, Result};
-use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
-use crate::kernels::kernel_size;
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
 use crate::layout::VarDimData;
 use crate::types::{BuiltinType, Type};
@@ -72,7 +73,7 @@ impl CallableImpl for Filter {
     ) -> Result<usize> {
         let (rows, na, out_row) = self.parts(args.src_tps)?;
         let top = rows.dims.is_empty();
-        let mut leaf = |mut ckb: Pin<&mut CKernelBuilder>,
+        let mut leaf = |ckb: Pin<&mut CKernelBuilder>,
                         at: usize,
                         dst_meta: *const u8,
                         metas: [*const u8; 2],
@@ -94,30 +95,19 @@ impl CallableImpl for Filter {
                 out,
                 width,
                 top,
-                child: [if width.is_some() {
-                    0
-                } else {
-                    kernel_size::<FilterRow>()
-                }],
+                child: [child_slot::<FilterRow>(width)],
             };
-            // SAFETY: `at` is free (lift_rows' promise); the child, if any,
-            // goes in the slot emplace reserves.
-            let end = unsafe { ckb.as_mut().emplace(at, req, k) }?;
-            if width.is_some() {
-                return Ok(end);
-            }
-            // SAFETY: `end` is the reserved slot; both arrmeta are the
-            // element's (the output's follows its var dim's).
+            // SAFETY: `at` is free (lift_rows' promise); both arrmeta are
+            // the element's (the output's follows its var dim's).
             unsafe {
-                make_assignment_kernel(
+                emplace_with_copy(
                     ckb,
-                    end,
-                    elem,
-                    dst_meta.add(size_of::<crate::layout::VarDimMeta>()),
-                    elem,
-                    elem_meta,
-                    KernelRequest::Strided,
-                    ErrorMode::Default,
+                    at,
+                    req,
+                    k,
+                    width,
+                    (elem, dst_meta.add(size_of::<crate::layout::VarDimMeta>())),
+                    (elem, elem_meta),
                 )
             }
         };

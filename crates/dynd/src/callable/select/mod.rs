@@ -58,8 +58,9 @@ pub(super) use super::rows::under_dims;
 use super::rows::{RowIn, as_cell};
 use super::{Callable, type_list};
 use crate::error::{Error, Result};
+use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
 use crate::kernels::broadcast::{Mismatch, broadcast_error, combine, dims_of};
-use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest, lift};
+use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRequest, kernel_size, lift};
 use crate::layout::VarDimMeta;
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
@@ -336,6 +337,54 @@ fn plain_width(tp: &Type) -> Option<usize> {
     let b = tp.option_value().unwrap_or(tp).as_builtin()?;
     let size = b.data_size();
     (size.is_power_of_two() && size <= 16).then_some(size)
+}
+
+/// Where a row kernel's element-copy child goes: nowhere (0) when the
+/// elements move as plain bits of `width`, else right after the kernel.
+fn child_slot<K: Kernel>(width: Option<usize>) -> usize {
+    if width.is_some() {
+        0
+    } else {
+        kernel_size::<K>()
+    }
+}
+
+/// Emplaces the row kernel `k` at `at` and, unless its elements move as
+/// plain bits (`width`), the assignment kernel it copies one element with:
+/// from `src` elements (type and arrmeta) to `dst` elements.
+///
+/// # Safety
+/// `at` is free in `ckb` (as [`CKernelBuilder::emplace`] requires); each
+/// arrmeta is valid for its type.
+unsafe fn emplace_with_copy<K: Kernel>(
+    mut ckb: Pin<&mut CKernelBuilder>,
+    at: usize,
+    req: KernelRequest,
+    k: K,
+    width: Option<usize>,
+    dst: (&Type, *const u8),
+    src: (&Type, *const u8),
+) -> Result<usize> {
+    // SAFETY: `at` is free (the caller's promise); the child, if any, goes
+    // in the slot emplace reserves.
+    let end = unsafe { ckb.as_mut().emplace(at, req, k) }?;
+    if width.is_some() {
+        return Ok(end);
+    }
+    // SAFETY: `end` is the reserved slot; each arrmeta is its type's (the
+    // caller's promise).
+    unsafe {
+        make_assignment_kernel(
+            ckb,
+            end,
+            dst.0,
+            dst.1,
+            src.0,
+            src.1,
+            KernelRequest::Strided,
+            ErrorMode::Default,
+        )
+    }
 }
 
 // ------------------------------------------------------------- registration

@@ -2,12 +2,13 @@
 //! dim the indices' innermost dim aligns with, row by row (NumPy's
 //! `a[idx]`, awkward's jagged `x[idx]`).
 
-use super::{RowAlloc, RowIn, Rows, arity, by_size, lift_rows, plain_width, row_dim, under_dims};
+use super::{
+    RowAlloc, RowIn, Rows, arity, by_size, child_slot, emplace_with_copy, lift_rows, plain_width,
+    row_dim, under_dims,
+};
 use crate::callable::CallableImpl;
 use crate::callable::missing::{Bits, CHUNK};
 use crate::error::{Error, Result};
-use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
-use crate::kernels::kernel_size;
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta, na};
 use crate::types::{BuiltinType, Type, TypeKind};
@@ -100,7 +101,7 @@ impl CallableImpl for Take {
         let p = self.parts(args.src_tps)?;
         let top = p.rows.dims.is_empty();
         let out_elem = p.out_row.dim_elem().cloned().unwrap_or_else(Type::bool);
-        let mut leaf = |mut ckb: Pin<&mut CKernelBuilder>,
+        let mut leaf = |ckb: Pin<&mut CKernelBuilder>,
                         at: usize,
                         dst_meta: *const u8,
                         metas: [*const u8; 2],
@@ -156,30 +157,19 @@ impl CallableImpl for Take {
                 out_na,
                 out_elem: out_elem.clone(),
                 top,
-                child: [if width.is_some() {
-                    0
-                } else {
-                    kernel_size::<TakeRow>()
-                }],
+                child: [child_slot::<TakeRow>(width)],
             };
-            // SAFETY: `at` is free (lift_rows' promise); the child, if any,
-            // goes in the slot emplace reserves.
-            let end = unsafe { ckb.as_mut().emplace(at, req, k) }?;
-            if width.is_some() {
-                return Ok(end);
-            }
-            // SAFETY: `end` is the reserved slot; each arrmeta is its
-            // element's.
+            // SAFETY: `at` is free (lift_rows' promise); each arrmeta is
+            // its element's.
             unsafe {
-                make_assignment_kernel(
+                emplace_with_copy(
                     ckb,
-                    end,
-                    &out_elem,
-                    out_elem_meta,
-                    elem,
-                    elem_meta,
-                    KernelRequest::Strided,
-                    ErrorMode::Default,
+                    at,
+                    req,
+                    k,
+                    width,
+                    (&out_elem, out_elem_meta),
+                    (elem, elem_meta),
                 )
             }
         };
