@@ -50,7 +50,7 @@
 
 use super::missing::{BLOCK, Bits, CHUNK, fill_where, scratch};
 use super::registry::builtin_callables;
-use super::rows::{RowIn, RowKernel};
+use super::rows::{RowIn, RowKernel, VarAlloc};
 use super::{Callable, CallableImpl, no_match};
 use crate::error::{Error, Result};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
@@ -58,11 +58,9 @@ use crate::kernels::broadcast::dims_of;
 use crate::kernels::kernel_size;
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
 use crate::layout::{VarDimData, VarDimMeta};
-use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
 use std::mem::size_of;
 use std::pin::Pin;
-use std::ptr::NonNull;
 
 // ------------------------------------------------------------ the null test
 
@@ -518,25 +516,8 @@ impl RowKernel for DropNull {
                 dst.0, src.0
             )));
         };
-        // SAFETY: (2) `var * T` arrmeta starts with a VarDimMeta.
-        let dm: VarDimMeta = unsafe { dst.1.cast::<VarDimMeta>().read_unaligned() };
-        if dm.offset != 0 || dm.stride != value.data_size() as isize {
-            return Err(Error::invalid_argument(format!(
-                "drop_null cannot allocate {} elements through a view with offset {} and stride {}",
-                dst.0, dm.offset, dm.stride
-            )));
-        }
-        // SAFETY: (2) the arrmeta holds a reference to its block, alive
-        // during this call; the kernel takes its own.
-        let block = NonNull::new(dm.blockref).map(|b| unsafe { MemBlock::from_borrowed(b) });
-        let block = block
-            .filter(|b| b.pod_allocator().is_some())
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "drop_null: the destination {} has no POD allocator block to allocate from",
-                    dst.0
-                ))
-            })?;
+        // SAFETY: (2) the destination's arrmeta.
+        let (out, _) = unsafe { VarAlloc::of("drop_null", dst.0, dst.1) }?;
         // SAFETY: (2) the arrmeta is of the source's dim.
         let (src_dim, src_elem_meta) = unsafe { RowIn::of("drop_null", src.0, src.1) }?;
         let test = NullTest::of(elem)?;
@@ -548,9 +529,7 @@ impl RowKernel for DropNull {
             src: src_dim,
             test,
             compact,
-            block,
-            esize: value.data_size(),
-            align: value.data_alignment(),
+            out,
             child: [kernel_size::<DropNullKernel>()],
         };
         // SAFETY: (1) `offset` is free; the child goes in the slot emplace
@@ -575,29 +554,10 @@ struct DropNullKernel {
     test: NullTest,
     /// The NA bits, when the value is a builtin: a compaction by bits.
     compact: Option<Bits>,
-    /// The block the output rows are allocated from.
-    block: MemBlock,
-    /// The output element's size and alignment.
-    esize: usize,
-    align: usize,
+    /// Where the output rows are allocated.
+    out: VarAlloc,
     /// The copy of a present element's value (other types than builtins).
     child: [usize; 1],
-}
-
-impl DropNullKernel {
-    /// Allocates `bytes` for a row.
-    fn allocate(&self, bytes: usize) -> Result<*mut u8> {
-        let alloc = self.block.pod_allocator().ok_or_else(|| {
-            Error::invalid_argument("drop_null: no POD allocator to allocate from")
-        })?;
-        alloc.allocate(bytes, self.align)
-    }
-
-    /// Bytes for `n` output elements.
-    fn bytes(&self, n: usize) -> Result<usize> {
-        n.checked_mul(self.esize)
-            .ok_or_else(|| Error::alloc(format!("drop_null: {n} elements are too large")))
-    }
 }
 
 impl Kernel for DropNullKernel {
@@ -610,15 +570,14 @@ impl Kernel for DropNullKernel {
         let (begin, kept) = if let Some(bits) = self.compact {
             // Builtins: room for the whole row, one compacting pass, then
             // the allocation shrunk to what was kept.
-            let out = self.allocate(self.bytes(n)?)?;
+            let out = self.out.allocate("drop_null", n, false)?;
             // SAFETY: the row's `n` elements are readable (Kernel::single
             // 1); `out` has room for `n` values, in a block apart from x.
             let kept = unsafe { bits.compact(first, stride, n, out) };
-            let out = match self.block.pod_allocator() {
-                // A failed shrink (another allocation came after this one)
-                // keeps the longer allocation, which is still correct.
-                Some(a) if kept < n => a.resize(out, kept * self.esize).unwrap_or(out),
-                _ => out,
+            let out = if kept < n {
+                self.out.shrink(out, kept)
+            } else {
+                out
             };
             (out, kept)
         } else {
@@ -640,7 +599,8 @@ impl Kernel for DropNullKernel {
                 done += m;
             }
             let kept = n - missing;
-            let out = self.allocate(self.bytes(kept)?)?;
+            let out = self.out.allocate("drop_null", kept, false)?;
+            let esize = self.out.esize();
             let mut at = 0usize;
             done = 0;
             while done < n {
@@ -653,12 +613,10 @@ impl Kernel for DropNullKernel {
                 runs(mask, |start, len, is_missing| {
                     if !is_missing {
                         let from = base.wrapping_offset(start as isize * stride);
-                        let to = out.wrapping_add(at * self.esize);
+                        let to = out.wrapping_add(at * esize);
                         // SAFETY: `len` present elements of the row, into
                         // `len` free slots of the (zeroed) new row.
-                        unsafe {
-                            copy.call_strided(to, self.esize as isize, &[from], &[stride], len)
-                        }?;
+                        unsafe { copy.call_strided(to, esize as isize, &[from], &[stride], len) }?;
                         at += len;
                     }
                     Ok(())

@@ -6,15 +6,18 @@
 //! stops at the cells: the innermost dim of the argument and of the result,
 //! each seen as a one-field tuple of the same layout ([`as_cell`]). A row
 //! kernel reads its row through a [`RowIn`], which hides whether the dim is
-//! fixed or var.
+//! fixed or var, and writes it through a [`RowOut`] (a var row allocated
+//! from the destination's arena by a [`VarAlloc`]).
 
 use super::CallableImpl;
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest, lift};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
+use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
 use std::mem::size_of;
 use std::pin::Pin;
+use std::ptr::NonNull;
 
 /// Builds `tp` under `dims` (outermost first; `None` is var).
 pub(crate) fn under_dims(dims: &[Option<usize>], mut tp: Type) -> Type {
@@ -233,6 +236,178 @@ impl RowIn {
                 // SAFETY: (1) a var element.
                 let v: VarDimData = unsafe { data.cast::<VarDimData>().read_unaligned() };
                 (v.begin.wrapping_offset(offset).cast_const(), v.size, stride)
+            }
+        }
+    }
+}
+
+/// Allocates the rows of a var dim destination from the POD arena its
+/// arrmeta holds.
+pub(crate) struct VarAlloc {
+    block: MemBlock,
+    /// The element's size and alignment.
+    esize: usize,
+    align: usize,
+}
+
+impl VarAlloc {
+    /// The allocator of the var dim `tp` (with arrmeta `meta`), and its
+    /// element's arrmeta; `name` is the callable's, for the errors.
+    ///
+    /// # Safety
+    /// 1. `meta` is valid arrmeta of `tp`.
+    pub(crate) unsafe fn of(
+        name: &str,
+        tp: &Type,
+        meta: *const u8,
+    ) -> Result<(VarAlloc, *const u8)> {
+        let TypeKind::VarDim { elem } = tp.kind() else {
+            return Err(Error::type_error(format!(
+                "{name} allocates var rows, not {tp}"
+            )));
+        };
+        // SAFETY: (1) a var dim's arrmeta starts with VarDimMeta, and the
+        // element's follows.
+        let (m, em) = unsafe {
+            (
+                meta.cast::<VarDimMeta>().read_unaligned(),
+                meta.add(size_of::<VarDimMeta>()),
+            )
+        };
+        if m.offset != 0 || m.stride != elem.data_size() as isize {
+            return Err(Error::invalid_argument(format!(
+                "{name} cannot allocate {tp} elements through a view with offset {} and stride {}",
+                m.offset, m.stride
+            )));
+        }
+        // SAFETY: (1) the arrmeta holds a reference to its block, alive
+        // during this call; the kernel takes its own.
+        let block = NonNull::new(m.blockref)
+            .map(|b| unsafe { MemBlock::from_borrowed(b) })
+            .filter(|b| b.pod_allocator().is_some())
+            .ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "{name}: the destination {tp} has no POD allocator block to allocate from"
+                ))
+            })?;
+        let alloc = VarAlloc {
+            block,
+            esize: elem.data_size(),
+            align: elem.data_alignment(),
+        };
+        Ok((alloc, em))
+    }
+
+    /// The size of one element.
+    pub(crate) fn esize(&self) -> usize {
+        self.esize
+    }
+
+    /// Room for `n` elements: zeroed, or (`overwrite`) to be written in
+    /// full before anyone reads it.
+    pub(crate) fn allocate(&self, name: &str, n: usize, overwrite: bool) -> Result<*mut u8> {
+        let alloc = self.block.pod_allocator().ok_or_else(|| {
+            Error::invalid_argument(format!("{name}: no POD allocator to allocate from"))
+        })?;
+        let bytes = n
+            .checked_mul(self.esize)
+            .ok_or_else(|| Error::alloc(format!("{name}: {n} elements are too large")))?;
+        if overwrite {
+            alloc.allocate_for_overwrite(bytes, self.align)
+        } else {
+            alloc.allocate(bytes, self.align)
+        }
+    }
+
+    /// The allocation at `begin` (the last one made) shrunk to `n`
+    /// elements; when it cannot shrink (another allocation came after it)
+    /// the longer allocation stays, which is still correct.
+    pub(crate) fn shrink(&self, begin: *mut u8, n: usize) -> *mut u8 {
+        match self.block.pod_allocator() {
+            Some(a) => a.resize(begin, n * self.esize).unwrap_or(begin),
+            None => begin,
+        }
+    }
+}
+
+/// The innermost dim of a destination, as a row kernel writes it.
+pub(crate) enum RowOut {
+    Fixed {
+        size: usize,
+        stride: isize,
+    },
+    /// A var dim whose rows are allocated.
+    Var {
+        alloc: VarAlloc,
+        /// The elements need zeroed memory (strings, assigned by a child).
+        zeroed: bool,
+    },
+}
+
+impl RowOut {
+    /// The row writer for the dim `tp`, and its element's arrmeta; `name`
+    /// is the callable's, for the errors.
+    ///
+    /// # Safety
+    /// 1. `meta` is valid arrmeta of `tp`.
+    pub(crate) unsafe fn of(name: &str, tp: &Type, meta: *const u8) -> Result<(RowOut, *const u8)> {
+        match tp.kind() {
+            TypeKind::FixedDim { size, .. } => {
+                // SAFETY: (1) a fixed dim's arrmeta starts with FixedDimMeta,
+                // and the element's follows.
+                let (m, em) = unsafe {
+                    (
+                        meta.cast::<FixedDimMeta>().read_unaligned(),
+                        meta.add(size_of::<FixedDimMeta>()),
+                    )
+                };
+                let out = RowOut::Fixed {
+                    size: *size,
+                    stride: m.stride,
+                };
+                Ok((out, em))
+            }
+            TypeKind::VarDim { elem } => {
+                // SAFETY: (1).
+                let (alloc, em) = unsafe { VarAlloc::of(name, tp, meta) }?;
+                let zeroed = elem.as_builtin().is_none();
+                Ok((RowOut::Var { alloc, zeroed }, em))
+            }
+            _ => Err(Error::type_error(format!(
+                "{name} writes rows of a dim, not {tp}"
+            ))),
+        }
+    }
+
+    /// Makes the output row at `dst` one of `n` elements and returns its
+    /// first element and stride: a var row is allocated (and written), a
+    /// fixed one must have `n` elements.
+    ///
+    /// # Safety
+    /// 1. `dst` is a writable element of the dim this writer was made for.
+    pub(crate) unsafe fn open(
+        &self,
+        name: &str,
+        dst: *mut u8,
+        n: usize,
+    ) -> Result<(*mut u8, isize)> {
+        match self {
+            RowOut::Fixed { size, stride } => {
+                if *size != n {
+                    return Err(Error::broadcast(format!(
+                        "{name}: a row of {n} elements does not fit an output row of {size}"
+                    )));
+                }
+                Ok((dst, *stride))
+            }
+            RowOut::Var { alloc, zeroed } => {
+                let begin = alloc.allocate(name, n, !zeroed)?;
+                // SAFETY: (1) a writable var element.
+                unsafe {
+                    dst.cast::<VarDimData>()
+                        .write_unaligned(VarDimData { begin, size: n })
+                };
+                Ok((begin, alloc.esize as isize))
             }
         }
     }

@@ -2,10 +2,11 @@
 //! innermost dim, which becomes var (awkward's `x[mask]`).
 
 use super::{
-    RowAlloc, RowIn, Rows, arity, by_size, child_slot, emplace_with_copy, lift_rows, plain_width,
-    row_dim, under_dims,
+    RowIn, Rows, arity, by_size, child_slot, emplace_with_copy, lift_rows, plain_width, row_dim,
+    under_dims,
 };
 use crate::callable::CallableImpl;
+use crate::callable::rows::VarAlloc;
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
 use crate::layout::VarDimData;
@@ -84,7 +85,7 @@ impl CallableImpl for Filter {
                 (
                     row_dim(&rows.x_row, metas[0])?,
                     row_dim(&rows.by_row, metas[1])?,
-                    RowAlloc::of("filter", &out_row, dst_meta)?,
+                    VarAlloc::of("filter", &out_row, dst_meta)?.0,
                 )
             };
             let width = plain_width(elem);
@@ -181,7 +182,7 @@ struct FilterRow {
     mask: RowIn,
     /// The mask's NA byte (0 for a plain bool).
     na: u8,
-    out: RowAlloc,
+    out: VarAlloc,
     /// The element's width when it moves as bits.
     width: Option<usize>,
     /// No outer dims: one row, named without a number in messages.
@@ -294,7 +295,7 @@ impl Kernel for FilterRow {
             return by_size!(w, |U| unsafe { self.compact_rows::<U>(&run, base) })
                 .ok_or_else(|| Error::invalid_argument(format!("filter: no width {w}")));
         }
-        let esize = self.out.esize;
+        let esize = self.out.esize();
         let mut at = 0usize;
         for j in 0..run.count {
             let ((x, n, xs), (m, _, ms)) = row(j);

@@ -61,11 +61,8 @@ use crate::error::{Error, Result};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
 use crate::kernels::broadcast::{Mismatch, broadcast_error, combine, dims_of};
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRequest, kernel_size, lift};
-use crate::layout::VarDimMeta;
-use crate::memblock::MemBlock;
-use crate::types::{Type, TypeKind};
+use crate::types::Type;
 use std::pin::Pin;
-use std::ptr::NonNull;
 
 // ------------------------------------------------------------------ helpers
 
@@ -159,67 +156,6 @@ unsafe fn row_dim(tp: &Type, meta: *const u8) -> Result<(RowIn, &Type, *const u8
     // SAFETY: (1).
     let (dim, em) = unsafe { RowIn::of("select", tp, meta) }?;
     Ok((dim, elem, em))
-}
-
-/// Where a var output's rows are allocated: the destination's block.
-struct RowAlloc {
-    block: MemBlock,
-    /// The output element's size and alignment.
-    esize: usize,
-    align: usize,
-}
-
-impl RowAlloc {
-    /// The allocator of the var dim `dst` (with arrmeta `meta`).
-    ///
-    /// # Safety
-    /// 1. `meta` is valid arrmeta of `dst`, a var dim.
-    unsafe fn of(name: &str, dst: &Type, meta: *const u8) -> Result<RowAlloc> {
-        let TypeKind::VarDim { elem } = dst.kind() else {
-            return Err(Error::type_error(format!(
-                "{name} allocates var rows, not {dst}"
-            )));
-        };
-        // SAFETY: (1) a var dim's arrmeta starts with VarDimMeta.
-        let dm: VarDimMeta = unsafe { meta.cast::<VarDimMeta>().read_unaligned() };
-        if dm.offset != 0 || dm.stride != elem.data_size() as isize {
-            return Err(Error::invalid_argument(format!(
-                "{name} cannot allocate {dst} elements through a view with offset {} and stride {}",
-                dm.offset, dm.stride
-            )));
-        }
-        // SAFETY: (1) the arrmeta holds a reference to its block, alive
-        // during this call; the kernel takes its own.
-        let block = NonNull::new(dm.blockref).map(|b| unsafe { MemBlock::from_borrowed(b) });
-        let block = block
-            .filter(|b| b.pod_allocator().is_some())
-            .ok_or_else(|| {
-                Error::invalid_argument(format!(
-                    "{name}: the destination {dst} has no POD allocator block to allocate from"
-                ))
-            })?;
-        Ok(RowAlloc {
-            block,
-            esize: elem.data_size(),
-            align: elem.data_alignment(),
-        })
-    }
-
-    /// Room for `n` elements: zeroed, or (`overwrite`) to be written in
-    /// full before anyone reads it.
-    fn allocate(&self, name: &str, n: usize, overwrite: bool) -> Result<*mut u8> {
-        let alloc = self.block.pod_allocator().ok_or_else(|| {
-            Error::invalid_argument(format!("{name}: no POD allocator to allocate from"))
-        })?;
-        let bytes = n
-            .checked_mul(self.esize)
-            .ok_or_else(|| Error::alloc(format!("{name}: {n} elements are too large")))?;
-        if overwrite {
-            alloc.allocate_for_overwrite(bytes, self.align)
-        } else {
-            alloc.allocate(bytes, self.align)
-        }
-    }
 }
 
 /// Builds one row's kernel: `(builder, offset, dst arrmeta, [x, by]

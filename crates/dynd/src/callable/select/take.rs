@@ -3,14 +3,15 @@
 //! `a[idx]`, awkward's jagged `x[idx]`).
 
 use super::{
-    RowAlloc, RowIn, Rows, arity, by_size, child_slot, emplace_with_copy, lift_rows, plain_width,
-    row_dim, under_dims,
+    RowIn, Rows, arity, by_size, child_slot, emplace_with_copy, lift_rows, plain_width, row_dim,
+    under_dims,
 };
 use crate::callable::CallableImpl;
 use crate::callable::missing::{Bits, CHUNK};
+use crate::callable::rows::VarAlloc;
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
-use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta, na};
+use crate::layout::{FixedDimMeta, VarDimData, na};
 use crate::types::{BuiltinType, Type, TypeKind};
 use crate::{for_each_native, with_native};
 use rayon::prelude::*;
@@ -128,12 +129,11 @@ impl CallableImpl for Take {
                 }
                 // SAFETY: a var dim's arrmeta, valid (lift_rows' promise);
                 // the element's follows.
-                _ => unsafe {
-                    (
-                        OutRow::Var(RowAlloc::of("take", &p.out_row, dst_meta)?),
-                        dst_meta.add(size_of::<VarDimMeta>()),
-                    )
-                },
+                _ => {
+                    // SAFETY: the output row's arrmeta (lift_rows' promise).
+                    let (alloc, em) = unsafe { VarAlloc::of("take", &p.out_row, dst_meta) }?;
+                    (OutRow::Var(alloc), em)
+                }
             };
             // Bits move when the element and the output element are the same
             // builtin bits (an option of a builtin is its value's bits).
@@ -223,7 +223,7 @@ enum OutRow {
     /// In place: the output dim is fixed, elements `stride` apart.
     Fixed { stride: isize },
     /// Allocated: the output dim is var.
-    Var(RowAlloc),
+    Var(VarAlloc),
 }
 
 /// One output row per row of `x` and of the indices.
@@ -667,11 +667,11 @@ impl TakeRow {
                 // One allocation for every row.
                 let total = (0..run.count).map(|j| row(j).1.1).sum::<usize>();
                 let base = alloc.allocate("take", total, self.width.is_some())?;
-                let os = alloc.esize as isize;
+                let os = alloc.esize() as isize;
                 let mut at = 0usize;
                 for j in 0..run.count {
                     let ((x, n, xs), (idx, m, is)) = row(j);
-                    let begin = base.wrapping_add(at * alloc.esize);
+                    let begin = base.wrapping_add(at * alloc.esize());
                     let ops = RowOps {
                         x,
                         n,

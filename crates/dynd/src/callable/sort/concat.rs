@@ -1,10 +1,10 @@
 //! `concatenate(x, y, ...)`: the rows of each argument in turn along the
 //! outermost dim.
 
-use super::{RowOut, refuse};
+use super::refuse;
 use crate::array::Array;
 use crate::callable::CallableImpl;
-use crate::callable::rows::RowIn;
+use crate::callable::rows::{RowIn, RowOut};
 use crate::error::{Error, Result};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, kernel_size};

@@ -80,17 +80,13 @@ mod scan;
 mod sort;
 
 use super::registry::builtin_callables;
-use super::rows::{RowIn, RowKernel};
+use super::rows::{RowIn, RowKernel, RowOut};
 use super::{Callable, no_match};
 use crate::error::{Error, Result};
 use crate::kernels::broadcast::dims_of;
 use crate::kernels::{CKernelBuilder, KernelRequest};
-use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
-use crate::memblock::MemBlock;
-use crate::types::{Type, TypeKind};
-use std::mem::size_of;
+use crate::types::Type;
 use std::pin::Pin;
-use std::ptr::NonNull;
 
 pub use concat::concatenate;
 
@@ -267,130 +263,6 @@ impl RowKernel for RowCallable {
 }
 
 // ------------------------------------------------------------ rows in, out
-
-/// The innermost dim of a destination, as a row kernel writes it.
-enum RowOut {
-    Fixed {
-        size: usize,
-        stride: isize,
-    },
-    /// A var dim whose rows are allocated from `block`.
-    Var {
-        block: MemBlock,
-        esize: usize,
-        align: usize,
-        /// The elements need zeroed memory (strings, assigned by a child).
-        zeroed: bool,
-    },
-}
-
-impl RowOut {
-    /// The row writer for the dim `tp`, and its element's arrmeta.
-    ///
-    /// # Safety
-    /// 1. `meta` is valid arrmeta of `tp`.
-    unsafe fn of(name: &str, tp: &Type, meta: *const u8) -> Result<(RowOut, *const u8)> {
-        match tp.kind() {
-            TypeKind::FixedDim { size, .. } => {
-                // SAFETY: (1) as RowIn::of.
-                let (m, em) = unsafe {
-                    (
-                        meta.cast::<FixedDimMeta>().read_unaligned(),
-                        meta.add(size_of::<FixedDimMeta>()),
-                    )
-                };
-                let stride = m.stride;
-                Ok((
-                    RowOut::Fixed {
-                        size: *size,
-                        stride,
-                    },
-                    em,
-                ))
-            }
-            TypeKind::VarDim { elem } => {
-                // SAFETY: (1) as RowIn::of.
-                let (m, em) = unsafe {
-                    (
-                        meta.cast::<VarDimMeta>().read_unaligned(),
-                        meta.add(size_of::<VarDimMeta>()),
-                    )
-                };
-                if m.offset != 0 || m.stride != elem.data_size() as isize {
-                    return Err(Error::invalid_argument(format!(
-                        "{name} cannot allocate {tp} elements through a view with offset {} and stride {}",
-                        m.offset, m.stride
-                    )));
-                }
-                // SAFETY: (1) the arrmeta holds a reference to its block,
-                // alive during this call; the kernel takes its own.
-                let block = NonNull::new(m.blockref)
-                    .map(|b| unsafe { MemBlock::from_borrowed(b) })
-                    .filter(|b| b.pod_allocator().is_some())
-                    .ok_or_else(|| {
-                        Error::invalid_argument(format!(
-                            "{name}: the destination {tp} has no POD allocator block to allocate from"
-                        ))
-                    })?;
-                Ok((
-                    RowOut::Var {
-                        block,
-                        esize: elem.data_size(),
-                        align: elem.data_alignment(),
-                        zeroed: elem.as_builtin().is_none(),
-                    },
-                    em,
-                ))
-            }
-            _ => Err(Error::type_error(format!(
-                "{name} writes rows of a dim, not {tp}"
-            ))),
-        }
-    }
-
-    /// Makes the output row at `dst` one of `n` elements and returns its
-    /// first element and stride: a var row is allocated (and written), a
-    /// fixed one must have `n` elements.
-    ///
-    /// # Safety
-    /// 1. `dst` is a writable element of the dim this writer was made for.
-    unsafe fn open(&self, name: &str, dst: *mut u8, n: usize) -> Result<(*mut u8, isize)> {
-        match self {
-            RowOut::Fixed { size, stride } => {
-                if *size != n {
-                    return Err(Error::broadcast(format!(
-                        "{name}: a row of {n} elements does not fit an output row of {size}"
-                    )));
-                }
-                Ok((dst, *stride))
-            }
-            RowOut::Var {
-                block,
-                esize,
-                align,
-                zeroed,
-            } => {
-                let alloc = block.pod_allocator().ok_or_else(|| {
-                    Error::invalid_argument(format!("{name}: no POD allocator to allocate from"))
-                })?;
-                let bytes = n
-                    .checked_mul(*esize)
-                    .ok_or_else(|| Error::alloc(format!("{name}: {n} elements are too large")))?;
-                let begin = if *zeroed {
-                    alloc.allocate(bytes, *align)?
-                } else {
-                    alloc.allocate_for_overwrite(bytes, *align)?
-                };
-                // SAFETY: (1) a writable var element.
-                unsafe {
-                    dst.cast::<VarDimData>()
-                        .write_unaligned(VarDimData { begin, size: n })
-                };
-                Ok((begin, *esize as isize))
-            }
-        }
-    }
-}
 
 /// A row kernel's reader and writer.
 struct Rows {
