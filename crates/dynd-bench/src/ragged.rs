@@ -49,15 +49,36 @@ pub fn build(rows: usize) -> Result<Array> {
 /// Builds a ragged array of `rows` rows of `len(i)` elements, as
 /// `?float64` with the [`missing`] elements NA when `optional`.
 pub fn build_with(rows: usize, len: fn(usize) -> usize, optional: bool) -> Result<Array> {
-    let elem = if optional {
-        Type::option(Type::float64())?
-    } else {
-        Type::float64()
-    };
+    if !optional {
+        return build_rows(rows, len, Type::float64(), |k, _, _| value(k));
+    }
+    // R's NA payload: the missing value of ?float64 (DESIGN §4).
+    let na = f64::from_bits(0x7ff0_0000_0000_07a2);
+    build_rows(rows, len, Type::option(Type::float64())?, |k, _, _| {
+        if missing(k) { na } else { value(k) }
+    })
+}
+
+/// `rows * var * elem` with row `i` of `len(i)` elements, its element `j`
+/// (at flat position `k`) `f(k, len(i), j)`, built in its layout (one
+/// arena allocation for all elements, one `VarDimData` per row). `T` must
+/// be `elem`'s (or its option value's) Rust type.
+pub fn build_rows<T: Copy>(
+    rows: usize,
+    len: impl Fn(usize) -> usize,
+    elem: Type,
+    f: impl Fn(usize, usize, usize) -> T,
+) -> Result<Array> {
+    if elem.data_size() != size_of::<T>() {
+        return Err(Error::type_error(format!(
+            "{elem} elements are not {} bytes",
+            size_of::<T>()
+        )));
+    }
     let a = Array::empty(Type::fixed_dim(rows, Type::var_dim(elem)))?;
-    let total: usize = (0..rows).map(len).sum();
-    // SAFETY: the arrmeta of `rows * var * float64` is a FixedDimMeta then
-    // a VarDimMeta (DESIGN §4); read unaligned to be safe.
+    let total: usize = (0..rows).map(&len).sum();
+    // SAFETY: the arrmeta of `rows * var * T` is a FixedDimMeta then a
+    // VarDimMeta (DESIGN §4); read unaligned to be safe.
     let (fm, vm) = unsafe {
         let meta = a.arrmeta_ptr();
         (
@@ -65,7 +86,7 @@ pub fn build_with(rows: usize, len: fn(usize) -> usize, optional: bool) -> Resul
             std::ptr::read_unaligned(meta.add(size_of::<FixedDimMeta>()).cast::<VarDimMeta>()),
         )
     };
-    if vm.offset != 0 || vm.stride != 8 {
+    if vm.offset != 0 || vm.stride != size_of::<T>() as isize {
         return Err(Error::type_error(format!(
             "unexpected var dim arrmeta: offset {}, stride {}",
             vm.offset, vm.stride
@@ -79,30 +100,29 @@ pub fn build_with(rows: usize, len: fn(usize) -> usize, optional: bool) -> Resul
     let alloc = block
         .pod_allocator()
         .ok_or_else(|| Error::type_error("the var dim's block is not a POD arena"))?;
-    let base = alloc.allocate(total.max(1) * 8, 8)?.cast::<f64>();
-    // SAFETY: `base` holds `total` float64, just allocated, zeroed.
-    let elems = unsafe { std::slice::from_raw_parts_mut(base, total) };
-    // R's NA payload: the missing value of ?float64 (DESIGN §4).
-    let na = f64::from_bits(0x7ff0_0000_0000_07a2);
-    for (k, x) in elems.iter_mut().enumerate() {
-        *x = if optional && missing(k) { na } else { value(k) };
-    }
+    let base = alloc
+        .allocate(total.max(1) * size_of::<T>(), align_of::<T>())?
+        .cast::<T>();
     let mut start = 0usize;
     for i in 0..rows {
-        let len = len(i);
-        // SAFETY: row i's VarDimData is at data + i * stride inside the
-        // array's data; its elements [start, start + len) lie in `elems`.
+        let n = len(i);
+        // SAFETY: row i's elements [start, start + n) lie in the new
+        // allocation of `total` T; its VarDimData is at data + i * stride
+        // inside the array's data.
         unsafe {
+            for j in 0..n {
+                base.add(start + j).write(f(start + j, n, j));
+            }
             let d = a.data_ptr().offset(i as isize * fm.stride);
             std::ptr::write_unaligned(
                 d.cast::<VarDimData>(),
                 VarDimData {
                     begin: base.add(start).cast::<u8>(),
-                    size: len,
+                    size: n,
                 },
             );
         }
-        start += len;
+        start += n;
     }
     Ok(a)
 }

@@ -11,12 +11,9 @@
 
 use crate::callables::{f64_array, named};
 use crate::harness::{Ctx, Measurement, median_time, or_skip};
-use crate::ragged::{build, row_len};
-use dynd::array::{FixedDimMeta, VarDimData, VarDimMeta};
-use dynd::memblock::MemBlock;
-use dynd::{Array, Error, Result, Type, compute};
+use crate::ragged::{build, build_rows, row_len};
+use dynd::{Array, Result, Type, compute};
 use std::hint::black_box;
-use std::ptr::NonNull;
 
 /// The pseudo-random index of element `i` among `n`.
 pub fn hashed(i: usize, n: usize) -> usize {
@@ -24,50 +21,9 @@ pub fn hashed(i: usize, n: usize) -> usize {
 }
 
 /// `rows * var * int64` with row `i` of `row_len(i)` elements, element `j`
-/// of it `f(len, j)`, built in its layout (one arena allocation).
+/// of it `f(len, j)`.
 fn ragged_i64(rows: usize, f: impl Fn(usize, usize) -> i64) -> Result<Array> {
-    let a = Array::empty(Type::fixed_dim(rows, Type::var_dim(Type::int64())))?;
-    let total: usize = (0..rows).map(row_len).sum();
-    // SAFETY: the arrmeta of `rows * var * int64` is a FixedDimMeta then a
-    // VarDimMeta (DESIGN §4); read unaligned to be safe.
-    let (fm, vm) = unsafe {
-        let meta = a.arrmeta_ptr();
-        (
-            std::ptr::read_unaligned(meta.cast::<FixedDimMeta>()),
-            std::ptr::read_unaligned(meta.add(size_of::<FixedDimMeta>()).cast::<VarDimMeta>()),
-        )
-    };
-    let block = NonNull::new(vm.blockref)
-        .ok_or_else(|| Error::alloc("a new var dim has no arena block"))?;
-    // SAFETY: the arrmeta holds an owned reference to this block, alive as
-    // long as `a`; from_borrowed takes a reference of its own.
-    let block = unsafe { MemBlock::from_borrowed(block) };
-    let alloc = block
-        .pod_allocator()
-        .ok_or_else(|| Error::type_error("the var dim's block is not a POD arena"))?;
-    let base = alloc.allocate(total.max(1) * 8, 8)?.cast::<i64>();
-    let mut start = 0usize;
-    for i in 0..rows {
-        let len = row_len(i);
-        // SAFETY: row i's elements [start, start + len) lie in the new
-        // allocation of `total` int64; its VarDimData is at data + i *
-        // stride inside the array's data.
-        unsafe {
-            for j in 0..len {
-                base.add(start + j).write(f(len, j));
-            }
-            let d = a.data_ptr().offset(i as isize * fm.stride);
-            std::ptr::write_unaligned(
-                d.cast::<VarDimData>(),
-                VarDimData {
-                    begin: base.add(start).cast::<u8>(),
-                    size: len,
-                },
-            );
-        }
-        start += len;
-    }
-    Ok(a)
+    build_rows(rows, row_len, Type::int64(), |_, len, j| f(len, j))
 }
 
 pub fn run(ctx: &Ctx) {
