@@ -226,6 +226,22 @@ fn builtins(map: &mut std::collections::BTreeMap<String, Callable>) {
     strings::register(map);
 }
 
+/// The error for a call of `name(params)` (`params` as `"x, mask"`) with
+/// `n` arguments: an `InvalidArgument`, one sentence.
+pub(crate) fn arity(name: &str, params: &str, n: usize) -> Error {
+    let want = params.split(", ").count();
+    Error::invalid_argument(format!(
+        "{name}({params}) takes {want} argument{}, not {n}",
+        if want == 1 { "" } else { "s" }
+    ))
+}
+
+/// A built-in callable's signature from its text; a typo gives `Any`,
+/// which each family's `builtin_signatures_parse` test catches.
+pub(crate) fn signature(text: &str) -> Type {
+    Type::parse(text).unwrap_or_else(|_| Type::any())
+}
+
 /// The error for arguments a callable does not accept.
 pub(crate) fn no_match(name: &str, sig: &Type, args: &[Type]) -> Error {
     Error::type_error(format!(

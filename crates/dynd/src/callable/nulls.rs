@@ -50,10 +50,9 @@
 
 use super::missing::{BLOCK, Bits, CHUNK, fill_where, scratch};
 use super::registry::builtin_callables;
-use super::rows::{RowIn, RowKernel, VarAlloc};
-use super::{Callable, CallableImpl, no_match};
+use super::rows::{RowIn, RowKernel, VarAlloc, copy_kernel};
+use super::{Callable, CallableImpl, arity, no_match, signature};
 use crate::error::{Error, Result};
-use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
 use crate::kernels::broadcast::dims_of;
 use crate::kernels::kernel_size;
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
@@ -125,47 +124,6 @@ fn runs(mask: &[u8], mut each: impl FnMut(usize, usize, bool) -> Result<()>) -> 
         each(start, j - start, m != 0)?;
     }
     Ok(())
-}
-
-/// Builds the assignment `dst_tp ← src_tp` at `offset`, strided, under the
-/// default error mode.
-///
-/// # Safety
-/// 1. `offset` is a free slot of `ckb`; 2. each arrmeta is valid arrmeta of
-///    its type.
-unsafe fn assign_kernel(
-    ckb: Pin<&mut CKernelBuilder>,
-    offset: usize,
-    dst: (&Type, *const u8),
-    src: (&Type, *const u8),
-) -> Result<usize> {
-    // SAFETY: (1) and (2), passed on.
-    unsafe {
-        make_assignment_kernel(
-            ckb,
-            offset,
-            dst.0,
-            dst.1,
-            src.0,
-            src.1,
-            KernelRequest::Strided,
-            ErrorMode::Default,
-        )
-    }
-}
-
-/// The error for a call with the wrong number of arguments (an
-/// `InvalidArgument`, one sentence).
-fn arity(name: &str, params: &str, n: usize) -> Error {
-    let want = params.split(", ").count();
-    Error::invalid_argument(format!(
-        "{name}({params}) takes {want} argument{}, not {n}",
-        if want == 1 { "" } else { "s" }
-    ))
-}
-
-fn signature(text: &str) -> Type {
-    Type::parse(text).unwrap_or_else(|_| Type::any())
 }
 
 // ------------------------------------------------------------------ is_null
@@ -322,12 +280,12 @@ impl CallableImpl for FillNull {
         // SAFETY: `at` is the reserved slot; the arrmeta is the caller's
         // (a sentinel option's is its value's).
         let at2 =
-            unsafe { assign_kernel(ckb.as_mut(), at, (copy_to, args.dst_meta), (value, x_meta)) }?;
+            unsafe { copy_kernel(ckb.as_mut(), at, (copy_to, args.dst_meta), (value, x_meta)) }?;
         // SAFETY: a FillNullKernel was emplaced at `offset`; `at2` is the
         // free slot just past its first child, which only child 1 uses.
         unsafe { ckb.as_mut().kernel_mut::<FillNullKernel>(offset) }?.children[1] = at2 - offset;
         // SAFETY: `at2` is free; the arrmeta is the caller's.
-        unsafe { assign_kernel(ckb, at2, (out, args.dst_meta), (v, v_meta)) }.map_err(|e| {
+        unsafe { copy_kernel(ckb, at2, (out, args.dst_meta), (v, v_meta)) }.map_err(|e| {
             if e.kind() == crate::ErrorKind::Type {
                 Error::type_error(format!(
                     "fill_null: the fill value ({v}) does not cast to {out}, the value type of {x}: {}",
@@ -538,7 +496,7 @@ impl RowKernel for DropNull {
         // SAFETY: `at` is the reserved slot; the element arrmeta of both
         // (an option's arrmeta is its value's, DESIGN §4).
         unsafe {
-            assign_kernel(
+            copy_kernel(
                 ckb,
                 at,
                 (value, dst.1.add(size_of::<VarDimMeta>())),

@@ -11,6 +11,7 @@
 
 use super::CallableImpl;
 use crate::error::{Error, Result};
+use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
 use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest, lift};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
@@ -410,5 +411,32 @@ impl RowOut {
                 Ok((begin, alloc.esize as isize))
             }
         }
+    }
+}
+
+/// Builds the element copy `dst ← src` (types and arrmeta) at `offset`:
+/// the assignment kernel, strided, under the default error mode.
+///
+/// # Safety
+/// 1. `offset` is a free slot of `ckb`; 2. each arrmeta is valid arrmeta of
+///    its type.
+pub(crate) unsafe fn copy_kernel(
+    ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    dst: (&Type, *const u8),
+    src: (&Type, *const u8),
+) -> Result<usize> {
+    // SAFETY: (1) and (2), passed on.
+    unsafe {
+        make_assignment_kernel(
+            ckb,
+            offset,
+            dst.0,
+            dst.1,
+            src.0,
+            src.1,
+            KernelRequest::Strided,
+            ErrorMode::Default,
+        )
     }
 }

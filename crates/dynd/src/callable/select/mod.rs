@@ -55,26 +55,15 @@ mod where_;
 
 use super::registry::builtin_callables;
 pub(super) use super::rows::under_dims;
-use super::rows::{RowIn, as_cell};
-use super::{Callable, type_list};
+use super::rows::{RowIn, as_cell, copy_kernel};
+use super::{Callable, arity, signature, type_list};
 use crate::error::{Error, Result};
-use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
 use crate::kernels::broadcast::{Mismatch, broadcast_error, combine, dims_of};
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRequest, kernel_size, lift};
 use crate::types::Type;
 use std::pin::Pin;
 
 // ------------------------------------------------------------------ helpers
-
-/// The error for a call with the wrong number of arguments.
-fn arity(name: &str, params: &str, n: usize) -> Error {
-    let want = params.split(", ").count();
-    Error::invalid_argument(format!("{name}({params}) takes {want} arguments, not {n}"))
-}
-
-fn signature(text: &str) -> Type {
-    Type::parse(text).unwrap_or_else(|_| Type::any())
-}
 
 /// `tp` below its first `k` dims.
 fn below(tp: &Type, k: usize) -> &Type {
@@ -309,18 +298,7 @@ unsafe fn emplace_with_copy<K: Kernel>(
     }
     // SAFETY: `end` is the reserved slot; each arrmeta is its type's (the
     // caller's promise).
-    unsafe {
-        make_assignment_kernel(
-            ckb,
-            end,
-            dst.0,
-            dst.1,
-            src.0,
-            src.1,
-            KernelRequest::Strided,
-            ErrorMode::Default,
-        )
-    }
+    unsafe { copy_kernel(ckb, end, dst, src) }
 }
 
 // ------------------------------------------------------------- registration

@@ -81,7 +81,7 @@ mod sort;
 
 use super::registry::builtin_callables;
 use super::rows::{RowIn, RowKernel, RowOut};
-use super::{Callable, no_match};
+use super::{Callable, arity, no_match, signature};
 use crate::error::{Error, Result};
 use crate::kernels::broadcast::dims_of;
 use crate::kernels::{CKernelBuilder, KernelRequest};
@@ -177,11 +177,6 @@ fn dims_and_elem(name: &str, x: &Type) -> Result<(Vec<Option<usize>>, Type)> {
     Ok((dims, elem.clone()))
 }
 
-/// The error for a call with the wrong number of arguments.
-fn arity(name: &str, n: usize) -> Error {
-    Error::invalid_argument(format!("{name}(x) takes 1 argument, not {n}"))
-}
-
 impl RowKernel for RowCallable {
     fn row_name(&self) -> &str {
         self.op.name()
@@ -196,7 +191,7 @@ impl RowKernel for RowCallable {
     fn parts(&self, args: &[Type]) -> Result<(Vec<Option<usize>>, Type, Type)> {
         let name = self.op.name();
         let [x] = args else {
-            return Err(arity(name, args.len()));
+            return Err(arity(name, "x", args.len()));
         };
         let (mut dims, elem) = dims_and_elem(name, x)?;
         let out_elem = self.op.result_elem(&elem)?;
@@ -271,10 +266,6 @@ struct Rows {
 }
 
 // ------------------------------------------------------------- registration
-
-fn signature(text: &str) -> Type {
-    Type::parse(text).unwrap_or_else(|_| Type::any())
-}
 
 fn row_callable(op: RowOp) -> Callable {
     let sig = match op {

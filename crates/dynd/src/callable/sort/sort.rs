@@ -3,8 +3,8 @@
 //! unstable sort for long ones), and strings and bytes by their bytes.
 
 use super::{Rows, SortOptions};
+use crate::callable::rows::copy_kernel;
 use crate::error::{Error, Result};
-use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
 use crate::layout::StringData;
 use crate::types::{NativeType, Type, TypeKind};
@@ -487,18 +487,7 @@ pub(super) unsafe fn instantiate(
         return Ok(at);
     }
     // SAFETY: `at` is the reserved slot; (2) the elements' arrmeta.
-    unsafe {
-        make_assignment_kernel(
-            ckb,
-            at,
-            dst.0,
-            dst.1,
-            src.0,
-            src.1,
-            KernelRequest::Strided,
-            ErrorMode::Default,
-        )
-    }
+    unsafe { copy_kernel(ckb, at, dst, src) }
 }
 
 #[cfg(test)]
