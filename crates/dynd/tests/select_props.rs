@@ -57,18 +57,27 @@ fn ragged(rows: &[Vec<Option<i64>>]) -> String {
     list(rows, |r| list(r, opt))
 }
 
+/// The rows as `n * var * ?int64` and the masks as `n * var * ?bool`.
+fn arrays(x: &Rows<i64>, masks: &Rows<bool>) -> (Array, Array) {
+    let n = x.len();
+    let xa = Array::from_json(format!("{n} * var * ?int64").as_str(), &ragged(x)).unwrap();
+    let ma = Array::from_json(
+        format!("{n} * var * ?bool").as_str(),
+        &list(masks, |r| {
+            list(r, |m| m.map_or("null".into(), |b| b.to_string()))
+        }),
+    )
+    .unwrap();
+    (xa, ma)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     #[test]
     fn filter_agrees_with_a_loop((x, masks) in rows_with_masks()) {
         let n = x.len();
-        let xa = Array::from_json(format!("{n} * var * ?int64").as_str(), &ragged(&x)).unwrap();
-        let ma = Array::from_json(
-            format!("{n} * var * ?bool").as_str(),
-            &list(&masks, |r| list(r, |m| m.map_or("null".into(), |b| b.to_string()))),
-        )
-        .unwrap();
+        let (xa, ma) = arrays(&x, &masks);
         let want: Vec<Vec<Option<i64>>> = x
             .iter()
             .zip(&masks)
@@ -131,12 +140,7 @@ proptest! {
     #[test]
     fn where_agrees_with_a_loop((x, masks) in rows_with_masks(), fill in -5i64..5) {
         let n = x.len();
-        let xa = Array::from_json(format!("{n} * var * ?int64").as_str(), &ragged(&x)).unwrap();
-        let ma = Array::from_json(
-            format!("{n} * var * ?bool").as_str(),
-            &list(&masks, |r| list(r, |m| m.map_or("null".into(), |b| b.to_string()))),
-        )
-        .unwrap();
+        let (xa, ma) = arrays(&x, &masks);
         let want: Vec<Vec<Option<f64>>> = x
             .iter()
             .zip(&masks)
