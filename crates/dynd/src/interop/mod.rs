@@ -6,3 +6,5 @@
 //!
 //! Each exchange format is one module here; the optional ones sit behind a
 //! cargo feature of the same name.
+
+pub mod dlpack;
