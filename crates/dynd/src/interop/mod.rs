@@ -8,3 +8,5 @@
 //! cargo feature of the same name.
 
 pub mod dlpack;
+#[cfg(feature = "ndarray")]
+pub mod ndarray;
