@@ -13,6 +13,7 @@ mod casts;
 mod copies;
 mod fused;
 mod harness;
+mod interop;
 mod json_parse;
 mod new_arrays;
 mod overhead;
@@ -24,7 +25,7 @@ mod sort;
 use harness::{Ctx, Measurement};
 
 /// The groups `--only` selects, in the order they run.
-const GROUPS: [&str; 11] = [
+const GROUPS: [&str; 12] = [
     "copies",
     "casts",
     "new_arrays",
@@ -36,6 +37,7 @@ const GROUPS: [&str; 11] = [
     "sort",
     "json",
     "overhead",
+    "interop",
 ];
 
 fn usage_error(msg: &str) -> ! {
@@ -113,6 +115,7 @@ fn main() {
             "sort" => sort::run(&ctx),
             "json" => json_parse::run(&ctx),
             "overhead" => overhead::run(&ctx),
+            "interop" => interop::run(&ctx),
             _ => unreachable!("GROUPS lists every group"),
         });
     }

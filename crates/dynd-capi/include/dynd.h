@@ -497,6 +497,121 @@ void          dynd_callable_incref(dynd_callable f);
  * free_func runs then, on the releasing thread). NULL is a no-op. */
 void          dynd_callable_decref(dynd_callable f);
 
+/* ------------------------------------------------------------------------
+ * Interop (wave 2): memory someone else owns, and DLPack 1.x tensors.
+ * Ownership handed over is taken at once: release(owner) and a tensor's
+ * deleter run exactly once, also when the call fails (then before it
+ * returns NULL), so a caller never releases anything on the error path.
+ * ------------------------------------------------------------------------ */
+
+/* An array of ndim fixed dims over tp elements at data, without copying:
+ * the type is shape[0] * ... * shape[ndim-1] * tp. shape and strides hold
+ * ndim values each (either may be NULL when ndim is 0); strides are in bytes
+ * and may be negative or zero; data is the address of element [0, ..., 0].
+ * release(owner) runs once, when the last array or view over the data is
+ * gone -- or before this call returns NULL; release may be NULL for memory
+ * that outlives every array. When writable is 0 the array and its views
+ * refuse assignment.
+ *
+ * Returns a new reference, or NULL: DYND_ERR_TYPE for an element type that
+ * is symbolic, a dim, void, or holds references (string, bytes, var dims,
+ * pointers); DYND_ERR_INVALID_ARGUMENT for a NULL shape or strides, a
+ * negative dim size, a data pointer or stride not aligned for tp, or a
+ * layout that does not fit the address space. */
+dynd_array dynd_array_from_external(dynd_type tp, char *data, size_t ndim,
+                                    const intptr_t *shape, const intptr_t *strides,
+                                    void *owner, void (*release)(void *owner), int writable);
+
+/* DLPack 1.x: the structs of dlpack.h 1.1, declared here unless dlpack.h
+ * was included first (its guard is DLPACK_DLPACK_H_). Include dlpack.h
+ * before dynd.h to use a newer dlpack.h's additions. */
+#ifndef DLPACK_DLPACK_H_
+#define DLPACK_DLPACK_H_
+#define DLPACK_MAJOR_VERSION 1
+#define DLPACK_MINOR_VERSION 1
+
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+} DLPackVersion;
+
+typedef enum {
+  kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLOpenCL = 4, kDLVulkan = 7,
+  kDLMetal = 8, kDLVPI = 9, kDLROCM = 10, kDLROCMHost = 11, kDLExtDev = 12,
+  kDLCUDAManaged = 13, kDLOneAPI = 14, kDLWebGPU = 15, kDLHexagon = 16,
+  kDLMAIA = 17
+} DLDeviceType;
+
+typedef struct {
+  DLDeviceType device_type;
+  int32_t device_id;
+} DLDevice;
+
+typedef enum {
+  kDLInt = 0U, kDLUInt = 1U, kDLFloat = 2U, kDLOpaqueHandle = 3U,
+  kDLBfloat = 4U, kDLComplex = 5U, kDLBool = 6U
+} DLDataTypeCode;
+
+typedef struct {
+  uint8_t code;   /* a DLDataTypeCode */
+  uint8_t bits;
+  uint16_t lanes;
+} DLDataType;
+
+typedef struct {
+  void *data;              /* the first element is at (char *)data + byte_offset */
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides;        /* in elements; NULL means C order */
+  uint64_t byte_offset;
+} DLTensor;
+
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+
+#define DLPACK_FLAG_BITMASK_READ_ONLY (1UL << 0UL)
+#define DLPACK_FLAG_BITMASK_IS_COPIED (1UL << 1UL)
+#define DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED (1UL << 2UL)
+
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned *self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+#endif /* DLPACK_DLPACK_H_ */
+
+/* A DLPack tensor over a's data, without copying: fixed dims of a numeric
+ * builtin (bool, int8-int128, uint8-uint128, float16, bfloat16, float32,
+ * float64, complex[float32], complex[float64]) on kDLCPU. Strides are in
+ * elements and always filled; a read-only array sets
+ * DLPACK_FLAG_BITMASK_READ_ONLY. The tensor holds a reference to a: the
+ * consumer calls t->deleter(t) once, which releases it.
+ *
+ * Returns NULL: DYND_ERR_TYPE for a var dim or a non-numeric element type;
+ * DYND_ERR_INVALID_ARGUMENT for NULL or a byte stride that is not a whole
+ * number of elements (copy the array first). */
+struct DLManagedTensorVersioned *dynd_array_to_dlpack(dynd_array a);
+
+/* An array over a DLPack tensor's data, without copying. Takes ownership of
+ * t always: its deleter runs once, when the last array or view over the
+ * data is gone, or before this returns NULL. A tensor flagged read-only
+ * gives a read-only array; byte_offset is honoured; NULL strides mean C
+ * order. kDLCUDAHost and kDLROCMHost (pinned host memory) count as CPU.
+ *
+ * Returns a new reference, or NULL: DYND_ERR_INVALID_ARGUMENT for NULL, a
+ * major version other than 1, a device other than the CPU (named in the
+ * message), a negative ndim or dim size, or a misaligned pointer;
+ * DYND_ERR_TYPE for a data type dynd does not have (its code, bits and
+ * lanes in the message). */
+dynd_array dynd_array_from_dlpack(struct DLManagedTensorVersioned *t);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -38,6 +38,7 @@
 pub mod array;
 pub mod callable;
 pub mod error;
+pub mod interop;
 pub mod kernels;
 pub mod layout;
 pub mod memblock;
@@ -46,6 +47,7 @@ pub mod types;
 pub use array::*;
 pub use callable::*;
 pub use error::*;
+pub use interop::*;
 pub use kernels::*;
 pub use memblock::*;
 pub use types::*;

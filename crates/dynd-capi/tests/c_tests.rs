@@ -201,6 +201,37 @@ fn c_sort_tests_pass_under_valgrind() {
     c_program_passes_under_valgrind("test_sort", "the C sorting tests");
 }
 
+#[test]
+fn c_interop_tests_pass() {
+    c_program_passes("test_interop", "the C interop tests");
+}
+
+#[test]
+fn c_interop_tests_pass_under_valgrind() {
+    c_program_passes_under_valgrind("test_interop", "the C interop tests");
+}
+
+/// A program that includes dlpack.h before dynd.h compiles: dynd.h skips
+/// its own DLPack structs under dlpack.h's include guard
+/// (`tests/c/test_interop.c` with `-DTEST_DLPACK_FIRST` puts a stand-in
+/// for dlpack.h first).
+#[test]
+fn dlpack_h_before_dynd_h_compiles() {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let status = Command::new(c_compiler())
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-fsyntax-only"])
+        .arg("-DTEST_DLPACK_FIRST")
+        .arg("-I")
+        .arg(crate_dir.join("include"))
+        .arg(crate_dir.join("tests/c/test_interop.c"))
+        .status()
+        .expect("a C compiler (cc, or $CC) is needed to build the C tests");
+    assert!(
+        status.success(),
+        "tests/c/test_interop.c with dlpack.h's structs first does not compile"
+    );
+}
+
 /// `tests/c/design_only.c` is written from DESIGN §5 alone (not from this
 /// crate's tests or docs): the acceptance check that the header is the
 /// contract the design states.

@@ -6,3 +6,7 @@
 //!
 //! Each exchange format is one module here; the optional ones sit behind a
 //! cargo feature of the same name.
+
+pub mod dlpack;
+#[cfg(feature = "ndarray")]
+pub mod ndarray;
