@@ -6,3 +6,6 @@
 //!
 //! Each exchange format is one module here; the optional ones sit behind a
 //! cargo feature of the same name.
+
+#[cfg(feature = "arrow")]
+pub mod arrow;
