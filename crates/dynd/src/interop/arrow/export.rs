@@ -16,7 +16,7 @@ use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::layout::{FixedDimMeta, StringData, VarDimData, VarDimMeta, arrmeta, na};
 use crate::types::{Type, TypeKind};
-use arrow_buffer::{Buffer, NullBuffer};
+use arrow_buffer::{Buffer, MutableBuffer, NullBuffer};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field, Fields};
 use std::mem::size_of;
@@ -122,7 +122,7 @@ impl Exporter {
             // SAFETY: the bytes are the exported array's, alive while the
             // array is (held by `keep` for as long as the buffer).
             Some(p) if len > 0 => unsafe { Buffer::from_custom_allocation(p, len, self.keep.clone()) },
-            _ => Buffer::from_vec(Vec::<u8>::new()),
+            _ => Buffer::from(MutableBuffer::new(0)),
         }
     }
 
@@ -154,12 +154,13 @@ impl Exporter {
                         self.borrow(*ptr, len * size)
                     }
                     _ => {
-                        let mut v = Vec::with_capacity(n * size);
+                        // MutableBuffer: aligned for every primitive.
+                        let mut v = MutableBuffer::with_capacity(n * size);
                         for i in 0..n {
                             // SAFETY: each element has `size` bytes.
                             v.extend_from_slice(unsafe { std::slice::from_raw_parts(elems.get(i), size) });
                         }
-                        Buffer::from_vec(v)
+                        v.into()
                     }
                 };
                 self.build(ArrayData::builder(dt).len(n).add_buffer(buf), nulls)
