@@ -31,11 +31,12 @@ mod import;
 pub mod schema;
 mod stream;
 
+pub use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
+pub use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 pub use stream::from_arrow_stream;
 
 use crate::array::Array;
 use crate::error::{Error, Result};
-use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::{Array as _, ArrayRef, RecordBatch, StructArray};
 use arrow_data::ArrayData;
 use arrow_schema::ffi::Flags;
