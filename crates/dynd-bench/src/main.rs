@@ -8,6 +8,7 @@
 //! a one-thread rayon pool unless a row names its thread count. Performance
 //! targets live here, never in timed unit tests.
 
+mod arrow;
 mod callables;
 mod casts;
 mod copies;
@@ -24,7 +25,7 @@ mod sort;
 use harness::{Ctx, Measurement};
 
 /// The groups `--only` selects, in the order they run.
-const GROUPS: [&str; 11] = [
+const GROUPS: [&str; 12] = [
     "copies",
     "casts",
     "new_arrays",
@@ -36,6 +37,7 @@ const GROUPS: [&str; 11] = [
     "sort",
     "json",
     "overhead",
+    "arrow",
 ];
 
 fn usage_error(msg: &str) -> ! {
@@ -113,6 +115,7 @@ fn main() {
             "sort" => sort::run(&ctx),
             "json" => json_parse::run(&ctx),
             "overhead" => overhead::run(&ctx),
+            "arrow" => arrow::run(&ctx),
             _ => unreachable!("GROUPS lists every group"),
         });
     }

@@ -4,11 +4,11 @@
 //! once; malformed structs are typed errors.
 #![cfg(feature = "arrow")]
 
+use arrow_array::Array as _;
 use arrow_array::builder::{Int32Builder, ListBuilder, StringBuilder};
 use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema, to_ffi};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::types::Int32Type;
-use arrow_array::Array as _;
 use arrow_array::*;
 use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema};
@@ -72,14 +72,24 @@ fn primitives_match_arrow_rs_values_and_share_memory() {
     assert_eq!(a.tp().to_string(), "3 * float64");
     assert_eq!(a.to_json(), "[1.0,2.5,-3.0]");
     assert!(!a.is_writable());
-    assert_eq!(a.data_ptr().cast_const(), src.values().as_ptr().cast::<u8>());
+    assert_eq!(
+        a.data_ptr().cast_const(),
+        src.values().as_ptr().cast::<u8>()
+    );
     let back = to_arrow_rs(&a);
     let f = back.as_any().downcast_ref::<Float64Array>().unwrap();
-    assert_eq!(f.values().as_ptr(), src.values().as_ptr(), "export is zero-copy");
+    assert_eq!(
+        f.values().as_ptr(),
+        src.values().as_ptr(),
+        "export is zero-copy"
+    );
     let h = Float16Array::from(vec![f16::from_f32(0.5)]);
     assert_eq!(via_ffi(&h).unwrap().tp().to_string(), "1 * float16");
     let u = UInt64Array::from(vec![u64::MAX - 1, 0]);
-    assert_eq!(via_ffi(&u).unwrap().to_json(), format!("[{},0]", u64::MAX - 1));
+    assert_eq!(
+        via_ffi(&u).unwrap().to_json(),
+        format!("[{},0]", u64::MAX - 1)
+    );
 }
 
 #[test]
@@ -94,11 +104,23 @@ fn nulls_become_options_and_back() {
     let b = BooleanArray::from(vec![Some(true), None, Some(false)]);
     let a = via_ffi(&b).unwrap();
     assert_eq!(a.to_json(), "[true,null,false]");
-    assert_eq!(to_arrow_rs(&a).as_any().downcast_ref::<BooleanArray>().unwrap(), &b);
+    assert_eq!(
+        to_arrow_rs(&a)
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .unwrap(),
+        &b
+    );
     let s = StringArray::from(vec![Some("x"), None, Some("")]);
     let a = via_ffi(&s).unwrap();
     assert_eq!(a.to_json(), r#"["x",null,""]"#);
-    assert_eq!(to_arrow_rs(&a).as_any().downcast_ref::<StringArray>().unwrap(), &s);
+    assert_eq!(
+        to_arrow_rs(&a)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap(),
+        &s
+    );
 }
 
 #[test]
@@ -134,7 +156,10 @@ fn sliced_arrays_import_from_their_offset() {
 #[test]
 fn fixed_dims_are_fixed_size_lists() {
     round_trip("2 * 3 * int32", "[[1, 2, 3], [4, 5, 6]]");
-    round_trip("2 * 2 * 2 * float64", "[[[1, 2], [3, 4]], [[5, 6], [7, 8]]]");
+    round_trip(
+        "2 * 2 * 2 * float64",
+        "[[[1, 2], [3, 4]], [[5, 6], [7, 8]]]",
+    );
     let a = Array::from_json("2 * 3 * int32", "[[1, 2, 3], [4, 5, 6]]").unwrap();
     let (schema, _array) = a.to_arrow().unwrap();
     assert_eq!(schema.format(), "+w:3");
@@ -192,13 +217,19 @@ fn view_strings_import() {
 
 #[test]
 fn structs_and_nested_lists_of_structs() {
-    round_trip("2 * {a: int32, b: string}", r#"[{"a": 1, "b": "x"}, {"a": 2, "b": "yy"}]"#);
+    round_trip(
+        "2 * {a: int32, b: string}",
+        r#"[{"a": 1, "b": "x"}, {"a": 2, "b": "yy"}]"#,
+    );
     round_trip(
         "2 * var * {x: float64, tags: var * string}",
         r#"[[{"x": 1, "tags": ["p"]}, {"x": 2, "tags": []}], []]"#,
     );
     round_trip("3 * ?{a: int8}", r#"[{"a": 1}, null, {"a": 3}]"#);
-    round_trip("2 * {a: ?float64, b: ?var * int32}", r#"[{"a": null, "b": [1]}, {"a": 2, "b": null}]"#);
+    round_trip(
+        "2 * {a: ?float64, b: ?var * int32}",
+        r#"[{"a": null, "b": [1]}, {"a": 2, "b": null}]"#,
+    );
     // nested list of structs built with arrow-rs, sliced
     let inner = StructArray::from(vec![
         (
@@ -219,10 +250,19 @@ fn structs_and_nested_lists_of_structs() {
     );
     let a = via_ffi(&l).unwrap();
     assert_eq!(a.tp().to_string(), "3 * var * {k: int32, v: ?string}");
-    assert_eq!(a.to_json(), r#"[[{"k":1,"v":"a"},{"k":2,"v":null}],[],[{"k":3,"v":"c"}]]"#);
+    assert_eq!(
+        a.to_json(),
+        r#"[[{"k":1,"v":"a"},{"k":2,"v":null}],[],[{"k":3,"v":"c"}]]"#
+    );
     let s = via_ffi(&l.slice(1, 2)).unwrap();
     assert_eq!(s.to_json(), r#"[[],[{"k":3,"v":"c"}]]"#);
-    assert_eq!(to_arrow_rs(&a).as_any().downcast_ref::<ListArray>().unwrap(), &l);
+    assert_eq!(
+        to_arrow_rs(&a)
+            .as_any()
+            .downcast_ref::<ListArray>()
+            .unwrap(),
+        &l
+    );
 }
 
 #[test]
@@ -243,7 +283,10 @@ fn types_without_an_arrow_form_are_named() {
         let a = Array::from_json(ds, json).unwrap();
         let e = a.to_arrow().unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Type);
-        assert!(e.message().contains(name) && e.message().contains("no Arrow form"), "{e}");
+        assert!(
+            e.message().contains(name) && e.message().contains("no Arrow form"),
+            "{e}"
+        );
     }
     let scalar = Array::from_json("int32", "3").unwrap();
     assert_eq!(scalar.to_arrow().unwrap_err().kind(), ErrorKind::Type);
@@ -253,7 +296,14 @@ fn types_without_an_arrow_form_are_named() {
 fn top_level_var_dims_export_their_row() {
     let a = Array::from_json("var * int32", "[5, 6, 7]").unwrap();
     let arr = to_arrow_array(&a).unwrap();
-    assert_eq!(arr.as_any().downcast_ref::<Int32Array>().unwrap().values().as_ref(), &[5, 6, 7]);
+    assert_eq!(
+        arr.as_any()
+            .downcast_ref::<Int32Array>()
+            .unwrap()
+            .values()
+            .as_ref(),
+        &[5, 6, 7]
+    );
 }
 
 #[test]
@@ -276,8 +326,16 @@ fn record_batches_are_arrays_of_structs() {
     let back = to_record_batch(&a).unwrap();
     assert_eq!(back, batch);
     let not_structs = Array::from_json("2 * int32", "[1, 2]").unwrap();
-    assert_eq!(to_record_batch(&not_structs).unwrap_err().kind(), ErrorKind::Type);
-    assert_eq!(from_arrow_array(&Int32Array::from(vec![4])).unwrap().to_json(), "[4]");
+    assert_eq!(
+        to_record_batch(&not_structs).unwrap_err().kind(),
+        ErrorKind::Type
+    );
+    assert_eq!(
+        from_arrow_array(&Int32Array::from(vec![4]))
+            .unwrap()
+            .to_json(),
+        "[4]"
+    );
 }
 
 #[test]
@@ -289,14 +347,20 @@ fn streams_join_their_chunks() {
     let mk = |x: Vec<i32>, s: Vec<&str>| {
         RecordBatch::try_new(
             schema.clone(),
-            vec![Arc::new(Int32Array::from(x)), Arc::new(StringArray::from(s))],
+            vec![
+                Arc::new(Int32Array::from(x)),
+                Arc::new(StringArray::from(s)),
+            ],
         )
     };
     let batches = vec![mk(vec![1, 2], vec!["a", "b"]), mk(vec![3], vec!["c"])];
     let reader = RecordBatchIterator::new(batches, schema.clone());
     let a = from_arrow_stream(FFI_ArrowArrayStream::new(Box::new(reader))).unwrap();
     assert_eq!(a.tp().to_string(), "3 * {x: int32, s: string}");
-    assert_eq!(a.to_json(), r#"[{"x":1,"s":"a"},{"x":2,"s":"b"},{"x":3,"s":"c"}]"#);
+    assert_eq!(
+        a.to_json(),
+        r#"[{"x":1,"s":"a"},{"x":2,"s":"b"},{"x":3,"s":"c"}]"#
+    );
     let empty = RecordBatchIterator::new(Vec::new(), schema.clone());
     let a = from_arrow_stream(FFI_ArrowArrayStream::new(Box::new(empty))).unwrap();
     assert_eq!(a.tp().to_string(), "0 * {x: int32, s: string}");
@@ -321,7 +385,10 @@ fn counted_buffer(values: Vec<i32>, drops: &Arc<AtomicUsize>) -> Buffer {
 #[test]
 fn the_release_runs_once_when_the_last_view_goes() {
     let drops = Arc::new(AtomicUsize::new(0));
-    let src = Int32Array::new(ScalarBuffer::new(counted_buffer(vec![1, 2, 3], &drops), 0, 3), None);
+    let src = Int32Array::new(
+        ScalarBuffer::new(counted_buffer(vec![1, 2, 3], &drops), 0, 3),
+        None,
+    );
     let (array, schema) = to_ffi(&src.to_data()).unwrap();
     drop(src);
     let a = Array::from_arrow(schema, array).unwrap();
@@ -347,7 +414,10 @@ fn the_release_runs_once_when_import_fails() {
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     // refused by the structural checks: a format dynd does not import
     let drops = Arc::new(AtomicUsize::new(0));
-    let src = Int32Array::new(ScalarBuffer::new(counted_buffer(vec![7], &drops), 0, 1), None);
+    let src = Int32Array::new(
+        ScalarBuffer::new(counted_buffer(vec![7], &drops), 0, 1),
+        None,
+    );
     let (array, _) = to_ffi(&src.to_data()).unwrap();
     drop(src);
     let date = FFI_ArrowSchema::try_from(&DataType::Date32).unwrap();
@@ -386,7 +456,10 @@ fn misuse_is_a_typed_error() {
     let bad = BinaryArray::from(vec![&[0xffu8, 0xfe][..]]);
     let (array, _) = to_ffi(&bad.to_data()).unwrap();
     let schema = FFI_ArrowSchema::try_from(&DataType::Utf8).unwrap();
-    assert_eq!(Array::from_arrow(schema, array).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        Array::from_arrow(schema, array).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
 }
 
 #[test]

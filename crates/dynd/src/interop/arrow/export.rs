@@ -89,7 +89,9 @@ pub(crate) fn export(a: &Array) -> Result<(ArrayData, Field)> {
                 len: *size,
             };
             // SAFETY: the element's arrmeta follows.
-            (e, elem, unsafe { a.arrmeta_ptr().add(size_of::<FixedDimMeta>()) })
+            (e, elem, unsafe {
+                a.arrmeta_ptr().add(size_of::<FixedDimMeta>())
+            })
         }
         TypeKind::VarDim { elem } => {
             // SAFETY: a var dim's arrmeta and data (DESIGN §4).
@@ -101,7 +103,9 @@ pub(crate) fn export(a: &Array) -> Result<(ArrayData, Field)> {
                 len: row.size,
             };
             // SAFETY: the element's arrmeta follows.
-            (e, elem, unsafe { a.arrmeta_ptr().add(size_of::<VarDimMeta>()) })
+            (e, elem, unsafe {
+                a.arrmeta_ptr().add(size_of::<VarDimMeta>())
+            })
         }
         _ => {
             return Err(Error::type_error(format!(
@@ -121,7 +125,9 @@ impl Exporter {
         match NonNull::new(ptr.cast_mut()) {
             // SAFETY: the bytes are the exported array's, alive while the
             // array is (held by `keep` for as long as the buffer).
-            Some(p) if len > 0 => unsafe { Buffer::from_custom_allocation(p, len, self.keep.clone()) },
+            Some(p) if len > 0 => unsafe {
+                Buffer::from_custom_allocation(p, len, self.keep.clone())
+            },
             _ => Buffer::from(MutableBuffer::new(0)),
         }
     }
@@ -144,7 +150,10 @@ impl Exporter {
                 // SAFETY: each element is one bool byte.
                 let bits = (0..n).map(|i| unsafe { *elems.get(i) } == 1);
                 let buf = arrow_buffer::BooleanBuffer::from_iter(bits).into_inner();
-                self.build(ArrayData::builder(DataType::Boolean).len(n).add_buffer(buf), nulls)
+                self.build(
+                    ArrayData::builder(DataType::Boolean).len(n).add_buffer(buf),
+                    nulls,
+                )
             }
             TypeKind::Builtin(b) => {
                 let dt = primitive_to_arrow(*b)?;
@@ -158,7 +167,9 @@ impl Exporter {
                         let mut v = MutableBuffer::with_capacity(n * size);
                         for i in 0..n {
                             // SAFETY: each element has `size` bytes.
-                            v.extend_from_slice(unsafe { std::slice::from_raw_parts(elems.get(i), size) });
+                            v.extend_from_slice(unsafe {
+                                std::slice::from_raw_parts(elems.get(i), size)
+                            });
                         }
                         v.into()
                     }
@@ -226,7 +237,11 @@ impl Exporter {
     }
 
     /// Finishes a builder with its validity.
-    fn build(&self, b: arrow_data::ArrayDataBuilder, nulls: Option<NullBuffer>) -> Result<ArrayData> {
+    fn build(
+        &self,
+        b: arrow_data::ArrayDataBuilder,
+        nulls: Option<NullBuffer>,
+    ) -> Result<ArrayData> {
         b.nulls(nulls)
             .build()
             .map_err(|e| Error::external(format!("arrow-rs refused the exported data: {e}")))
@@ -288,7 +303,13 @@ impl Exporter {
             (false, true) => DataType::LargeBinary,
         };
         let offs = offsets_buffer(offsets, large);
-        self.build(ArrayData::builder(dt).len(n).add_buffer(offs).add_buffer(values), nulls)
+        self.build(
+            ArrayData::builder(dt)
+                .len(n)
+                .add_buffer(offs)
+                .add_buffer(values),
+            nulls,
+        )
     }
 
     /// List (LargeList past i32 offsets) of `elem`: one pass over the row
@@ -360,7 +381,13 @@ impl Exporter {
             DataType::List(f)
         };
         let offs = offsets_buffer(offsets, large);
-        self.build(ArrayData::builder(dt).len(n).add_buffer(offs).add_child_data(cd), nulls)
+        self.build(
+            ArrayData::builder(dt)
+                .len(n)
+                .add_buffer(offs)
+                .add_child_data(cd),
+            nulls,
+        )
     }
 }
 

@@ -242,13 +242,28 @@ fn column(data: &ArrayData, nullable: bool, path: &str) -> Result<Column> {
             let mut cols = Vec::with_capacity(fields.len());
             for (f, child) in fields.iter().zip(data.child_data()) {
                 let child = child.slice(off, n);
-                cols.push(column(&child, f.is_nullable(), &format!("{path}.{}", f.name()))?);
+                cols.push(column(
+                    &child,
+                    f.is_nullable(),
+                    &format!("{path}.{}", f.name()),
+                )?);
             }
-            let st = Type::struct_of(fields.iter().zip(&cols).map(|(f, c)| (f.name().clone(), c.tp.clone())))
-                .map_err(|e| e.context(format!("at {path}")))?;
-            let tp = if opt { Type::option(st.clone())? } else { st.clone() };
+            let st = Type::struct_of(
+                fields
+                    .iter()
+                    .zip(&cols)
+                    .map(|(f, c)| (f.name().clone(), c.tp.clone())),
+            )
+            .map_err(|e| e.context(format!("at {path}")))?;
+            let tp = if opt {
+                Type::option(st.clone())?
+            } else {
+                st.clone()
+            };
             let (block, dst) = new_elems(&tp, n)?;
-            let sf = st.fields().ok_or_else(|| Error::type_error("a struct without fields"))?;
+            let sf = st
+                .fields()
+                .ok_or_else(|| Error::type_error("a struct without fields"))?;
             let ssize = tp.data_size();
             let mut meta = Meta::zeroed(&tp);
             for (k, c) in cols.into_iter().enumerate() {
@@ -267,7 +282,10 @@ fn column(data: &ArrayData, nullable: bool, path: &str) -> Result<Column> {
                 }
                 // SAFETY: the field's arrmeta lies at its offset in the
                 // struct's (an option's arrmeta is its value's).
-                unsafe { c.meta.move_to(meta.bytes.as_mut_ptr().add(sf.arrmeta_offsets()[k])) };
+                unsafe {
+                    c.meta
+                        .move_to(meta.bytes.as_mut_ptr().add(sf.arrmeta_offsets()[k]))
+                };
             }
             if opt {
                 for i in 0..n {
@@ -339,7 +357,11 @@ fn text_type(dt: &DataType) -> Type {
 fn strings<O: ArrowNativeType + TryInto<usize>>(data: &ArrayData, opt: bool) -> Result<Column> {
     let (n, off) = (data.len(), data.offset());
     let elem = text_type(data.data_type());
-    let tp = if opt { Type::option(elem.clone())? } else { elem };
+    let tp = if opt {
+        Type::option(elem.clone())?
+    } else {
+        elem
+    };
     let (block, dst) = new_elems(&tp, n)?;
     let offsets = &data.buffers()[0].typed_data::<O>()[off..off + n + 1];
     let values = data.buffers()[1].as_ptr().cast_mut();
@@ -362,7 +384,13 @@ fn strings<O: ArrowNativeType + TryInto<usize>>(data: &ArrayData, opt: bool) -> 
 }
 
 /// A string column over `n` descriptors at `dst` whose bytes `data` owns.
-fn string_column(tp: Type, dst: *mut u8, n: usize, block: MemBlock, data: &ArrayData) -> Result<Column> {
+fn string_column(
+    tp: Type,
+    dst: *mut u8,
+    n: usize,
+    block: MemBlock,
+    data: &ArrayData,
+) -> Result<Column> {
     let mut meta = Meta::zeroed(&tp);
     let bm = BlockrefMeta {
         blockref: keep(data).into_raw().as_ptr(),
@@ -383,7 +411,11 @@ fn string_column(tp: Type, dst: *mut u8, n: usize, block: MemBlock, data: &Array
 fn string_views(data: &ArrayData, opt: bool) -> Result<Column> {
     let (n, off) = (data.len(), data.offset());
     let elem = text_type(data.data_type());
-    let tp = if opt { Type::option(elem.clone())? } else { elem };
+    let tp = if opt {
+        Type::option(elem.clone())?
+    } else {
+        elem
+    };
     let (block, dst) = new_elems(&tp, n)?;
     let views = data.buffers()[0].as_ptr();
     for i in 0..n {
@@ -399,9 +431,16 @@ fn string_views(data: &ArrayData, opt: bool) -> Result<Column> {
             unsafe { view.add(4) }
         } else {
             // SAFETY: bytes 8..16 of a long view: buffer index, offset.
-            let (b, o) = unsafe { (arrmeta::read::<u32>(view.add(8)), arrmeta::read::<u32>(view.add(12))) };
+            let (b, o) = unsafe {
+                (
+                    arrmeta::read::<u32>(view.add(8)),
+                    arrmeta::read::<u32>(view.add(12)),
+                )
+            };
             let buf = data.buffers().get(1 + b as usize).ok_or_else(|| {
-                Error::invalid_argument(format!("view {i} names data buffer {b}, which does not exist"))
+                Error::invalid_argument(format!(
+                    "view {i} names data buffer {b}, which does not exist"
+                ))
             })?;
             // SAFETY: validated views lie inside their data buffer.
             unsafe { buf.as_ptr().add(o as usize) }
@@ -430,8 +469,15 @@ fn lists<O: ArrowNativeType + TryInto<usize>>(
     path: &str,
 ) -> Result<Column> {
     let (n, off) = (data.len(), data.offset());
-    let view = matches!(data.data_type(), DataType::ListView(_) | DataType::LargeListView(_));
-    let child = column(&data.child_data()[0], child_nullable, &format!("{path}.item"))?;
+    let view = matches!(
+        data.data_type(),
+        DataType::ListView(_) | DataType::LargeListView(_)
+    );
+    let child = column(
+        &data.child_data()[0],
+        child_nullable,
+        &format!("{path}.item"),
+    )?;
     let esize = child.tp.data_size();
     let vtp = Type::var_dim(child.tp.clone());
     let tp = if opt { Type::option(vtp.clone())? } else { vtp };
@@ -490,4 +536,3 @@ fn lists<O: ArrowNativeType + TryInto<usize>>(
         meta,
     })
 }
-

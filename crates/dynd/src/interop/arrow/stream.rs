@@ -10,7 +10,7 @@
 use super::{arrow_err, from_data};
 use crate::array::Array;
 use crate::error::Result;
-use arrow_array::ffi_stream::{RecordBatchStreamReader, FFI_ArrowArrayStream};
+use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::{Array as _, RecordBatchReader, StructArray};
 use arrow_data::transform::MutableArrayData;
 
@@ -46,7 +46,9 @@ pub fn from_arrow_stream(stream: FFI_ArrowArrayStream) -> Result<Array> {
     }
     let data = match chunks.len() {
         0 => StructArray::new_empty_fields(0, None).into_data(),
-        1 => chunks.pop().unwrap_or_else(|| StructArray::new_empty_fields(0, None).into_data()),
+        1 => chunks
+            .pop()
+            .unwrap_or_else(|| StructArray::new_empty_fields(0, None).into_data()),
         _ => {
             let total = chunks.iter().map(|c| c.len()).sum();
             let mut m = MutableArrayData::new(chunks.iter().collect(), false, total);
@@ -58,7 +60,8 @@ pub fn from_arrow_stream(stream: FFI_ArrowArrayStream) -> Result<Array> {
         }
     };
     let data = if chunks.is_empty() && !schema.fields().is_empty() {
-        arrow_array::new_empty_array(&arrow_schema::DataType::Struct(schema.fields().clone())).into_data()
+        arrow_array::new_empty_array(&arrow_schema::DataType::Struct(schema.fields().clone()))
+            .into_data()
     } else {
         data
     };
