@@ -123,10 +123,20 @@ fn keep(data: &ArrayData) -> MemBlock {
 
 /// A fresh zeroed buffer of `n` elements of `tp`.
 fn new_elems(tp: &Type, n: usize) -> Result<(MemBlock, *mut u8)> {
+    new_elems_with(tp, n, true)
+}
+
+/// A fresh buffer of `n` elements of `tp`, zeroed when `zero` (else its
+/// bytes are zero or a freed block's: the caller writes every element).
+fn new_elems_with(tp: &Type, n: usize, zero: bool) -> Result<(MemBlock, *mut u8)> {
     let bytes = n
         .checked_mul(tp.data_size())
         .ok_or_else(|| Error::alloc(format!("{n} elements of {tp} do not fit in memory")))?;
-    let block = MemBlock::new_fixed(bytes, tp.data_alignment())?;
+    let block = if zero {
+        MemBlock::new_fixed(bytes, tp.data_alignment())?
+    } else {
+        MemBlock::new_fixed_for_overwrite(bytes, tp.data_alignment())?
+    };
     let (ptr, _) = block
         .fixed_data()
         .ok_or_else(|| Error::alloc("a fixed data block without data"))?;
@@ -481,7 +491,8 @@ fn lists<O: ArrowNativeType + TryInto<usize>>(
     let esize = child.tp.data_size();
     let vtp = Type::var_dim(child.tp.clone());
     let tp = if opt { Type::option(vtp.clone())? } else { vtp };
-    let (block, dst) = new_elems(&tp, n)?;
+    // Without nulls every row is written below: no need to zero first.
+    let (block, dst) = new_elems_with(&tp, n, data.null_count() > 0)?;
     let rsize = tp.data_size();
     let flag = tp.option_flag_offset();
     let us = |o: O| -> usize { o.try_into().unwrap_or(0) };
