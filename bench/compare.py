@@ -43,6 +43,10 @@ What is compared (their side):
     objects (lists, dicts, floats), np.array(json.loads(text)) adds the typed
     conversion for numbers, and ak.from_json parses into typed columnar
     arrays (the closest counterpart). Same text on both sides.
+  - arrow: ak.to_arrow(x) (export alone) and ak.from_arrow(ak.to_arrow(x))
+    (export + import) on 10M float64 and on the ragged array, against
+    dynd's Array::to_arrow and to_arrow + from_arrow through the C Data
+    Interface structs (needs pyarrow).
 """
 
 import os
@@ -53,7 +57,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 VENV = os.path.join(HERE, ".venv")
 VENV_PY = os.path.join(VENV, "bin", "python")
-PACKAGES = ["numpy", "numexpr", "awkward"]
+PACKAGES = ["numpy", "numexpr", "awkward", "pyarrow"]
 REEXEC_FLAG = "DYND_COMPARE_IN_VENV"
 
 
@@ -431,6 +435,31 @@ def op_transpose_ascontig(shape):
     return lambda: np.ascontiguousarray(a.T)
 
 
+def ak_f64(n):
+    ak = need("awkward")
+    return ak.Array(f64(n, "a"))
+
+
+def op_ak_to_arrow(make):
+    def op(shape):
+        ak = need("awkward")
+        need("pyarrow")
+        x = make(shape[0])
+        return lambda: ak.to_arrow(x)
+
+    return op
+
+
+def op_ak_arrow_round_trip(make):
+    def op(shape):
+        ak = need("awkward")
+        need("pyarrow")
+        x = make(shape[0])
+        return lambda: ak.from_arrow(ak.to_arrow(x))
+
+    return op
+
+
 def op_ak_sum(shape):
     ak = need("awkward")
     x = ragged(shape[0])
@@ -614,6 +643,10 @@ THEIRS = {
     "json records loads": ("Python json", "json.loads(text) (list of dicts)", op_json_loads(records_text), None),
     "ak json records": ("awkward", "ak.from_json(text) (typed records)", op_ak_json(records_text), None),
     "np add10": ("NumPy", "np.add(x, x), 10 elements, per call", op_add10, 10_000),
+    "ak to_arrow f64": ("awkward", "ak.to_arrow(x), float64", op_ak_to_arrow(ak_f64), None),
+    "ak arrow round trip f64": ("awkward", "ak.from_arrow(ak.to_arrow(x)), float64", op_ak_arrow_round_trip(ak_f64), None),
+    "ak to_arrow ragged": ("awkward", "ak.to_arrow(x), var * float64", op_ak_to_arrow(ragged), None),
+    "ak arrow round trip ragged": ("awkward", "ak.from_arrow(ak.to_arrow(x)), var * float64", op_ak_arrow_round_trip(ragged), None),
 }
 
 # Our operation (the `name` dynd-bench prints) -> their counterparts, each
@@ -669,6 +702,12 @@ COUNTERPARTS = {
     "json parse numbers": ["ak json numbers", "json numbers np", "json numbers loads"],
     "json parse records": ["ak json records", "json records loads"],
     "add, 10 elements (per call)": ["np add10"],
+    "arrow export 10M float64": ["ak to_arrow f64"],
+    "arrow export+import 10M float64": ["ak arrow round trip f64"],
+    "arrow export 2M float64": ["ak to_arrow f64"],
+    "arrow export+import 2M float64": ["ak arrow round trip f64"],
+    "arrow export ragged var * float64": ["ak to_arrow ragged"],
+    "arrow export+import ragged var * float64": ["ak arrow round trip ragged"],
 }
 
 # Rows that are measured beside the others but left out of the worst ratio.
@@ -687,7 +726,7 @@ def default_shape(name, quick):
         return [s, s]
     if name.startswith("sum axis"):
         return [200 if quick else 1000, 10_000]
-    if name.startswith("ragged") or name.startswith("filter ragged") or name.startswith("take jagged"):
+    if name.startswith("ragged") or name.startswith("filter ragged") or name.startswith("take jagged") or (name.startswith("arrow") and "ragged" in name):
         return [200_000 if quick else 1_000_000]
     chars = 2_000_000 if quick else 10_000_000
     if name == "json parse numbers":

@@ -8,6 +8,7 @@
 //! a one-thread rayon pool unless a row names its thread count. Performance
 //! targets live here, never in timed unit tests.
 
+mod arrow;
 mod callables;
 mod casts;
 mod copies;
@@ -25,7 +26,7 @@ mod sort;
 use harness::{Ctx, Measurement};
 
 /// The groups `--only` selects, in the order they run.
-const GROUPS: [&str; 12] = [
+const GROUPS: [&str; 13] = [
     "copies",
     "casts",
     "new_arrays",
@@ -38,6 +39,7 @@ const GROUPS: [&str; 12] = [
     "json",
     "overhead",
     "interop",
+    "arrow",
 ];
 
 fn usage_error(msg: &str) -> ! {
@@ -116,6 +118,7 @@ fn main() {
             "json" => json_parse::run(&ctx),
             "overhead" => overhead::run(&ctx),
             "interop" => interop::run(&ctx),
+            "arrow" => arrow::run(&ctx),
             _ => unreachable!("GROUPS lists every group"),
         });
     }

@@ -612,6 +612,68 @@ struct DLManagedTensorVersioned *dynd_array_to_dlpack(dynd_array a);
  * lanes in the message). */
 dynd_array dynd_array_from_dlpack(struct DLManagedTensorVersioned *t);
 
+/* ---- Arrow C Data Interface (DESIGN section 5, wave 2; section 12) ---- */
+
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+
+struct ArrowSchema {
+  /* Array type description */
+  const char* format;
+  const char* name;
+  const char* metadata;
+  int64_t flags;
+  int64_t n_children;
+  struct ArrowSchema** children;
+  struct ArrowSchema* dictionary;
+
+  /* Release callback */
+  void (*release)(struct ArrowSchema*);
+  /* Opaque producer-specific data */
+  void* private_data;
+};
+
+struct ArrowArray {
+  /* Array data description */
+  int64_t length;
+  int64_t null_count;
+  int64_t offset;
+  int64_t n_buffers;
+  int64_t n_children;
+  const void** buffers;
+  struct ArrowArray** children;
+  struct ArrowArray* dictionary;
+
+  /* Release callback */
+  void (*release)(struct ArrowArray*);
+  /* Opaque producer-specific data */
+  void* private_data;
+};
+
+#endif /* ARROW_C_DATA_INTERFACE */
+
+/* Exports a into *schema and *array (overwritten, not read): the outermost
+ * dim is the Arrow array's length; the consumer calls both releases.
+ * Primitives, and var dims whose rows lie in order, are zero-copy (the
+ * exported array keeps a alive). Returns 0, or -1: DYND_ERR_TYPE (no dims,
+ * or a type without an Arrow form such as int128 or complex: the message
+ * names it), DYND_ERR_INVALID_ARGUMENT (NULL arguments; nothing written). */
+int        dynd_array_to_arrow(dynd_array a, struct ArrowSchema *schema, struct ArrowArray *array);
+
+/* Imports *array described by *schema as an `N * T` array (nullable fields
+ * become ?T), moving from both: their release is set to NULL, also on
+ * error. The producer's array release runs once, when the last dynd array
+ * over its buffers is gone (or before an error returns); the schema's
+ * before this returns. Returns a new reference, or NULL: DYND_ERR_TYPE (a
+ * format dynd does not import, named in the message),
+ * DYND_ERR_INVALID_ARGUMENT (NULL arguments -- nothing moved --, released
+ * structs, children counts that disagree, invalid offsets or UTF-8). */
+dynd_array dynd_array_from_arrow(struct ArrowSchema *schema, struct ArrowArray *array);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

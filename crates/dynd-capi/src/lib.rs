@@ -36,6 +36,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod array;
+pub mod arrow;
 pub mod callable;
 pub mod error;
 pub mod interop;
@@ -45,6 +46,7 @@ pub mod memblock;
 pub mod types;
 
 pub use array::*;
+pub use arrow::*;
 pub use callable::*;
 pub use error::*;
 pub use interop::*;

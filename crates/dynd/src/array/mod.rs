@@ -144,7 +144,7 @@ impl Array {
     ///    `init_meta` writes, kept alive by `data_ref`.
     /// 2. `init_meta` writes valid arrmeta for `tp` (it receives
     ///    `tp.arrmeta_size()` zeroed bytes).
-    unsafe fn from_parts(
+    pub(crate) unsafe fn from_parts(
         tp: Type,
         data: *mut u8,
         data_ref: MemBlock,

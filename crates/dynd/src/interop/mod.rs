@@ -10,3 +10,5 @@
 pub mod dlpack;
 #[cfg(feature = "ndarray")]
 pub mod ndarray;
+#[cfg(feature = "arrow")]
+pub mod arrow;
