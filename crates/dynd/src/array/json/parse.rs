@@ -63,6 +63,33 @@ pub(in crate::array) fn parse_str_into(a: &Array, text: &str) -> Result<()> {
     Ok(())
 }
 
+/// Parses one value of `tp` that starts at byte `pos` of `text` (leading
+/// whitespace allowed) into `data` / `meta`; returns the position after
+/// it. Errors count lines and columns from the start of `text`, so a caller
+/// that hands over the whole input (cut at the end of the value's line)
+/// gets the input's own line numbers. Used by the JSON Lines reader.
+///
+/// # Safety
+/// 1. `data` is writable data of `tp`, `meta` its valid arrmeta (which may
+///    be updated in place), as for [`parse_str_into`]'s array.
+pub(super) unsafe fn parse_value_at(
+    tp: &Type,
+    meta: *mut u8,
+    data: *mut u8,
+    text: &str,
+    pos: usize,
+) -> Result<usize> {
+    let mut p = Parser {
+        text: text.as_bytes(),
+        src: text,
+        pos,
+        path: Vec::new(),
+    };
+    // SAFETY: (1).
+    unsafe { p.value(tp, meta, data) }?;
+    Ok(p.pos)
+}
+
 /// The fields of a struct already read from its object: a bit set, with
 /// no allocation up to 64 fields.
 enum Seen {
