@@ -567,6 +567,6 @@ mod tests {
     fn counts_only_non_blank_lines() {
         let text = b"1\n \t\r\n\n2\r\n  3";
         assert_eq!(count_lines(text, (0, text.len())), 3);
-        assert_eq!(line_col(text, 9), (4, 2));
+        assert_eq!(line_col(text, 8), (4, 2));
     }
 }
