@@ -37,7 +37,8 @@ fn design_examples() {
 
 #[test]
 fn lines_give_n_star_t() {
-    let text = "{\"name\": \"a\", \"n\": 1}\r\n\n{\"name\": \"b\", \"n\": null}\n{\"name\": \"c\"}\n";
+    let text =
+        "{\"name\": \"a\", \"n\": 1}\r\n\n{\"name\": \"b\", \"n\": null}\n{\"name\": \"c\"}\n";
     let t = infer_type_lines(text).unwrap();
     assert_eq!(t.to_string(), "3 * {name: string, n: ?int64}");
     let a = Array::from_json_lines(&t, text).unwrap();
@@ -88,7 +89,12 @@ fn conflicts_and_bad_json_are_errors() {
         ("[1, 2", false, ErrorKind::Parse, "JSON line 1, column 6"),
         ("[1, 2] x", false, ErrorKind::Parse, "unexpected text"),
         ("[01]", false, ErrorKind::Parse, "malformed number"),
-        (r#"[{"a": 1, "a": 2}]"#, false, ErrorKind::Parse, "duplicate key"),
+        (
+            r#"[{"a": 1, "a": 2}]"#,
+            false,
+            ErrorKind::Parse,
+            "duplicate key",
+        ),
         ("[\"a\\q\"]", false, ErrorKind::Parse, "invalid escape"),
         ("1\n2 3\n", true, ErrorKind::Parse, "JSON line 2, column 3"),
         ("[1,\n2]\n", true, ErrorKind::Parse, "JSON line 1, column 4"),

@@ -66,7 +66,9 @@ fn blank_lines_crlf_and_surrounding_whitespace() {
     assert_eq!(a.to_json(), "[[1,2],[3],[]]");
     // No final newline; an empty text is no lines.
     assert_eq!(
-        Array::from_json_lines("var * int8", "1\n2").unwrap().to_json(),
+        Array::from_json_lines("var * int8", "1\n2")
+            .unwrap()
+            .to_json(),
         "[1,2]"
     );
     assert_eq!(
@@ -74,7 +76,9 @@ fn blank_lines_crlf_and_surrounding_whitespace() {
         "[]"
     );
     assert_eq!(
-        Array::from_json_lines("0 * int8", " \n\r\n").unwrap().to_json(),
+        Array::from_json_lines("0 * int8", " \n\r\n")
+            .unwrap()
+            .to_json(),
         "[]"
     );
 }
@@ -149,7 +153,10 @@ fn errors_name_line_and_column() {
     }
     let e = Array::from_json_lines_bytes("var * int32", b"1\n\xff\n").unwrap_err();
     assert!(e.message().contains("JSON line 2, column 1"), "{e}");
-    let e = Array::from_json("int32", "1").unwrap().to_json_lines().unwrap_err();
+    let e = Array::from_json("int32", "1")
+        .unwrap()
+        .to_json_lines()
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Type);
 }
 
@@ -166,7 +173,10 @@ fn parallel_read_equals_serial_read() {
     assert_eq!(serial.len().unwrap(), 30_000);
     assert_eq!(serial, parallel);
     assert_eq!(serial, four);
-    assert_eq!(parallel.to_json_lines().unwrap(), serial.to_json_lines().unwrap());
+    assert_eq!(
+        parallel.to_json_lines().unwrap(),
+        serial.to_json_lines().unwrap()
+    );
     // A fixed outer dim reads the same.
     let fixed = on_threads(2, || {
         Array::from_json_lines(format!("30000 * {RECORD}").as_str(), &text).unwrap()
@@ -203,7 +213,8 @@ fn long_strings_and_rows_in_every_piece() {
     // Few, long lines: a piece boundary falls inside none of them.
     let mut text = String::new();
     for i in 0..40 {
-        let s: String = std::iter::repeat_n(char::from(b'a' + (i % 26) as u8), 50_000 + i).collect();
+        let s: String =
+            std::iter::repeat_n(char::from(b'a' + (i % 26) as u8), 50_000 + i).collect();
         let v: Vec<String> = (0..20_000 + i).map(|k| (k % 100).to_string()).collect();
         text.push_str(&format!("[\"{s}\",[{}]]\n", v.join(",")));
     }

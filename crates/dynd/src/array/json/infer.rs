@@ -170,7 +170,10 @@ impl Fail {
                 };
                 Error::new(
                     self.error.kind(),
-                    format!("JSON line {line}, column {col}{at}: {}", self.error.message()),
+                    format!(
+                        "JSON line {line}, column {col}{at}: {}",
+                        self.error.message()
+                    ),
                 )
             }
         }
@@ -359,7 +362,9 @@ impl<'j> Scanner<'j> {
                 }
                 _ => {
                     let found = self.found();
-                    return Err(self.fail(format!("expected ',' or ']' in the list, found {found}")));
+                    return Err(
+                        self.fail(format!("expected ',' or ']' in the list, found {found}"))
+                    );
                 }
             }
         }
@@ -378,7 +383,9 @@ impl<'j> Scanner<'j> {
         loop {
             if self.peek() != Some(b'"') {
                 let found = self.found();
-                return Err(self.fail(format!("expected a string key in the object, found {found}")));
+                return Err(self.fail(format!(
+                    "expected a string key in the object, found {found}"
+                )));
             }
             let key_at = self.pos;
             let key = self.string(true)?;
@@ -413,7 +420,9 @@ impl<'j> Scanner<'j> {
                 }
                 _ => {
                     let found = self.found();
-                    return Err(self.fail(format!("expected ',' or '}}' in the object, found {found}")));
+                    return Err(
+                        self.fail(format!("expected ',' or '}}' in the object, found {found}"))
+                    );
                 }
             }
         }
@@ -461,16 +470,22 @@ impl<'j> Scanner<'j> {
                             let hi = self.hex4()?;
                             let code = if (0xD800..0xDC00).contains(&hi) {
                                 if self.text.get(self.pos..self.pos + 2) != Some(b"\\u") {
-                                    return Err(self.fail(format!("lone surrogate \\u{hi:04x} in string")));
+                                    return Err(
+                                        self.fail(format!("lone surrogate \\u{hi:04x} in string"))
+                                    );
                                 }
                                 self.pos += 2;
                                 let lo = self.hex4()?;
                                 if !(0xDC00..0xE000).contains(&lo) {
-                                    return Err(self.fail(format!("lone surrogate \\u{hi:04x} in string")));
+                                    return Err(
+                                        self.fail(format!("lone surrogate \\u{hi:04x} in string"))
+                                    );
                                 }
                                 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
                             } else if (0xDC00..0xE000).contains(&hi) {
-                                return Err(self.fail(format!("lone surrogate \\u{hi:04x} in string")));
+                                return Err(
+                                    self.fail(format!("lone surrogate \\u{hi:04x} in string"))
+                                );
                             } else {
                                 hi
                             };
@@ -709,6 +724,10 @@ mod tests {
     fn conflicts_name_path_and_kinds() {
         let e = infer_type(r#"[{"a": [1]}, {"a": [true]}]"#).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::Type);
-        assert!(e.message().contains("[1].a[0] a boolean where earlier values are numbers"), "{e}");
+        assert!(
+            e.message()
+                .contains("[1].a[0] a boolean where earlier values are numbers"),
+            "{e}"
+        );
     }
 }

@@ -99,7 +99,10 @@ pub(super) fn line_col(text: &[u8], pos: usize) -> (usize, usize) {
         .iter()
         .rposition(|&b| b == b'\n')
         .map_or(0, |i| i + 1);
-    let col = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+    let col = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
     (line, col)
 }
 
@@ -291,7 +294,8 @@ pub(in crate::array) fn from_json_lines(tp: Type, text: &str) -> Result<Array> {
         && size != n
     {
         return Err(Error::parse(format!(
-            "JSON Lines for {tp}: the type has {size} elements, the text has {n} non-blank lines"
+            "JSON Lines for {tp}: the type has {size} elements, the text has {n} non-blank line{}",
+            if n == 1 { "" } else { "s" }
         )));
     }
 
