@@ -100,7 +100,7 @@ fn parse_lines_prints_the_array() {
     );
     assert_eq!((code, out.as_str()), (0, "[[1,2],[]]\n"));
     // Without --lines the same text is one value, which it is not.
-    let (code, _, err) = dynd(&["parse", "2 * 1 * int8", "[1]\n[2]\n"]);
+    let (code, _, err) = dynd(&["parse", "1 * int8", "[1]\n[2]\n"]);
     assert_eq!(code, 1);
     assert!(
         err.starts_with(
