@@ -13,6 +13,7 @@ mod casts;
 mod copies;
 mod fused;
 mod harness;
+mod json_lines;
 mod json_parse;
 mod new_arrays;
 mod overhead;
@@ -24,7 +25,7 @@ mod sort;
 use harness::{Ctx, Measurement};
 
 /// The groups `--only` selects, in the order they run.
-const GROUPS: [&str; 11] = [
+const GROUPS: [&str; 12] = [
     "copies",
     "casts",
     "new_arrays",
@@ -35,6 +36,7 @@ const GROUPS: [&str; 11] = [
     "select",
     "sort",
     "json",
+    "json_lines",
     "overhead",
 ];
 
@@ -112,6 +114,7 @@ fn main() {
             "select" => select::run(&ctx),
             "sort" => sort::run(&ctx),
             "json" => json_parse::run(&ctx),
+            "json_lines" => json_lines::run(&ctx),
             "overhead" => overhead::run(&ctx),
             _ => unreachable!("GROUPS lists every group"),
         });
