@@ -26,7 +26,11 @@ pub fn records_lines(count: usize) -> String {
 const TYPE: &str = "var * {x: float64, y: int64, s: string}";
 
 fn parse(ctx: &Ctx, name: &str, pool: &rayon::ThreadPool, count: usize, text: &str) {
-    let Some(a) = or_skip(ctx, name, pool.install(|| Array::from_json_lines(TYPE, text))) else {
+    let Some(a) = or_skip(
+        ctx,
+        name,
+        pool.install(|| Array::from_json_lines(TYPE, text)),
+    ) else {
         return;
     };
     assert_eq!(a.len().ok(), Some(count));
@@ -48,4 +52,15 @@ pub fn run(ctx: &Ctx) {
     let text = records_lines(count);
     parse(ctx, "json lines records", &ctx.one, count, &text);
     parse(ctx, "json lines records, 2 threads", &ctx.two, count, &text);
+    // The same records as one JSON array, for the cost of reading by lines.
+    let array = format!("[{}]", text.trim_end().replace('\n', ",\n"));
+    let tp = format!("{count} * {{x: float64, y: int64, s: string}}");
+    let t = median_time(ctx.runs, || {
+        black_box(Array::from_json(tp.as_str(), &array).expect("parse"));
+    });
+    let mbps = array.len() as f64 / t.as_secs_f64() / 1e6;
+    ctx.row(
+        &Measurement::new("json array of the same records", count, t, array.len()),
+        &format!("{mbps:.0} MB/s of text; {} bytes; type {tp}", array.len()),
+    );
 }

@@ -26,7 +26,7 @@
 //!
 //! [`PodAllocator::absorb`]: crate::memblock::PodAllocator::absorb
 
-use super::parse::parse_value_at;
+use super::parse::parse_values_at;
 use crate::array::{Array, TypeArg};
 use crate::error::{Error, Result};
 use crate::layout::arrmeta::{self, FixedDimMeta, VarDimData, VarDimMeta};
@@ -230,27 +230,37 @@ unsafe fn parse_piece(
     (start, end): (usize, usize),
 ) -> Result<()> {
     let bytes = text.as_bytes();
+    let mut pos = start;
+    let mut line_end = start;
     let mut i = 0isize;
-    for_each_line(bytes, start, end, |first, line_end| {
-        // The reader sees the text up to the end of the line: a value cannot
-        // go on to the next line, and its errors count lines from the start.
-        // `line_end` is at a `\n` or the end, a character boundary.
-        // SAFETY: (1), and (2) for element i.
-        let after = unsafe {
-            parse_value_at(
-                elem,
-                meta,
-                data.wrapping_offset(i * stride),
-                &text[..line_end],
-                first,
-            )
-        }?;
-        if let Some(k) = bytes[after..line_end].iter().position(|&c| !is_blank(c)) {
-            return Err(trailing_text(bytes, after + k));
-        }
-        i += 1;
-        Ok(())
-    })
+    // SAFETY: (1); each data pointer handed out is element i < the count of
+    // non-blank lines (2).
+    unsafe {
+        parse_values_at(elem, meta, text, |after| {
+            if let Some(after) = after {
+                // Only blanks may follow a value on its line.
+                if let Some(k) = bytes[after..line_end].iter().position(|&c| !is_blank(c)) {
+                    return Err(trailing_text(bytes, after + k));
+                }
+                i += 1;
+            }
+            // The next non-blank line. The reader sees the text up to its
+            // end: a value cannot go on to the next line, and errors count
+            // lines from the start of the text.
+            while pos < end {
+                line_end = find_newline(&bytes[pos..end]).map_or(end, |k| pos + k);
+                let mut first = pos;
+                while first < line_end && is_blank(bytes[first]) {
+                    first += 1;
+                }
+                pos = line_end + 1;
+                if first < line_end {
+                    return Ok(Some((first, line_end, data.wrapping_offset(i * stride))));
+                }
+            }
+            Ok(None)
+        })
+    }
 }
 
 /// Counts the non-blank lines of `text[start..end]`.
