@@ -619,10 +619,23 @@ fn node_type(node: &Node, optional: bool) -> Result<Type> {
     }
 }
 
-/// Infers the type of a JSON text by DESIGN §8's rules (see the
-/// [module docs](self)): `[[1, 2], [3]]` gives `2 * var * int64`, `[1, 2.5,
-/// null]` gives `3 * ?float64`. The text then reads with
-/// [`Array::from_json`](crate::Array::from_json) under that type.
+/// Infers the type of a JSON text by DESIGN §8's rules; the text then
+/// reads with [`Array::from_json`](crate::Array::from_json) under that type.
+/// A streaming scan: no value tree is built.
+///
+/// - the outermost list is `N *`; an inner list level is `M *` when every
+///   list there has length M, else `var *` (`[[1, 2], [3]]` gives
+///   `2 * var * int64`, `[[1, 2], [3, 4]]` gives `2 * 2 * int64`);
+/// - integers give `int64`, any float among them `float64` (an integer
+///   beyond int64's range counts as a float); `true`/`false` give `bool`;
+///   strings `string`;
+/// - objects give structs, fields in first-seen order; a field absent from
+///   some objects is optional;
+/// - `null` makes its position optional (`[1, 2.5, null]` gives
+///   `3 * ?float64`); a null where lists stand makes that list level
+///   optional (`[[1, 2], null, [3, 4]]` gives `3 * ?2 * int64`);
+/// - a position where nothing but `null` was seen (or nothing, as in the
+///   items of empty lists) is `float64` (`?float64` with a null).
 ///
 /// Errors: `Parse` for malformed JSON (line and column); `Type` when one
 /// position holds two kinds of value, naming the path (`[3].name`) and both
