@@ -189,7 +189,7 @@ fn big_jsonl(lines: usize) -> Vec<u8> {
 #[test]
 #[ignore = "50 MB through a debug build is slow; run with --release -- --ignored"]
 fn fifty_megabytes_through_a_file_and_stdin() {
-    let lines = 900_000;
+    let lines = 950_000;
     let text = big_jsonl(lines);
     assert!(text.len() >= 50_000_000, "{}", text.len());
     let dir = TempDir::new("lines");
