@@ -199,6 +199,14 @@ def records_text(count):
     return "[" + ", ".join(items) + "]"
 
 
+def records_lines(count):
+    """dynd-bench's json_lines text: line i is {"x": <number i>, "y": i, "s": "r<i mod 100>"}."""
+    return "".join(
+        '{"x": %d.%03d, "y": %d, "s": "r%d"}\n' % (i % 1000, (7 * i) % 1000, i, i % 100)
+        for i in range(count)
+    )
+
+
 def ragged(rows):
     np = need("numpy")
     ak = need("awkward")
@@ -584,6 +592,19 @@ def op_ak_json(textf):
     return make
 
 
+def op_ak_json_lines(shape):
+    ak = need("awkward")
+    text = records_lines(shape[0])
+    # awkward's JSON-schema form of {x: float64, y: int64, s: string}, one
+    # object per line.
+    schema = {
+        "type": "object",
+        "properties": {"x": {"type": "number"}, "y": {"type": "integer"}, "s": {"type": "string"}},
+        "required": ["x", "y", "s"],
+    }
+    return lambda: ak.from_json(text, line_delimited=True, schema=schema)
+
+
 def op_add10(shape):
     np = need("numpy")
     x = np.arange(10, dtype=np.float64)
@@ -642,6 +663,12 @@ THEIRS = {
     "ak json numbers": ("awkward", "ak.from_json(text)", op_ak_json(numbers_text), None),
     "json records loads": ("Python json", "json.loads(text) (list of dicts)", op_json_loads(records_text), None),
     "ak json records": ("awkward", "ak.from_json(text) (typed records)", op_ak_json(records_text), None),
+    "ak json lines records": (
+        "awkward",
+        "ak.from_json(text, line_delimited=True, schema=...) (typed records)",
+        op_ak_json_lines,
+        None,
+    ),
     "np add10": ("NumPy", "np.add(x, x), 10 elements, per call", op_add10, 10_000),
     "ak to_arrow f64": ("awkward", "ak.to_arrow(x), float64", op_ak_to_arrow(ak_f64), None),
     "ak arrow round trip f64": ("awkward", "ak.from_arrow(ak.to_arrow(x)), float64", op_ak_arrow_round_trip(ak_f64), None),
@@ -701,6 +728,8 @@ COUNTERPARTS = {
     "cumsum float64 (new output)": ["np cumsum"],
     "json parse numbers": ["ak json numbers", "json numbers np", "json numbers loads"],
     "json parse records": ["ak json records", "json records loads"],
+    "json lines records": ["ak json lines records"],
+    "json lines records, 2 threads": ["ak json lines records"],
     "add, 10 elements (per call)": ["np add10"],
     "arrow export 10M float64": ["ak to_arrow f64"],
     "arrow export+import 10M float64": ["ak arrow round trip f64"],
@@ -733,6 +762,8 @@ def default_shape(name, quick):
         return [chars * 10 // 84]
     if name == "json parse records":
         return [chars // 45]
+    if name.startswith("json lines records"):
+        return [200_000 if quick else 1_000_000]
     if name.startswith("add, 10"):
         return [10]
     return [n]

@@ -15,6 +15,7 @@ mod copies;
 mod fused;
 mod harness;
 mod interop;
+mod json_lines;
 mod json_parse;
 mod new_arrays;
 mod overhead;
@@ -26,7 +27,7 @@ mod sort;
 use harness::{Ctx, Measurement};
 
 /// The groups `--only` selects, in the order they run.
-const GROUPS: [&str; 13] = [
+const GROUPS: [&str; 14] = [
     "copies",
     "casts",
     "new_arrays",
@@ -37,6 +38,7 @@ const GROUPS: [&str; 13] = [
     "select",
     "sort",
     "json",
+    "json_lines",
     "overhead",
     "interop",
     "arrow",
@@ -116,6 +118,7 @@ fn main() {
             "select" => select::run(&ctx),
             "sort" => sort::run(&ctx),
             "json" => json_parse::run(&ctx),
+            "json_lines" => json_lines::run(&ctx),
             "overhead" => overhead::run(&ctx),
             "interop" => interop::run(&ctx),
             "arrow" => arrow::run(&ctx),

@@ -13,8 +13,12 @@ usage:
   dynd type DATASHAPE
       line 1: the canonical datashape
       line 2: data_size=N data_alignment=N arrmeta_size=N
-  dynd parse DATASHAPE JSON
-      the array as compact JSON (one line)
+  dynd parse [--lines] DATASHAPE JSON
+      the array as compact JSON (one line); --lines: the input is JSON Lines,
+      each line one element of DATASHAPE's outermost dim (N * T or var * T)
+  dynd infer [--lines] JSON
+      line 1: the datashape inferred for the JSON text (--lines: JSON Lines,
+      N * T with N the number of lines)
   dynd assign [--errmode nocheck|overflow|fractional|inexact|default] DST_DATASHAPE SRC_DATASHAPE JSON
       parses JSON as SRC, assigns it into a new DST array, prints DST as compact JSON
   dynd call FUNC [--axes I,J,...] [--keepdims] DATASHAPE JSON [DATASHAPE JSON ...]
@@ -61,10 +65,27 @@ fn run(args: &[String]) -> Result<String, Error> {
             }
         }
         "parse" => {
-            let tp = Type::parse(arg(1, "DATASHAPE")?)?;
-            let json = json_arg(arg(2, "JSON")?)?;
-            expect_count(3)?;
-            Ok(Array::from_json(tp, &json)?.to_json())
+            let (lines, rest) = lines_flag(&args[1..])?;
+            let [tp, json] = positional(command, rest, ["DATASHAPE", "JSON"])?;
+            let tp = Type::parse(tp)?;
+            let json = json_arg(json)?;
+            let a = if lines {
+                Array::from_json_lines(tp, &json)?
+            } else {
+                Array::from_json(tp, &json)?
+            };
+            Ok(a.to_json())
+        }
+        "infer" => {
+            let (lines, rest) = lines_flag(&args[1..])?;
+            let [json] = positional(command, rest, ["JSON"])?;
+            let json = json_arg(json)?;
+            let tp = if lines {
+                dynd::infer_type_lines(&json)?
+            } else {
+                dynd::infer_type(&json)?
+            };
+            Ok(tp.to_string())
         }
         "assign" => {
             let mut rest = &args[1..];
@@ -186,6 +207,48 @@ fn run(args: &[String]) -> Result<String, Error> {
             "unknown command '{other}'\n{USAGE}"
         ))),
     }
+}
+
+/// Takes a leading `--lines` off `args`; any other option is a usage
+/// error (a lone `-` is stdin, not an option).
+fn lines_flag(args: &[String]) -> Result<(bool, &[String]), Error> {
+    let mut lines = false;
+    let mut rest = args;
+    while let Some(first) = rest.first() {
+        if first == "--lines" {
+            lines = true;
+            rest = &rest[1..];
+        } else if first.starts_with("--") {
+            return Err(Error::invalid_argument(format!(
+                "unknown option '{first}'\n{USAGE}"
+            )));
+        } else {
+            break;
+        }
+    }
+    Ok((lines, rest))
+}
+
+/// `args`, when there is one for each of `names`; else the usage error
+/// naming the first one missing, or the extra ones.
+fn positional<'a, const N: usize>(
+    command: &str,
+    args: &'a [String],
+    names: [&str; N],
+) -> Result<&'a [String; N], Error> {
+    if let Some(missing) = names.get(args.len()) {
+        return Err(Error::invalid_argument(format!(
+            "missing {missing}\n{USAGE}"
+        )));
+    }
+    if args.len() > names.len() {
+        return Err(Error::invalid_argument(format!(
+            "too many arguments for '{command}': {}\n{USAGE}",
+            args[N..].join(" ")
+        )));
+    }
+    args.try_into()
+        .map_err(|_| Error::invalid_argument(format!("{command} takes {N} arguments\n{USAGE}")))
 }
 
 /// The text of a JSON argument: `-` reads stdin, `@PATH` the file.

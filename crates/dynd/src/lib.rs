@@ -105,5 +105,6 @@ pub mod memblock;
 pub mod types;
 
 pub use array::{Array, Index};
+pub use array::{infer_type, infer_type_lines};
 pub use error::{Error, ErrorKind, Result};
 pub use types::Type;

@@ -66,6 +66,7 @@ pub use crate::layout::{
 pub use display::{ArrayDisplay, print_threshold, set_print_threshold};
 pub use index::Index;
 pub use iter::Iter;
+pub use json::{infer_type, infer_type_lines};
 
 use crate::error::{Error, Result};
 use crate::layout::{arrmeta, string_bytes};

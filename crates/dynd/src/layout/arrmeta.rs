@@ -110,7 +110,7 @@ pub(crate) unsafe fn write<T: Copy>(p: *mut u8, value: T) {
 ///
 /// # Safety
 /// 1. `meta` points at `tp.arrmeta_size()` bytes of arrmeta for `tp`.
-unsafe fn for_each_blockref(
+pub(crate) unsafe fn for_each_blockref(
     tp: &Type,
     meta: *mut u8,
     f: &mut dyn FnMut(*mut *mut MemoryBlockHeader),

@@ -20,11 +20,17 @@
 //! - `number`: number tokens into every number type, with a one-pass
 //!   quick path for the common shape.
 //! - `write`: the printer.
+//! - `lines`: JSON Lines in and out (one element of the outermost dim per
+//!   line), read in parallel for large inputs.
+//! - `infer`: the type of a JSON text (DESIGN §8's inference rules).
 
+mod infer;
+mod lines;
 mod number;
 mod parse;
 mod write;
 
+pub use infer::{infer_type, infer_type_lines};
 pub(super) use parse::{parse_into, parse_str_into};
 pub(crate) use write::write_json_string;
 pub(super) use write::{to_json, write_value};

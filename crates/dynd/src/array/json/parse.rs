@@ -63,6 +63,43 @@ pub(in crate::array) fn parse_str_into(a: &Array, text: &str) -> Result<()> {
     Ok(())
 }
 
+/// Parses values of `tp` one after another out of `text`, with one reader
+/// (and one path buffer) for all: `next(after)` is given the position after
+/// the previous value (`None` before the first) and returns where the next
+/// one starts, where its line ends (the reader sees the text up to there)
+/// and its data, or `None` to stop. Errors count lines and columns from the
+/// start of `text`. Used by the JSON Lines reader.
+///
+/// # Safety
+/// 1. Each data pointer `next` returns is writable data of `tp` whose
+///    arrmeta is `meta` (which may be updated in place), as for
+///    [`parse_str_into`]'s array.
+pub(super) unsafe fn parse_values_at(
+    tp: &Type,
+    meta: *mut u8,
+    text: &str,
+    mut next: impl FnMut(Option<usize>) -> Result<Option<(usize, usize, *mut u8)>>,
+) -> Result<()> {
+    let mut p = Parser {
+        text: b"",
+        src: "",
+        pos: 0,
+        path: Vec::new(),
+    };
+    let mut after = None;
+    while let Some((start, end, data)) = next(after)? {
+        // `end` is a line end: an ASCII byte or the end, a char boundary.
+        p.src = text.get(..end).unwrap_or(text);
+        p.text = p.src.as_bytes();
+        p.pos = start;
+        p.path.clear();
+        // SAFETY: (1).
+        unsafe { p.value(tp, meta, data) }?;
+        after = Some(p.pos);
+    }
+    Ok(())
+}
+
 /// The fields of a struct already read from its object: a bit set, with
 /// no allocation up to 64 fields.
 enum Seen {
