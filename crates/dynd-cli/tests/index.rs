@@ -1,7 +1,7 @@
 //! `dynd index` (DESIGN §8) and JSON arguments from stdin and files.
 
 mod common;
-use common::{assert_errors, dynd, dynd_with_stdin};
+use common::{assert_errors, dynd, dynd_stdin};
 
 #[test]
 fn index_prints_the_datashape_then_the_json() {
@@ -57,10 +57,10 @@ fn index_errors_have_their_kind_and_exit_1() {
 
 #[test]
 fn json_arguments_from_stdin_and_files() {
-    let (code, out, err) = dynd_with_stdin(&["index", "3 * int32", "-", "::-1"], "[1, 2, 3]\n");
+    let (code, out, err) = dynd_stdin(&["index", "3 * int32", "-", "::-1"], b"[1, 2, 3]\n");
     assert_eq!((code, err.as_str()), (0, ""));
     assert_eq!(out, "3 * int32\n[3,2,1]\n");
-    let (_, out, _) = dynd_with_stdin(&["parse", "2 * var * int8", "-"], "[[1], []]");
+    let (_, out, _) = dynd_stdin(&["parse", "2 * var * int8", "-"], b"[[1], []]");
     assert_eq!(out, "[[1],[]]\n");
 
     let dir = std::env::temp_dir().join(format!("dynd-cli-index-{}", std::process::id()));

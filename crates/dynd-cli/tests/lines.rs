@@ -1,50 +1,10 @@
 //! `dynd parse --lines` and `dynd infer [--lines]` (DESIGN §8, wave 2).
 
+mod common;
+use common::{dynd, dynd_stdin, dynd_with};
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-
-/// Runs dynd with `args` and `stdin` as its standard input.
-fn dynd_with(args: &[&str], stdin: Stdio) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_dynd"))
-        .args(args)
-        .stdin(stdin)
-        .output()
-        .expect("run dynd");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn dynd(args: &[&str]) -> (i32, String, String) {
-    dynd_with(args, Stdio::null())
-}
-
-/// Runs dynd with `input` piped to its stdin.
-fn dynd_stdin(args: &[&str], input: &[u8]) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dynd"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run dynd");
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        // dynd may exit before reading everything (on an error).
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use std::process::Stdio;
 
 /// A fresh directory under the system's temp dir, removed on drop.
 struct TempDir(PathBuf);

@@ -6,25 +6,14 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-/// Runs `dynd ARGS` with `stdin` on its standard input: `(exit code,
+/// Runs `dynd ARGS` with `stdin` as its standard input: `(exit code,
 /// stdout, stderr)`, the code -1 when a signal ended it.
-pub fn dynd_with_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dynd"))
+pub fn dynd_with(args: &[&str], stdin: Stdio) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_dynd"))
         .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+        .stdin(stdin)
+        .output()
         .expect("run dynd");
-    let mut input = child.stdin.take().expect("stdin");
-    // A command that does not read stdin may exit before this is written:
-    // a broken pipe is then not the test's failure.
-    let wrote = input.write_all(stdin.as_bytes());
-    drop(input);
-    let out = child.wait_with_output().expect("wait for dynd");
-    if let Err(e) = wrote {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
-    }
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),
@@ -32,9 +21,36 @@ pub fn dynd_with_stdin(args: &[&str], stdin: &str) -> (i32, String, String) {
     )
 }
 
-/// Runs `dynd ARGS` with an empty standard input.
+/// Runs `dynd ARGS` with nothing on its standard input.
 pub fn dynd(args: &[&str]) -> (i32, String, String) {
-    dynd_with_stdin(args, "")
+    dynd_with(args, Stdio::null())
+}
+
+/// Runs `dynd ARGS` with `input` piped to its standard input, written from
+/// a thread of its own (so a large input cannot deadlock against dynd's
+/// output).
+pub fn dynd_stdin(args: &[&str], input: &[u8]) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dynd"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run dynd");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        // dynd may exit before reading everything (on an error, or a
+        // command that does not read stdin).
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait for dynd");
+    writer.join().expect("the stdin writer");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
 }
 
 /// `dynd call ARGS`.

@@ -7,8 +7,8 @@
 //! Each exchange format is one module here; the optional ones sit behind a
 //! cargo feature of the same name.
 
+#[cfg(feature = "arrow")]
+pub mod arrow;
 pub mod dlpack;
 #[cfg(feature = "ndarray")]
 pub mod ndarray;
-#[cfg(feature = "arrow")]
-pub mod arrow;
