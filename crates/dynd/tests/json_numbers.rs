@@ -14,8 +14,11 @@ fn f64_everywhere(tok: &str) -> [dynd::Result<f64>; 4] {
         .and_then(|a| a.index(&[0.into()])?.as_scalar::<f64>());
     let fixed = Array::from_json("3 * float64", &format!("[1.5,{tok} ,\n2]"))
         .and_then(|a| a.index(&[1.into()])?.as_scalar::<f64>());
-    let field = Array::from_json("{a: int8, x: float64}", &format!("{{\"a\": 1, \"x\": {tok}}}"))
-        .and_then(|a| a.field("x")?.as_scalar::<f64>());
+    let field = Array::from_json(
+        "{a: int8, x: float64}",
+        &format!("{{\"a\": 1, \"x\": {tok}}}"),
+    )
+    .and_then(|a| a.field("x")?.as_scalar::<f64>());
     [scalar, var, fixed, field]
 }
 

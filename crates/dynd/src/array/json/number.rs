@@ -81,7 +81,7 @@ fn leading_digits(chunk: u64) -> usize {
     // is 10 or more (+6 carries into bit 4, never out of the byte).
     let not_digit = (a & !LO) | (((a & LO) + 0x0606_0606_0606_0606) & 0x1010_1010_1010_1010);
     // Bit 7 of each byte that is not zero (no carry between bytes).
-    let mask = ((not_digit & 0x7f7f_7f7f_7f7f_7f7f) + 0x7f7f_7f7f_7f7f_7f7f | not_digit)
+    let mask = (((not_digit & 0x7f7f_7f7f_7f7f_7f7f) + 0x7f7f_7f7f_7f7f_7f7f) | not_digit)
         & 0x8080_8080_8080_8080;
     (mask.trailing_zeros() / 8) as usize
 }
