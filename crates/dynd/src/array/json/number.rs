@@ -42,92 +42,23 @@ const POW10_F64: [f64; 23] = [
 /// Exact powers of ten in f32 (10^10 is the largest).
 const POW10_F32: [f32; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
 
-/// `10^n` for the digit counts of one eight-byte chunk.
-const POW10_U64: [u64; 9] = [
-    1,
-    10,
-    100,
-    1_000,
-    10_000,
-    100_000,
-    1_000_000,
-    10_000_000,
-    100_000_000,
-];
-
-/// The eight bytes of `t` from `i` as a little-endian word (the first byte
-/// lowest), padded with zero bytes (not digits) past the end.
-#[inline(always)]
-fn load8(t: &[u8], i: usize) -> u64 {
-    match t.get(i..i + 8) {
-        Some(b) => u64::from_le_bytes(b.try_into().unwrap_or([0; 8])),
-        None => {
-            let mut buf = [0u8; 8];
-            let rest = t.get(i..).unwrap_or_default();
-            buf[..rest.len()].copy_from_slice(rest);
-            u64::from_le_bytes(buf)
-        }
-    }
-}
-
-/// How many of the bytes of `chunk` (from the first) are ASCII digits,
-/// without a branch per byte.
-#[inline(always)]
-fn leading_digits(chunk: u64) -> usize {
-    const LO: u64 = 0x0f0f_0f0f_0f0f_0f0f;
-    // Digits become 0..=9 with a clear high nibble.
-    let a = chunk ^ 0x3030_3030_3030_3030;
-    // A byte is not a digit when its high nibble is set, or its low nibble
-    // is 10 or more (+6 carries into bit 4, never out of the byte).
-    let not_digit = (a & !LO) | (((a & LO) + 0x0606_0606_0606_0606) & 0x1010_1010_1010_1010);
-    // Bit 7 of each byte that is not zero (no carry between bytes).
-    let mask = (((not_digit & 0x7f7f_7f7f_7f7f_7f7f) + 0x7f7f_7f7f_7f7f_7f7f) | not_digit)
-        & 0x8080_8080_8080_8080;
-    (mask.trailing_zeros() / 8) as usize
-}
-
-/// The value of the first `n` (1..=8) bytes of `chunk`, all digits.
-#[inline(always)]
-fn digit_value(chunk: u64, n: usize) -> u64 {
-    // The digits' values moved to the top bytes: the bytes below are zero,
-    // which reads as leading zeros.
-    let v = (chunk ^ 0x3030_3030_3030_3030) << (8 * (8 - n));
-    // Pairs, then fours, then all eight (the first byte is the most
-    // significant digit).
-    let v = v.wrapping_mul(10).wrapping_add(v >> 8);
-    const MASK: u64 = 0x0000_00ff_0000_00ff;
-    const MUL1: u64 = 100 + (1_000_000 << 32);
-    const MUL2: u64 = 1 + (10_000 << 32);
-    let v1 = (v & MASK).wrapping_mul(MUL1);
-    let v2 = ((v >> 16) & MASK).wrapping_mul(MUL2);
-    u64::from((v1.wrapping_add(v2) >> 32) as u32)
-}
-
 impl QuickNumber {
     /// Reads a number at the start of `t`; returns it and its length, or
     /// `None` when `t` does not start with a number of the quick shape
     /// followed by a delimiter.
     #[inline(always)]
     pub(super) fn scan(t: &[u8]) -> Option<(QuickNumber, usize)> {
-        /// The run of digits from `i`, appended to `m` (wrapping: the
-        /// caller refuses runs too long to be exact), read eight bytes at
-        /// a time; returns where the run ends.
         #[inline(always)]
         fn digits(t: &[u8], mut i: usize, m: &mut u64) -> usize {
-            loop {
-                let chunk = load8(t, i);
-                let n = leading_digits(chunk);
-                if n == 0 {
-                    return i;
+            while let Some(&c) = t.get(i) {
+                let d = c.wrapping_sub(b'0');
+                if d > 9 {
+                    break;
                 }
-                *m = m
-                    .wrapping_mul(POW10_U64[n])
-                    .wrapping_add(digit_value(chunk, n));
-                i += n;
-                if n < 8 {
-                    return i;
-                }
+                *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+                i += 1;
             }
+            i
         }
         let neg = t.first() == Some(&b'-');
         let int_start = usize::from(neg);
