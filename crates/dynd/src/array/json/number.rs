@@ -46,7 +46,7 @@ impl QuickNumber {
     /// Reads a number at the start of `t`; returns it and its length, or
     /// `None` when `t` does not start with a number of the quick shape
     /// followed by a delimiter.
-    #[inline(always)]
+    #[inline]
     pub(super) fn scan(t: &[u8]) -> Option<(QuickNumber, usize)> {
         #[inline(always)]
         fn digits(t: &[u8], mut i: usize, m: &mut u64) -> usize {
@@ -87,13 +87,7 @@ impl QuickNumber {
             }
             let exp_start = i;
             let mut e = 0u64;
-            while let Some(d) = t.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9) {
-                e = e * 10 + u64::from(d);
-                i += 1;
-                if i - exp_start > 3 {
-                    return None;
-                }
-            }
+            i = digits(t, exp_start, &mut e);
             if !(1..=3).contains(&(i - exp_start)) {
                 return None;
             }
@@ -118,27 +112,6 @@ impl QuickNumber {
         ))
     }
 
-    /// [`QuickNumber::store`] for float64, without the dispatch on the
-    /// type (for loops over many float64 elements).
-    ///
-    /// # Safety
-    /// `data` is writable data of float64.
-    #[inline(always)]
-    pub(super) unsafe fn store_f64(self, data: *mut u8) -> bool {
-        let m = self.mantissa;
-        let e = self.exp10.unsigned_abs() as usize;
-        match POW10_F64.get(e) {
-            Some(&p) if m <= 1 << 53 => {
-                let m = m as f64;
-                let v = if self.exp10 < 0 { m / p } else { m * p };
-                // SAFETY: (caller) `data` holds one f64.
-                unsafe { arrmeta::write(data, if self.neg { -v } else { v }) };
-                true
-            }
-            _ => false,
-        }
-    }
-
     /// Stores the value into `b` at `data` when that is exact and simple:
     /// an integer without fraction digits or exponent that fits `b`, or a
     /// float64 (float32) by Clinger's fast path — the mantissa at most 2^53
@@ -148,7 +121,7 @@ impl QuickNumber {
     ///
     /// # Safety
     /// `data` is writable data of `b`.
-    #[inline(always)]
+    #[inline]
     pub(super) unsafe fn store(self, b: BuiltinType, data: *mut u8) -> bool {
         use BuiltinType::*;
         let m = self.mantissa;

@@ -149,16 +149,6 @@ impl<'j, 't> Parser<'j, 't> {
         Error::new(kind, format!("JSON line {line}, column {col}{at}: {msg}"))
     }
 
-    /// [`Parser::err`] at element `i` of the innermost sequence (whose
-    /// path index [`Parser::number_items`] writes only on failure).
-    #[cold]
-    fn err_at(&mut self, i: usize, kind: ErrorKind, msg: impl fmt::Display) -> Error {
-        if let Some(last) = self.path.last_mut() {
-            *last = Seg::Index(i);
-        }
-        self.err(kind, msg)
-    }
-
     #[inline]
     fn ws(&mut self) {
         while let Some(&b) = self.text.get(self.pos) {
@@ -312,27 +302,15 @@ impl<'j, 't> Parser<'j, 't> {
                     let m: FixedDimMeta = arrmeta::read(meta);
                     let emeta = meta.add(size_of::<FixedDimMeta>());
                     let num = plain_number(elem);
-                    let too_many = |p: &mut Self, i| {
-                        p.err_at(
-                            i,
-                            ErrorKind::Parse,
-                            format!("too many elements for {tp}: expected {size}"),
-                        )
-                    };
-                    match num {
-                        Some(b) => self.number_items(tp, elem, b, |p, i| {
-                            if i >= *size {
-                                return Err(too_many(p, i));
-                            }
-                            Ok(data.offset(i as isize * m.stride))
-                        }),
-                        None => self.sequence(tp, |p, i| {
-                            if i >= *size {
-                                return Err(too_many(p, i));
-                            }
-                            p.value(elem, emeta, data.offset(i as isize * m.stride))
-                        }),
-                    }
+                    self.sequence(tp, |p, i| {
+                        if i >= *size {
+                            return Err(p.err(
+                                ErrorKind::Parse,
+                                format!("too many elements for {tp}: expected {size}"),
+                            ));
+                        }
+                        p.element(elem, num, emeta, data.offset(i as isize * m.stride))
+                    })
                     .and_then(|n| {
                         if n == *size {
                             Ok(())
@@ -495,93 +473,6 @@ impl<'j, 't> Parser<'j, 't> {
         }
     }
 
-    /// [`Parser::sequence`] for elements that are plain numbers of type
-    /// `b` (`elem`), in one loop: `slot(parser, i)` gives where element i
-    /// goes. The path's index is written only when something may fail
-    /// (an element past the quick shape), so an error names it as
-    /// `sequence` does; `slot` names element i in its errors with
-    /// [`Parser::err_at`].
-    ///
-    /// # Safety
-    /// `slot` returns writable data of `b`.
-    #[inline(always)]
-    unsafe fn number_items(
-        &mut self,
-        tp: &Type,
-        elem: &Type,
-        b: BuiltinType,
-        slot: impl FnMut(&mut Self, usize) -> Result<*mut u8>,
-    ) -> Result<usize> {
-        // SAFETY: (caller) `slot` gives data of `b`.
-        unsafe {
-            if b == BuiltinType::Float64 {
-                // The most common element type gets a loop without the
-                // dispatch on the type.
-                self.number_items_with(tp, elem, b, slot, |q, data| q.store_f64(data))
-            } else {
-                self.number_items_with(tp, elem, b, slot, |q, data| q.store(b, data))
-            }
-        }
-    }
-
-    /// [`Parser::number_items`] with `store` for [`QuickNumber::store`].
-    ///
-    /// # Safety
-    /// `slot` returns writable data of `b`, which `store` writes.
-    #[inline(always)]
-    unsafe fn number_items_with(
-        &mut self,
-        tp: &Type,
-        elem: &Type,
-        b: BuiltinType,
-        mut slot: impl FnMut(&mut Self, usize) -> Result<*mut u8>,
-        store: impl Fn(QuickNumber, *mut u8) -> bool,
-    ) -> Result<usize> {
-        if self.peek() != Some(b'[') {
-            return Err(self.mismatch(tp, "an array"));
-        }
-        self.pos += 1;
-        if self.peek() == Some(b']') {
-            self.pos += 1;
-            return Ok(0);
-        }
-        let depth = self.path.len();
-        self.path.push(Seg::Index(0));
-        let mut i = 0;
-        loop {
-            let data = slot(self, i)?;
-            self.ws();
-            let rest = self.text.get(self.pos..).unwrap_or_default();
-            let quick = QuickNumber::scan(rest);
-            match quick {
-                Some((q, len)) if store(q, data) => self.pos += len,
-                _ => {
-                    self.path[depth] = Seg::Index(i);
-                    // SAFETY: (caller) `data` holds one value of `b`.
-                    unsafe { self.number_rest(elem, b, data, quick.map(|(_, len)| len)) }?;
-                }
-            }
-            i += 1;
-            // The separator, usually right after the number.
-            let next = match self.text.get(self.pos) {
-                Some(&c) if c > b' ' => Some(c),
-                _ => self.peek(),
-            };
-            match next {
-                Some(b',') => self.pos += 1,
-                Some(b']') => {
-                    self.pos += 1;
-                    self.path.truncate(depth);
-                    return Ok(i);
-                }
-                _ => {
-                    self.path.truncate(depth);
-                    return Err(self.expected("',' or ']' in the array"));
-                }
-            }
-        }
-    }
-
     /// # Safety
     /// As [`Parser::value`] for a struct or tuple.
     unsafe fn tuple_like(
@@ -680,13 +571,12 @@ impl<'j, 't> Parser<'j, 't> {
         let align = elem.data_alignment();
         let mut cap = 0usize;
         let mut begin: *mut u8 = std::ptr::null_mut();
-        // Where element `i` goes, growing the allocation geometrically.
-        let mut slot = |p: &mut Self, i: usize| -> Result<*mut u8> {
+        let n = self.sequence(tp, |p, i| {
             if i == cap {
                 let new_cap = if cap == 0 { 8 } else { cap * 2 };
                 let bytes = new_cap
                     .checked_mul(esize)
-                    .ok_or_else(|| p.err_at(i, ErrorKind::Alloc, "var dim too large"))?;
+                    .ok_or_else(|| p.err(ErrorKind::Alloc, "var dim too large"))?;
                 // SAFETY: the arrmeta holds its blockref; `begin` is this
                 // block's latest allocation (nested values allocate from
                 // their own arrmeta's blocks).
@@ -699,21 +589,12 @@ impl<'j, 't> Parser<'j, 't> {
                         }
                     })
                 }
-                .map_err(|e| p.err_at(i, e.kind(), e.message()))?;
+                .map_err(|e| p.err(e.kind(), e.message()))?;
                 cap = new_cap;
             }
             // SAFETY: i < cap elements are allocated at `begin`.
-            Ok(unsafe { begin.add(i * esize) })
-        };
-        let n = match num {
-            // SAFETY: `slot` gives element i's data, of `b`.
-            Some(b) => unsafe { self.number_items(tp, elem, b, &mut slot) }?,
-            None => self.sequence(tp, |p, i| {
-                let at = slot(p, i)?;
-                // SAFETY: `at` is element i's data.
-                unsafe { p.value(elem, emeta, at) }
-            })?,
-        };
+            unsafe { p.element(elem, num, emeta, begin.add(i * esize)) }
+        })?;
         if cap > 0 {
             // SAFETY: trim the latest allocation of the same block.
             begin = unsafe { arrmeta::with_allocator(m.blockref, |a| a.resize(begin, n * esize)) }
@@ -1023,8 +904,7 @@ impl<'j, 't> Parser<'j, 't> {
     unsafe fn number(&mut self, tp: &Type, b: BuiltinType, data: *mut u8) -> Result<()> {
         self.ws();
         let rest = self.text.get(self.pos..).unwrap_or_default();
-        let quick = QuickNumber::scan(rest);
-        if let Some((q, len)) = quick
+        if let Some((q, len)) = QuickNumber::scan(rest)
             // SAFETY: (caller) `data` holds one value of `b`.
             && unsafe { q.store(b, data) }
         {
@@ -1032,63 +912,7 @@ impl<'j, 't> Parser<'j, 't> {
             return Ok(());
         }
         // SAFETY: (caller) `data` holds one value of `b`.
-        unsafe { self.number_rest(tp, b, data, quick.map(|(_, len)| len)) }
-    }
-
-    /// [`Parser::number`] past the quick store: `quick_len` is the length
-    /// of the token when it has the quick shape.
-    ///
-    /// # Safety
-    /// `data` is writable data of `b`.
-    #[inline(never)]
-    unsafe fn number_rest(
-        &mut self,
-        tp: &Type,
-        b: BuiltinType,
-        data: *mut u8,
-        quick_len: Option<usize>,
-    ) -> Result<()> {
-        // A float beyond the exact shortcut (a long mantissa, a large
-        // power of ten): the token's extent is known, so it goes straight
-        // to the correctly rounded conversion.
-        if let Some(len) = quick_len
-            && b.is_float()
-            // SAFETY: (caller) `data` holds one value of `b`.
-            && unsafe { self.float_token(b, len, data) }
-        {
-            return Ok(());
-        }
-        // SAFETY: (caller) `data` holds one value of `b`.
         unsafe { self.number_slow(tp, b, data) }
-    }
-
-    /// Stores the float token of `len` bytes at the cursor (of the quick
-    /// shape) into float type `b` at `data` and moves past it; returns
-    /// false, and stores nothing, when the value is out of range (the
-    /// general path then says so).
-    ///
-    /// # Safety
-    /// `data` is writable data of float type `b`.
-    unsafe fn float_token(&mut self, b: BuiltinType, len: usize, data: *mut u8) -> bool {
-        // The token is ASCII, so both ends are character boundaries.
-        let Some(tok) = self.src.get(self.pos..self.pos + len) else {
-            return false;
-        };
-        match b {
-            BuiltinType::Float64 => match tok.parse::<f64>() {
-                // SAFETY: (caller) `data` holds one f64.
-                Ok(v) if v.is_finite() => unsafe { arrmeta::write(data, v) },
-                _ => return false,
-            },
-            BuiltinType::Float32 => match tok.parse::<f32>() {
-                // SAFETY: (caller) `data` holds one f32.
-                Ok(v) if v.is_finite() => unsafe { arrmeta::write(data, v) },
-                _ => return false,
-            },
-            _ => return false,
-        }
-        self.pos += len;
-        true
     }
 
     /// [`Parser::number`] for what [`QuickNumber`] leaves: exponents,
