@@ -337,33 +337,34 @@ impl Exporter {
         nulls: Option<NullBuffer>,
     ) -> Result<ArrayData> {
         let n = elems.len();
-        let mut offsets = Offsets::with_capacity(n + 1);
-        let mut first: *const u8 = std::ptr::null();
-        let mut next: *const u8 = std::ptr::null();
-        let mut in_order = true;
-        let mut total = 0usize;
-        for i in 0..n {
-            let row: VarDimData = if is_null(i) {
-                VarDimData {
-                    begin: std::ptr::null_mut(),
-                    size: 0,
-                }
-            } else {
-                // SAFETY: each element is a var row descriptor.
-                unsafe { arrmeta::read(elems.get(i)) }
-            };
-            if row.size > 0 {
-                let start = row.begin.wrapping_offset(vm.offset).cast_const();
-                if first.is_null() {
-                    first = start;
-                } else if start != next {
-                    in_order = false;
-                }
-                next = start.wrapping_offset(vm.stride * row.size as isize);
+        let scan = match elems {
+            // The common case, as its own loop: no nulls, descriptors
+            // `stride` apart (no per-row null test or dispatch).
+            Elems::Strided { ptr, stride, .. } if nulls.is_none() => {
+                let (ptr, stride) = (*ptr, *stride);
+                scan_rows(n, vm, |i| {
+                    // SAFETY: element i is a var row descriptor.
+                    unsafe { arrmeta::read::<VarDimData>(ptr.wrapping_offset(stride * i as isize)) }
+                })
             }
-            total += row.size;
-            offsets.push(total);
-        }
+            _ => scan_rows(n, vm, |i| {
+                if is_null(i) {
+                    VarDimData {
+                        begin: std::ptr::null_mut(),
+                        size: 0,
+                    }
+                } else {
+                    // SAFETY: element i is a var row descriptor.
+                    unsafe { arrmeta::read(elems.get(i)) }
+                }
+            }),
+        };
+        let RowScan {
+            offsets,
+            first,
+            in_order,
+            total,
+        } = scan;
         let child = if in_order {
             Elems::Strided {
                 ptr: first,
@@ -401,6 +402,49 @@ impl Exporter {
     }
 }
 
+/// What one pass over a column's row descriptors finds.
+struct RowScan {
+    offsets: Offsets,
+    /// The first element of the first non-empty row (null when none).
+    first: *const u8,
+    /// Whether each non-empty row starts where the one before ends: the
+    /// values are then one strided run from `first`.
+    in_order: bool,
+    /// The number of values.
+    total: usize,
+}
+
+/// Scans `n` rows, row `i`'s descriptor being `row(i)` (a null row reads
+/// as empty), of a var dim with arrmeta `vm`.
+#[inline]
+fn scan_rows(n: usize, vm: VarDimMeta, row: impl Fn(usize) -> VarDimData) -> RowScan {
+    let mut offsets = Offsets::with_capacity(n + 1);
+    let mut first: *const u8 = std::ptr::null();
+    let mut next: *const u8 = std::ptr::null();
+    let mut in_order = true;
+    let mut total = 0usize;
+    for i in 0..n {
+        let r = row(i);
+        if r.size > 0 {
+            let start = r.begin.wrapping_offset(vm.offset).cast_const();
+            if first.is_null() {
+                first = start;
+            } else if start != next {
+                in_order = false;
+            }
+            next = start.wrapping_offset(vm.stride * r.size as isize);
+        }
+        total += r.size;
+        offsets.push(total);
+    }
+    RowScan {
+        offsets,
+        first,
+        in_order,
+        total,
+    }
+}
+
 /// Arrow offsets written in one pass: 32-bit (List, Utf8, Binary) until
 /// a value passes `i32::MAX`, then widened once to 64-bit (the Large
 /// types).
@@ -417,6 +461,7 @@ impl Offsets {
         Offsets::Small(v)
     }
 
+    #[inline]
     fn push(&mut self, total: usize) {
         match self {
             Offsets::Small(v) => match i32::try_from(total) {
