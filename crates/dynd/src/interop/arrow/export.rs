@@ -415,10 +415,13 @@ struct RowScan {
 }
 
 /// Scans `n` rows, row `i`'s descriptor being `row(i)` (a null row reads
-/// as empty), of a var dim with arrmeta `vm`.
+/// as empty), of a var dim with arrmeta `vm`. The offsets are written as
+/// 32-bit values in the loop; when the total passes `i32::MAX` (rare) a
+/// second pass writes them as 64-bit.
 #[inline]
 fn scan_rows(n: usize, vm: VarDimMeta, row: impl Fn(usize) -> VarDimData) -> RowScan {
-    let mut offsets = Offsets::with_capacity(n + 1);
+    let mut small: Vec<i32> = Vec::with_capacity(n + 1);
+    small.push(0);
     let mut first: *const u8 = std::ptr::null();
     let mut next: *const u8 = std::ptr::null();
     let mut in_order = true;
@@ -435,8 +438,22 @@ fn scan_rows(n: usize, vm: VarDimMeta, row: impl Fn(usize) -> VarDimData) -> Row
             next = start.wrapping_offset(vm.stride * r.size as isize);
         }
         total += r.size;
-        offsets.push(total);
+        // Truncated past i32::MAX: then replaced below.
+        small.push(total as i32);
     }
+    let offsets = if i32::try_from(total).is_ok() {
+        Offsets::Small(small)
+    } else {
+        drop(small);
+        let mut large: Vec<i64> = Vec::with_capacity(n + 1);
+        large.push(0);
+        let mut t = 0i64;
+        for i in 0..n {
+            t += row(i).size as i64;
+            large.push(t);
+        }
+        Offsets::Large(large)
+    };
     RowScan {
         offsets,
         first,
