@@ -323,3 +323,46 @@ fn dedicated_overwrite_chunks_keep_later_allocations_zeroed() {
     alloc.finalize();
     assert!(alloc.allocate_for_overwrite(1 << 20, 8).is_err());
 }
+
+#[test]
+fn arena_absorbs_another_arenas_chunks_without_moving_them() {
+    let mine = MemBlock::new_pod_allocator(64);
+    let other = MemBlock::new_pod_allocator(64);
+    let (a, o) = (
+        mine.pod_allocator().unwrap(),
+        other.pod_allocator().unwrap(),
+    );
+    let before = a.allocate(8, 8).unwrap();
+    // SAFETY: 8 bytes at `before` are ours.
+    unsafe { std::ptr::copy_nonoverlapping(b"mine....".as_ptr(), before, 8) };
+    // Several chunks in the other arena, each written.
+    let theirs: Vec<*mut u8> = (0..4).map(|_| o.allocate(1000, 8).unwrap()).collect();
+    for (i, p) in theirs.iter().enumerate() {
+        // SAFETY: 1000 bytes at p are ours.
+        unsafe { std::ptr::write_bytes(*p, i as u8 + 1, 1000) };
+    }
+    let cap = o.capacity();
+    a.absorb(&o).unwrap();
+    assert_eq!(o.capacity(), 0, "the other arena is left empty");
+    assert!(a.capacity() >= cap);
+    drop(other);
+    // The absorbed data is where it was, owned by this block now.
+    for (i, p) in theirs.iter().enumerate() {
+        // SAFETY: the chunks live as long as `mine`.
+        let s = unsafe { std::slice::from_raw_parts(*p, 1000) };
+        assert!(s.iter().all(|&x| x == i as u8 + 1), "chunk {i}");
+    }
+    // This block's latest allocation is still the latest: it resizes in
+    // place, and later allocations come zeroed.
+    assert_eq!(a.resize(before, 16).unwrap(), before);
+    // SAFETY: 16 bytes at `before` are ours.
+    let kept = unsafe { std::slice::from_raw_parts(before, 8) };
+    assert_eq!(kept, b"mine....");
+    let n = a.allocate(32, 1).unwrap();
+    // SAFETY: 32 bytes at n are ours.
+    let fresh = unsafe { std::slice::from_raw_parts(n, 32) };
+    assert!(fresh.iter().all(|&x| x == 0));
+    // A block cannot absorb itself.
+    let e = a.absorb(&mine.pod_allocator().unwrap()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+}
