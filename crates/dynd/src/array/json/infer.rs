@@ -31,7 +31,8 @@
 //! assert!(e.message().contains("[1].a"), "{e}");
 //! ```
 
-use super::lines::{for_each_line, line_col};
+use super::lines::for_each_line;
+use super::parse::line_col;
 use crate::error::{Error, Result};
 use crate::types::Type;
 use std::fmt::Write;

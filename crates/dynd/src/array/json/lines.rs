@@ -26,7 +26,7 @@
 //!
 //! [`PodAllocator::absorb`]: crate::memblock::PodAllocator::absorb
 
-use super::parse::parse_values_at;
+use super::parse::{line_col, parse_values_at};
 use crate::array::{Array, TypeArg};
 use crate::error::{Error, Result};
 use crate::layout::arrmeta::{self, FixedDimMeta, VarDimData, VarDimMeta};
@@ -89,21 +89,6 @@ pub(super) fn for_each_line(
         pos = line_end + 1;
     }
     Ok(())
-}
-
-/// The 1-based line and column (in characters) of byte `pos` of `text`.
-pub(super) fn line_col(text: &[u8], pos: usize) -> (usize, usize) {
-    let before = &text[..pos.min(text.len())];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    let col = String::from_utf8_lossy(&before[line_start..])
-        .chars()
-        .count()
-        + 1;
-    (line, col)
 }
 
 /// The error for text after a line's value.

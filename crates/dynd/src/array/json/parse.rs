@@ -165,18 +165,24 @@ fn path_string(path: &[Seg<'_>]) -> String {
     s
 }
 
+/// The 1-based line and column (in characters) of byte `pos` of `text`.
+pub(super) fn line_col(text: &[u8], pos: usize) -> (usize, usize) {
+    let before = &text[..pos.min(text.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let col = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
+    (line, col)
+}
+
 impl<'j, 't> Parser<'j, 't> {
     fn err(&self, kind: ErrorKind, msg: impl fmt::Display) -> Error {
-        let before = &self.text[..self.pos.min(self.text.len())];
-        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-        let line_start = before
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
-        let col = String::from_utf8_lossy(&before[line_start..])
-            .chars()
-            .count()
-            + 1;
+        let (line, col) = line_col(self.text, self.pos);
         let path = path_string(&self.path);
         let at = if path.is_empty() {
             String::new()
