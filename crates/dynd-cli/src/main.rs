@@ -74,6 +74,9 @@ fn run(args: &[String]) -> Result<String, Error> {
             } else {
                 Array::from_json(tp, &json)?
             };
+            // The input text is not needed once parsed: freed before the
+            // output is formatted, so the two never coexist at the peak.
+            drop(json);
             Ok(a.to_json())
         }
         "infer" => {
