@@ -242,3 +242,25 @@ mod tests {
         assert!(t < Duration::from_millis(10));
     }
 }
+
+/// Median time of `f(input)` over `runs` runs, each with a fresh input
+/// made (untimed) by `make`; the result is dropped untimed too.
+pub fn median_consuming<I, O>(
+    runs: usize,
+    mut make: impl FnMut() -> I,
+    mut f: impl FnMut(I) -> O,
+) -> Duration {
+    let mut times: Vec<Duration> = (0..=runs.max(1))
+        .map(|_| {
+            let input = make();
+            let t = Instant::now();
+            let out = black_box(f(black_box(input)));
+            let e = t.elapsed();
+            drop(out);
+            e
+        })
+        .skip(1)
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}

@@ -4,37 +4,14 @@
 //! `Array::from_slice` of 8 MB (one copy) beside a plain `memcpy` of the
 //! same bytes.
 
-use crate::harness::{Ctx, Measurement, median_time, or_skip};
+use crate::harness::{Ctx, Measurement, median_consuming, median_time, or_skip};
 use dynd::Array;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
 
 /// 1M float64: 8 MB.
 const SMALL: usize = 1_000_000;
 /// 10M float64: 80 MB.
 const LARGE: usize = 10_000_000;
-
-/// Median time of `f(input)` over `runs` runs, each with a fresh input
-/// made (untimed) by `make`; the result is dropped untimed too.
-fn median_consuming<I, O>(
-    runs: usize,
-    mut make: impl FnMut() -> I,
-    mut f: impl FnMut(I) -> O,
-) -> Duration {
-    let mut times: Vec<Duration> = (0..=runs.max(1))
-        .map(|_| {
-            let input = make();
-            let t = Instant::now();
-            let out = black_box(f(black_box(input)));
-            let e = t.elapsed();
-            drop(out);
-            e
-        })
-        .skip(1)
-        .collect();
-    times.sort();
-    times[times.len() / 2]
-}
 
 /// Both sizes are timed with the caches in the same state: before each
 /// run, 80 MB are written, which evicts what the allocator and dynd's type

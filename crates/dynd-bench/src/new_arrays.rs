@@ -5,11 +5,10 @@
 //! the same with `--quick`: they are the sizes the NumPy comparison names.
 
 use crate::copies::f64_matrix;
-use crate::harness::{Ctx, Measurement, median_time, or_skip};
+use crate::harness::{Ctx, Measurement, median_consuming, median_time, or_skip};
 use dynd::kernels::assign::ErrorMode;
 use dynd::{Array, Index, Type};
 use std::hint::black_box;
-use std::time::{Duration, Instant};
 
 const SIDE: usize = 1000;
 /// Elements of the vectors made into arrays.
@@ -62,28 +61,6 @@ fn cast_new(ctx: &Ctx) {
             "",
         );
     }
-}
-
-/// Median time of `f(input)` over `runs` runs, each with a fresh input
-/// made (untimed) by `make`; the result is dropped untimed too.
-fn median_consuming<I, O>(
-    runs: usize,
-    mut make: impl FnMut() -> I,
-    mut f: impl FnMut(I) -> O,
-) -> Duration {
-    let mut times: Vec<Duration> = (0..=runs.max(1))
-        .map(|_| {
-            let input = make();
-            let t = Instant::now();
-            let out = black_box(f(black_box(input)));
-            let e = t.elapsed();
-            drop(out);
-            e
-        })
-        .skip(1)
-        .collect();
-    times.sort();
-    times[times.len() / 2]
 }
 
 fn from_rust(ctx: &Ctx) {
