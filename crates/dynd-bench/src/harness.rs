@@ -220,6 +220,28 @@ pub fn or_skip<T>(ctx: &Ctx, name: &str, r: dynd::Result<T>) -> Option<T> {
     }
 }
 
+/// Median time of `f(input)` over `runs` runs, each with a fresh input
+/// made (untimed) by `make`; the result is dropped untimed too.
+pub fn median_consuming<I, O>(
+    runs: usize,
+    mut make: impl FnMut() -> I,
+    mut f: impl FnMut(I) -> O,
+) -> Duration {
+    let mut times: Vec<Duration> = (0..=runs.max(1))
+        .map(|_| {
+            let input = make();
+            let t = Instant::now();
+            let out = black_box(f(black_box(input)));
+            let e = t.elapsed();
+            drop(out);
+            e
+        })
+        .skip(1)
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,26 +263,4 @@ mod tests {
         let t = median_time_per_call(3, 10, || {});
         assert!(t < Duration::from_millis(10));
     }
-}
-
-/// Median time of `f(input)` over `runs` runs, each with a fresh input
-/// made (untimed) by `make`; the result is dropped untimed too.
-pub fn median_consuming<I, O>(
-    runs: usize,
-    mut make: impl FnMut() -> I,
-    mut f: impl FnMut(I) -> O,
-) -> Duration {
-    let mut times: Vec<Duration> = (0..=runs.max(1))
-        .map(|_| {
-            let input = make();
-            let t = Instant::now();
-            let out = black_box(f(black_box(input)));
-            let e = t.elapsed();
-            drop(out);
-            e
-        })
-        .skip(1)
-        .collect();
-    times.sort();
-    times[times.len() / 2]
 }
