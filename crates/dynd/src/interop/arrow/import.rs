@@ -193,7 +193,7 @@ fn column(data: &ArrayData, nullable: bool, path: &str) -> Result<Column> {
     match dt {
         DataType::Boolean => {
             let elem = Type::bool();
-            let tp = if opt { Type::option(elem)? } else { elem };
+            let tp = maybe_option(elem, opt)?;
             let (block, dst) = new_elems(&tp, n)?;
             let bits = arrow_buffer::BooleanBuffer::new(data.buffers()[0].clone(), off, n);
             for (i, v) in bits.iter().enumerate() {
@@ -265,11 +265,7 @@ fn column(data: &ArrayData, nullable: bool, path: &str) -> Result<Column> {
                     .map(|(f, c)| (f.name().clone(), c.tp.clone())),
             )
             .map_err(|e| e.context(format!("at {path}")))?;
-            let tp = if opt {
-                Type::option(st.clone())?
-            } else {
-                st.clone()
-            };
+            let tp = maybe_option(st.clone(), opt)?;
             let (block, dst) = new_elems(&tp, n)?;
             let sf = st
                 .fields()
@@ -354,6 +350,11 @@ fn to_option(col: Column, data: &ArrayData) -> Result<Column> {
     })
 }
 
+/// `tp`, or `?tp` when the column has nulls (`opt`).
+fn maybe_option(tp: Type, opt: bool) -> Result<Type> {
+    if opt { Type::option(tp) } else { Ok(tp) }
+}
+
 /// `string` (Utf8 types) or `bytes` (Binary types) for `data`'s type.
 fn text_type(dt: &DataType) -> Type {
     match dt {
@@ -367,11 +368,7 @@ fn text_type(dt: &DataType) -> Type {
 fn strings<O: ArrowNativeType + TryInto<usize>>(data: &ArrayData, opt: bool) -> Result<Column> {
     let (n, off) = (data.len(), data.offset());
     let elem = text_type(data.data_type());
-    let tp = if opt {
-        Type::option(elem.clone())?
-    } else {
-        elem
-    };
+    let tp = maybe_option(elem, opt)?;
     let (block, dst) = new_elems(&tp, n)?;
     let offsets = &data.buffers()[0].typed_data::<O>()[off..off + n + 1];
     let values = data.buffers()[1].as_ptr().cast_mut();
@@ -421,11 +418,7 @@ fn string_column(
 fn string_views(data: &ArrayData, opt: bool) -> Result<Column> {
     let (n, off) = (data.len(), data.offset());
     let elem = text_type(data.data_type());
-    let tp = if opt {
-        Type::option(elem.clone())?
-    } else {
-        elem
-    };
+    let tp = maybe_option(elem, opt)?;
     let (block, dst) = new_elems(&tp, n)?;
     let views = data.buffers()[0].as_ptr();
     for i in 0..n {
@@ -490,7 +483,7 @@ fn lists<O: ArrowNativeType + TryInto<usize>>(
     )?;
     let esize = child.tp.data_size();
     let vtp = Type::var_dim(child.tp.clone());
-    let tp = if opt { Type::option(vtp.clone())? } else { vtp };
+    let tp = maybe_option(vtp, opt)?;
     // Without nulls every row is written below: no need to zero first.
     let (block, dst) = new_elems_with(&tp, n, data.null_count() > 0)?;
     let rsize = tp.data_size();
