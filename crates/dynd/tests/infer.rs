@@ -27,6 +27,12 @@ fn design_examples() {
         (r#"{"a": 1}"#, "{a: int64}"),
         ("null", "?float64"),
         ("[{}, {}]", "2 * {}"),
+        ("[]", "0 * float64"),
+        ("[[], []]", "2 * 0 * float64"),
+        ("[null]", "1 * ?float64"),
+        ("5", "int64"),
+        ("[true, false]", "2 * bool"),
+        ("[9223372036854775807, 9223372036854775808]", "2 * float64"),
     ] {
         let t = infer_type(json).unwrap_or_else(|e| panic!("{json}: {e}"));
         assert_eq!(t.to_string(), want, "{json}");

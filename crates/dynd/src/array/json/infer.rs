@@ -717,24 +717,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn design_examples() {
-        for (json, want) in [
-            ("[[1,2],null,[3,4]]", "3 * ?2 * int64"),
-            ("[[1,2],[3]]", "2 * var * int64"),
-            ("[[1,2],[3,4]]", "2 * 2 * int64"),
-            ("[1, 2.5, null]", "3 * ?float64"),
-            ("[]", "0 * float64"),
-            ("[[], []]", "2 * 0 * float64"),
-            ("[null]", "1 * ?float64"),
-            ("5", "int64"),
-            ("[true, false]", "2 * bool"),
-            ("[9223372036854775807, 9223372036854775808]", "2 * float64"),
-        ] {
-            assert_eq!(infer_type(json).unwrap().to_string(), want, "{json}");
-        }
-    }
-
-    #[test]
     fn conflicts_name_path_and_kinds() {
         let e = infer_type(r#"[{"a": [1]}, {"a": [true]}]"#).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::Type);
