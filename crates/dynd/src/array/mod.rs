@@ -59,6 +59,7 @@ mod json;
 mod reshape;
 mod scalar;
 mod values;
+mod visit;
 
 pub use crate::layout::{
     BlockrefMeta, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta,
@@ -67,6 +68,7 @@ pub use display::{ArrayDisplay, print_threshold, set_print_threshold};
 pub use index::Index;
 pub use iter::Iter;
 pub use json::{infer_type, infer_type_lines};
+pub use visit::{ScalarValue, ValueVisitor};
 
 use crate::error::{Error, Result};
 use crate::layout::{arrmeta, string_bytes};

@@ -26,6 +26,51 @@ use crate::types::{NativeType, Type, TypeKind};
 use std::mem::size_of;
 
 impl Array {
+    /// The shape, byte strides and element type of an array whose dims are
+    /// all fixed (strides may be negative or zero, as views make them); the
+    /// element is the first type under the dims. What the buffer protocol,
+    /// DLPack and NumPy need.
+    ///
+    /// Errors: `Type` for an array with a var dim, naming the dim.
+    ///
+    /// ```
+    /// use dynd::{Array, Index};
+    /// let a = Array::from_json("2 * 3 * int16", "[[1,2,3],[4,5,6]]").unwrap();
+    /// let v = a.index(&[Index::slice(None, None, -1), Index::ALL]).unwrap();
+    /// let (shape, strides, elem) = v.strided_layout().unwrap();
+    /// assert_eq!((shape, strides, elem.to_string()), (vec![2, 3], vec![-6, 2], "int16".into()));
+    /// assert!(Array::from_json("2 * var * int16", "[[1], []]").unwrap().strided_layout().is_err());
+    /// ```
+    pub fn strided_layout(&self) -> Result<(Vec<usize>, Vec<isize>, &Type)> {
+        let mut shape = Vec::new();
+        let mut strides = Vec::new();
+        let mut tp = self.tp();
+        let mut meta = self.arrmeta_ptr();
+        loop {
+            match tp.kind() {
+                TypeKind::FixedDim { size, elem } => {
+                    // SAFETY: a fixed dim's arrmeta starts with its
+                    // FixedDimMeta, and the element's arrmeta follows
+                    // (DESIGN §4).
+                    let m: FixedDimMeta = unsafe { arrmeta::read(meta) };
+                    shape.push(*size);
+                    strides.push(m.stride);
+                    // SAFETY: the element's arrmeta follows the dim's.
+                    meta = unsafe { meta.add(size_of::<FixedDimMeta>()) };
+                    tp = elem;
+                }
+                _ if tp.is_dim() => {
+                    return Err(Error::type_error(format!(
+                        "{} has a dim that is not fixed (dim {}); only fixed dims are strided",
+                        self.tp(),
+                        shape.len()
+                    )));
+                }
+                _ => return Ok((shape, strides, tp)),
+            }
+        }
+    }
+
     /// The elements as a `Vec<T>`, in C order, from any layout (strided,
     /// reversed, permuted) and through var dims (flattened row by row);
     /// a 0-d array gives one value.

@@ -42,9 +42,9 @@
 //! assert_eq!(b.data_ptr(), a.data_ptr()); // the same bytes: no copy
 //! ```
 
-use crate::array::{Array, FixedDimMeta};
+use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::types::{BuiltinType, Type, TypeKind};
+use crate::types::{BuiltinType, Type};
 use std::ffi::c_void;
 use std::mem::{offset_of, size_of};
 use std::ptr::NonNull;
@@ -318,7 +318,7 @@ impl Array {
     ///   stride that is not a multiple of the element size (DLPack strides
     ///   count elements), or more dims than DLPack's `int32` holds.
     pub fn to_dlpack(&self) -> Result<*mut DLManagedTensorVersioned> {
-        let (shape, byte_strides, elem) = fixed_layout(self)?;
+        let (shape, byte_strides, elem) = Array::strided_layout(self)?;
         let b = elem.as_builtin().ok_or_else(|| {
             Error::type_error(format!(
                 "to_dlpack: the element type {elem} of {} is not a numeric builtin",
@@ -512,37 +512,6 @@ impl Array {
                 move || drop(owner),
                 writable,
             )
-        }
-    }
-}
-
-/// The shape, byte strides and element type of an array of fixed dims over
-/// a non-dim element; a `Type` error for any other array.
-pub(crate) fn fixed_layout(a: &Array) -> Result<(Vec<usize>, Vec<isize>, &Type)> {
-    let mut shape = Vec::new();
-    let mut strides = Vec::new();
-    let mut tp = a.tp();
-    let mut meta = a.arrmeta_ptr();
-    loop {
-        match tp.kind() {
-            TypeKind::FixedDim { size, elem } => {
-                // SAFETY: a fixed dim's arrmeta starts with its FixedDimMeta,
-                // and the element's arrmeta follows (DESIGN §4).
-                let m = unsafe { std::ptr::read_unaligned(meta.cast::<FixedDimMeta>()) };
-                shape.push(*size);
-                strides.push(m.stride);
-                // SAFETY: as above: the element's arrmeta follows.
-                meta = unsafe { meta.add(size_of::<FixedDimMeta>()) };
-                tp = elem;
-            }
-            _ if tp.is_dim() => {
-                return Err(Error::type_error(format!(
-                    "{} has a dim that is not fixed (dim {}); only fixed dims are strided",
-                    a.tp(),
-                    shape.len()
-                )));
-            }
-            _ => return Ok((shape, strides, tp)),
         }
     }
 }

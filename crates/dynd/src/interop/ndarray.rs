@@ -61,7 +61,6 @@
 
 use crate::array::{Array, flags};
 use crate::error::{Error, Result};
-use crate::interop::dlpack::fixed_layout;
 use crate::types::{NativeType, Type};
 use ::ndarray::{ArcArray, ArrayView, ArrayViewMut, Axis, Dimension, IxDyn, ShapeBuilder};
 use std::mem::{align_of, size_of};
@@ -189,7 +188,7 @@ impl Array {
     pub unsafe fn as_ndarray_unchecked<T: NativeType>(
         &self,
     ) -> Result<ArrayView<'_, T::Raw, IxDyn>> {
-        let (shape, strides, elem) = fixed_layout(self)?;
+        let (shape, strides, elem) = self.strided_layout()?;
         if elem.as_builtin() != Some(T::TYPE) {
             return Err(Error::type_error(format!(
                 "as_ndarray::<{}> needs elements of type {}, but the array is {}",

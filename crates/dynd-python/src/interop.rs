@@ -1,0 +1,820 @@
+//! Zero-copy data in and out of Python (DESIGN §11, §12): the buffer
+//! protocol both ways (NumPy, memoryview), DLPack capsules, and the Arrow
+//! PyCapsule interface. The C structs come from `dynd::interop`; what is
+//! here is the capsule plumbing of each protocol.
+
+use crate::array::PyArray;
+use crate::errors::{OrRaise, invalid, type_error};
+use arrow_schema::ffi::FFI_ArrowSchema;
+use dynd::interop::dlpack::{DLManagedTensorVersioned, DLPackVersion, DLTensor};
+use dynd::types::BuiltinType;
+use dynd::{Array, Type};
+use pyo3::exceptions::PyBufferError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString, PyTuple};
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
+
+// ---- the buffer protocol, out ----
+
+/// The buffer format of a builtin (struct module syntax), if it has one.
+fn format_of(b: BuiltinType) -> Option<&'static CStr> {
+    use BuiltinType::*;
+    Some(match b {
+        Bool => c"?",
+        Int8 => c"b",
+        Int16 => c"h",
+        Int32 => c"i",
+        Int64 => c"q",
+        UInt8 => c"B",
+        UInt16 => c"H",
+        UInt32 => c"I",
+        UInt64 => c"Q",
+        Float16 => c"e",
+        Float32 => c"f",
+        Float64 => c"d",
+        Complex64 => c"Zf",
+        Complex128 => c"Zd",
+        _ => return None,
+    })
+}
+
+/// What a filled `Py_buffer` points at, freed by [`release_buffer`].
+struct BufferInfo {
+    shape: Vec<ffi::Py_ssize_t>,
+    strides: Vec<ffi::Py_ssize_t>,
+}
+
+/// The shape, strides and format of an array the buffer protocol can
+/// describe: fixed dims over a numeric builtin.
+fn strided(a: &Array) -> Result<(Vec<usize>, Vec<isize>, BuiltinType, &'static CStr), String> {
+    let (shape, strides, elem) = a.strided_layout().map_err(|e| e.message().to_string())?;
+    let b = elem.as_builtin().filter(|b| format_of(*b).is_some()).ok_or_else(|| {
+        format!(
+            "{} has no buffer-protocol / NumPy form: the element {elem} is not bool, an integer of 8 to 64 bits, a float or a complex",
+            a.tp()
+        )
+    })?;
+    let fmt = format_of(b).unwrap_or(c"B");
+    Ok((shape, strides, b, fmt))
+}
+
+/// `__getbuffer__`.
+///
+/// # Safety
+/// `view` is a `Py_buffer` for this call to fill (CPython's contract).
+pub unsafe fn get_buffer(
+    slf: Bound<'_, PyArray>,
+    view: *mut ffi::Py_buffer,
+    flags: c_int,
+) -> PyResult<()> {
+    if view.is_null() {
+        return Err(PyBufferError::new_err("__getbuffer__ got a null view"));
+    }
+    let a = &slf.get().a;
+    if flags & ffi::PyBUF_WRITABLE != 0 && !a.is_writable() {
+        return Err(PyBufferError::new_err(format!(
+            "the dynd array ({}) is read-only",
+            a.tp()
+        )));
+    }
+    let (shape, strides, b, fmt) = strided(a).map_err(PyBufferError::new_err)?;
+    let itemsize = Type::builtin(b).data_size();
+    let c_strides = c_order_strides(&shape, itemsize);
+    if flags & ffi::PyBUF_STRIDES != ffi::PyBUF_STRIDES && strides != c_strides {
+        return Err(PyBufferError::new_err(
+            "the dynd array is not C-contiguous and the consumer did not ask for strides",
+        ));
+    }
+    let len: usize = shape.iter().product::<usize>() * itemsize;
+    let mut info = Box::new(BufferInfo {
+        shape: shape.iter().map(|&n| n as ffi::Py_ssize_t).collect(),
+        strides: strides.iter().map(|&s| s as ffi::Py_ssize_t).collect(),
+    });
+    // SAFETY: `view` is non-null and CPython's to fill; the shape and
+    // strides live in `info` until `release_buffer` frees it, and `obj`
+    // holds a reference to the array (so its data) until CPython drops it.
+    unsafe {
+        (*view).buf = a.data_ptr().cast();
+        (*view).len = len as ffi::Py_ssize_t;
+        (*view).readonly = c_int::from(!a.is_writable());
+        (*view).itemsize = itemsize as ffi::Py_ssize_t;
+        (*view).format = if flags & ffi::PyBUF_FORMAT != 0 {
+            fmt.as_ptr().cast_mut()
+        } else {
+            std::ptr::null_mut()
+        };
+        (*view).ndim = shape.len() as c_int;
+        (*view).shape = if flags & ffi::PyBUF_ND != 0 {
+            info.shape.as_mut_ptr()
+        } else {
+            std::ptr::null_mut()
+        };
+        (*view).strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES {
+            info.strides.as_mut_ptr()
+        } else {
+            std::ptr::null_mut()
+        };
+        (*view).suboffsets = std::ptr::null_mut();
+        (*view).internal = Box::into_raw(info).cast();
+        (*view).obj = slf.into_any().into_ptr();
+    }
+    Ok(())
+}
+
+fn c_order_strides(shape: &[usize], itemsize: usize) -> Vec<isize> {
+    let mut strides = vec![0isize; shape.len()];
+    let mut s = itemsize as isize;
+    for i in (0..shape.len()).rev() {
+        strides[i] = s;
+        s *= shape[i].max(1) as isize;
+    }
+    strides
+}
+
+/// `__releasebuffer__`.
+///
+/// # Safety
+/// `view` was filled by [`get_buffer`].
+pub unsafe fn release_buffer(view: *mut ffi::Py_buffer) {
+    // SAFETY: (caller) `internal` is the BufferInfo box `get_buffer` made,
+    // freed once here (CPython calls release once per get).
+    unsafe {
+        if !view.is_null() && !(*view).internal.is_null() {
+            drop(Box::from_raw((*view).internal.cast::<BufferInfo>()));
+            (*view).internal = std::ptr::null_mut();
+        }
+    }
+}
+
+/// `__array__`: delegated to `dynd._numpy`, which views through the buffer
+/// protocol and copies what has no NumPy view.
+pub fn to_numpy<'py>(
+    slf: &Bound<'py, PyArray>,
+    dtype: Option<&Bound<'py, PyAny>>,
+    copy: Option<bool>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = slf.py();
+    let viewable = strided(&slf.get().a).is_ok();
+    py.import("dynd._numpy")?
+        .getattr("array_dunder")?
+        .call1((slf, dtype, copy, viewable))
+}
+
+// ---- the buffer protocol, in ----
+
+/// Holds a `Py_buffer` and releases it (with the GIL) when dynd's last
+/// array over the data goes.
+struct HeldBuffer(Box<ffi::Py_buffer>);
+
+// SAFETY: the buffer is only released, once, with the GIL held (`Drop`).
+unsafe impl Send for HeldBuffer {}
+
+impl Drop for HeldBuffer {
+    fn drop(&mut self) {
+        // SAFETY: a live interpreter is checked first (at exit the buffer's
+        // owner is gone with it); the view was filled by PyObject_GetBuffer
+        // and is released once, here, with the GIL attached.
+        unsafe {
+            if ffi::Py_IsInitialized() != 0 {
+                Python::attach(|_| ffi::PyBuffer_Release(&mut *self.0));
+            }
+        }
+    }
+}
+
+/// The builtin of a buffer format and item size, if dynd has one.
+fn builtin_of_format(format: &str, itemsize: usize) -> Option<BuiltinType> {
+    use BuiltinType::*;
+    let f = format.strip_prefix(['@', '=', '<']).unwrap_or(format);
+    if cfg!(target_endian = "big") {
+        return None;
+    }
+    let int = |signed: bool| -> Option<BuiltinType> {
+        Some(match (signed, itemsize) {
+            (true, 1) => Int8,
+            (true, 2) => Int16,
+            (true, 4) => Int32,
+            (true, 8) => Int64,
+            (false, 1) => UInt8,
+            (false, 2) => UInt16,
+            (false, 4) => UInt32,
+            (false, 8) => UInt64,
+            _ => return None,
+        })
+    };
+    match f {
+        "?" if itemsize == 1 => Some(Bool),
+        "b" | "h" | "i" | "l" | "q" | "n" => int(true),
+        "B" | "H" | "I" | "L" | "Q" | "N" => int(false),
+        "e" if itemsize == 2 => Some(Float16),
+        "f" if itemsize == 4 => Some(Float32),
+        "d" if itemsize == 8 => Some(Float64),
+        "Zf" if itemsize == 8 => Some(Complex64),
+        "Zd" if itemsize == 16 => Some(Complex128),
+        _ => None,
+    }
+}
+
+/// A zero-copy dynd array over `obj`'s buffer (NumPy arrays, memoryviews,
+/// `array.array`), writable when the buffer is. `None` when `obj` has no
+/// buffer (or is `bytes`/`bytearray`/`str`, which are values, not arrays)
+/// or, unless `strict`, when its format has no dynd type; with `strict` an
+/// unknown format is a `dynd.TypeMismatchError` naming it.
+pub fn from_buffer_strict(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    strict: bool,
+) -> PyResult<Option<Array>> {
+    if obj.is_instance_of::<PyBytes>()
+        || obj.is_instance_of::<PyByteArray>()
+        || obj.is_instance_of::<PyString>()
+    {
+        return Ok(None);
+    }
+    // SAFETY: `obj` is a live object.
+    if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
+        return Ok(None);
+    }
+    let mut view = Box::new(ffi::Py_buffer::new());
+    let mut writable = true;
+    // SAFETY: `view` is a fresh Py_buffer; on failure the error is cleared
+    // (or taken) and nothing needs releasing.
+    unsafe {
+        if ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *view, ffi::PyBUF_RECORDS) != 0 {
+            drop(PyErr::take(py));
+            writable = false;
+            if ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *view, ffi::PyBUF_RECORDS_RO) != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+    }
+    let held = HeldBuffer(view);
+    let v = &*held.0;
+    // SAFETY: a filled view's format is a C string when PyBUF_FORMAT was
+    // asked for; shape and strides hold `ndim` values (PyBUF_STRIDES).
+    let (format, shape, strides) = unsafe {
+        let format = if v.format.is_null() {
+            "B".to_string()
+        } else {
+            CStr::from_ptr(v.format).to_string_lossy().into_owned()
+        };
+        let nd = v.ndim.max(0) as usize;
+        let shape: Vec<usize> = if v.shape.is_null() {
+            vec![]
+        } else {
+            std::slice::from_raw_parts(v.shape, nd)
+                .iter()
+                .map(|&n| n as usize)
+                .collect()
+        };
+        let strides: Vec<isize> = if v.strides.is_null() {
+            c_order_strides(&shape, v.itemsize as usize)
+        } else {
+            std::slice::from_raw_parts(v.strides, nd).to_vec()
+        };
+        (format, shape, strides)
+    };
+    let Some(b) = builtin_of_format(&format, v.itemsize as usize) else {
+        if strict {
+            return Err(type_error(
+                py,
+                format!(
+                    "a buffer of format '{format}' (item size {}) has no dynd type; zero-copy import takes bool, 8- to 64-bit integers, float16/32/64 and complex64/128 in native byte order",
+                    v.itemsize
+                ),
+            ));
+        }
+        return Ok(None);
+    };
+    let data = v.buf.cast::<u8>();
+    // SAFETY: the buffer's owner keeps `shape`/`strides` of valid `b`
+    // values readable (and writable when it granted PyBUF_WRITABLE) until
+    // the view is released, which `held` does when dynd's last array over
+    // the data is dropped.
+    unsafe {
+        Array::from_external(
+            Type::builtin(b),
+            data,
+            &shape,
+            &strides,
+            move || drop(held),
+            writable,
+        )
+    }
+    .map(Some)
+    .or_raise(py)
+}
+
+/// [`from_buffer_strict`] without `strict`.
+pub fn from_buffer(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
+    from_buffer_strict(py, obj, false)
+}
+
+// ---- DLPack ----
+
+const DLTENSOR_VERSIONED: &CStr = c"dltensor_versioned";
+const USED_DLTENSOR_VERSIONED: &CStr = c"used_dltensor_versioned";
+const DLTENSOR: &CStr = c"dltensor";
+const USED_DLTENSOR: &CStr = c"used_dltensor";
+
+/// DLPack < 1.0's `DLManagedTensor`, for consumers and producers that have
+/// no versioned form.
+#[repr(C)]
+struct DLManagedTensor {
+    dl_tensor: DLTensor,
+    manager_ctx: *mut c_void,
+    deleter: Option<unsafe extern "C" fn(*mut DLManagedTensor)>,
+}
+
+/// A capsule's destructor: runs the tensor's deleter unless a consumer
+/// took it (and renamed the capsule).
+unsafe extern "C" fn dlpack_capsule_destructor(capsule: *mut ffi::PyObject) {
+    // SAFETY: CPython calls this with the capsule, GIL held; the pointer is
+    // a tensor this module made and nobody consumed (the name says so).
+    unsafe {
+        if ffi::PyCapsule_IsValid(capsule, DLTENSOR_VERSIONED.as_ptr()) == 1 {
+            let t = ffi::PyCapsule_GetPointer(capsule, DLTENSOR_VERSIONED.as_ptr())
+                .cast::<DLManagedTensorVersioned>();
+            if let Some(d) = (*t).deleter {
+                d(t);
+            }
+        } else if ffi::PyCapsule_IsValid(capsule, DLTENSOR.as_ptr()) == 1 {
+            let t = ffi::PyCapsule_GetPointer(capsule, DLTENSOR.as_ptr()).cast::<DLManagedTensor>();
+            if let Some(d) = (*t).deleter {
+                d(t);
+            }
+        }
+    }
+}
+
+/// The legacy tensor's deleter: drops the versioned tensor it wraps.
+unsafe extern "C" fn delete_legacy(t: *mut DLManagedTensor) {
+    // SAFETY: `t` was made by `legacy_of` (a Box); its context is the
+    // versioned tensor, deleted once here.
+    unsafe {
+        let t = Box::from_raw(t);
+        let inner = t.manager_ctx.cast::<DLManagedTensorVersioned>();
+        if let Some(d) = (*inner).deleter {
+            d(inner);
+        }
+    }
+}
+
+/// `__dlpack__`: a `dltensor_versioned` capsule (or, for a consumer that
+/// gives no `max_version` or one below 1.0, a legacy `dltensor`).
+pub fn dlpack_capsule<'py>(
+    py: Python<'py>,
+    a: &Array,
+    stream: Option<&Bound<'py, PyAny>>,
+    max_version: Option<(u32, u32)>,
+    dl_device: Option<(i32, i32)>,
+    copy: Option<bool>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if stream.is_some_and(|s| !s.is_none()) {
+        return Err(invalid(
+            py,
+            "dynd arrays live on the CPU: __dlpack__ takes stream=None only",
+        ));
+    }
+    if let Some((dev, id)) = dl_device
+        && (dev, id) != (1, 0)
+    {
+        return Err(PyBufferError::new_err(format!(
+            "dynd arrays live on the CPU (device (1, 0)); cannot export to device ({dev}, {id})"
+        )));
+    }
+    let a = if copy == Some(true) {
+        a.copy().or_raise(py)?
+    } else {
+        a.clone()
+    };
+    let t = a
+        .to_dlpack()
+        .map_err(|e| PyBufferError::new_err(e.message().to_string()))?;
+    let versioned = max_version.is_some_and(|(major, _)| major >= 1);
+    let (ptr, name): (*mut c_void, &CStr) = if versioned {
+        (t.cast(), DLTENSOR_VERSIONED)
+    } else {
+        // SAFETY: `t` is the live tensor just made; the legacy form takes
+        // it over (its deleter deletes `t`).
+        unsafe {
+            if (*t).flags & dynd::interop::dlpack::DLPACK_FLAG_BITMASK_READ_ONLY != 0 {
+                if let Some(d) = (*t).deleter {
+                    d(t);
+                }
+                return Err(PyBufferError::new_err(
+                    "a read-only dynd array cannot export as a legacy (unversioned) DLPack tensor; the consumer must ask for max_version >= (1, 0)",
+                ));
+            }
+            let legacy = Box::new(DLManagedTensor {
+                dl_tensor: std::ptr::read(&(*t).dl_tensor),
+                manager_ctx: t.cast(),
+                deleter: Some(delete_legacy),
+            });
+            (Box::into_raw(legacy).cast(), DLTENSOR)
+        }
+    };
+    // SAFETY: `ptr` is a live tensor of the kind `name` says; the capsule's
+    // destructor deletes it unless a consumer renames the capsule.
+    let cap = unsafe { ffi::PyCapsule_New(ptr, name.as_ptr(), Some(dlpack_capsule_destructor)) };
+    if cap.is_null() {
+        // SAFETY: the capsule was not made, so the tensor is still ours.
+        unsafe { delete_tensor(ptr, versioned) };
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: `cap` is a new reference.
+    Ok(unsafe { Bound::from_owned_ptr(py, cap) })
+}
+
+/// # Safety
+/// `ptr` is a live tensor of the kind `versioned` says, deleted here once.
+unsafe fn delete_tensor(ptr: *mut c_void, versioned: bool) {
+    // SAFETY: (caller).
+    unsafe {
+        if versioned {
+            let t = ptr.cast::<DLManagedTensorVersioned>();
+            if let Some(d) = (*t).deleter {
+                d(t);
+            }
+        } else {
+            delete_legacy(ptr.cast());
+        }
+    }
+}
+
+/// A versioned tensor over a legacy one, for `Array::from_dlpack`.
+struct LegacyHolder(*mut DLManagedTensor);
+
+unsafe extern "C" fn delete_versioned_wrapper(t: *mut DLManagedTensorVersioned) {
+    // SAFETY: `t` was made by `versioned_of` (a Box) with the legacy tensor
+    // as its context; each is deleted once here.
+    unsafe {
+        let t = Box::from_raw(t);
+        let legacy = Box::from_raw(t.manager_ctx.cast::<LegacyHolder>());
+        if let Some(d) = (*legacy.0).deleter {
+            d(legacy.0);
+        }
+    }
+}
+
+/// `dynd.from_dlpack(x)`: takes `x.__dlpack__()`'s tensor, zero-copy.
+#[pyfunction]
+pub fn from_dlpack(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    if !x.hasattr("__dlpack__")? {
+        return Err(type_error(
+            py,
+            format!(
+                "from_dlpack needs an object with __dlpack__, not {}",
+                x.get_type().name()?
+            ),
+        ));
+    }
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("max_version", (1, 1))?;
+    let cap = match x.call_method("__dlpack__", (), Some(&kwargs)) {
+        Ok(c) => c,
+        // A producer from before DLPack 1.0 takes no max_version.
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => {
+            x.call_method0("__dlpack__")?
+        }
+        Err(e) => return Err(e),
+    };
+    let c = cap.as_ptr();
+    // SAFETY: `c` is a live object; a capsule's pointer is read under the
+    // name it has, and the capsule is renamed before dynd takes ownership,
+    // so its destructor no longer deletes the tensor.
+    let t = unsafe {
+        if ffi::PyCapsule_IsValid(c, DLTENSOR_VERSIONED.as_ptr()) == 1 {
+            let t = ffi::PyCapsule_GetPointer(c, DLTENSOR_VERSIONED.as_ptr())
+                .cast::<DLManagedTensorVersioned>();
+            if ffi::PyCapsule_SetName(c, USED_DLTENSOR_VERSIONED.as_ptr()) != 0 {
+                return Err(PyErr::fetch(py));
+            }
+            t
+        } else if ffi::PyCapsule_IsValid(c, DLTENSOR.as_ptr()) == 1 {
+            let legacy = ffi::PyCapsule_GetPointer(c, DLTENSOR.as_ptr()).cast::<DLManagedTensor>();
+            if ffi::PyCapsule_SetName(c, USED_DLTENSOR.as_ptr()) != 0 {
+                return Err(PyErr::fetch(py));
+            }
+            Box::into_raw(Box::new(DLManagedTensorVersioned {
+                version: DLPackVersion { major: 1, minor: 0 },
+                manager_ctx: Box::into_raw(Box::new(LegacyHolder(legacy))).cast(),
+                deleter: Some(delete_versioned_wrapper),
+                flags: 0,
+                dl_tensor: std::ptr::read(&(*legacy).dl_tensor),
+            }))
+        } else {
+            return Err(type_error(
+                py,
+                "__dlpack__ returned something that is not an unused DLPack capsule",
+            ));
+        }
+    };
+    // SAFETY: `t` is a live tensor that dynd now owns (from_dlpack runs
+    // its deleter once, also on failure).
+    let a = unsafe { Array::from_dlpack(t) }.or_raise(py)?;
+    PyArray::wrap(py, a)
+}
+
+// ---- Arrow PyCapsules ----
+
+const ARROW_SCHEMA: &CStr = c"arrow_schema";
+const ARROW_ARRAY: &CStr = c"arrow_array";
+const ARROW_STREAM: &CStr = c"arrow_array_stream";
+
+/// The Arrow C stream struct (the standard layout; arrow-rs's is opaque).
+#[repr(C)]
+struct ArrowArrayStream {
+    get_schema: Option<unsafe extern "C" fn(*mut ArrowArrayStream, *mut FFI_ArrowSchema) -> c_int>,
+    get_next: Option<
+        unsafe extern "C" fn(*mut ArrowArrayStream, *mut arrow_data::ffi::FFI_ArrowArray) -> c_int,
+    >,
+    get_last_error: Option<unsafe extern "C" fn(*mut ArrowArrayStream) -> *const c_char>,
+    release: Option<unsafe extern "C" fn(*mut ArrowArrayStream)>,
+    private_data: *mut c_void,
+}
+
+/// What a stream of one array holds.
+struct StreamState {
+    schema: FFI_ArrowSchema,
+    array: Option<arrow_data::ffi::FFI_ArrowArray>,
+    error: CString,
+}
+
+/// Drops a boxed C struct of type `T` unless a consumer moved it out (its
+/// release is then null and `T`'s `Drop` does nothing).
+unsafe extern "C" fn drop_boxed<T>(capsule: *mut ffi::PyObject) {
+    // SAFETY: CPython calls this once with the capsule; its pointer is the
+    // Box<T> made by `boxed_capsule` (whatever the capsule's name).
+    unsafe {
+        let name = ffi::PyCapsule_GetName(capsule);
+        let p = ffi::PyCapsule_GetPointer(capsule, name);
+        if !p.is_null() {
+            drop(Box::from_raw(p.cast::<T>()));
+        } else {
+            ffi::PyErr_Clear();
+        }
+    }
+}
+
+unsafe extern "C" fn drop_stream_capsule(capsule: *mut ffi::PyObject) {
+    // SAFETY: as `drop_boxed`; a stream not moved out still has its
+    // release, which frees its state.
+    unsafe {
+        let p =
+            ffi::PyCapsule_GetPointer(capsule, ARROW_STREAM.as_ptr()).cast::<ArrowArrayStream>();
+        if p.is_null() {
+            ffi::PyErr_Clear();
+            return;
+        }
+        if let Some(release) = (*p).release {
+            release(p);
+        }
+        drop(Box::from_raw(p));
+    }
+}
+
+fn boxed_capsule<'py, T>(
+    py: Python<'py>,
+    value: T,
+    name: &'static CStr,
+    destructor: ffi::PyCapsule_Destructor,
+) -> PyResult<Bound<'py, PyAny>> {
+    let p = Box::into_raw(Box::new(value));
+    // SAFETY: `p` is a live Box<T>; the destructor frees it.
+    let cap = unsafe { ffi::PyCapsule_New(p.cast(), name.as_ptr(), Some(destructor)) };
+    if cap.is_null() {
+        // SAFETY: no capsule took `p`.
+        drop(unsafe { Box::from_raw(p) });
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: a new reference.
+    Ok(unsafe { Bound::from_owned_ptr(py, cap) })
+}
+
+fn export(
+    py: Python<'_>,
+    a: &Array,
+) -> PyResult<(FFI_ArrowSchema, arrow_data::ffi::FFI_ArrowArray)> {
+    py.detach(|| a.to_arrow()).or_raise(py)
+}
+
+/// `__arrow_c_schema__`.
+pub fn arrow_schema_capsule<'py>(py: Python<'py>, a: &Array) -> PyResult<Bound<'py, PyAny>> {
+    let (schema, _) = export(py, a)?;
+    boxed_capsule(py, schema, ARROW_SCHEMA, drop_boxed::<FFI_ArrowSchema>)
+}
+
+/// `__arrow_c_array__` (the requested schema is not used: the consumer
+/// casts if it wants another type, as the protocol allows).
+pub fn arrow_array_capsules<'py>(
+    py: Python<'py>,
+    a: &Array,
+    _requested: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let (schema, array) = export(py, a)?;
+    let s = boxed_capsule(py, schema, ARROW_SCHEMA, drop_boxed::<FFI_ArrowSchema>)?;
+    let arr = boxed_capsule(
+        py,
+        array,
+        ARROW_ARRAY,
+        drop_boxed::<arrow_data::ffi::FFI_ArrowArray>,
+    )?;
+    PyTuple::new(py, [s, arr])
+}
+
+unsafe extern "C" fn stream_get_schema(
+    s: *mut ArrowArrayStream,
+    out: *mut FFI_ArrowSchema,
+) -> c_int {
+    // SAFETY: `s` is a live stream made by `arrow_stream_capsule`; `out`
+    // is the consumer's struct to fill.
+    unsafe {
+        let st = &mut *(*s).private_data.cast::<StreamState>();
+        match arrow_schema::Field::try_from(&st.schema).and_then(|f| FFI_ArrowSchema::try_from(&f))
+        {
+            Ok(copy) => {
+                std::ptr::write(out, copy);
+                0
+            }
+            Err(e) => {
+                st.error = CString::new(e.to_string().replace('\0', " ")).unwrap_or_default();
+                libc_eio()
+            }
+        }
+    }
+}
+
+fn libc_eio() -> c_int {
+    5 // EIO
+}
+
+unsafe extern "C" fn stream_get_next(
+    s: *mut ArrowArrayStream,
+    out: *mut arrow_data::ffi::FFI_ArrowArray,
+) -> c_int {
+    // SAFETY: as `stream_get_schema`; the one array is moved out once,
+    // then the end of the stream is a released (empty) array.
+    unsafe {
+        let st = &mut *(*s).private_data.cast::<StreamState>();
+        let next = st
+            .array
+            .take()
+            .unwrap_or_else(arrow_data::ffi::FFI_ArrowArray::empty);
+        std::ptr::write(out, next);
+        0
+    }
+}
+
+unsafe extern "C" fn stream_last_error(s: *mut ArrowArrayStream) -> *const c_char {
+    // SAFETY: as `stream_get_schema`.
+    unsafe {
+        let st = &*(*s).private_data.cast::<StreamState>();
+        if st.error.as_bytes().is_empty() {
+            std::ptr::null()
+        } else {
+            st.error.as_ptr()
+        }
+    }
+}
+
+unsafe extern "C" fn stream_release(s: *mut ArrowArrayStream) {
+    // SAFETY: called once by the consumer (or the capsule's destructor);
+    // the state is freed and the stream marked released.
+    unsafe {
+        if !(*s).private_data.is_null() {
+            drop(Box::from_raw((*s).private_data.cast::<StreamState>()));
+            (*s).private_data = std::ptr::null_mut();
+        }
+        (*s).release = None;
+    }
+}
+
+/// `__arrow_c_stream__`: a stream of one array (any type, not only
+/// record batches).
+pub fn arrow_stream_capsule<'py>(
+    py: Python<'py>,
+    a: &Array,
+    _requested: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (schema, array) = export(py, a)?;
+    let state = Box::new(StreamState {
+        schema,
+        array: Some(array),
+        error: CString::default(),
+    });
+    let stream = ArrowArrayStream {
+        get_schema: Some(stream_get_schema),
+        get_next: Some(stream_get_next),
+        get_last_error: Some(stream_last_error),
+        release: Some(stream_release),
+        private_data: Box::into_raw(state).cast(),
+    };
+    let p = Box::into_raw(Box::new(stream));
+    // SAFETY: `p` is a live stream; the destructor releases (unless moved
+    // out) and frees it.
+    let cap =
+        unsafe { ffi::PyCapsule_New(p.cast(), ARROW_STREAM.as_ptr(), Some(drop_stream_capsule)) };
+    if cap.is_null() {
+        // SAFETY: no capsule took `p`.
+        unsafe {
+            stream_release(p);
+            drop(Box::from_raw(p));
+        }
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: a new reference.
+    Ok(unsafe { Bound::from_owned_ptr(py, cap) })
+}
+
+/// Moves the `T` out of a capsule named `name`, leaving an empty (released)
+/// one behind.
+///
+/// # Safety
+/// A capsule of that name points at a `T` whose released form is `empty`.
+unsafe fn take_from_capsule<T>(
+    py: Python<'_>,
+    cap: &Bound<'_, PyAny>,
+    name: &CStr,
+    empty: T,
+) -> PyResult<T> {
+    // SAFETY: (caller); GetPointer checks the name.
+    unsafe {
+        let p = ffi::PyCapsule_GetPointer(cap.as_ptr(), name.as_ptr()).cast::<T>();
+        if p.is_null() {
+            return Err(PyErr::take(py).unwrap_or_else(|| {
+                type_error(
+                    py,
+                    format!("expected a capsule named '{}'", name.to_string_lossy()),
+                )
+            }));
+        }
+        Ok(std::ptr::replace(p, empty))
+    }
+}
+
+/// `dynd.from_arrow(x)`: any object with the Arrow PyCapsule interface
+/// (pyarrow, polars, arro3, dynd): `__arrow_c_array__` zero-copy where
+/// the layouts allow, else `__arrow_c_stream__` (chunks joined).
+#[pyfunction]
+pub fn from_arrow(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    if x.hasattr("__arrow_c_array__")? {
+        let pair = x.call_method0("__arrow_c_array__")?;
+        let pair = pair
+            .cast::<PyTuple>()
+            .map_err(|_| type_error(py, "__arrow_c_array__ must return a tuple"))?;
+        if pair.len() != 2 {
+            return Err(type_error(
+                py,
+                "__arrow_c_array__ must return (schema capsule, array capsule)",
+            ));
+        }
+        // SAFETY: the protocol's capsules point at ArrowSchema / ArrowArray
+        // structs that the consumer may move out.
+        let (schema, array) = unsafe {
+            (
+                take_from_capsule(
+                    py,
+                    &pair.get_item(0)?,
+                    ARROW_SCHEMA,
+                    FFI_ArrowSchema::empty(),
+                )?,
+                take_from_capsule(
+                    py,
+                    &pair.get_item(1)?,
+                    ARROW_ARRAY,
+                    arrow_data::ffi::FFI_ArrowArray::empty(),
+                )?,
+            )
+        };
+        let a = py
+            .detach(|| Array::from_arrow(schema, array))
+            .or_raise(py)?;
+        return PyArray::wrap(py, a);
+    }
+    if x.hasattr("__arrow_c_stream__")? {
+        let cap = x.call_method0("__arrow_c_stream__")?;
+        // SAFETY: the protocol's capsule points at an ArrowArrayStream the
+        // consumer may move out; arrow-rs's stream struct has that layout.
+        let stream = unsafe {
+            take_from_capsule(
+                py,
+                &cap,
+                ARROW_STREAM,
+                arrow_array::ffi_stream::FFI_ArrowArrayStream::empty(),
+            )?
+        };
+        let a = py
+            .detach(|| dynd::interop::arrow::from_arrow_stream(stream))
+            .or_raise(py)?;
+        return PyArray::wrap(py, a);
+    }
+    Err(type_error(
+        py,
+        format!(
+            "from_arrow needs an object with __arrow_c_array__ or __arrow_c_stream__ (pyarrow, polars, arro3), not {}",
+            x.get_type().name()?
+        ),
+    ))
+}

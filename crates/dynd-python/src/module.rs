@@ -1,0 +1,236 @@
+//! The module's functions and its registration.
+
+use crate::array::PyArray;
+use crate::callable::{_callable_from_kernel, PyCallable, callable, callable_names};
+use crate::convert::{array_from_py, as_array};
+use crate::errors::{OrRaise, invalid};
+use crate::interop::{from_arrow, from_buffer_strict, from_dlpack};
+use crate::types::{PyDType, type_arg};
+use dynd::compute;
+use dynd::{Array, Type};
+use pyo3::prelude::*;
+use pyo3::types::{PyInt, PyTuple};
+
+/// `dynd.array(obj, type=None)`: a new array holding a copy of `obj`.
+#[pyfunction]
+#[pyo3(signature = (obj, r#type = None))]
+fn array(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    r#type: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let tp = r#type.map(|t| type_arg(py, t)).transpose()?;
+    PyArray::wrap(py, array_from_py(py, obj, tp)?)
+}
+
+/// `dynd.asarray(obj)`: `obj` without a copy where possible (dynd arrays,
+/// the buffer protocol, DLPack), else a new array.
+#[pyfunction]
+fn asarray(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    if obj.cast::<PyArray>().is_ok() {
+        return Ok(obj.clone().unbind());
+    }
+    if let Some(a) = from_buffer_strict(py, obj, obj.hasattr("__array_interface__")?)? {
+        return PyArray::wrap(py, a);
+    }
+    if obj.hasattr("__dlpack__")? {
+        return from_dlpack(py, obj);
+    }
+    PyArray::wrap(py, as_array(py, obj)?)
+}
+
+/// `dynd.from_json(text, type=None, lines=False)`.
+#[pyfunction]
+#[pyo3(signature = (text, r#type = None, lines = false))]
+fn from_json(
+    py: Python<'_>,
+    text: &Bound<'_, PyAny>,
+    r#type: Option<&Bound<'_, PyAny>>,
+    lines: bool,
+) -> PyResult<Py<PyAny>> {
+    let text: String = if let Ok(b) = text.extract::<Vec<u8>>() {
+        String::from_utf8(b).map_err(|e| invalid(py, format!("JSON bytes are not utf-8: {e}")))?
+    } else {
+        text.extract()?
+    };
+    let tp = r#type.map(|t| type_arg(py, t)).transpose()?;
+    let a = py
+        .detach(|| -> dynd::Result<Array> {
+            if lines {
+                let tp = match tp {
+                    Some(t) => t,
+                    None => dynd::infer_type_lines(&text)?,
+                };
+                Array::from_json_lines(tp, &text)
+            } else {
+                let tp = match tp {
+                    Some(t) => t,
+                    None => dynd::infer_type(&text)?,
+                };
+                Array::from_json(tp, &text)
+            }
+        })
+        .or_raise(py)?;
+    PyArray::wrap(py, a)
+}
+
+/// `dynd.infer_type(text, lines=False)`: the type DESIGN §8 infers.
+#[pyfunction]
+#[pyo3(signature = (text, lines = false))]
+fn infer_type(py: Python<'_>, text: &str, lines: bool) -> PyResult<PyDType> {
+    let tp = if lines {
+        dynd::infer_type_lines(text)
+    } else {
+        dynd::infer_type(text)
+    }
+    .or_raise(py)?;
+    Ok(PyDType { tp })
+}
+
+fn axes_arg(py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<isize>>> {
+    let Some(axis) = axis.filter(|a| !a.is_none()) else {
+        return Ok(None);
+    };
+    if axis.is_instance_of::<PyInt>() {
+        return Ok(Some(vec![axis.extract()?]));
+    }
+    if let Ok(t) = axis.cast::<PyTuple>() {
+        return t
+            .iter()
+            .map(|a| a.extract::<isize>())
+            .collect::<PyResult<Vec<_>>>()
+            .map(Some);
+    }
+    if let Ok(v) = axis.extract::<Vec<isize>>() {
+        return Ok(Some(v));
+    }
+    Err(invalid(
+        py,
+        format!(
+            "axis must be None, an int or a tuple of ints, not {}",
+            axis.repr()?
+        ),
+    ))
+}
+
+/// `_reduce(name, a, axis, keepdims)`: a reduction.
+#[pyfunction]
+#[pyo3(signature = (name, a, axis = None, keepdims = false))]
+fn _reduce(
+    py: Python<'_>,
+    name: &str,
+    a: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+) -> PyResult<Py<PyAny>> {
+    let f = match name {
+        "sum" => compute::sum,
+        "prod" => compute::prod,
+        "min" => compute::min,
+        "max" => compute::max,
+        "mean" => compute::mean,
+        "all" => compute::all,
+        "any" => compute::any,
+        "count" => compute::count,
+        "argmin" => compute::argmin,
+        "argmax" => compute::argmax,
+        "var" => compute::var,
+        "std" => compute::std,
+        _ => return Err(invalid(py, format!("no reduction named '{name}'"))),
+    };
+    let a = as_array(py, a)?;
+    let axes = axes_arg(py, axis)?;
+    let out = py
+        .detach(|| f(&a, axes.as_deref(), keepdims))
+        .or_raise(py)?;
+    PyArray::wrap(py, out)
+}
+
+/// `_call(name, *args)`: the registered callable `name` on `args`.
+#[pyfunction]
+#[pyo3(signature = (name, *args))]
+fn _call(py: Python<'_>, name: &str, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+    let arrays: Vec<Array> = args
+        .iter()
+        .map(|a| as_array(py, &a))
+        .collect::<PyResult<_>>()?;
+    let refs: Vec<&Array> = arrays.iter().collect();
+    let out = py.detach(|| compute::call(name, &refs)).or_raise(py)?;
+    PyArray::wrap(py, out)
+}
+
+/// `_sort(x, descending, arg)`: sort / argsort along the innermost dim.
+#[pyfunction]
+#[pyo3(signature = (x, descending = false, arg = false))]
+fn _sort(py: Python<'_>, x: &Bound<'_, PyAny>, descending: bool, arg: bool) -> PyResult<Py<PyAny>> {
+    let a = as_array(py, x)?;
+    let options = compute::SortOptions { descending };
+    let out = py
+        .detach(|| {
+            if arg {
+                compute::argsort_by(&a, options)
+            } else {
+                compute::sort_by(&a, options)
+            }
+        })
+        .or_raise(py)?;
+    PyArray::wrap(py, out)
+}
+
+/// `_concatenate(arrays)`.
+#[pyfunction]
+fn _concatenate(py: Python<'_>, arrays: Vec<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    let arrays: Vec<Array> = arrays
+        .iter()
+        .map(|a| as_array(py, a))
+        .collect::<PyResult<_>>()?;
+    let refs: Vec<&Array> = arrays.iter().collect();
+    let out = py.detach(|| compute::concatenate(&refs)).or_raise(py)?;
+    PyArray::wrap(py, out)
+}
+
+/// `_signature_parts(signature)`: `(return type, [argument types])` as
+/// datashape text, for the Numba decorator.
+#[pyfunction]
+fn _signature_parts(py: Python<'_>, signature: &str) -> PyResult<(String, Vec<String>)> {
+    let t = Type::parse(signature).or_raise(py)?;
+    match t.kind() {
+        dynd::types::TypeKind::Callable(s) => Ok((
+            s.ret.to_string(),
+            s.positional.iter().map(|t| t.to_string()).collect(),
+        )),
+        _ => Err(crate::errors::type_error(
+            py,
+            format!("'{signature}' is not a callable signature '(T, ...) -> R'"),
+        )),
+    }
+}
+
+/// Sets the number of elements above which reprs summarise.
+#[pyfunction]
+fn set_print_threshold(n: usize) {
+    dynd::array::set_print_threshold(n);
+}
+
+#[pymodule]
+fn _dynd(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyDType>()?;
+    m.add_class::<PyArray>()?;
+    m.add_class::<PyCallable>()?;
+    m.add_function(wrap_pyfunction!(array, m)?)?;
+    m.add_function(wrap_pyfunction!(asarray, m)?)?;
+    m.add_function(wrap_pyfunction!(from_json, m)?)?;
+    m.add_function(wrap_pyfunction!(infer_type, m)?)?;
+    m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
+    m.add_function(wrap_pyfunction!(from_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(callable, m)?)?;
+    m.add_function(wrap_pyfunction!(callable_names, m)?)?;
+    m.add_function(wrap_pyfunction!(_callable_from_kernel, m)?)?;
+    m.add_function(wrap_pyfunction!(_reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(_call, m)?)?;
+    m.add_function(wrap_pyfunction!(_sort, m)?)?;
+    m.add_function(wrap_pyfunction!(_concatenate, m)?)?;
+    m.add_function(wrap_pyfunction!(_signature_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(set_print_threshold, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,347 @@
+//! Walking an array's values in order: [`Array::visit`] hands every value
+//! to a [`ValueVisitor`], which builds its own representation of them (the
+//! Python package builds lists and dicts this way; a test can build a
+//! `serde_json::Value`-like tree).
+//!
+//! ```
+//! use dynd::Array;
+//! use dynd::array::{ScalarValue, ValueVisitor};
+//! use dynd::types::Fields;
+//!
+//! /// Sums every number; counts the missing.
+//! #[derive(Default)]
+//! struct Total { sum: f64, missing: usize }
+//! impl ValueVisitor for Total {
+//!     type Value = ();
+//!     type Error = dynd::Error;
+//!     fn scalar(&mut self, v: ScalarValue<'_>) -> dynd::Result<()> {
+//!         if let ScalarValue::Int(i) = v { self.sum += i as f64 }
+//!         Ok(())
+//!     }
+//!     fn missing(&mut self) -> dynd::Result<()> { self.missing += 1; Ok(()) }
+//!     fn list(&mut self, _: Vec<()>) -> dynd::Result<()> { Ok(()) }
+//!     fn record(&mut self, _: &Fields, _: Vec<()>) -> dynd::Result<()> { Ok(()) }
+//!     fn tuple(&mut self, _: Vec<()>) -> dynd::Result<()> { Ok(()) }
+//! }
+//! let a = Array::from_json("2 * var * ?int32", "[[1, null, 3], [4]]").unwrap();
+//! let mut t = Total::default();
+//! a.visit(&mut t).unwrap();
+//! assert_eq!((t.sum, t.missing), (8.0, 1));
+//! ```
+
+use super::Array;
+use crate::layout::arrmeta::{self, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta};
+use crate::layout::na;
+use crate::layout::text::decode;
+use crate::types::{BuiltinType, Fields, NativeType, Type, TypeKind};
+use crate::with_native;
+use std::borrow::Cow;
+use std::mem::size_of;
+
+/// One scalar value, as [`Array::visit`] reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScalarValue<'a> {
+    /// `bool`.
+    Bool(bool),
+    /// A signed integer (`int8` … `int128`).
+    Int(i128),
+    /// An unsigned integer (`uint8` … `uint128`).
+    UInt(u128),
+    /// A real number (`float16`, `bfloat16`, `float32`, `float64`), widened.
+    Float(f64),
+    /// A complex number (`complex[float32]`, `complex[float64]`), widened.
+    Complex(f64, f64),
+    /// Text: `string` (lossy for invalid utf-8), `char`, `fixed_string`.
+    Str(Cow<'a, str>),
+    /// `bytes` and `fixed_bytes`.
+    Bytes(&'a [u8]),
+    /// `void`, and types without values (a symbolic type cannot be data).
+    Void,
+}
+
+/// What [`Array::visit`] calls, innermost values first: a list's items are
+/// built before the list.
+pub trait ValueVisitor {
+    /// What one value becomes.
+    type Value;
+    /// The visitor's error; a dynd error converts into it.
+    type Error: From<crate::Error>;
+    /// A scalar.
+    fn scalar(&mut self, v: ScalarValue<'_>) -> Result<Self::Value, Self::Error>;
+    /// A missing value of an option type, or a null pointer.
+    fn missing(&mut self) -> Result<Self::Value, Self::Error>;
+    /// The elements of one fixed or var dim, in order.
+    fn list(&mut self, items: Vec<Self::Value>) -> Result<Self::Value, Self::Error>;
+    /// A struct's field values, in the order of `fields`.
+    fn record(
+        &mut self,
+        fields: &Fields,
+        values: Vec<Self::Value>,
+    ) -> Result<Self::Value, Self::Error>;
+    /// A tuple's values.
+    fn tuple(&mut self, values: Vec<Self::Value>) -> Result<Self::Value, Self::Error>;
+}
+
+impl Array {
+    /// Hands every value of the array to `v`, in C order, and returns what
+    /// `v` built of the whole. Stops at the first error `v` returns.
+    pub fn visit<V: ValueVisitor>(&self, v: &mut V) -> Result<V::Value, V::Error> {
+        // SAFETY: the array is valid: its data and arrmeta match its type.
+        unsafe { walk(self.tp(), self.arrmeta_ptr(), self.data_ptr(), v) }
+    }
+}
+
+/// # Safety
+/// 1. `data` / `meta` are valid data and arrmeta of `tp`.
+unsafe fn walk<V: ValueVisitor>(
+    tp: &Type,
+    meta: *const u8,
+    data: *const u8,
+    v: &mut V,
+) -> Result<V::Value, V::Error> {
+    // SAFETY: each arm reads within the layouts (1) promises (DESIGN §4).
+    unsafe {
+        match tp.kind() {
+            TypeKind::Builtin(b) => v.scalar(builtin(*b, data)),
+            TypeKind::Option(inner) => {
+                if na::is_missing(tp, data) {
+                    v.missing()
+                } else {
+                    walk(inner, meta, data, v)
+                }
+            }
+            TypeKind::String => {
+                let s = crate::layout::string_bytes(arrmeta::read::<StringData>(data));
+                v.scalar(ScalarValue::Str(String::from_utf8_lossy(s)))
+            }
+            TypeKind::Bytes => {
+                let s = crate::layout::string_bytes(arrmeta::read::<StringData>(data));
+                v.scalar(ScalarValue::Bytes(s))
+            }
+            TypeKind::Char => {
+                let c = char::from_u32(arrmeta::read::<u32>(data)).unwrap_or('\u{fffd}');
+                v.scalar(ScalarValue::Str(Cow::Owned(c.to_string())))
+            }
+            TypeKind::FixedString { size, encoding } => {
+                let bytes = std::slice::from_raw_parts(data, size * encoding.unit_size());
+                let s = decode(bytes, *encoding)
+                    .unwrap_or_else(|_| String::from_utf8_lossy(bytes).into_owned());
+                v.scalar(ScalarValue::Str(Cow::Owned(s)))
+            }
+            TypeKind::FixedBytes { size, .. } => {
+                v.scalar(ScalarValue::Bytes(std::slice::from_raw_parts(data, *size)))
+            }
+            TypeKind::FixedDim { elem, .. } => {
+                let m: FixedDimMeta = arrmeta::read(meta);
+                let inner = meta.add(size_of::<FixedDimMeta>());
+                let mut items = Vec::with_capacity(m.dim_size.max(0) as usize);
+                for i in 0..m.dim_size {
+                    items.push(walk(elem, inner, data.offset(i * m.stride), v)?);
+                }
+                v.list(items)
+            }
+            TypeKind::VarDim { elem } => {
+                let m: VarDimMeta = arrmeta::read(meta);
+                let d: VarDimData = arrmeta::read(data);
+                let inner = meta.add(size_of::<VarDimMeta>());
+                let mut items = Vec::with_capacity(d.size);
+                for i in 0..d.size as isize {
+                    let p = d.begin.wrapping_offset(m.offset + i * m.stride);
+                    items.push(walk(elem, inner, p, v)?);
+                }
+                v.list(items)
+            }
+            TypeKind::Struct(fields) => {
+                let values = fields_of(fields, meta, data, v)?;
+                v.record(fields, values)
+            }
+            TypeKind::Tuple(fields) => {
+                let values = fields_of(fields, meta, data, v)?;
+                v.tuple(values)
+            }
+            TypeKind::Pointer(target) => {
+                let p: usize = arrmeta::read(data);
+                if p == 0 {
+                    v.missing()
+                } else {
+                    let pm: PointerMeta = arrmeta::read(meta);
+                    let target_data = (p as *const u8).wrapping_offset(pm.offset);
+                    walk(target, meta.add(size_of::<PointerMeta>()), target_data, v)
+                }
+            }
+            _ => v.scalar(ScalarValue::Void),
+        }
+    }
+}
+
+/// # Safety
+/// As [`walk`], for a struct's or tuple's `fields`.
+unsafe fn fields_of<V: ValueVisitor>(
+    fields: &Fields,
+    meta: *const u8,
+    data: *const u8,
+    v: &mut V,
+) -> Result<Vec<V::Value>, V::Error> {
+    let mut values = Vec::with_capacity(fields.len());
+    for i in 0..fields.len() {
+        // SAFETY: (caller) each field lies at its offsets inside the record.
+        values.push(unsafe {
+            walk(
+                &fields.types()[i],
+                meta.add(fields.arrmeta_offsets()[i]),
+                data.add(fields.data_offsets()[i]),
+                v,
+            )?
+        });
+    }
+    Ok(values)
+}
+
+/// # Safety
+/// `data` is readable data of `b`.
+unsafe fn builtin(b: BuiltinType, data: *const u8) -> ScalarValue<'static> {
+    // SAFETY (every arm): (caller) one value of `b` at `data`.
+    if let Some(v) = with_native!(b, bool => |T| unsafe { T::load(data) }) {
+        return ScalarValue::Bool(v);
+    }
+    if let Some(v) = with_native!(b, signed => |T| unsafe { T::load(data) } as i128) {
+        return ScalarValue::Int(v);
+    }
+    if let Some(v) = with_native!(b, unsigned => |T| unsafe { T::load(data) } as u128) {
+        return ScalarValue::UInt(v);
+    }
+    if let Some(v) = with_native!(b, half => |T| unsafe { T::load(data) }.to_f64()) {
+        return ScalarValue::Float(v);
+    }
+    if let Some(v) = with_native!(b, ieee => |T| unsafe { T::load(data) } as f64) {
+        return ScalarValue::Float(v);
+    }
+    if let Some((re, im)) = with_native!(b, complex => |T| {
+        let c = unsafe { T::load(data) };
+        (c.re as f64, c.im as f64)
+    }) {
+        return ScalarValue::Complex(re, im);
+    }
+    ScalarValue::Void
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+
+    /// Builds a JSON-like text with Python's spelling, so every kind of
+    /// value shows.
+    struct Show;
+    impl ValueVisitor for Show {
+        type Value = String;
+        type Error = Error;
+        fn scalar(&mut self, v: ScalarValue<'_>) -> crate::Result<String> {
+            Ok(match v {
+                ScalarValue::Bool(b) => if b { "True" } else { "False" }.into(),
+                ScalarValue::Int(i) => format!("{i}"),
+                ScalarValue::UInt(u) => format!("{u}u"),
+                ScalarValue::Float(f) => format!("{f:?}"),
+                ScalarValue::Complex(re, im) => format!("({re:?}+{im:?}j)"),
+                ScalarValue::Str(s) => format!("'{s}'"),
+                ScalarValue::Bytes(b) => format!("b{b:?}"),
+                ScalarValue::Void => "void".into(),
+            })
+        }
+        fn missing(&mut self) -> crate::Result<String> {
+            Ok("None".into())
+        }
+        fn list(&mut self, items: Vec<String>) -> crate::Result<String> {
+            Ok(format!("[{}]", items.join(", ")))
+        }
+        fn record(&mut self, f: &Fields, values: Vec<String>) -> crate::Result<String> {
+            let parts: Vec<String> = f
+                .names()
+                .iter()
+                .zip(values)
+                .map(|(n, v)| format!("'{n}': {v}"))
+                .collect();
+            Ok(format!("{{{}}}", parts.join(", ")))
+        }
+        fn tuple(&mut self, values: Vec<String>) -> crate::Result<String> {
+            Ok(format!("({})", values.join(", ")))
+        }
+    }
+
+    fn show(tp: &str, json: &str) -> String {
+        Array::from_json(tp, json)
+            .unwrap()
+            .visit(&mut Show)
+            .unwrap()
+    }
+
+    #[test]
+    fn every_kind_of_value() {
+        assert_eq!(
+            show(
+                "2 * {a: ?int8, b: var * float32, c: string, d: (bool, uint64)}",
+                r#"[{"a": -3, "b": [0.5], "c": "hé", "d": [true, 7]},
+                    {"a": null, "b": [], "c": "", "d": [false, 18446744073709551615]}]"#
+            ),
+            "[{'a': -3, 'b': [0.5], 'c': 'hé', 'd': (True, 7u)}, \
+             {'a': None, 'b': [], 'c': '', 'd': (False, 18446744073709551615u)}]"
+        );
+        assert_eq!(
+            show("int128", "-170141183460469231731687303715884105728"),
+            "-170141183460469231731687303715884105728"
+        );
+        assert_eq!(
+            show("2 * complex[float64]", "[[1, 2], [3, -4]]"),
+            "[(1.0+2.0j), (3.0+-4.0j)]"
+        );
+        assert_eq!(show("float16", "1.5"), "1.5");
+        assert_eq!(show("bytes", r#""ff00""#), "b[255, 0]");
+        assert_eq!(show("fixed_string[4, 'utf16']", r#""ab""#), "'ab'");
+        assert_eq!(show("?var * int32", "null"), "None");
+    }
+
+    #[test]
+    fn views_walk_their_own_elements() {
+        let a = Array::from_json("2 * 3 * int32", "[[1,2,3],[4,5,6]]").unwrap();
+        let col = a
+            .index(&[crate::Index::ALL, crate::Index::slice(None, None, -2)])
+            .unwrap();
+        assert_eq!(col.visit(&mut Show).unwrap(), "[[3, 1], [6, 4]]");
+    }
+
+    #[test]
+    fn a_visitor_error_stops_the_walk() {
+        struct Refuse(usize);
+        impl ValueVisitor for Refuse {
+            type Value = ();
+            type Error = Error;
+            fn scalar(&mut self, _: ScalarValue<'_>) -> crate::Result<()> {
+                self.0 += 1;
+                if self.0 == 2 {
+                    Err(Error::invalid_argument("second value refused"))
+                } else {
+                    Ok(())
+                }
+            }
+            fn missing(&mut self) -> crate::Result<()> {
+                Ok(())
+            }
+            fn list(&mut self, _: Vec<()>) -> crate::Result<()> {
+                Ok(())
+            }
+            fn record(&mut self, _: &Fields, _: Vec<()>) -> crate::Result<()> {
+                Ok(())
+            }
+            fn tuple(&mut self, _: Vec<()>) -> crate::Result<()> {
+                Ok(())
+            }
+        }
+        let a = Array::from_json("3 * int32", "[1,2,3]").unwrap();
+        let mut r = Refuse(0);
+        assert_eq!(
+            a.visit(&mut r).unwrap_err().message(),
+            "second value refused"
+        );
+        assert_eq!(r.0, 2);
+    }
+}
