@@ -92,12 +92,14 @@ mod transform;
 pub use assign::run_set;
 
 pub use combine::{KEEP, PadMode, clone, concat, diag, diag_embed, pad, repmat, shift, stack};
-pub use element::{Element, Float, Num};
+pub use element::{Element, Float, Math, Num};
 pub use elementwise::{
-    abs, acos, add, asin, atan, atan2, cast, ceil, cos, cosh, div, eq, exp, floor, ge, gt, isinf,
-    isnan, le, log, log2, log10, logical_and, logical_not, logical_or, logical_xor, lt, maximum,
-    minimum, mul, ne, neg, pow, rem, round, scalar, select, sign, sin, sinh, sqrt, sub, tan, tanh,
+    abs, acos, add, angle, asin, atan, atan2, cast, ceil, conj, cos, cosh, div, eq, exp, floor, ge,
+    gt, imag, isinf, isnan, le, log, log2, log10, logical_and, logical_not, logical_or,
+    logical_xor, lt, maximum, minimum, mul, ne, neg, pow, real, rem, round, scalar, select, sign,
+    sin, sinh, sqrt, sub, tan, tanh, to_complex,
 };
+pub use num_complex::Complex;
 pub use executor::{Executor, Parallel, Serial, TASK_ELEMS};
 pub use generators::{
     CounterRng, alternate, diag_const, eye, fill, generate, linspace, logspace, ones, random,
@@ -109,7 +111,7 @@ pub use layout::{
     reverse, slice, transpose, transpose_matrix,
 };
 pub use operator::{
-    Expr, LINE_CHUNK, LvalueOp, MemRegion, Operator, Set, default_fill_line, read_line,
+    Broadcast, Expr, LINE_CHUNK, LvalueOp, MemRegion, Operator, Set, default_fill_line, read_line,
 };
 pub use rank::{
     AddDim, DropDims, MAX_RANK, Shape, c_strides, checked_numel, numel, ravel, unravel,
@@ -133,17 +135,18 @@ pub mod detail {
         ShiftMap, ShiftOp, StackOp,
     };
     pub use crate::elementwise::{
-        AbsF, AcosF, AddF, AndF, AsinF, Atan2F, AtanF, BinaryFn, BinaryOp, CastF, CeilF, ConstOp,
-        CosF, CoshF, DivF, EqF, ExpF, FloorF, GeF, GtF, IsInfF, IsNanF, LeF, Log2F, Log10F, LogF,
-        LtF, MaxF, MinF, MulF, NeF, NegF, NotF, OrF, PowF, RemF, RoundF, SelectOp, SignF, SinF,
-        SinhF, SqrtF, SubF, TanF, TanhF, UnaryFn, UnaryOp, XorF,
+        AbsF, AcosF, AddF, AndF, AngleF, AsinF, Atan2F, AtanF, BLeft, BRight, Binary, BinaryFn,
+        BinaryOp, CastF, CeilF, ConjF, ConstOp, CosF, CoshF, DivF, EqF, ExpF, FloorF, GeF, GtF,
+        ImagF, IsInfF, IsNanF, LeF, Log2F, Log10F, LogF, LtF, MaxF, MinF, MulF, NeF, NegF, NotF,
+        OrF, PowF, RealF, RemF, RoundF, SelectOp, SignF, SinF, SinhF, SqrtF, SubF, TanF, TanhF,
+        ToComplexF, UnaryFn, UnaryOp, XorF,
     };
     pub use crate::generators::{GenOp, RandomOp};
     pub use crate::layout::{
         CollapseMap, DropDimMap, DropDimOp, LCollapseOp, PermuteMap, PermuteOp, RCollapseOp,
         ReshapeMap, ReshapeOp, ReverseMap, ReverseOp, SliceMap, SliceOp,
     };
-    pub use crate::mapped::{IndexMap, Injective, Line, Mapped};
+    pub use crate::mapped::{ExpandMap, ExpandOp, IndexMap, Injective, Line, Mapped};
     pub use crate::reduce::{
         ArgExtremeR, ExtremeR, LogicR, MeanR, MedianOp, ProdR, ReduceOp, Reduced, ReducedAxes,
         SumR, VarR,

@@ -149,7 +149,7 @@ fn ops_rank_zero_and_empty_outputs() {
         assert_eq!(out.at([]), a.as_slice().iter().sum::<f64>());
     }
     assert_eq!(
-        both(scalar::<f64, [usize; 0]>(2.5) * 2.0).as_slice(),
+        both(scalar::<f64>(2.5) * 2.0).as_slice(),
         &[5.0]
     );
     let e = Tensor::<f64, [usize; 3]>::zeros([2, 0, 3]);
