@@ -91,7 +91,10 @@ mod transform;
 
 pub use assign::run_set;
 
-pub use combine::{KEEP, PadMode, clone, concat, diag, diag_embed, pad, repmat, shift, stack};
+pub use combine::{
+    KEEP, PadMode, clone, concat, concat_n, diag, diag_embed, fftshift1d, fftshift2d, ifftshift1d,
+    ifftshift2d, pad, repmat, shift, shift_by, stack, stack_n,
+};
 pub use element::{Element, Float, Math, Num};
 pub use elementwise::{
     abs, acos, add, angle, asin, atan, atan2, cast, ceil, conj, cos, cosh, div, eq, exp, floor, ge,
@@ -131,8 +134,8 @@ pub use transform::{
 /// signature needs to (MatX's `detail` namespace).
 pub mod detail {
     pub use crate::combine::{
-        CloneMap, CloneOp, ConcatOp, DiagEmbedOp, DiagMap, DiagOp, PadOp, RepmatMap, RepmatOp,
-        ShiftMap, ShiftOp, StackOp,
+        CloneMap, CloneOp, ConcatNOp, ConcatOp, DiagEmbedOp, DiagMap, DiagOp, PadOp, RepmatMap,
+        RepmatOp, Shift2Op, ShiftByOp, ShiftMap, ShiftOp, StackNOp, StackOp,
     };
     pub use crate::elementwise::{
         AbsF, AcosF, AddF, AndF, AngleF, AsinF, Atan2F, AtanF, BLeft, BRight, Binary, BinaryFn,

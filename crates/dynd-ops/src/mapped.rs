@@ -93,6 +93,11 @@ impl<O: Operator, M: IndexMap<O::Shape>> Mapped<O, M> {
     pub(crate) fn new(op: O, map: M) -> Self {
         Mapped { op, map }
     }
+
+    /// The map, to change it before the view is read.
+    pub(crate) fn map_mut(&mut self) -> &mut M {
+        &mut self.map
+    }
 }
 
 impl<O: Operator, M: IndexMap<O::Shape>> Operator for Mapped<O, M> {
