@@ -105,7 +105,8 @@ pub use elementwise::{
 pub use num_complex::Complex;
 pub use executor::{Executor, Parallel, Serial, TASK_ELEMS};
 pub use generators::{
-    CounterRng, alternate, diag_const, eye, fill, generate, linspace, logspace, ones, random,
+    CounterRng, alternate, diag_const, eye, fill, generate, linspace, linspace_n, logspace, ones,
+    random,
     random_normal, random_uniform, range, zeros,
 };
 pub use interop::{ArrayElement, ArrayView, ArrayViewMut, array_type, to_array};
@@ -121,12 +122,13 @@ pub use rank::{
 };
 pub use reduce::{
     REDUCE_BLOCK, Reducer, all, all_axes, any, any_axes, argmax, argmax_axes, argmin, argmin_axes,
-    max, max_axes, mean, mean_axes, median, median_axes, min, min_axes, prod, prod_axes, std,
-    std_axes, sum, sum_axes, var, var_axes,
+    max, max_axes, mean, mean_axes, median, median_axes, min, min_axes, percentile, percentile_axes,
+    PercentileMethod, prod, prod_axes, std, std_axes, sum, sum_axes, var, var_axes,
 };
 pub use tensor::{Tensor, TensorView, TensorViewMut};
 pub use transform::{
-    Gemm, SortDir, SortKind, SortPositions, SortValues, argsort, cumsum, matmul, sort,
+    FftFloat, FftNorm, Gemm, SortDir, SortKind, SortPositions, SortValues, argsort, cumsum, fft,
+    fft_with, fft2, fft2_with, ifft, ifft_with, ifft2, ifft2_with, matmul, sort,
 };
 
 /// The operator types the functions return. They are implementation
@@ -151,8 +153,8 @@ pub mod detail {
     };
     pub use crate::mapped::{ExpandMap, ExpandOp, IndexMap, Injective, Line, Mapped};
     pub use crate::reduce::{
-        ArgExtremeR, ExtremeR, LogicR, MeanR, MedianOp, ProdR, ReduceOp, Reduced, ReducedAxes,
+        ArgExtremeR, ExtremeR, LogicR, MeanR, MedianOp, PercentileOp, ProdR, ReduceOp, Reduced, ReducedAxes,
         SumR, VarR,
     };
-    pub use crate::transform::{CumsumOp, MatmulOp, SortOp};
+    pub use crate::transform::{CumsumOp, FftOp, MatmulOp, SortOp};
 }
