@@ -9,9 +9,7 @@
 
 use crate::element::Element;
 use crate::executor::{Executor, walk_rows};
-use crate::operator::{
-    Broadcast, Expr, LINE_CHUNK, LineBuf, LvalueOp, MemRegion, Operator, Set,
-};
+use crate::operator::{Broadcast, Expr, LINE_CHUNK, LineBuf, LvalueOp, MemRegion, Operator, Set};
 use crate::rank::{Shape, checked_numel, fmt_shape};
 use crate::tensor::{Tensor, TensorViewMut};
 use dynd::{Error, Result};

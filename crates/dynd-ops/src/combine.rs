@@ -453,7 +453,9 @@ pub fn concat_n<O: Operator>(
     check_axis::<O::Shape>("concat", axis)?;
     let ops: Vec<O> = ops.into_iter().collect();
     let Some(first) = ops.first() else {
-        return Err(Error::invalid_argument("concat: no operators to concatenate"));
+        return Err(Error::invalid_argument(
+            "concat: no operators to concatenate",
+        ));
     };
     let s0 = first.sizes();
     let mut starts = vec![0];
@@ -782,7 +784,11 @@ fn read_offset(n: usize, amount: isize) -> usize {
 /// `(i + offset) mod n`).
 fn rotated<O: Operator>(op: O, axis: usize, offset: usize) -> Expr<ShiftOp<O>> {
     let sizes = op.sizes();
-    let shift = if sizes[axis] == 0 { 0 } else { offset % sizes[axis] };
+    let shift = if sizes[axis] == 0 {
+        0
+    } else {
+        offset % sizes[axis]
+    };
     Expr(Mapped::new(op, ShiftMap { axis, shift, sizes }))
 }
 
@@ -802,7 +808,11 @@ where
     fn update(&mut self) {
         let n = self.inner.sizes()[self.axis];
         let amount = self.amount.get([]).as_f64();
-        let amount = if amount.is_finite() { amount as isize } else { 0 };
+        let amount = if amount.is_finite() {
+            amount as isize
+        } else {
+            0
+        };
         self.inner.map_mut().shift = read_offset(n, amount);
     }
 }
@@ -890,7 +900,12 @@ pub type Shift2Op<O> = Mapped<ShiftOp<O>, ShiftMap<<O as Operator>::Shape>>;
 /// moves to the middle (element `i` is element `(i + (n + 1) / 2) mod n`;
 /// NumPy's `fftshift` along the last axis).
 pub fn fftshift1d<O: Operator>(op: O) -> Expr<ShiftOp<O>> {
-    const { assert!(O::Shape::RANK >= 1, "fftshift1d needs an operator of rank 1 or more") };
+    const {
+        assert!(
+            O::Shape::RANK >= 1,
+            "fftshift1d needs an operator of rank 1 or more"
+        )
+    };
     let last = O::Shape::RANK - 1;
     let n = op.sizes()[last];
     rotated(op, last, n.div_ceil(2))
@@ -899,7 +914,12 @@ pub fn fftshift1d<O: Operator>(op: O) -> Expr<ShiftOp<O>> {
 /// MatX's `ifftshift1D`, the inverse of [`fftshift1d`]: element `i` is
 /// element `(i + n / 2) mod n` (the same as `fftshift1d` for even `n`).
 pub fn ifftshift1d<O: Operator>(op: O) -> Expr<ShiftOp<O>> {
-    const { assert!(O::Shape::RANK >= 1, "ifftshift1d needs an operator of rank 1 or more") };
+    const {
+        assert!(
+            O::Shape::RANK >= 1,
+            "ifftshift1d needs an operator of rank 1 or more"
+        )
+    };
     let last = O::Shape::RANK - 1;
     let n = op.sizes()[last];
     rotated(op, last, n / 2)
@@ -908,7 +928,12 @@ pub fn ifftshift1d<O: Operator>(op: O) -> Expr<ShiftOp<O>> {
 /// MatX's `fftshift2D`: [`fftshift1d`] along each of the last two dims
 /// (swaps the quadrants of each matrix).
 pub fn fftshift2d<O: Operator>(op: O) -> Expr<Shift2Op<O>> {
-    const { assert!(O::Shape::RANK >= 2, "fftshift2d needs an operator of rank 2 or more") };
+    const {
+        assert!(
+            O::Shape::RANK >= 2,
+            "fftshift2d needs an operator of rank 2 or more"
+        )
+    };
     let (r, c) = (O::Shape::RANK - 2, O::Shape::RANK - 1);
     let s = op.sizes();
     rotated(rotated(op, c, s[c].div_ceil(2)).0, r, s[r].div_ceil(2))
@@ -916,7 +941,12 @@ pub fn fftshift2d<O: Operator>(op: O) -> Expr<Shift2Op<O>> {
 
 /// MatX's `ifftshift2D`: [`ifftshift1d`] along each of the last two dims.
 pub fn ifftshift2d<O: Operator>(op: O) -> Expr<Shift2Op<O>> {
-    const { assert!(O::Shape::RANK >= 2, "ifftshift2d needs an operator of rank 2 or more") };
+    const {
+        assert!(
+            O::Shape::RANK >= 2,
+            "ifftshift2d needs an operator of rank 2 or more"
+        )
+    };
     let (r, c) = (O::Shape::RANK - 2, O::Shape::RANK - 1);
     let s = op.sizes();
     rotated(rotated(op, c, s[c] / 2).0, r, s[r] / 2)

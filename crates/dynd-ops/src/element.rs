@@ -295,6 +295,9 @@ mod tests {
         let (a, b) = (Complex::new(1.0f64, 5.0), Complex::new(2.0f64, -1.0));
         assert_eq!(Complex::total_order(&a, &b), Ordering::Less);
         assert!(Complex::new(0.0f64, f64::NAN).is_nan_value());
-        assert_eq!(Math::pow(Complex::new(0.0f64, 1.0), Complex::new(2.0, 0.0)).re, -1.0);
+        assert_eq!(
+            Math::pow(Complex::new(0.0f64, 1.0), Complex::new(2.0, 0.0)).re,
+            -1.0
+        );
     }
 }

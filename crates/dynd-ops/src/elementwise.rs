@@ -499,11 +499,9 @@ pub fn scalar<T: Element>(value: T) -> Expr<ConstOp<T, [usize; 0]>> {
 }
 
 /// `A` seen at the rank it has when broadcast against `B`.
-pub type BLeft<A, B> =
-    <<A as Operator>::Shape as Broadcast<<B as Operator>::Shape>>::Left<A>;
+pub type BLeft<A, B> = <<A as Operator>::Shape as Broadcast<<B as Operator>::Shape>>::Left<A>;
 /// `B` seen at the rank it has when broadcast against `A`.
-pub type BRight<A, B> =
-    <<A as Operator>::Shape as Broadcast<<B as Operator>::Shape>>::Right<B>;
+pub type BRight<A, B> = <<A as Operator>::Shape as Broadcast<<B as Operator>::Shape>>::Right<B>;
 /// The elementwise operator `F` of `A` and `B`, broadcast across ranks.
 pub type Binary<A, B, F> = Expr<BinaryOp<BLeft<A, B>, BRight<A, B>, F>>;
 

@@ -47,6 +47,44 @@
 //! Each `run` and `eval` opens a `tracing` span (`dynd_ops.run`) with the
 //! expression's name and the executor.
 //!
+//! Operands of elementwise operators broadcast as in NumPy, beyond MatX:
+//! an operand of lower rank gets leading dims of size 1 ([`Broadcast`]),
+//! so a rank-0 operator combines with any rank (`&t4 * &t0`, `t4.set(&t0)`),
+//! and size-1 dims repeat. Complex elements ([`Complex`]`<f32>`,
+//! `Complex<f64>`) go through the arithmetic and math functions, and
+//! [`fft`], [`ifft`], [`fft2`], [`ifft2`] transform them (through
+//! `rustfft`, with MatX's and NumPy's scaling: forward unscaled, inverse
+//! by `1/n`; [`FftNorm`] picks another).
+//!
+//! # Differences from MatX
+//!
+//! Deliberate, and kept:
+//! - Ranks are type-level, so rank errors are compile errors; sizes are
+//!   checked when an expression runs (MatX asserts).
+//! - Size-1 and cross-rank broadcasting (MatX requires equal sizes, or a
+//!   rank-0 operand). `select` (MatX's `if_else`) still takes operands of
+//!   one rank.
+//! - [`scalar`] is a rank-0 operator, broadcasting against any rank.
+//! - Variadic `concat` and `stack` take operators of one type
+//!   ([`concat_n`], [`stack_n`]); operators of different types combine
+//!   with nested two-operand [`concat`]s and [`stack`]s.
+//! - [`percentile`] takes `q` as an `f64` from 0 to 100 inclusive (MatX: an
+//!   integer below 100) and follows NumPy's definitions of every method
+//!   exactly: `Nearest` rounds halves to even, `Midpoint` averages the
+//!   floor and ceiling neighbours, and the continuous methods clamp their
+//!   virtual index (MatX's own code differs from NumPy for `Midpoint`
+//!   and at the ends). Float elements only.
+//! - [`shift`] by a rank-0 operator is [`shift_by`]; shifts rotate as
+//!   NumPy's `roll` (MatX's convention).
+//! - FFTs: [`fft`]/[`ifft`] transform along the last dim, [`fft2`]/[`ifft2`]
+//!   the last two, always at the input's length (no `fft_size` padding or
+//!   cropping: pad or slice the input first); real input converts with
+//!   [`to_complex`] (no real-to-complex half spectrum).
+//! - Reductions, sorts, comparisons and `cumsum` take real elements only.
+//! - Integer arithmetic wraps; integer division by zero is an error from
+//!   `run` (dynd's scalar semantics), not undefined behaviour.
+//! - [`round`] rounds halves away from zero (Rust); NumPy rounds to even.
+//!
 //! # Layers
 //!
 //! Each module uses only the modules listed before it (`tests/layering.rs`
@@ -102,18 +140,17 @@ pub use elementwise::{
     logical_xor, lt, maximum, minimum, mul, ne, neg, pow, real, rem, round, scalar, select, sign,
     sin, sinh, sqrt, sub, tan, tanh, to_complex,
 };
-pub use num_complex::Complex;
 pub use executor::{Executor, Parallel, Serial, TASK_ELEMS};
 pub use generators::{
     CounterRng, alternate, diag_const, eye, fill, generate, linspace, linspace_n, logspace, ones,
-    random,
-    random_normal, random_uniform, range, zeros,
+    random, random_normal, random_uniform, range, zeros,
 };
 pub use interop::{ArrayElement, ArrayView, ArrayViewMut, array_type, to_array};
 pub use layout::{
     Collapse, END, drop_dim, flatten, fliplr, flipud, lcollapse, permute, rcollapse, reshape,
     reverse, slice, transpose, transpose_matrix,
 };
+pub use num_complex::Complex;
 pub use operator::{
     Broadcast, Expr, LINE_CHUNK, LvalueOp, MemRegion, Operator, Set, default_fill_line, read_line,
 };
@@ -121,9 +158,9 @@ pub use rank::{
     AddDim, DropDims, MAX_RANK, Shape, c_strides, checked_numel, numel, ravel, unravel,
 };
 pub use reduce::{
-    REDUCE_BLOCK, Reducer, all, all_axes, any, any_axes, argmax, argmax_axes, argmin, argmin_axes,
-    max, max_axes, mean, mean_axes, median, median_axes, min, min_axes, percentile, percentile_axes,
-    PercentileMethod, prod, prod_axes, std, std_axes, sum, sum_axes, var, var_axes,
+    PercentileMethod, REDUCE_BLOCK, Reducer, all, all_axes, any, any_axes, argmax, argmax_axes,
+    argmin, argmin_axes, max, max_axes, mean, mean_axes, median, median_axes, min, min_axes,
+    percentile, percentile_axes, prod, prod_axes, std, std_axes, sum, sum_axes, var, var_axes,
 };
 pub use tensor::{Tensor, TensorView, TensorViewMut};
 pub use transform::{
@@ -153,8 +190,8 @@ pub mod detail {
     };
     pub use crate::mapped::{ExpandMap, ExpandOp, IndexMap, Injective, Line, Mapped};
     pub use crate::reduce::{
-        ArgExtremeR, ExtremeR, LogicR, MeanR, MedianOp, PercentileOp, ProdR, ReduceOp, Reduced, ReducedAxes,
-        SumR, VarR,
+        ArgExtremeR, ExtremeR, LogicR, MeanR, MedianOp, PercentileOp, ProdR, ReduceOp, Reduced,
+        ReducedAxes, SumR, VarR,
     };
     pub use crate::transform::{CumsumOp, FftOp, MatmulOp, SortOp};
 }

@@ -156,7 +156,10 @@ pub unsafe trait LvalueOp: Operator {
         R::Shape: Broadcast<Self::Shape, Out = Self::Shape>,
     {
         let sizes = self.sizes();
-        Set::new(self, <R::Shape as Broadcast<Self::Shape>>::left_to(rhs, sizes))
+        Set::new(
+            self,
+            <R::Shape as Broadcast<Self::Shape>>::left_to(rhs, sizes),
+        )
     }
 }
 

@@ -962,7 +962,12 @@ where
         }
     }
     fn name(&self) -> String {
-        format!("percentile<{}, {:?}>({})", self.q, self.method, self.op.name())
+        format!(
+            "percentile<{}, {:?}>({})",
+            self.q,
+            self.method,
+            self.op.name()
+        )
     }
     fn validate(&self) -> Result<()> {
         self.op.validate()?;

@@ -536,7 +536,12 @@ fn fft_runs<F: FftFloat>(fft: &dyn rustfft::Fft<F>, data: &mut [Complex<F>], sca
 }
 
 /// Transforms the columns of each `rows x cols` matrix in `data`.
-fn fft_cols<F: FftFloat>(fft: &dyn rustfft::Fft<F>, data: &mut [Complex<F>], rows: usize, cols: usize) {
+fn fft_cols<F: FftFloat>(
+    fft: &dyn rustfft::Fft<F>,
+    data: &mut [Complex<F>],
+    rows: usize,
+    cols: usize,
+) {
     let mut col = vec![Complex::new(F::zero(), F::zero()); rows];
     let mut scratch = vec![Complex::new(F::zero(), F::zero()); fft.get_inplace_scratch_len()];
     for m in data.chunks_mut(rows * cols) {
@@ -690,7 +695,12 @@ where
     F: FftFloat,
     Complex<F>: Element,
 {
-    const { assert!(O::Shape::RANK >= 1, "fft needs an operator of rank 1 or more") };
+    const {
+        assert!(
+            O::Shape::RANK >= 1,
+            "fft needs an operator of rank 1 or more"
+        )
+    };
     fft_op(op, 1, false, norm)
 }
 
@@ -701,7 +711,12 @@ where
     F: FftFloat,
     Complex<F>: Element,
 {
-    const { assert!(O::Shape::RANK >= 1, "ifft needs an operator of rank 1 or more") };
+    const {
+        assert!(
+            O::Shape::RANK >= 1,
+            "ifft needs an operator of rank 1 or more"
+        )
+    };
     fft_op(op, 1, true, norm)
 }
 
@@ -734,7 +749,12 @@ where
     F: FftFloat,
     Complex<F>: Element,
 {
-    const { assert!(O::Shape::RANK >= 2, "fft2 needs an operator of rank 2 or more") };
+    const {
+        assert!(
+            O::Shape::RANK >= 2,
+            "fft2 needs an operator of rank 2 or more"
+        )
+    };
     fft_op(op, 2, false, norm)
 }
 
@@ -745,6 +765,11 @@ where
     F: FftFloat,
     Complex<F>: Element,
 {
-    const { assert!(O::Shape::RANK >= 2, "ifft2 needs an operator of rank 2 or more") };
+    const {
+        assert!(
+            O::Shape::RANK >= 2,
+            "ifft2 needs an operator of rank 2 or more"
+        )
+    };
     fft_op(op, 2, true, norm)
 }

@@ -55,9 +55,17 @@ fn ops_fft_matches_a_direct_dft_on_sizes_1_to_64() {
         let want: Vec<C> = dft(&x, true).iter().map(|z| z / n as f64).collect();
         close(both(ifft(&t)).as_slice(), &want, &format!("ifft n={n}"));
         // ifft(fft(x)) == x.
-        close(both(ifft(fft(&t))).as_slice(), &x, &format!("round trip n={n}"));
+        close(
+            both(ifft(fft(&t))).as_slice(),
+            &x,
+            &format!("round trip n={n}"),
+        );
         // Read outside an executor, one element at a time.
-        close(&[fft(&t).get([n - 1])], &dft(&x, false)[n - 1..], "on demand");
+        close(
+            &[fft(&t).get([n - 1])],
+            &dft(&x, false)[n - 1..],
+            "on demand",
+        );
     }
 }
 
@@ -77,8 +85,16 @@ fn ops_fft_transforms_every_row_and_norms_scale() {
         close(&[fw.as_slice()[i]], &[v / n as f64], "forward norm");
         close(&[fo.as_slice()[i]], &[v / (n as f64).sqrt()], "ortho norm");
     }
-    close(both(ifft_with(fft_with(&t, FftNorm::Ortho), FftNorm::Ortho)).as_slice(), &x, "ortho");
-    close(both(ifft_with(fft_with(&t, FftNorm::Forward), FftNorm::Forward)).as_slice(), &x, "fwd");
+    close(
+        both(ifft_with(fft_with(&t, FftNorm::Ortho), FftNorm::Ortho)).as_slice(),
+        &x,
+        "ortho",
+    );
+    close(
+        both(ifft_with(fft_with(&t, FftNorm::Forward), FftNorm::Forward)).as_slice(),
+        &x,
+        "fwd",
+    );
     assert_eq!(fft(&t).name(), "fft(tensor)");
 }
 
@@ -94,7 +110,8 @@ fn ops_fft2_is_rows_then_columns() {
             let mut want = vec![C::new(0.0, 0.0); r * c];
             for (k1, k2) in (0..r).flat_map(|k| (0..c).map(move |l| (k, l))) {
                 for (j1, j2) in (0..r).flat_map(|k| (0..c).map(move |l| (k, l))) {
-                    let ang = -2.0 * PI * ((j1 * k1) as f64 / r as f64 + (j2 * k2) as f64 / c as f64);
+                    let ang =
+                        -2.0 * PI * ((j1 * k1) as f64 / r as f64 + (j2 * k2) as f64 / c as f64);
                     want[k1 * c + k2] += m[j1 * c + j2] * C::new(ang.cos(), ang.sin());
                 }
             }
@@ -114,7 +131,10 @@ fn ops_fft_of_f32_and_of_real_input() {
         false,
     );
     for (g, w) in f.as_slice().iter().zip(&want) {
-        assert!((C::new(g.re as f64, g.im as f64) - w).norm() < 1e-4, "{g} vs {w}");
+        assert!(
+            (C::new(g.re as f64, g.im as f64) - w).norm() < 1e-4,
+            "{g} vs {w}"
+        );
     }
     // An empty last dim transforms to nothing.
     let e = Tensor::<C, [usize; 2]>::zeros([3, 0]);

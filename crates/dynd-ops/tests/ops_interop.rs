@@ -148,10 +148,7 @@ fn ops_rank_zero_and_empty_outputs() {
         out.set(sum(&a)).run(ex).unwrap();
         assert_eq!(out.at([]), a.as_slice().iter().sum::<f64>());
     }
-    assert_eq!(
-        both(scalar::<f64>(2.5) * 2.0).as_slice(),
-        &[5.0]
-    );
+    assert_eq!(both(scalar::<f64>(2.5) * 2.0).as_slice(), &[5.0]);
     let e = Tensor::<f64, [usize; 3]>::zeros([2, 0, 3]);
     assert_eq!(both(&e + 1.0).sizes(), [2, 0, 3]);
     let mut z = Tensor::<f64, [usize; 2]>::zeros([0, 5]);

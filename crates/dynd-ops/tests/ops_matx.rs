@@ -33,7 +33,10 @@ fn ops_shift_is_numpy_roll() {
     let amount = Tensor::from_vec([2], vec![1i64, 1]).unwrap();
     let r = both(shift_by(&v, 0, sum(&amount)).unwrap());
     assert_eq!(r.as_slice(), &[3, 4, 0, 1, 2]);
-    assert_eq!(shift_by(&v, 1, scalar(1)).unwrap_err().kind(), ErrorKind::Index);
+    assert_eq!(
+        shift_by(&v, 1, scalar(1)).unwrap_err().kind(),
+        ErrorKind::Index
+    );
 }
 
 #[test]
@@ -84,8 +87,7 @@ fn ops_concat_n_and_stack_n() {
     assert_eq!(r.at([2, 0]), c.at([2, 9]));
     assert_eq!(r.at([1, 5]), c.at([1, 4]));
     // Written through.
-    let mut outs: Vec<Tensor<i64, [usize; 1]>> =
-        (0..3).map(|k| Tensor::zeros([k + 2])).collect();
+    let mut outs: Vec<Tensor<i64, [usize; 1]>> = (0..3).map(|k| Tensor::zeros([k + 2])).collect();
     concat_n(0, outs.iter_mut().map(|t| t.view_mut()))
         .unwrap()
         .set(range([9], 0, 0i64, 1).unwrap())
@@ -111,8 +113,14 @@ fn ops_concat_n_and_stack_n() {
         }
     }
     let none: Vec<&Tensor<f64, [usize; 2]>> = Vec::new();
-    assert_eq!(concat_n(0, none.clone()).unwrap_err().kind(), ErrorKind::InvalidArgument);
-    assert_eq!(stack_n(0, none).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        concat_n(0, none.clone()).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        stack_n(0, none).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
     let e = concat_n(1, [&vs[0], &irregular([3, 3])]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Broadcast);
     assert!(e.to_string().contains("operand 1"), "{e}");
@@ -152,7 +160,10 @@ fn ops_linspace_over_columns() {
         linspace_n(&[0.0f64], &[1.0, 2.0], 3, 0).unwrap_err().kind(),
         ErrorKind::InvalidArgument
     );
-    assert_eq!(linspace_n(&[0.0f64], &[1.0], 3, 2).unwrap_err().kind(), ErrorKind::Index);
+    assert_eq!(
+        linspace_n(&[0.0f64], &[1.0], 3, 2).unwrap_err().kind(),
+        ErrorKind::Index
+    );
 }
 
 #[test]
@@ -209,7 +220,9 @@ fn ops_rank_zero_and_cross_rank_broadcasting() {
 
 #[test]
 fn ops_complex_elementwise() {
-    let z = Tensor::from_fn([7], |[i]| C::new(i as f64 * 0.5 - 1.0, 1.0 - i as f64 * 0.3));
+    let z = Tensor::from_fn([7], |[i]| {
+        C::new(i as f64 * 0.5 - 1.0, 1.0 - i as f64 * 0.3)
+    });
     let w = Tensor::from_fn([7], |[i]| C::new(0.25 + i as f64, -0.5));
     let s = both(&z + &w);
     let d = both(&z - &w);
@@ -248,8 +261,15 @@ fn ops_complex_elementwise() {
         assert!(eqs.at([i]));
         assert!(!nan.at([i]));
     }
-    let zf = Tensor::from_vec([2], vec![Complex::new(1.0f32, 2.0), Complex::new(-3.0, 0.5)]).unwrap();
-    assert_eq!(both(&zf * &zf).at([1]), Complex::new(-3.0f32, 0.5) * Complex::new(-3.0, 0.5));
+    let zf = Tensor::from_vec(
+        [2],
+        vec![Complex::new(1.0f32, 2.0), Complex::new(-3.0, 0.5)],
+    )
+    .unwrap();
+    assert_eq!(
+        both(&zf * &zf).at([1]),
+        Complex::new(-3.0f32, 0.5) * Complex::new(-3.0, 0.5)
+    );
     assert_eq!(both(to_complex(re.view())).at([2]), C::new(re.at([2]), 0.0));
     // Rank-0 complex broadcasting.
     let c0 = Tensor::from_vec([], vec![C::new(0.0, 2.0)]).unwrap();

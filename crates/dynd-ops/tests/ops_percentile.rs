@@ -114,6 +114,9 @@ fn ops_percentile_nan_and_bad_arguments() {
         ErrorKind::Index
     );
     let empty = Tensor::<f64, [usize; 1]>::zeros([0]);
-    let err = percentile(&empty, 5.0, Linear).unwrap().eval(&Serial).unwrap_err();
+    let err = percentile(&empty, 5.0, Linear)
+        .unwrap()
+        .eval(&Serial)
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
 }
