@@ -637,8 +637,8 @@ where
         let mut t = materialize(&mut self.op, ex)?;
         let (rows, cols) = self.block(&t.sizes());
         let block = rows * cols;
-        if block > 0 {
-            let per_task = (TASK_ELEMS / block).max(1) * block;
+        if let Some(blocks) = TASK_ELEMS.checked_div(block) {
+            let per_task = blocks.max(1) * block;
             let total = t.as_slice().len();
             let ranges = grain_ranges(total, per_task);
             par_pieces(ex, t.as_mut_slice(), &ranges, &|_, piece| {
