@@ -441,7 +441,7 @@ unsafe impl<O: LvalueOp> LvalueOp for ConcatNOp<O> {
 
 /// The operators `ops` (at least one, all of one type) one after another
 /// along `axis` (MatX's variadic `concat`); the other dims must match.
-/// Operators of different types concatenate with nested [`concat`]s.
+/// Operators of different types concatenate with nested [`concat()`]s.
 ///
 /// # Errors
 /// `InvalidArgument` for no operators; `Index` for a bad axis; `Broadcast`

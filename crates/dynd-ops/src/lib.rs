@@ -67,7 +67,7 @@
 //! - [`scalar`] is a rank-0 operator, broadcasting against any rank.
 //! - Variadic `concat` and `stack` take operators of one type
 //!   ([`concat_n`], [`stack_n`]); operators of different types combine
-//!   with nested two-operand [`concat`]s and [`stack`]s.
+//!   with nested two-operand [`concat()`]s and [`stack`]s.
 //! - [`percentile`] takes `q` as an `f64` from 0 to 100 inclusive (MatX: an
 //!   integer below 100) and follows NumPy's definitions of every method
 //!   exactly: `Nearest` rounds halves to even, `Midpoint` averages the
