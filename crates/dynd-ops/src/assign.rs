@@ -9,7 +9,7 @@
 
 use crate::element::Element;
 use crate::executor::{Executor, walk_rows};
-use crate::operator::{Expr, LINE_CHUNK, LineBuf, LvalueOp, MemRegion, Operator, Set};
+use crate::operator::{Broadcast, Expr, LINE_CHUNK, LineBuf, LvalueOp, MemRegion, Operator, Set};
 use crate::rank::{Shape, checked_numel, fmt_shape};
 use crate::tensor::{Tensor, TensorViewMut};
 use dynd::{Error, Result};
@@ -189,10 +189,15 @@ impl<O: Operator> Expr<O> {
 }
 
 impl<T: Element, S: Shape> Tensor<T, S> {
-    /// The assignment `self = rhs` (run it with [`Set::run`]).
-    pub fn set<R>(&mut self, rhs: R) -> Set<TensorViewMut<'_, T, S>, R>
+    /// The assignment `self = rhs` (run it with [`Set::run`]); `rhs` may
+    /// have a lower rank and is then broadcast ([`LvalueOp::set`]).
+    pub fn set<R>(
+        &mut self,
+        rhs: R,
+    ) -> Set<TensorViewMut<'_, T, S>, <R::Shape as Broadcast<S>>::Left<R>>
     where
-        R: Operator<Elem = T, Shape = S>,
+        R: Operator<Elem = T>,
+        R::Shape: Broadcast<S, Out = S>,
     {
         self.view_mut().set(rhs)
     }

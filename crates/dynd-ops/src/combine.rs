@@ -1,6 +1,7 @@
-//! Operators that combine or extend operators: concat, stack, clone
-//! (broadcast to a shape), repmat, pad, shift, and diagonals (`diag`,
-//! `diag_embed`).
+//! Operators that combine or extend operators: concat and stack (of two
+//! operators, or of any number of one type: `concat_n`, `stack_n`), clone
+//! (broadcast to a shape), repmat, pad, shift (by a number or a rank-0
+//! operator), the FFT shifts, and diagonals (`diag`, `diag_embed`).
 //!
 //! ```
 //! use dynd_ops::{concat, ones, zeros, Operator};
@@ -315,6 +316,265 @@ where
     Ok(Expr(StackOp { a, b, axis, sizes }))
 }
 
+// ---------------------------------------------------------------- n-ary
+
+/// Any number of operators of one type, one after another along a dim
+/// (MatX's variadic `concat`).
+#[derive(Clone)]
+pub struct ConcatNOp<O: Operator> {
+    ops: Vec<O>,
+    axis: usize,
+    /// Where each operand starts along `axis`, and (last) the total.
+    starts: Vec<usize>,
+    sizes: O::Shape,
+}
+
+impl<O: Operator> ConcatNOp<O> {
+    /// The operand that holds position `p` along the axis.
+    #[inline(always)]
+    fn part(&self, p: usize) -> usize {
+        self.starts.partition_point(|&s| s <= p) - 1
+    }
+
+    /// Calls `f(k, idx_in_k, range)` for the pieces of the run from `idx`
+    /// along `axis` by `step`, `len` long, each inside operand `k`.
+    #[inline]
+    fn pieces(
+        &self,
+        idx: O::Shape,
+        axis: usize,
+        step: isize,
+        len: usize,
+        mut f: impl FnMut(usize, O::Shape, Range<usize>),
+    ) {
+        let mut j = 0;
+        while j < len {
+            let mut i = idx;
+            if O::Shape::RANK > 0 {
+                i[axis] = (idx[axis] as isize + j as isize * step) as usize;
+            }
+            let p = if O::Shape::RANK > 0 { i[self.axis] } else { 0 };
+            let k = self.part(p);
+            let (lo, hi) = (self.starts[k], self.starts[k + 1]);
+            let n = if axis != self.axis || step == 0 {
+                len - j
+            } else if step > 0 {
+                (hi - p).div_ceil(step as usize).min(len - j)
+            } else {
+                ((p - lo) / step.unsigned_abs() + 1).min(len - j)
+            };
+            if O::Shape::RANK > 0 {
+                i[self.axis] -= lo;
+            }
+            f(k, i, j..j + n);
+            j += n;
+        }
+    }
+}
+
+impl<O: Operator> Operator for ConcatNOp<O> {
+    type Elem = O::Elem;
+    type Shape = O::Shape;
+    fn sizes(&self) -> O::Shape {
+        self.sizes
+    }
+    #[inline(always)]
+    fn get(&self, idx: O::Shape) -> O::Elem {
+        let k = self.part(idx[self.axis]);
+        let mut i = idx;
+        i[self.axis] -= self.starts[k];
+        self.ops[k].get(i)
+    }
+    fn fill_line(&self, idx: O::Shape, axis: usize, step: isize, out: &mut [O::Elem]) {
+        self.pieces(idx, axis, step, out.len(), |k, i, r| {
+            self.ops[k].fill_line(i, axis, step, &mut out[r])
+        });
+    }
+    fn name(&self) -> String {
+        let names: Vec<String> = self.ops.iter().map(|o| o.name()).collect();
+        format!("concat<{}>({})", self.axis, names.join(", "))
+    }
+    fn validate(&self) -> Result<()> {
+        self.ops.iter().try_for_each(|o| o.validate())
+    }
+    fn prepare(&mut self, ex: &dyn crate::executor::Executor) -> Result<()> {
+        self.ops.iter_mut().try_for_each(|o| o.prepare(ex))
+    }
+    fn finish(&mut self) {
+        self.ops.iter_mut().for_each(|o| o.finish());
+    }
+    fn visit_memory(&self, f: &mut dyn FnMut(crate::operator::MemRegion)) {
+        self.ops.iter().for_each(|o| o.visit_memory(f));
+    }
+    fn check_errors(&self) -> Result<()> {
+        self.ops.iter().try_for_each(|o| o.check_errors())
+    }
+}
+
+// SAFETY: (1) writes go to the operands, all reported; (2) each index
+// reaches one element of one operand (the operands partition the axis),
+// distinct within each, and the operands' memory is disjoint when their
+// regions are; (3) `row_ptr` forwards only a run that lies inside one
+// operand.
+unsafe impl<O: LvalueOp> LvalueOp for ConcatNOp<O> {
+    unsafe fn write_line(&self, idx: O::Shape, axis: usize, step: isize, vals: &[O::Elem]) {
+        self.pieces(idx, axis, step, vals.len(), |k, i, r| {
+            // SAFETY: the pieces partition the caller's run, and each lies
+            // inside the operand it is written to.
+            unsafe { self.ops[k].write_line(i, axis, step, &vals[r]) }
+        });
+    }
+    fn row_ptr(&self, idx: O::Shape, len: usize) -> Option<*mut O::Elem> {
+        let last = O::Shape::RANK.checked_sub(1)?;
+        let mut one = None;
+        let mut count = 0;
+        self.pieces(idx, last, 1, len, |k, i, _| {
+            count += 1;
+            one = Some((k, i));
+        });
+        match (count, one) {
+            (1, Some((k, i))) => self.ops[k].row_ptr(i, len),
+            _ => None,
+        }
+    }
+}
+
+/// The operators `ops` (at least one, all of one type) one after another
+/// along `axis` (MatX's variadic `concat`); the other dims must match.
+/// Operators of different types concatenate with nested [`concat()`]s.
+///
+/// # Errors
+/// `InvalidArgument` for no operators; `Index` for a bad axis; `Broadcast`
+/// when the other dims differ (naming the operand and both shapes).
+pub fn concat_n<O: Operator>(
+    axis: usize,
+    ops: impl IntoIterator<Item = O>,
+) -> Result<Expr<ConcatNOp<O>>> {
+    check_axis::<O::Shape>("concat", axis)?;
+    let ops: Vec<O> = ops.into_iter().collect();
+    let Some(first) = ops.first() else {
+        return Err(Error::invalid_argument(
+            "concat: no operators to concatenate",
+        ));
+    };
+    let s0 = first.sizes();
+    let mut starts = vec![0];
+    for (k, o) in ops.iter().enumerate() {
+        let s = o.sizes();
+        if let Some(d) = (0..O::Shape::RANK).find(|&d| d != axis && s[d] != s0[d]) {
+            return Err(Error::broadcast(format!(
+                "concat along axis {axis}: operand {k} has shape {}, operand 0 {} (dim {d} differs)",
+                fmt_shape(s.as_ref()),
+                fmt_shape(s0.as_ref())
+            )));
+        }
+        starts.push(starts[k] + s[axis]);
+    }
+    let mut sizes = s0;
+    sizes[axis] = starts[ops.len()];
+    Ok(Expr(ConcatNOp {
+        ops,
+        axis,
+        starts,
+        sizes,
+    }))
+}
+
+/// Any number of operators of one type and shape along a new dim (MatX's
+/// variadic `stack`).
+#[derive(Clone)]
+pub struct StackNOp<O, S> {
+    ops: Vec<O>,
+    axis: usize,
+    sizes: S,
+}
+
+impl<O: Operator, S: Shape> StackNOp<O, S> {
+    #[inline(always)]
+    fn map(&self, idx: S) -> O::Shape {
+        index_from(|d| if d < self.axis { idx[d] } else { idx[d + 1] })
+    }
+}
+
+impl<O: Operator, S: Shape> Operator for StackNOp<O, S> {
+    type Elem = O::Elem;
+    type Shape = S;
+    fn sizes(&self) -> S {
+        self.sizes
+    }
+    #[inline(always)]
+    fn get(&self, idx: S) -> O::Elem {
+        self.ops[idx[self.axis]].get(self.map(idx))
+    }
+    fn fill_line(&self, idx: S, axis: usize, step: isize, out: &mut [O::Elem]) {
+        if axis == self.axis {
+            return default_fill_line(self, idx, axis, step, out);
+        }
+        let ax = if axis < self.axis { axis } else { axis - 1 };
+        read_line(&self.ops[idx[self.axis]], self.map(idx), ax, step, out)
+    }
+    fn name(&self) -> String {
+        let names: Vec<String> = self.ops.iter().map(|o| o.name()).collect();
+        format!("stack<{}>({})", self.axis, names.join(", "))
+    }
+    fn validate(&self) -> Result<()> {
+        self.ops.iter().try_for_each(|o| o.validate())
+    }
+    fn prepare(&mut self, ex: &dyn crate::executor::Executor) -> Result<()> {
+        self.ops.iter_mut().try_for_each(|o| o.prepare(ex))
+    }
+    fn finish(&mut self) {
+        self.ops.iter_mut().for_each(|o| o.finish());
+    }
+    fn visit_memory(&self, f: &mut dyn FnMut(crate::operator::MemRegion)) {
+        self.ops.iter().for_each(|o| o.visit_memory(f));
+    }
+    fn check_errors(&self) -> Result<()> {
+        self.ops.iter().try_for_each(|o| o.check_errors())
+    }
+}
+
+/// The operators `ops` (at least one, all of one type and shape) stacked
+/// along a new dim at `axis` (0 to RANK; MatX's variadic `stack`): the
+/// result has rank `RANK + 1` and size `ops.len()` at `axis`.
+///
+/// # Errors
+/// `InvalidArgument` for no operators; `Index` for a bad axis; `Broadcast`
+/// when the shapes differ (naming the operand and both shapes).
+pub fn stack_n<O>(
+    axis: usize,
+    ops: impl IntoIterator<Item = O>,
+) -> Result<Expr<StackNOp<O, <O::Shape as AddDim>::Out>>>
+where
+    O: Operator,
+    O::Shape: AddDim,
+{
+    check_axis::<<O::Shape as AddDim>::Out>("stack", axis)?;
+    let ops: Vec<O> = ops.into_iter().collect();
+    let Some(first) = ops.first() else {
+        return Err(Error::invalid_argument("stack: no operators to stack"));
+    };
+    let s0 = first.sizes();
+    for (k, o) in ops.iter().enumerate() {
+        if o.sizes() != s0 {
+            return Err(Error::broadcast(format!(
+                "stack: operand {k} has shape {}, operand 0 {}",
+                fmt_shape(o.sizes().as_ref()),
+                fmt_shape(s0.as_ref())
+            )));
+        }
+    }
+    let mut sizes = <<O::Shape as AddDim>::Out as Shape>::zeros();
+    for d in 0..<O::Shape as AddDim>::Out::RANK {
+        sizes[d] = match d.cmp(&axis) {
+            std::cmp::Ordering::Less => s0[d],
+            std::cmp::Ordering::Equal => ops.len(),
+            std::cmp::Ordering::Greater => s0[d - 1],
+        };
+    }
+    Ok(Expr(StackNOp { ops, axis, sizes }))
+}
+
 // ---------------------------------------------------------------- clone
 
 /// In [`clone`]'s sizes: this dim is one of the input's, in order.
@@ -449,7 +709,8 @@ pub fn repmat<O: Operator>(op: O, reps: O::Shape) -> Expr<RepmatOp<O>> {
 /// An operator rotated along one dim.
 pub type ShiftOp<O> = Mapped<O, ShiftMap<<O as Operator>::Shape>>;
 
-/// [`ShiftOp`]'s map: position `p` of dim `axis` is `(p + shift) mod n`.
+/// [`ShiftOp`]'s map: position `p` of dim `axis` reads position
+/// `(p + offset) mod n` of the input (a rotation by `-offset`).
 #[derive(Clone, Copy, Debug)]
 pub struct ShiftMap<S> {
     axis: usize,
@@ -493,22 +754,202 @@ impl<S: Shape> IndexMap<S> for ShiftMap<S> {
     }
 }
 
-/// `op` rotated along `axis`: element `i` of the result is element
-/// `(i + amount) mod n` of `op` (MatX's convention; NumPy's `roll` by
-/// `-amount`). Negative amounts rotate the other way.
+/// `op` rotated along `axis` by `amount` (MatX's `shift`, NumPy's `roll`):
+/// element `i` of the result is element `(i - amount) mod n` of `op`, so
+/// `shift(x, 0, 1)` of `[0, 1, 2, 3, 4]` is `[4, 0, 1, 2, 3]` and
+/// `shift(x, 0, -1)` is `[1, 2, 3, 4, 0]`.
 ///
 /// # Errors
 /// `Index` for a bad axis.
 pub fn shift<O: Operator>(op: O, axis: usize, amount: isize) -> Result<Expr<ShiftOp<O>>> {
     check_axis::<O::Shape>("shift", axis)?;
     let sizes = op.sizes();
-    let n = sizes[axis];
-    let shift = if n == 0 {
+    let shift = read_offset(sizes[axis], amount);
+    Ok(Expr(Mapped::new(op, ShiftMap { axis, shift, sizes })))
+}
+
+/// The map's offset (`p + offset`) for a rotation by `amount` of a dim of
+/// `n`.
+fn read_offset(n: usize, amount: isize) -> usize {
+    if n == 0 {
         0
     } else {
-        amount.rem_euclid(n as isize) as usize
+        // `-amount mod n`, without overflow for `isize::MIN`.
+        let r = amount.rem_euclid(n as isize) as usize;
+        (n - r) % n
+    }
+}
+
+/// `op` rotated along `axis` by a step `offset` (element `i` is element
+/// `(i + offset) mod n`).
+fn rotated<O: Operator>(op: O, axis: usize, offset: usize) -> Expr<ShiftOp<O>> {
+    let sizes = op.sizes();
+    let shift = if sizes[axis] == 0 {
+        0
+    } else {
+        offset % sizes[axis]
     };
-    Ok(Expr(Mapped::new(op, ShiftMap { axis, shift, sizes })))
+    Expr(Mapped::new(op, ShiftMap { axis, shift, sizes }))
+}
+
+/// An operator rotated by an amount that is itself a rank-0 operator.
+#[derive(Clone)]
+pub struct ShiftByOp<O: Operator, A> {
+    inner: ShiftOp<O>,
+    amount: A,
+    axis: usize,
+}
+
+impl<O: Operator, A: Operator<Shape = [usize; 0]>> ShiftByOp<O, A>
+where
+    A::Elem: Num,
+{
+    /// Reads the amount and sets the rotation.
+    fn update(&mut self) {
+        let n = self.inner.sizes()[self.axis];
+        let amount = self.amount.get([]).as_f64();
+        let amount = if amount.is_finite() {
+            amount as isize
+        } else {
+            0
+        };
+        self.inner.map_mut().shift = read_offset(n, amount);
+    }
+}
+
+impl<O: Operator, A: Operator<Shape = [usize; 0]>> Operator for ShiftByOp<O, A>
+where
+    A::Elem: Num,
+{
+    type Elem = O::Elem;
+    type Shape = O::Shape;
+    fn sizes(&self) -> O::Shape {
+        self.inner.sizes()
+    }
+    #[inline(always)]
+    fn get(&self, idx: O::Shape) -> O::Elem {
+        self.inner.get(idx)
+    }
+    #[inline(always)]
+    fn fill_line(&self, idx: O::Shape, axis: usize, step: isize, out: &mut [O::Elem]) {
+        self.inner.fill_line(idx, axis, step, out)
+    }
+    #[inline(always)]
+    fn contiguous_line(
+        &self,
+        idx: O::Shape,
+        axis: usize,
+        step: isize,
+        len: usize,
+    ) -> Option<&[O::Elem]> {
+        self.inner.contiguous_line(idx, axis, step, len)
+    }
+    fn name(&self) -> String {
+        format!("{}<by {}>", self.inner.name(), self.amount.name())
+    }
+    fn validate(&self) -> Result<()> {
+        self.amount.validate()?;
+        self.inner.validate()
+    }
+    fn prepare(&mut self, ex: &dyn crate::executor::Executor) -> Result<()> {
+        self.amount.prepare(ex)?;
+        self.update();
+        self.inner.prepare(ex)
+    }
+    fn finish(&mut self) {
+        self.amount.finish();
+        self.inner.finish();
+    }
+    fn visit_memory(&self, f: &mut dyn FnMut(crate::operator::MemRegion)) {
+        self.amount.visit_memory(f);
+        self.inner.visit_memory(f);
+    }
+    fn check_errors(&self) -> Result<()> {
+        self.amount.check_errors()?;
+        self.inner.check_errors()
+    }
+}
+
+/// [`shift`] by an amount given as a rank-0 operator (of any number type;
+/// floats truncate, NaN and infinities count as 0): the amount is read when
+/// the expression is prepared to run (and when it is built, for reads
+/// outside an executor).
+///
+/// # Errors
+/// `Index` for a bad axis.
+pub fn shift_by<O, A>(op: O, axis: usize, amount: A) -> Result<Expr<ShiftByOp<O, A>>>
+where
+    O: Operator,
+    A: Operator<Shape = [usize; 0]>,
+    A::Elem: Num,
+{
+    check_axis::<O::Shape>("shift", axis)?;
+    let mut s = ShiftByOp {
+        inner: rotated(op, axis, 0).0,
+        amount,
+        axis,
+    };
+    s.update();
+    Ok(Expr(s))
+}
+
+/// An operator rotated along its last two dims.
+pub type Shift2Op<O> = Mapped<ShiftOp<O>, ShiftMap<<O as Operator>::Shape>>;
+
+/// MatX's `fftshift1D`: the last dim rotated so that the zero frequency
+/// moves to the middle (element `i` is element `(i + (n + 1) / 2) mod n`;
+/// NumPy's `fftshift` along the last axis).
+pub fn fftshift1d<O: Operator>(op: O) -> Expr<ShiftOp<O>> {
+    const {
+        assert!(
+            O::Shape::RANK >= 1,
+            "fftshift1d needs an operator of rank 1 or more"
+        )
+    };
+    let last = O::Shape::RANK - 1;
+    let n = op.sizes()[last];
+    rotated(op, last, n.div_ceil(2))
+}
+
+/// MatX's `ifftshift1D`, the inverse of [`fftshift1d`]: element `i` is
+/// element `(i + n / 2) mod n` (the same as `fftshift1d` for even `n`).
+pub fn ifftshift1d<O: Operator>(op: O) -> Expr<ShiftOp<O>> {
+    const {
+        assert!(
+            O::Shape::RANK >= 1,
+            "ifftshift1d needs an operator of rank 1 or more"
+        )
+    };
+    let last = O::Shape::RANK - 1;
+    let n = op.sizes()[last];
+    rotated(op, last, n / 2)
+}
+
+/// MatX's `fftshift2D`: [`fftshift1d`] along each of the last two dims
+/// (swaps the quadrants of each matrix).
+pub fn fftshift2d<O: Operator>(op: O) -> Expr<Shift2Op<O>> {
+    const {
+        assert!(
+            O::Shape::RANK >= 2,
+            "fftshift2d needs an operator of rank 2 or more"
+        )
+    };
+    let (r, c) = (O::Shape::RANK - 2, O::Shape::RANK - 1);
+    let s = op.sizes();
+    rotated(rotated(op, c, s[c].div_ceil(2)).0, r, s[r].div_ceil(2))
+}
+
+/// MatX's `ifftshift2D`: [`ifftshift1d`] along each of the last two dims.
+pub fn ifftshift2d<O: Operator>(op: O) -> Expr<Shift2Op<O>> {
+    const {
+        assert!(
+            O::Shape::RANK >= 2,
+            "ifftshift2d needs an operator of rank 2 or more"
+        )
+    };
+    let (r, c) = (O::Shape::RANK - 2, O::Shape::RANK - 1);
+    let s = op.sizes();
+    rotated(rotated(op, c, s[c] / 2).0, r, s[r] / 2)
 }
 
 // ---------------------------------------------------------------- pad

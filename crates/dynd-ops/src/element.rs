@@ -6,9 +6,16 @@
 //! elementwise `+ - * / %` are dynd's own scalar operations
 //! ([`dynd::compute::scalar`]), so they give the same values and the same
 //! errors as the dynd callables. [`Float`] adds the math functions.
+//!
+//! Complex numbers (`Complex<f32>`, `Complex<f64>` from `num-complex`) are
+//! elements too, but not [`Num`]s (they have no order): the elementwise
+//! `+ - * /`, negation, equality, and the functions of [`Math`] (roots,
+//! exponentials, logarithms, trigonometry, powers) take them; comparisons,
+//! reductions and sorts by value do not.
 
 use dynd::for_each_native;
 use dynd::types::NativeType;
+use num_complex::Complex;
 use std::cmp::Ordering;
 
 /// A value an operator can produce: a dynd scalar type.
@@ -125,6 +132,108 @@ macro_rules! int_elements {
 for_each_native!(signed => int_elements!(signed;));
 for_each_native!(unsigned => int_elements!(unsigned;));
 
+/// The math functions the elementwise operators use, for real and complex
+/// floating-point elements (the real ones through `num_traits::Float`, the
+/// complex ones through `num_complex`'s principal branches).
+pub trait Math: Element {
+    /// Square root.
+    fn sqrt(self) -> Self;
+    /// `e^x`.
+    fn exp(self) -> Self;
+    /// Natural logarithm.
+    fn ln(self) -> Self;
+    /// Base-2 logarithm.
+    fn log2(self) -> Self;
+    /// Base-10 logarithm.
+    fn log10(self) -> Self;
+    /// Sine.
+    fn sin(self) -> Self;
+    /// Cosine.
+    fn cos(self) -> Self;
+    /// Tangent.
+    fn tan(self) -> Self;
+    /// Arcsine.
+    fn asin(self) -> Self;
+    /// Arccosine.
+    fn acos(self) -> Self;
+    /// Arctangent.
+    fn atan(self) -> Self;
+    /// Hyperbolic sine.
+    fn sinh(self) -> Self;
+    /// Hyperbolic cosine.
+    fn cosh(self) -> Self;
+    /// Hyperbolic tangent.
+    fn tanh(self) -> Self;
+    /// `self ^ e`.
+    fn pow(self, e: Self) -> Self;
+    /// `true` for NaN (for complex numbers: either part NaN).
+    fn is_nan(self) -> bool;
+    /// `true` for an infinity (for complex numbers: either part infinite).
+    fn is_infinite(self) -> bool;
+}
+
+/// The functions of [`Math`] forwarded to `$via` (a trait or type with the
+/// methods), with `pow` as `$pow`.
+macro_rules! math_impl {
+    ($t:ty, [$($via:tt)+], $pow:ident) => {
+        impl Math for $t {
+            #[inline(always)]
+            fn sqrt(self) -> Self { $($via)+::sqrt(self) }
+            #[inline(always)]
+            fn exp(self) -> Self { $($via)+::exp(self) }
+            #[inline(always)]
+            fn ln(self) -> Self { $($via)+::ln(self) }
+            #[inline(always)]
+            fn log2(self) -> Self { $($via)+::log2(self) }
+            #[inline(always)]
+            fn log10(self) -> Self { $($via)+::log10(self) }
+            #[inline(always)]
+            fn sin(self) -> Self { $($via)+::sin(self) }
+            #[inline(always)]
+            fn cos(self) -> Self { $($via)+::cos(self) }
+            #[inline(always)]
+            fn tan(self) -> Self { $($via)+::tan(self) }
+            #[inline(always)]
+            fn asin(self) -> Self { $($via)+::asin(self) }
+            #[inline(always)]
+            fn acos(self) -> Self { $($via)+::acos(self) }
+            #[inline(always)]
+            fn atan(self) -> Self { $($via)+::atan(self) }
+            #[inline(always)]
+            fn sinh(self) -> Self { $($via)+::sinh(self) }
+            #[inline(always)]
+            fn cosh(self) -> Self { $($via)+::cosh(self) }
+            #[inline(always)]
+            fn tanh(self) -> Self { $($via)+::tanh(self) }
+            #[inline(always)]
+            fn pow(self, e: Self) -> Self { $($via)+::$pow(self, e) }
+            #[inline(always)]
+            fn is_nan(self) -> bool { $($via)+::is_nan(self) }
+            #[inline(always)]
+            fn is_infinite(self) -> bool { $($via)+::is_infinite(self) }
+        }
+    };
+}
+
+math_impl!(f32, [<f32 as num_traits::Float>], powf);
+math_impl!(f64, [<f64 as num_traits::Float>], powf);
+math_impl!(Complex<f32>, [Complex::<f32>], powc);
+math_impl!(Complex<f64>, [Complex::<f64>], powc);
+
+macro_rules! complex_elements {
+    ($($t:ty),*) => {$(
+        impl Element for Complex<$t> {
+            /// Lexicographic (real part, then imaginary part, as NumPy
+            /// sorts complex numbers), with NaNs last.
+            fn total_order(a: &Self, b: &Self) -> Ordering {
+                <$t>::total_order(&a.re, &b.re).then_with(|| <$t>::total_order(&a.im, &b.im))
+            }
+            #[inline(always)]
+            fn is_nan_value(self) -> bool { self.re.is_nan() || self.im.is_nan() }
+        }
+    )*};
+}
+
 macro_rules! float_elements {
     ($($t:ty),*) => {$(
         impl Element for $t {
@@ -166,6 +275,7 @@ macro_rules! float_elements {
 }
 
 for_each_native!(ieee => float_elements);
+for_each_native!(ieee => complex_elements);
 
 #[cfg(test)]
 mod tests {
@@ -182,5 +292,12 @@ mod tests {
         assert_eq!((-2.5f64).sign(), -1.0);
         assert!(f64::NAN.sign().is_nan());
         assert_eq!(f64::total_order(&f64::NAN, &1.0), Ordering::Greater);
+        let (a, b) = (Complex::new(1.0f64, 5.0), Complex::new(2.0f64, -1.0));
+        assert_eq!(Complex::total_order(&a, &b), Ordering::Less);
+        assert!(Complex::new(0.0f64, f64::NAN).is_nan_value());
+        assert_eq!(
+            Math::pow(Complex::new(0.0f64, 1.0), Complex::new(2.0, 0.0)).re,
+            -1.0
+        );
     }
 }

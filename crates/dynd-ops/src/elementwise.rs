@@ -1,10 +1,18 @@
 //! Elementwise operators: arithmetic (also as `+ - * / %` and unary `-`),
 //! math functions, comparisons, logical operators, `select` and casts.
 //!
-//! Operands have the same rank; a dim of size 1 in one operand broadcasts
-//! against the other's (scalars are all-1 shapes). Sizes that do not match
-//! are reported when the expression runs (or by [`Expr::try_sizes`]), as a
-//! `Broadcast` error naming both shapes.
+//! Operands broadcast as in NumPy: an operand of lower rank gets leading
+//! dims of size 1 ([`Broadcast`]; a rank-0 operator, such as [`scalar`],
+//! combines with any rank), then a dim of size 1 in one operand broadcasts
+//! against the other's. Sizes that do not match are reported when the
+//! expression runs (or by [`Expr::try_sizes`]), as a `Broadcast` error
+//! naming both shapes. (`select` takes operands of one rank.)
+//!
+//! Complex elements (`Complex<f32>`, `Complex<f64>`) go through `+ - * /`,
+//! negation, `eq`/`ne`, `pow` and the math functions of
+//! [`Math`](crate::Math); [`abs`] of a complex number is its (real)
+//! magnitude, and [`real`], [`imag`], [`conj`], [`angle`] and
+//! [`to_complex`] convert.
 //!
 //! ```
 //! use dynd_ops::{Tensor, Serial, Operator, sqrt, maximum, gt, select};
@@ -15,12 +23,15 @@
 //! assert_eq!(m.as_slice(), &[5.0, 5.0, 9.0, 16.0]);
 //! ```
 
-use crate::element::{Element, Float, Num};
-use crate::operator::{Expr, LINE_CHUNK, LineBuf, Operator, advance, forward_hooks, line_slice};
+use crate::element::{Element, Float, Math, Num};
+use crate::operator::{
+    Broadcast, Expr, LINE_CHUNK, LineBuf, Operator, advance, forward_hooks, line_slice,
+};
 use crate::rank::{Shape, fmt_shape};
 use crate::tensor::{Tensor, TensorView};
 use dynd::compute::scalar;
 use dynd::{Error, Result};
+use num_complex::Complex;
 use num_traits::AsPrimitive;
 use std::marker::PhantomData;
 use std::sync::Mutex;
@@ -481,10 +492,31 @@ where
     })
 }
 
-/// A scalar as an operator of any rank (all sizes 1), for the function
-/// forms: `add(&a, scalar(2.0))`.
-pub fn scalar<T: Element, S: Shape>(value: T) -> Expr<ConstOp<T, S>> {
+/// A scalar as a rank-0 operator, which broadcasts against any rank, for
+/// the function forms: `add(&a, scalar(2.0))`.
+pub fn scalar<T: Element>(value: T) -> Expr<ConstOp<T, [usize; 0]>> {
     Expr(ConstOp::scalar(value))
+}
+
+/// `A` seen at the rank it has when broadcast against `B`.
+pub type BLeft<A, B> = <<A as Operator>::Shape as Broadcast<<B as Operator>::Shape>>::Left<A>;
+/// `B` seen at the rank it has when broadcast against `A`.
+pub type BRight<A, B> = <<A as Operator>::Shape as Broadcast<<B as Operator>::Shape>>::Right<B>;
+/// The elementwise operator `F` of `A` and `B`, broadcast across ranks.
+pub type Binary<A, B, F> = Expr<BinaryOp<BLeft<A, B>, BRight<A, B>, F>>;
+
+/// `F(a, b)` with the operands broadcast across ranks.
+#[inline]
+pub(crate) fn binary<A, B, F>(a: A, b: B) -> Binary<A, B, F>
+where
+    A: Operator,
+    B: Operator<Elem = A::Elem>,
+    A::Shape: Broadcast<B::Shape>,
+{
+    Expr(BinaryOp::new(
+        <A::Shape as Broadcast<B::Shape>>::left(a),
+        <A::Shape as Broadcast<B::Shape>>::right(b),
+    ))
 }
 
 macro_rules! unary_fns {
@@ -505,7 +537,7 @@ macro_rules! unary_fns {
         $(#[$doc])*
         pub fn $fname<A: Operator>(a: A) -> Expr<UnaryOp<A, $F>>
         where
-            A::Elem: $($bound)*,
+            $F: UnaryFn<A::Elem>,
         {
             Expr(UnaryOp::new(a))
         }
@@ -513,40 +545,41 @@ macro_rules! unary_fns {
 }
 
 unary_fns! {
-    /// `-a` (wrapping for integers).
+    /// `-a` (wrapping for integers; complex numbers too).
     neg, NegF, [Num], T, |x| x.negate();
-    /// `|a|` (wrapping for the most negative integer).
+    /// `|a|` (wrapping for the most negative integer; for complex numbers,
+    /// the real magnitude).
     abs, AbsF, [Num], T, |x| x.magnitude();
     /// -1, 0 or 1 by the sign of `a` (NaN for NaN; `-0.0`/`0.0` kept).
     sign, SignF, [Num], T, |x| x.sign();
-    /// Square root.
-    sqrt, SqrtF, [Float], T, |x| x.sqrt();
+    /// Square root (complex: the principal root).
+    sqrt, SqrtF, [Math], T, |x| Math::sqrt(x);
     /// `e^a`.
-    exp, ExpF, [Float], T, |x| x.exp();
-    /// Natural logarithm.
-    log, LogF, [Float], T, |x| x.ln();
+    exp, ExpF, [Math], T, |x| Math::exp(x);
+    /// Natural logarithm (complex: the principal branch).
+    log, LogF, [Math], T, |x| Math::ln(x);
     /// Base-2 logarithm.
-    log2, Log2F, [Float], T, |x| x.log2();
+    log2, Log2F, [Math], T, |x| Math::log2(x);
     /// Base-10 logarithm.
-    log10, Log10F, [Float], T, |x| x.log10();
+    log10, Log10F, [Math], T, |x| Math::log10(x);
     /// Sine.
-    sin, SinF, [Float], T, |x| x.sin();
+    sin, SinF, [Math], T, |x| Math::sin(x);
     /// Cosine.
-    cos, CosF, [Float], T, |x| x.cos();
+    cos, CosF, [Math], T, |x| Math::cos(x);
     /// Tangent.
-    tan, TanF, [Float], T, |x| x.tan();
+    tan, TanF, [Math], T, |x| Math::tan(x);
     /// Arcsine.
-    asin, AsinF, [Float], T, |x| x.asin();
+    asin, AsinF, [Math], T, |x| Math::asin(x);
     /// Arccosine.
-    acos, AcosF, [Float], T, |x| x.acos();
+    acos, AcosF, [Math], T, |x| Math::acos(x);
     /// Arctangent.
-    atan, AtanF, [Float], T, |x| x.atan();
+    atan, AtanF, [Math], T, |x| Math::atan(x);
     /// Hyperbolic sine.
-    sinh, SinhF, [Float], T, |x| x.sinh();
+    sinh, SinhF, [Math], T, |x| Math::sinh(x);
     /// Hyperbolic cosine.
-    cosh, CoshF, [Float], T, |x| x.cosh();
+    cosh, CoshF, [Math], T, |x| Math::cosh(x);
     /// Hyperbolic tangent.
-    tanh, TanhF, [Float], T, |x| x.tanh();
+    tanh, TanhF, [Math], T, |x| Math::tanh(x);
     /// Largest integer not above `a`.
     floor, FloorF, [Float], T, |x| x.floor();
     /// Smallest integer not below `a`.
@@ -554,12 +587,105 @@ unary_fns! {
     /// Nearest integer, halves away from zero (Rust's `round`; NumPy rounds
     /// halves to even).
     round, RoundF, [Float], T, |x| x.round();
-    /// `true` where `a` is NaN.
-    isnan, IsNanF, [Float], bool, |x| x.is_nan();
-    /// `true` where `a` is infinite.
-    isinf, IsInfF, [Float], bool, |x| x.is_infinite();
+    /// `true` where `a` is NaN (complex: either part).
+    isnan, IsNanF, [Math], bool, |x| Math::is_nan(x);
+    /// `true` where `a` is infinite (complex: either part).
+    isinf, IsInfF, [Math], bool, |x| Math::is_infinite(x);
     /// Logical not.
     logical_not, NotF, [Into<bool> + Element], bool, |x| !x.into();
+}
+
+/// Complex-only unary functions: `$F` for `Complex<f32>` and `Complex<f64>`.
+macro_rules! complex_fns {
+    ($($(#[$doc:meta])* $fname:ident, $F:ident, |$x:ident: $t:ident| -> $Out:ident { $body:expr };)*) => {$(
+        #[doc = concat!("The scalar function of [`", stringify!($fname), "`].")]
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $F;
+        complex_fns!(@impl $F, $fname, f32, |$x: $t| -> $Out { $body });
+        complex_fns!(@impl $F, $fname, f64, |$x: $t| -> $Out { $body });
+        $(#[$doc])*
+        pub fn $fname<A: Operator>(a: A) -> Expr<UnaryOp<A, $F>>
+        where
+            $F: UnaryFn<A::Elem>,
+        {
+            Expr(UnaryOp::new(a))
+        }
+    )*};
+    (@impl $F:ident, $fname:ident, $r:ty, |$x:ident: $t:ident| -> $Out:ident { $body:expr }) => {
+        impl UnaryFn<Complex<$r>> for $F {
+            type Out = complex_fns!(@out $r, $Out);
+            fn name() -> String {
+                stringify!($fname).into()
+            }
+            #[inline(always)]
+            fn apply($x: Complex<$r>) -> Self::Out {
+                $body
+            }
+        }
+    };
+    (@out $r:ty, Real) => { $r };
+    (@out $r:ty, Cplx) => { Complex<$r> };
+}
+
+complex_fns! {
+    /// The real part of a complex number.
+    real, RealF, |z: C| -> Real { z.re };
+    /// The imaginary part of a complex number.
+    imag, ImagF, |z: C| -> Real { z.im };
+    /// The complex conjugate.
+    conj, ConjF, |z: C| -> Cplx { z.conj() };
+    /// The argument (phase angle, in `(-pi, pi]`) of a complex number.
+    angle, AngleF, |z: C| -> Real { z.arg() };
+}
+
+/// `|z|` of a complex number (`hypot(re, im)`), and `-z`.
+macro_rules! complex_abs_neg {
+    ($($r:ty),*) => {$(
+        impl UnaryFn<Complex<$r>> for AbsF {
+            type Out = $r;
+            fn name() -> String {
+                "abs".into()
+            }
+            #[inline(always)]
+            fn apply(z: Complex<$r>) -> $r {
+                z.norm()
+            }
+        }
+        impl UnaryFn<Complex<$r>> for NegF {
+            type Out = Complex<$r>;
+            fn name() -> String {
+                "neg".into()
+            }
+            #[inline(always)]
+            fn apply(z: Complex<$r>) -> Complex<$r> {
+                -z
+            }
+        }
+        impl UnaryFn<$r> for ToComplexF {
+            type Out = Complex<$r>;
+            fn name() -> String {
+                "to_complex".into()
+            }
+            #[inline(always)]
+            fn apply(x: $r) -> Complex<$r> {
+                Complex::new(x, 0.0)
+            }
+        }
+    )*};
+}
+
+/// The scalar function of [`to_complex`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ToComplexF;
+
+complex_abs_neg!(f32, f64);
+
+/// A real operator as complex numbers with imaginary part 0.
+pub fn to_complex<A: Operator>(a: A) -> Expr<UnaryOp<A, ToComplexF>>
+where
+    ToComplexF: UnaryFn<A::Elem>,
+{
+    Expr(UnaryOp::new(a))
 }
 
 macro_rules! binary_fns {
@@ -578,13 +704,14 @@ macro_rules! binary_fns {
             }
         }
         $(#[$doc])*
-        pub fn $fname<A, B>(a: A, b: B) -> Expr<BinaryOp<A, B, $F>>
+        pub fn $fname<A, B>(a: A, b: B) -> Binary<A, B, $F>
         where
             A: Operator,
-            B: Operator<Elem = A::Elem, Shape = A::Shape>,
-            A::Elem: $($bound)*,
+            B: Operator<Elem = A::Elem>,
+            A::Shape: Broadcast<B::Shape>,
+            $F: BinaryFn<A::Elem, A::Elem>,
         {
-            Expr(BinaryOp::new(a, b))
+            binary(a, b)
         }
     )*};
 }
@@ -596,7 +723,7 @@ macro_rules! dynd_fns {
         #[doc = concat!("The scalar function of [`", stringify!($fname), "`]: dynd's [`", stringify!($Op), "`](dynd::compute::scalar::", stringify!($Op), ").")]
         #[derive(Clone, Copy, Debug, Default)]
         pub struct $F;
-        impl<T: Num> BinaryFn<T, T> for $F
+        impl<T: Element> BinaryFn<T, T> for $F
         where
             scalar::$Op: scalar::BinaryOp<T, Out = T>,
         {
@@ -618,20 +745,20 @@ macro_rules! dynd_fns {
             }
         }
         $(#[$doc])*
-        pub fn $fname<A, B>(a: A, b: B) -> Expr<BinaryOp<A, B, $F>>
+        pub fn $fname<A, B>(a: A, b: B) -> Binary<A, B, $F>
         where
             A: Operator,
-            B: Operator<Elem = A::Elem, Shape = A::Shape>,
-            A::Elem: Num,
-            scalar::$Op: scalar::BinaryOp<A::Elem, Out = A::Elem>,
+            B: Operator<Elem = A::Elem>,
+            A::Shape: Broadcast<B::Shape>,
+            $F: BinaryFn<A::Elem, A::Elem>,
         {
-            Expr(BinaryOp::new(a, b))
+            binary(a, b)
         }
     )*};
 }
 
 dynd_fns! {
-    /// `a + b` (wrapping for integers).
+    /// `a + b` (wrapping for integers; complex numbers too).
     add, AddF, Add;
     /// `a - b` (wrapping for integers).
     sub, SubF, Subtract;
@@ -646,8 +773,8 @@ dynd_fns! {
 }
 
 binary_fns! {
-    /// `a` raised to `b`.
-    pow, PowF, [Float], T, |a, b| a.powf(b);
+    /// `a` raised to `b` (complex: the principal value).
+    pow, PowF, [Math], T, |a, b| Math::pow(a, b);
     /// The angle of the point `(b, a)`: `atan2(y = a, x = b)`.
     atan2, Atan2F, [Float], T, |a, b| a.atan2(b);
     /// The larger of `a` and `b` (NaN if either is NaN, like NumPy's `maximum`).
@@ -713,15 +840,17 @@ impl<O: Operator> Expr<O> {
 /// side) and unary `-` for a user-facing operator type.
 macro_rules! std_ops {
     ([$($gen:tt)*] $ty:ty) => {
-        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Add, add, AddF);
-        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Sub, sub, SubF);
-        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Mul, mul, MulF);
-        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Div, div, DivF);
-        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Rem, rem, RemF);
+        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Add, add, AddF, [f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 num_complex::Complex<f32> num_complex::Complex<f64>]);
+        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Sub, sub, SubF, [f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 num_complex::Complex<f32> num_complex::Complex<f64>]);
+        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Mul, mul, MulF, [f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 num_complex::Complex<f32> num_complex::Complex<f64>]);
+        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Div, div, DivF, [f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 num_complex::Complex<f32> num_complex::Complex<f64>]);
+        $crate::elementwise::std_ops!(@op [$($gen)*] $ty, Rem, rem, RemF, [f32 f64 i8 i16 i32 i64 u8 u16 u32 u64]);
         impl<$($gen)*> std::ops::Neg for $ty
         where
             $ty: $crate::operator::Operator,
-            <$ty as $crate::operator::Operator>::Elem: $crate::element::Num,
+            $crate::elementwise::NegF: $crate::elementwise::UnaryFn<
+                <$ty as $crate::operator::Operator>::Elem,
+            >,
         {
             type Output = $crate::operator::Expr<$crate::elementwise::UnaryOp<$ty, $crate::elementwise::NegF>>;
             fn neg(self) -> Self::Output {
@@ -729,22 +858,23 @@ macro_rules! std_ops {
             }
         }
     };
-    (@op [$($gen:tt)*] $ty:ty, $Tr:ident, $m:ident, $F:ident) => {
+    (@op [$($gen:tt)*] $ty:ty, $Tr:ident, $m:ident, $F:ident, [$($s:ty)*]) => {
         impl<$($gen)*, Rhs> std::ops::$Tr<Rhs> for $ty
         where
             $ty: $crate::operator::Operator,
-            Rhs: $crate::operator::Operator<
-                Elem = <$ty as $crate::operator::Operator>::Elem,
-                Shape = <$ty as $crate::operator::Operator>::Shape,
+            Rhs: $crate::operator::Operator<Elem = <$ty as $crate::operator::Operator>::Elem>,
+            <$ty as $crate::operator::Operator>::Shape: $crate::operator::Broadcast<Rhs::Shape>,
+            $crate::elementwise::$F: $crate::elementwise::BinaryFn<
+                <$ty as $crate::operator::Operator>::Elem,
+                <$ty as $crate::operator::Operator>::Elem,
             >,
-            <$ty as $crate::operator::Operator>::Elem: $crate::element::Num,
         {
-            type Output = $crate::operator::Expr<$crate::elementwise::BinaryOp<$ty, Rhs, $crate::elementwise::$F>>;
+            type Output = $crate::elementwise::Binary<$ty, Rhs, $crate::elementwise::$F>;
             fn $m(self, rhs: Rhs) -> Self::Output {
-                $crate::operator::Expr($crate::elementwise::BinaryOp::new(self, rhs))
+                $crate::elementwise::binary(self, rhs)
             }
         }
-        $crate::elementwise::std_ops!(@scalar [$($gen)*] $ty, $Tr, $m, $F, f32 f64 i8 i16 i32 i64 u8 u16 u32 u64);
+        $crate::elementwise::std_ops!(@scalar [$($gen)*] $ty, $Tr, $m, $F, $($s)*);
     };
     (@scalar $gens:tt $ty:ty, $Tr:ident, $m:ident, $F:ident, $($s:ty)*) => {$(
         $crate::elementwise::std_ops!(@one $gens $ty, $Tr, $m, $F, $s);

@@ -118,6 +118,42 @@ pub fn linspace<T: Float>(
     })
 }
 
+/// Several [`linspace`]s side by side (MatX's `linspace(firsts, lasts, n,
+/// axis)`): column `c` runs from `first[c]` to `last[c]` in `n` points
+/// along `axis`. With `axis = 0` the shape is `[n, C]`
+/// (`linspace_n(&[0.0, 1.0], &[1.0, 3.0], 10, 0)` is `[10, 2]`); with
+/// `axis = 1`, `[C, n]`.
+///
+/// # Errors
+/// `InvalidArgument` when `first` and `last` differ in length; `Index` when
+/// `axis` is not 0 or 1.
+pub fn linspace_n<T: Float>(
+    first: &[T],
+    last: &[T],
+    n: usize,
+    axis: usize,
+) -> Result<Expr<GenOp<T, [usize; 2], impl Fn([usize; 2]) -> T + Send + Sync + Clone>>> {
+    check_axis::<[usize; 2]>("linspace", axis)?;
+    if first.len() != last.len() {
+        return Err(Error::invalid_argument(format!(
+            "linspace: {} first values but {} last values",
+            first.len(),
+            last.len()
+        )));
+    }
+    let cols: Vec<_> = first
+        .iter()
+        .zip(last)
+        .map(|(&a, &b)| linspace(a, b, n).0.f)
+        .collect();
+    let c = cols.len();
+    let sizes = if axis == 0 { [n, c] } else { [c, n] };
+    Ok(generate(sizes, "linspace", move |[i, j]: [usize; 2]| {
+        let (p, col) = if axis == 0 { (i, j) } else { (j, i) };
+        cols[col]([p])
+    }))
+}
+
 /// `base ^ linspace(first, last, n)`.
 pub fn logspace<T: Float>(
     first: T,

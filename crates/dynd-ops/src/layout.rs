@@ -198,15 +198,16 @@ pub fn reverse<O: Operator>(op: O, axis: usize) -> Result<Expr<ReverseOp<O>>> {
     Ok(reversed(op, axis))
 }
 
-/// The rows (dim `RANK - 2`) upside down.
+/// The rows (dim `RANK - 2`) upside down; for a rank-1 operator, its one
+/// dim reversed (as MatX, and as [`fliplr`]).
 pub fn flipud<O: Operator>(op: O) -> Expr<ReverseOp<O>> {
     const {
         assert!(
-            O::Shape::RANK >= 2,
-            "flipud needs an operator of rank 2 or more"
+            O::Shape::RANK >= 1,
+            "flipud needs an operator of rank 1 or more"
         )
     };
-    reversed(op, O::Shape::RANK - 2)
+    reversed(op, O::Shape::RANK.saturating_sub(2))
 }
 
 /// The columns (the last dim) left to right.

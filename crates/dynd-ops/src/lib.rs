@@ -47,6 +47,44 @@
 //! Each `run` and `eval` opens a `tracing` span (`dynd_ops.run`) with the
 //! expression's name and the executor.
 //!
+//! Operands of elementwise operators broadcast as in NumPy, beyond MatX:
+//! an operand of lower rank gets leading dims of size 1 ([`Broadcast`]),
+//! so a rank-0 operator combines with any rank (`&t4 * &t0`, `t4.set(&t0)`),
+//! and size-1 dims repeat. Complex elements ([`Complex`]`<f32>`,
+//! `Complex<f64>`) go through the arithmetic and math functions, and
+//! [`fft`], [`ifft`], [`fft2`], [`ifft2`] transform them (through
+//! `rustfft`, with MatX's and NumPy's scaling: forward unscaled, inverse
+//! by `1/n`; [`FftNorm`] picks another).
+//!
+//! # Differences from MatX
+//!
+//! Deliberate, and kept:
+//! - Ranks are type-level, so rank errors are compile errors; sizes are
+//!   checked when an expression runs (MatX asserts).
+//! - Size-1 and cross-rank broadcasting (MatX requires equal sizes, or a
+//!   rank-0 operand). `select` (MatX's `if_else`) still takes operands of
+//!   one rank.
+//! - [`scalar`] is a rank-0 operator, broadcasting against any rank.
+//! - Variadic `concat` and `stack` take operators of one type
+//!   ([`concat_n`], [`stack_n`]); operators of different types combine
+//!   with nested two-operand [`concat()`]s and [`stack`]s.
+//! - [`percentile`] takes `q` as an `f64` from 0 to 100 inclusive (MatX: an
+//!   integer below 100) and follows NumPy's definitions of every method
+//!   exactly: `Nearest` rounds halves to even, `Midpoint` averages the
+//!   floor and ceiling neighbours, and the continuous methods clamp their
+//!   virtual index (MatX's own code differs from NumPy for `Midpoint`
+//!   and at the ends). Float elements only.
+//! - [`shift`] by a rank-0 operator is [`shift_by`]; shifts rotate as
+//!   NumPy's `roll` (MatX's convention).
+//! - FFTs: [`fft`]/[`ifft`] transform along the last dim, [`fft2`]/[`ifft2`]
+//!   the last two, always at the input's length (no `fft_size` padding or
+//!   cropping: pad or slice the input first); real input converts with
+//!   [`to_complex`] (no real-to-complex half spectrum).
+//! - Reductions, sorts, comparisons and `cumsum` take real elements only.
+//! - Integer arithmetic wraps; integer division by zero is an error from
+//!   `run` (dynd's scalar semantics), not undefined behaviour.
+//! - [`round`] rounds halves away from zero (Rust); NumPy rounds to even.
+//!
 //! # Layers
 //!
 //! Each module uses only the modules listed before it (`tests/layering.rs`
@@ -91,37 +129,43 @@ mod transform;
 
 pub use assign::run_set;
 
-pub use combine::{KEEP, PadMode, clone, concat, diag, diag_embed, pad, repmat, shift, stack};
-pub use element::{Element, Float, Num};
+pub use combine::{
+    KEEP, PadMode, clone, concat, concat_n, diag, diag_embed, fftshift1d, fftshift2d, ifftshift1d,
+    ifftshift2d, pad, repmat, shift, shift_by, stack, stack_n,
+};
+pub use element::{Element, Float, Math, Num};
 pub use elementwise::{
-    abs, acos, add, asin, atan, atan2, cast, ceil, cos, cosh, div, eq, exp, floor, ge, gt, isinf,
-    isnan, le, log, log2, log10, logical_and, logical_not, logical_or, logical_xor, lt, maximum,
-    minimum, mul, ne, neg, pow, rem, round, scalar, select, sign, sin, sinh, sqrt, sub, tan, tanh,
+    abs, acos, add, angle, asin, atan, atan2, cast, ceil, conj, cos, cosh, div, eq, exp, floor, ge,
+    gt, imag, isinf, isnan, le, log, log2, log10, logical_and, logical_not, logical_or,
+    logical_xor, lt, maximum, minimum, mul, ne, neg, pow, real, rem, round, scalar, select, sign,
+    sin, sinh, sqrt, sub, tan, tanh, to_complex,
 };
 pub use executor::{Executor, Parallel, Serial, TASK_ELEMS};
 pub use generators::{
-    CounterRng, alternate, diag_const, eye, fill, generate, linspace, logspace, ones, random,
-    random_normal, random_uniform, range, zeros,
+    CounterRng, alternate, diag_const, eye, fill, generate, linspace, linspace_n, logspace, ones,
+    random, random_normal, random_uniform, range, zeros,
 };
 pub use interop::{ArrayElement, ArrayView, ArrayViewMut, array_type, to_array};
 pub use layout::{
     Collapse, END, drop_dim, flatten, fliplr, flipud, lcollapse, permute, rcollapse, reshape,
     reverse, slice, transpose, transpose_matrix,
 };
+pub use num_complex::Complex;
 pub use operator::{
-    Expr, LINE_CHUNK, LvalueOp, MemRegion, Operator, Set, default_fill_line, read_line,
+    Broadcast, Expr, LINE_CHUNK, LvalueOp, MemRegion, Operator, Set, default_fill_line, read_line,
 };
 pub use rank::{
     AddDim, DropDims, MAX_RANK, Shape, c_strides, checked_numel, numel, ravel, unravel,
 };
 pub use reduce::{
-    REDUCE_BLOCK, Reducer, all, all_axes, any, any_axes, argmax, argmax_axes, argmin, argmin_axes,
-    max, max_axes, mean, mean_axes, median, median_axes, min, min_axes, prod, prod_axes, std,
-    std_axes, sum, sum_axes, var, var_axes,
+    PercentileMethod, REDUCE_BLOCK, Reducer, all, all_axes, any, any_axes, argmax, argmax_axes,
+    argmin, argmin_axes, max, max_axes, mean, mean_axes, median, median_axes, min, min_axes,
+    percentile, percentile_axes, prod, prod_axes, std, std_axes, sum, sum_axes, var, var_axes,
 };
 pub use tensor::{Tensor, TensorView, TensorViewMut};
 pub use transform::{
-    Gemm, SortDir, SortKind, SortPositions, SortValues, argsort, cumsum, matmul, sort,
+    FftFloat, FftNorm, Gemm, SortDir, SortKind, SortPositions, SortValues, argsort, cumsum, fft,
+    fft_with, fft2, fft2_with, ifft, ifft_with, ifft2, ifft2_with, matmul, sort,
 };
 
 /// The operator types the functions return. They are implementation
@@ -129,24 +173,25 @@ pub use transform::{
 /// signature needs to (MatX's `detail` namespace).
 pub mod detail {
     pub use crate::combine::{
-        CloneMap, CloneOp, ConcatOp, DiagEmbedOp, DiagMap, DiagOp, PadOp, RepmatMap, RepmatOp,
-        ShiftMap, ShiftOp, StackOp,
+        CloneMap, CloneOp, ConcatNOp, ConcatOp, DiagEmbedOp, DiagMap, DiagOp, PadOp, RepmatMap,
+        RepmatOp, Shift2Op, ShiftByOp, ShiftMap, ShiftOp, StackNOp, StackOp,
     };
     pub use crate::elementwise::{
-        AbsF, AcosF, AddF, AndF, AsinF, Atan2F, AtanF, BinaryFn, BinaryOp, CastF, CeilF, ConstOp,
-        CosF, CoshF, DivF, EqF, ExpF, FloorF, GeF, GtF, IsInfF, IsNanF, LeF, Log2F, Log10F, LogF,
-        LtF, MaxF, MinF, MulF, NeF, NegF, NotF, OrF, PowF, RemF, RoundF, SelectOp, SignF, SinF,
-        SinhF, SqrtF, SubF, TanF, TanhF, UnaryFn, UnaryOp, XorF,
+        AbsF, AcosF, AddF, AndF, AngleF, AsinF, Atan2F, AtanF, BLeft, BRight, Binary, BinaryFn,
+        BinaryOp, CastF, CeilF, ConjF, ConstOp, CosF, CoshF, DivF, EqF, ExpF, FloorF, GeF, GtF,
+        ImagF, IsInfF, IsNanF, LeF, Log2F, Log10F, LogF, LtF, MaxF, MinF, MulF, NeF, NegF, NotF,
+        OrF, PowF, RealF, RemF, RoundF, SelectOp, SignF, SinF, SinhF, SqrtF, SubF, TanF, TanhF,
+        ToComplexF, UnaryFn, UnaryOp, XorF,
     };
     pub use crate::generators::{GenOp, RandomOp};
     pub use crate::layout::{
         CollapseMap, DropDimMap, DropDimOp, LCollapseOp, PermuteMap, PermuteOp, RCollapseOp,
         ReshapeMap, ReshapeOp, ReverseMap, ReverseOp, SliceMap, SliceOp,
     };
-    pub use crate::mapped::{IndexMap, Injective, Line, Mapped};
+    pub use crate::mapped::{ExpandMap, ExpandOp, IndexMap, Injective, Line, Mapped};
     pub use crate::reduce::{
-        ArgExtremeR, ExtremeR, LogicR, MeanR, MedianOp, ProdR, ReduceOp, Reduced, ReducedAxes,
-        SumR, VarR,
+        ArgExtremeR, ExtremeR, LogicR, MeanR, MedianOp, PercentileOp, ProdR, ReduceOp, Reduced,
+        ReducedAxes, SumR, VarR,
     };
-    pub use crate::transform::{CumsumOp, MatmulOp, SortOp};
+    pub use crate::transform::{CumsumOp, FftOp, MatmulOp, SortOp};
 }

@@ -9,7 +9,9 @@
 //! row-wise fast paths (`fill_line`, `contiguous_line`), the hooks and, for
 //! one-to-one maps ([`Injective`]), writing — is written once, here.
 
-use crate::operator::{LvalueOp, Operator, advance, default_fill_line, forward_hooks, read_line};
+use crate::operator::{
+    Broadcast, LvalueOp, Operator, advance, default_fill_line, forward_hooks, read_line,
+};
 use crate::rank::{Shape, for_runs};
 use dynd::Result;
 
@@ -90,6 +92,11 @@ pub struct Mapped<O, M> {
 impl<O: Operator, M: IndexMap<O::Shape>> Mapped<O, M> {
     pub(crate) fn new(op: O, map: M) -> Self {
         Mapped { op, map }
+    }
+
+    /// The map, to change it before the view is read.
+    pub(crate) fn map_mut(&mut self) -> &mut M {
+        &mut self.map
     }
 }
 
@@ -219,4 +226,140 @@ unsafe impl<O: LvalueOp, M: Injective<O::Shape>> LvalueOp for Mapped<O, M> {
             _ => None,
         }
     }
+}
+
+/// An operator of rank `In` seen at the higher rank `Out` (NumPy's
+/// broadcasting across ranks): its dims are the trailing ones; the added
+/// leading dims, and its own size-1 dims, repeat it.
+#[derive(Clone, Copy, Debug)]
+pub struct ExpandMap<In, Out> {
+    inner: In,
+    sizes: Out,
+}
+
+impl<In: Shape, Out: Shape> ExpandMap<In, Out> {
+    const OFF: usize = Out::RANK - In::RANK;
+
+    /// The map that adds leading size-1 dims.
+    fn new(inner: In) -> Self {
+        let mut sizes = Out::filled(1);
+        for d in 0..In::RANK {
+            sizes[d + Self::OFF] = inner[d];
+        }
+        ExpandMap { inner, sizes }
+    }
+
+    /// The map to `target` where the shapes broadcast; where they do not,
+    /// the operator keeps its own size there (so the assignment reports the
+    /// mismatch, naming both shapes).
+    fn to(inner: In, target: Out) -> Self {
+        let mut m = Self::new(inner);
+        for d in 0..Out::RANK {
+            if m.sizes[d] == 1 {
+                m.sizes[d] = target[d];
+            }
+        }
+        m
+    }
+}
+
+impl<In: Shape, Out: Shape> IndexMap<In> for ExpandMap<In, Out> {
+    type Out = Out;
+    fn name(&self) -> String {
+        format!("expand<{}>", Out::RANK)
+    }
+    fn sizes(&self) -> Out {
+        self.sizes
+    }
+    #[inline(always)]
+    fn map(&self, idx: Out) -> In {
+        let mut i = In::zeros();
+        for d in 0..In::RANK {
+            if self.inner[d] != 1 {
+                i[d] = idx[d + Self::OFF];
+            }
+        }
+        i
+    }
+    #[inline(always)]
+    fn line(&self, idx: Out, axis: usize, step: isize) -> Line<In> {
+        if axis < Self::OFF || self.inner[axis - Self::OFF] == 1 {
+            Line::Same(self.map(idx))
+        } else {
+            Line::Run {
+                idx: self.map(idx),
+                axis: axis - Self::OFF,
+                step,
+            }
+        }
+    }
+}
+
+/// An operator broadcast to a higher rank ([`Broadcast`]).
+pub type ExpandOp<O, Out> = Mapped<O, ExpandMap<<O as Operator>::Shape, Out>>;
+
+impl<S: Shape> Broadcast<S> for S {
+    type Out = S;
+    type Left<O: Operator<Shape = S>> = O;
+    type Right<O: Operator<Shape = S>> = O;
+    #[inline(always)]
+    fn left<O: Operator<Shape = S>>(o: O) -> O {
+        o
+    }
+    #[inline(always)]
+    fn right<O: Operator<Shape = S>>(o: O) -> O {
+        o
+    }
+    #[inline(always)]
+    fn left_to<O: Operator<Shape = S>>(o: O, _sizes: S) -> O {
+        o
+    }
+}
+
+/// `Broadcast` between rank `$m` and each higher rank `$n`, both ways.
+macro_rules! broadcast_ranks {
+    ($($m:literal: [$($n:literal)*];)*) => {$($(
+        impl Broadcast<[usize; $n]> for [usize; $m] {
+            type Out = [usize; $n];
+            type Left<O: Operator<Shape = [usize; $m]>> = ExpandOp<O, [usize; $n]>;
+            type Right<O: Operator<Shape = [usize; $n]>> = O;
+            fn left<O: Operator<Shape = [usize; $m]>>(o: O) -> Self::Left<O> {
+                let m = ExpandMap::new(o.sizes());
+                Mapped::new(o, m)
+            }
+            fn right<O: Operator<Shape = [usize; $n]>>(o: O) -> O {
+                o
+            }
+            fn left_to<O: Operator<Shape = [usize; $m]>>(o: O, sizes: [usize; $n]) -> Self::Left<O> {
+                let m = ExpandMap::to(o.sizes(), sizes);
+                Mapped::new(o, m)
+            }
+        }
+        impl Broadcast<[usize; $m]> for [usize; $n] {
+            type Out = [usize; $n];
+            type Left<O: Operator<Shape = [usize; $n]>> = O;
+            type Right<O: Operator<Shape = [usize; $m]>> = ExpandOp<O, [usize; $n]>;
+            fn left<O: Operator<Shape = [usize; $n]>>(o: O) -> O {
+                o
+            }
+            fn right<O: Operator<Shape = [usize; $m]>>(o: O) -> Self::Right<O> {
+                let m = ExpandMap::new(o.sizes());
+                Mapped::new(o, m)
+            }
+            fn left_to<O: Operator<Shape = [usize; $n]>>(o: O, _sizes: [usize; $n]) -> O {
+                o
+            }
+        }
+    )*)*};
+}
+
+broadcast_ranks! {
+    0: [1 2 3 4 5 6 7 8];
+    1: [2 3 4 5 6 7 8];
+    2: [3 4 5 6 7 8];
+    3: [4 5 6 7 8];
+    4: [5 6 7 8];
+    5: [6 7 8];
+    6: [7 8];
+    7: [8];
 }

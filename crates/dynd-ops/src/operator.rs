@@ -12,6 +12,7 @@
 use crate::element::Element;
 use crate::executor::Executor;
 use crate::rank::Shape;
+
 use dynd::Result;
 use std::mem::MaybeUninit;
 
@@ -145,14 +146,45 @@ pub unsafe trait LvalueOp: Operator {
     }
 
     /// The assignment `self = rhs`; nothing runs until
-    /// [`Set::run`](crate::Set::run).
-    fn set<R>(self, rhs: R) -> Set<Self, R>
+    /// [`Set::run`](crate::Set::run). `rhs` has the output's rank, or a
+    /// lower one: then it is broadcast NumPy's way (leading dims added, its
+    /// size-1 dims repeated), so a rank-0 operator fills the output.
+    fn set<R>(self, rhs: R) -> Set<Self, <R::Shape as Broadcast<Self::Shape>>::Left<R>>
     where
         Self: Sized,
-        R: Operator<Elem = Self::Elem, Shape = Self::Shape>,
+        R: Operator<Elem = Self::Elem>,
+        R::Shape: Broadcast<Self::Shape, Out = Self::Shape>,
     {
-        Set::new(self, rhs)
+        let sizes = self.sizes();
+        Set::new(
+            self,
+            <R::Shape as Broadcast<Self::Shape>>::left_to(rhs, sizes),
+        )
     }
+}
+
+/// NumPy's broadcasting across ranks: an operator of shape `Self` meets
+/// one of shape `B`; the result has the higher rank ([`Broadcast::Out`]).
+/// The operator of lower rank is seen with leading dims of size 1 added
+/// ([`Broadcast::Left`] or [`Broadcast::Right`] wraps it); operators of the
+/// same rank are used as they are (no wrapper, no cost). Size-1 dims then
+/// broadcast as within one rank. Implemented for all pairs of ranks up to
+/// [`MAX_RANK`](crate::MAX_RANK).
+pub trait Broadcast<B: Shape>: Shape {
+    /// The shape of the result: the higher rank.
+    type Out: Shape;
+    /// An operator of shape `Self` seen at rank `Out`.
+    type Left<O: Operator<Shape = Self>>: Operator<Elem = O::Elem, Shape = Self::Out>;
+    /// An operator of shape `B` seen at rank `Out`.
+    type Right<O: Operator<Shape = B>>: Operator<Elem = O::Elem, Shape = Self::Out>;
+    /// `o` seen at rank `Out` (size 1 in the added dims).
+    fn left<O: Operator<Shape = Self>>(o: O) -> Self::Left<O>;
+    /// `o` seen at rank `Out` (size 1 in the added dims).
+    fn right<O: Operator<Shape = B>>(o: O) -> Self::Right<O>;
+    /// `o` seen at rank `Out` with the sizes `sizes` where they broadcast
+    /// (its size-1 and added dims repeated); an operator of rank `Out`
+    /// itself is returned as it is.
+    fn left_to<O: Operator<Shape = Self>>(o: O, sizes: Self::Out) -> Self::Left<O>;
 }
 
 /// An assignment `lhs = rhs`, built by [`LvalueOp::set`]; nothing happens

@@ -813,3 +813,220 @@ where
     let perm = axes_last::<O::Shape>("median", &axes)?;
     Ok(Expr(MedianOp::new(permute(op, perm)?.0)))
 }
+
+// ---------------------------------------------------------------- percentile
+
+/// How [`percentile`] picks or interpolates between the sorted values
+/// (MatX's `PercentileMethod`, defined as NumPy's methods of the same
+/// names). With `n` values sorted as `x[0..n]` and `p = q / 100`:
+/// the continuous methods interpolate linearly at the virtual index
+/// `v = p * (n + 1 - alpha - beta) + alpha - 1` (clamped to `[0, n - 1]`);
+/// the others use `v = p * (n - 1)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PercentileMethod {
+    /// `alpha = beta = 1`: `v = p (n - 1)` (NumPy's default).
+    Linear,
+    /// `x[floor(p (n - 1))]`.
+    Lower,
+    /// `x[ceil(p (n - 1))]`.
+    Higher,
+    /// `alpha = beta = 1/2`: `v = p n - 1/2`.
+    Hazen,
+    /// `alpha = beta = 0`: `v = p (n + 1) - 1`.
+    Weibull,
+    /// `alpha = beta = 1/3`.
+    MedianUnbiased,
+    /// `alpha = beta = 3/8`.
+    NormalUnbiased,
+    /// The mean of `x[floor(v)]` and `x[ceil(v)]`, `v = p (n - 1)`.
+    Midpoint,
+    /// `x[round(p (n - 1))]`, halves to even (as NumPy).
+    Nearest,
+}
+
+impl PercentileMethod {
+    /// `(alpha, beta)` of a continuous method.
+    fn alpha_beta(self) -> Option<(f64, f64)> {
+        match self {
+            PercentileMethod::Linear => Some((1.0, 1.0)),
+            PercentileMethod::Hazen => Some((0.5, 0.5)),
+            PercentileMethod::Weibull => Some((0.0, 0.0)),
+            PercentileMethod::MedianUnbiased => Some((1.0 / 3.0, 1.0 / 3.0)),
+            PercentileMethod::NormalUnbiased => Some((3.0 / 8.0, 3.0 / 8.0)),
+            _ => None,
+        }
+    }
+
+    /// The percentile `q` (0 to 100) of the sorted values `x` (not empty).
+    pub fn pick<T: Float>(self, x: &[T], q: f64) -> T {
+        let n = x.len();
+        let last = (n - 1) as f64;
+        let p = q / 100.0;
+        let at = |i: f64| x[(i.max(0.0) as usize).min(n - 1)];
+        let lerp = |v: f64| {
+            let v = v.clamp(0.0, last);
+            let lo = v.floor();
+            let g = T::of_f64(v - lo);
+            let (a, b) = (at(lo), at(lo + 1.0));
+            // NumPy's `_lerp`: exact at both ends.
+            if g.as_f64() >= 0.5 {
+                b.minus(b.minus(a).times(T::ONE.minus(g)))
+            } else {
+                a.plus(b.minus(a).times(g))
+            }
+        };
+        if let Some((alpha, beta)) = self.alpha_beta() {
+            return lerp(p * (n as f64 + 1.0 - alpha - beta) + alpha - 1.0);
+        }
+        let v = p * last;
+        match self {
+            PercentileMethod::Lower => at(v.floor()),
+            PercentileMethod::Higher => at(v.ceil()),
+            PercentileMethod::Nearest => at(v.round_ties_even()),
+            _ => {
+                let (a, b) = (at(v.floor()), at(v.ceil()));
+                a.plus(b.minus(a).over(T::of_usize(2)))
+            }
+        }
+    }
+}
+
+/// A percentile of an operator's trailing dims.
+#[derive(Clone)]
+pub struct PercentileOp<O: Operator, S> {
+    op: O,
+    q: f64,
+    method: PercentileMethod,
+    inner: O::Shape,
+    sizes: S,
+    m: usize,
+    cache: Option<Vec<O::Elem>>,
+}
+
+impl<O: Operator, S: Shape> PercentileOp<O, S>
+where
+    O::Elem: Float,
+{
+    fn new(op: O, q: f64, method: PercentileMethod) -> Result<Self> {
+        if !(0.0..=100.0).contains(&q) {
+            return Err(Error::invalid_argument(format!(
+                "percentile: q = {q} is not between 0 and 100"
+            )));
+        }
+        let inner = op.sizes();
+        let (sizes, m) = kept_and_folded(inner);
+        Ok(PercentileOp {
+            op,
+            q,
+            method,
+            inner,
+            sizes,
+            m,
+            cache: None,
+        })
+    }
+
+    fn one(&self, out: S, scratch: &mut Vec<O::Elem>) -> O::Elem {
+        let n = O::Shape::RANK;
+        let idx: O::Shape = base_of(out);
+        scratch.clear();
+        scratch.resize(self.m, O::Elem::default());
+        if n == S::RANK {
+            scratch[0] = self.op.get(idx);
+        } else {
+            for_runs(idx, &self.inner, S::RANK, n, self.m, |i, at, k| {
+                self.op.fill_line(i, n - 1, 1, &mut scratch[at..at + k]);
+            });
+        }
+        if scratch.iter().any(|x| x.is_nan_value()) {
+            return <O::Elem as num_traits::Float>::nan();
+        }
+        scratch.sort_unstable_by(O::Elem::total_order);
+        self.method.pick(scratch, self.q)
+    }
+}
+
+impl<O: Operator, S: Shape> Operator for PercentileOp<O, S>
+where
+    O::Elem: Float,
+{
+    type Elem = O::Elem;
+    type Shape = S;
+    fn sizes(&self) -> S {
+        self.sizes
+    }
+    fn get(&self, idx: S) -> O::Elem {
+        match &self.cache {
+            Some(c) => c[ravel(&idx, &self.sizes)],
+            None => self.one(idx, &mut Vec::new()),
+        }
+    }
+    fn name(&self) -> String {
+        format!(
+            "percentile<{}, {:?}>({})",
+            self.q,
+            self.method,
+            self.op.name()
+        )
+    }
+    fn validate(&self) -> Result<()> {
+        self.op.validate()?;
+        if self.m == 0 && numel(&self.sizes) > 0 {
+            return Err(Error::invalid_argument(
+                "percentile: cannot reduce an empty slice",
+            ));
+        }
+        Ok(())
+    }
+    fn prepare(&mut self, ex: &dyn Executor) -> Result<()> {
+        self.op.prepare(ex)?;
+        let mut cache = vec![O::Elem::default(); numel(&self.sizes)];
+        let grain = (REDUCE_BLOCK / self.m.max(1)).max(1);
+        let n = cache.len();
+        par_pieces(ex, &mut cache, &grain_ranges(n, grain), &|r, p| {
+            let mut scratch = Vec::new();
+            for (k, o) in r.enumerate() {
+                p[k] = self.one(unravel(o, &self.sizes), &mut scratch);
+            }
+        });
+        self.cache = Some(cache);
+        Ok(())
+    }
+    cached_hooks!(op);
+}
+
+/// The `q`-th percentile (`q` from 0 to 100, fractions allowed) of all
+/// elements, by `method` (MatX's `percentile`; NaN if any is NaN). An
+/// empty operator is an error when the expression runs.
+///
+/// # Errors
+/// `InvalidArgument` when `q` is not between 0 and 100.
+pub fn percentile<O: Operator>(
+    op: O,
+    q: f64,
+    method: PercentileMethod,
+) -> Result<Expr<PercentileOp<O, [usize; 0]>>>
+where
+    O::Elem: Float,
+{
+    Ok(Expr(PercentileOp::new(op, q, method)?))
+}
+
+/// [`percentile`] over `axes`: the result keeps the other dims, in order.
+///
+/// # Errors
+/// `Index` when the axes are not distinct dims of `op`; `InvalidArgument`
+/// when `q` is not between 0 and 100.
+pub fn percentile_axes<O: Operator, const D: usize>(
+    op: O,
+    axes: [usize; D],
+    q: f64,
+    method: PercentileMethod,
+) -> Result<Expr<PercentileOp<PermuteOp<O>, <O::Shape as DropDims<D>>::Out>>>
+where
+    O::Elem: Float,
+    O::Shape: DropDims<D>,
+{
+    let perm = axes_last::<O::Shape>("percentile", &axes)?;
+    Ok(Expr(PercentileOp::new(permute(op, perm)?.0, q, method)?))
+}

@@ -1,5 +1,5 @@
 //! Transforms: operators that need a temporary — matmul, sort, argsort,
-//! cumsum. They allocate and compute it in the prepare step and free it in
+//! cumsum, and the FFTs (`fft`, `ifft`, `fft2`, `ifft2`, through `rustfft`). They allocate and compute it in the prepare step and free it in
 //! the finish step (MatX's `PreRun`/`PostRun`); the executor runs both.
 //! Read outside an executor (before `prepare`), they compute each element on
 //! demand, slowly but correctly.
@@ -20,6 +20,7 @@ use crate::operator::{Expr, MemRegion, Operator, cached_hooks, read_line};
 use crate::rank::{Shape, fmt_shape, numel};
 use crate::tensor::Tensor;
 use dynd::{Error, Result};
+use num_complex::Complex;
 use std::ops::Range;
 
 /// Implements `get`, `fill_line` and `contiguous_line` from a prepared
@@ -473,4 +474,302 @@ where
         axis,
         cache: None,
     }))
+}
+
+// ---------------------------------------------------------------- fft
+
+/// Which transform an FFT operator scales, and by how much (MatX's
+/// `FFTNorm`, NumPy's `norm`): with `N` the number of points transformed
+/// (`n`, or `rows * cols` in 2-D).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FftNorm {
+    /// Forward unscaled, inverse scaled by `1/N` (the default of MatX and
+    /// NumPy): `ifft(fft(x)) == x`.
+    #[default]
+    Backward,
+    /// Forward scaled by `1/N`, inverse unscaled.
+    Forward,
+    /// Both scaled by `1/sqrt(N)` (unitary).
+    Ortho,
+}
+
+impl FftNorm {
+    fn factor(self, inverse: bool, n: usize) -> f64 {
+        match (self, inverse) {
+            (FftNorm::Backward, false) | (FftNorm::Forward, true) => 1.0,
+            (FftNorm::Backward, true) | (FftNorm::Forward, false) => 1.0 / n as f64,
+            (FftNorm::Ortho, _) => 1.0 / (n as f64).sqrt(),
+        }
+    }
+}
+
+/// The real types whose complex numbers [`fft`] transforms (through the
+/// `rustfft` crate): `f32` and `f64`.
+pub trait FftFloat: crate::element::Float + rustfft::FftNum {}
+impl FftFloat for f32 {}
+impl FftFloat for f64 {}
+
+/// A discrete Fourier transform along the last dim (or the last two).
+#[derive(Clone)]
+pub struct FftOp<O: Operator> {
+    op: O,
+    /// 1 or 2: how many trailing dims are transformed.
+    dims: usize,
+    inverse: bool,
+    norm: FftNorm,
+    cache: Option<Tensor<O::Elem, O::Shape>>,
+}
+
+/// Transforms each run of `n` in `data` (`data.len()` a multiple of `n`)
+/// and scales it by `scale`.
+fn fft_runs<F: FftFloat>(fft: &dyn rustfft::Fft<F>, data: &mut [Complex<F>], scale: F) {
+    if data.is_empty() {
+        return;
+    }
+    let mut scratch = vec![Complex::new(F::zero(), F::zero()); fft.get_inplace_scratch_len()];
+    fft.process_with_scratch(data, &mut scratch);
+    if scale != F::one() {
+        for z in data.iter_mut() {
+            *z = z.scale(scale);
+        }
+    }
+}
+
+/// Transforms the columns of each `rows x cols` matrix in `data`.
+fn fft_cols<F: FftFloat>(
+    fft: &dyn rustfft::Fft<F>,
+    data: &mut [Complex<F>],
+    rows: usize,
+    cols: usize,
+) {
+    let mut col = vec![Complex::new(F::zero(), F::zero()); rows];
+    let mut scratch = vec![Complex::new(F::zero(), F::zero()); fft.get_inplace_scratch_len()];
+    for m in data.chunks_mut(rows * cols) {
+        for c in 0..cols {
+            for (r, z) in col.iter_mut().enumerate() {
+                *z = m[r * cols + c];
+            }
+            fft.process_with_scratch(&mut col, &mut scratch);
+            for (r, z) in col.iter().enumerate() {
+                m[r * cols + c] = *z;
+            }
+        }
+    }
+}
+
+impl<O, F> FftOp<O>
+where
+    O: Operator<Elem = Complex<F>>,
+    F: FftFloat,
+    Complex<F>: Element,
+{
+    fn plan(&self, n: usize) -> std::sync::Arc<dyn rustfft::Fft<F>> {
+        let mut planner = rustfft::FftPlanner::<F>::new();
+        if self.inverse {
+            planner.plan_fft_inverse(n)
+        } else {
+            planner.plan_fft_forward(n)
+        }
+    }
+
+    /// The transformed trailing block (`rows * cols` values, `rows` 1 in
+    /// 1-D) in place.
+    fn transform(&self, data: &mut [Complex<F>], rows: usize, cols: usize) {
+        let n = rows * cols;
+        let scale = F::of_f64(self.norm.factor(self.inverse, n));
+        fft_runs(&*self.plan(cols), data, scale);
+        if self.dims == 2 && rows > 1 {
+            fft_cols(&*self.plan(rows), data, rows, cols);
+        }
+    }
+
+    fn block(&self, sizes: &O::Shape) -> (usize, usize) {
+        let r = O::Shape::RANK;
+        let cols = sizes[r - 1];
+        let rows = if self.dims == 2 { sizes[r - 2] } else { 1 };
+        (rows, cols)
+    }
+
+    /// One element, computed alone (outside an executor): its block read
+    /// and transformed.
+    fn compute(&self, idx: O::Shape) -> Complex<F> {
+        let sizes = self.op.sizes();
+        let (rows, cols) = self.block(&sizes);
+        let r = O::Shape::RANK;
+        let mut data = Vec::with_capacity(rows * cols);
+        let mut i = idx;
+        for a in 0..rows {
+            if self.dims == 2 {
+                i[r - 2] = a;
+            }
+            for b in 0..cols {
+                i[r - 1] = b;
+                data.push(self.op.get(i));
+            }
+        }
+        self.transform(&mut data, rows, cols);
+        let a = if self.dims == 2 { idx[r - 2] } else { 0 };
+        data[a * cols + idx[r - 1]]
+    }
+}
+
+impl<O, F> Operator for FftOp<O>
+where
+    O: Operator<Elem = Complex<F>>,
+    F: FftFloat,
+    Complex<F>: Element,
+{
+    type Elem = O::Elem;
+    type Shape = O::Shape;
+    fn sizes(&self) -> O::Shape {
+        self.op.sizes()
+    }
+    cached_access!(O::Elem, O::Shape);
+    fn name(&self) -> String {
+        let f = if self.inverse { "ifft" } else { "fft" };
+        let d = if self.dims == 2 { "2" } else { "" };
+        format!("{f}{d}({})", self.op.name())
+    }
+    fn validate(&self) -> Result<()> {
+        self.op.validate()
+    }
+    fn prepare(&mut self, ex: &dyn Executor) -> Result<()> {
+        let mut t = materialize(&mut self.op, ex)?;
+        let (rows, cols) = self.block(&t.sizes());
+        let block = rows * cols;
+        if let Some(blocks) = TASK_ELEMS.checked_div(block) {
+            let per_task = blocks.max(1) * block;
+            let total = t.as_slice().len();
+            let ranges = grain_ranges(total, per_task);
+            par_pieces(ex, t.as_mut_slice(), &ranges, &|_, piece| {
+                for b in piece.chunks_mut(block) {
+                    self.transform(b, rows, cols);
+                }
+            });
+        }
+        self.cache = Some(t);
+        Ok(())
+    }
+    cached_hooks!(op);
+}
+
+fn fft_op<O: Operator>(op: O, dims: usize, inverse: bool, norm: FftNorm) -> Expr<FftOp<O>> {
+    Expr(FftOp {
+        op,
+        dims,
+        inverse,
+        norm,
+        cache: None,
+    })
+}
+
+/// The discrete Fourier transform along the last dim, of every run of it:
+/// `X[k] = sum_j x[j] e^(-2 pi i j k / n)`, unscaled (MatX's `fft` with
+/// its default [`FftNorm::Backward`]; computed by `rustfft`, any `n`).
+/// Real input converts with [`to_complex`](crate::to_complex).
+pub fn fft<O, F>(op: O) -> Expr<FftOp<O>>
+where
+    O: Operator<Elem = Complex<F>>,
+    F: FftFloat,
+    Complex<F>: Element,
+{
+    fft_with(op, FftNorm::Backward)
+}
+
+/// The inverse transform along the last dim: `x[j] = (1/n) sum_k X[k]
+/// e^(2 pi i j k / n)` (MatX's `ifft`, scaled by `1/n` by default), so
+/// `ifft(fft(x)) == x` up to rounding.
+pub fn ifft<O, F>(op: O) -> Expr<FftOp<O>>
+where
+    O: Operator<Elem = Complex<F>>,
+    F: FftFloat,
+    Complex<F>: Element,
+{
+    ifft_with(op, FftNorm::Backward)
+}
+
+/// [`fft`] with the scaling `norm`.
+pub fn fft_with<O, F>(op: O, norm: FftNorm) -> Expr<FftOp<O>>
+where
+    O: Operator<Elem = Complex<F>>,
+    F: FftFloat,
+    Complex<F>: Element,
+{
+    const {
+        assert!(
+            O::Shape::RANK >= 1,
+            "fft needs an operator of rank 1 or more"
+        )
+    };
+    fft_op(op, 1, false, norm)
+}
+
+/// [`ifft`] with the scaling `norm`.
+pub fn ifft_with<O, F>(op: O, norm: FftNorm) -> Expr<FftOp<O>>
+where
+    O: Operator<Elem = Complex<F>>,
+    F: FftFloat,
+    Complex<F>: Element,
+{
+    const {
+        assert!(
+            O::Shape::RANK >= 1,
+            "ifft needs an operator of rank 1 or more"
+        )
+    };
+    fft_op(op, 1, true, norm)
+}
+
+/// The 2-D transform over the last two dims of every matrix (MatX's
+/// `fft2`; unscaled by default).
+pub fn fft2<O, F>(op: O) -> Expr<FftOp<O>>
+where
+    O: Operator<Elem = Complex<F>>,
+    F: FftFloat,
+    Complex<F>: Element,
+{
+    fft2_with(op, FftNorm::Backward)
+}
+
+/// The inverse 2-D transform (MatX's `ifft2`; scaled by `1/(rows cols)`
+/// by default).
+pub fn ifft2<O, F>(op: O) -> Expr<FftOp<O>>
+where
+    O: Operator<Elem = Complex<F>>,
+    F: FftFloat,
+    Complex<F>: Element,
+{
+    ifft2_with(op, FftNorm::Backward)
+}
+
+/// [`fft2`] with the scaling `norm`.
+pub fn fft2_with<O, F>(op: O, norm: FftNorm) -> Expr<FftOp<O>>
+where
+    O: Operator<Elem = Complex<F>>,
+    F: FftFloat,
+    Complex<F>: Element,
+{
+    const {
+        assert!(
+            O::Shape::RANK >= 2,
+            "fft2 needs an operator of rank 2 or more"
+        )
+    };
+    fft_op(op, 2, false, norm)
+}
+
+/// [`ifft2`] with the scaling `norm`.
+pub fn ifft2_with<O, F>(op: O, norm: FftNorm) -> Expr<FftOp<O>>
+where
+    O: Operator<Elem = Complex<F>>,
+    F: FftFloat,
+    Complex<F>: Element,
+{
+    const {
+        assert!(
+            O::Shape::RANK >= 2,
+            "ifft2 needs an operator of rank 2 or more"
+        )
+    };
+    fft_op(op, 2, true, norm)
 }

@@ -146,7 +146,7 @@ fn ops_minimum_maximum_propagate_nan() {
 #[test]
 fn ops_comparisons_predicates_and_logic_give_bools() {
     let a = Tensor::from_vec([5], vec![1.0, 2.0, f64::NAN, f64::INFINITY, -2.0]).unwrap();
-    let two = || scalar::<f64, [usize; 1]>(2.0);
+    let two = || scalar::<f64>(2.0);
     let p = Tensor::from_vec([4], vec![true, true, false, false]).unwrap();
     let q = Tensor::from_vec([4], vec![true, false, true, false]).unwrap();
     // (the op, its result, the values it must give).

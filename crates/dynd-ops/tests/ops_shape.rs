@@ -135,12 +135,13 @@ fn ops_repmat_shift_and_pad() {
         }
     }
     let v = Tensor::from_fn([5], |[i]| i as i32);
-    assert_eq!(both(shift(&v, 0, 2).unwrap()).as_slice(), &[2, 3, 4, 0, 1]);
-    assert_eq!(both(shift(&v, 0, -1).unwrap()).as_slice(), &[4, 0, 1, 2, 3]);
-    assert_eq!(both(shift(&v, 0, 12).unwrap()).as_slice(), &[2, 3, 4, 0, 1]);
+    // NumPy's roll: element i is element (i - amount) mod n.
+    assert_eq!(both(shift(&v, 0, 2).unwrap()).as_slice(), &[3, 4, 0, 1, 2]);
+    assert_eq!(both(shift(&v, 0, -1).unwrap()).as_slice(), &[1, 2, 3, 4, 0]);
+    assert_eq!(both(shift(&v, 0, 12).unwrap()).as_slice(), &[3, 4, 0, 1, 2]);
     assert_eq!(
         both(shift(&a, 1, 1).unwrap()).as_slice(),
-        &[1, 2, 0, 4, 5, 3]
+        &[2, 0, 1, 5, 3, 4]
     );
     let p = both(pad(&v, 0, 2, 1, PadMode::Constant(-1)).unwrap());
     assert_eq!(p.as_slice(), &[-1, -1, 0, 1, 2, 3, 4, -1]);

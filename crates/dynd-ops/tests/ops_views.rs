@@ -169,11 +169,11 @@ fn ops_zero_dim_views_read_and_write_one_element() {
     assert_eq!((one.sizes(), one.get([])), ([], 5));
     for ex in [&Serial as &dyn Executor, &Parallel::new(2).unwrap()] {
         let w = drop_dim(drop_dim(t.view_mut(), 0, 1).unwrap(), 0, 2).unwrap();
-        w.set(scalar::<i64, [usize; 0]>(40 + ex.num_threads() as i64))
+        w.set(scalar::<i64>(40 + ex.num_threads() as i64))
             .run(ex)
             .unwrap();
         let r = reshape(slice(t.view_mut(), [0, 0], [1, 1], [1, 1]).unwrap(), []).unwrap();
-        r.set(scalar::<i64, [usize; 0]>(-7)).run(ex).unwrap();
+        r.set(scalar::<i64>(-7)).run(ex).unwrap();
         assert_eq!(t.at([1, 2]), 40 + ex.num_threads() as i64);
         assert_eq!(t.at([0, 0]), -7);
     }
