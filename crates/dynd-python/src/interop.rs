@@ -46,9 +46,12 @@ struct BufferInfo {
     strides: Vec<ffi::Py_ssize_t>,
 }
 
+/// Shape, byte strides, element and buffer format of a strided array.
+type StridedForm = (Vec<usize>, Vec<isize>, BuiltinType, &'static CStr);
+
 /// The shape, strides and format of an array the buffer protocol can
 /// describe: fixed dims over a numeric builtin.
-fn strided(a: &Array) -> Result<(Vec<usize>, Vec<isize>, BuiltinType, &'static CStr), String> {
+fn strided(a: &Array) -> Result<StridedForm, String> {
     let (shape, strides, elem) = a.strided_layout().map_err(|e| e.message().to_string())?;
     let b = elem.as_builtin().filter(|b| format_of(*b).is_some()).ok_or_else(|| {
         format!(
@@ -604,7 +607,11 @@ fn dynd_type_of(dt: &arrow_schema::DataType) -> dynd::Result<Type> {
 /// `requested_schema` (a capsule named `arrow_schema`), where dynd can
 /// cast to it; otherwise `a` as it is (the protocol lets the producer
 /// ignore a request it cannot meet: the consumer then casts or refuses).
-fn as_requested(py: Python<'_>, a: &Array, requested: Option<&Bound<'_, PyAny>>) -> PyResult<Array> {
+fn as_requested(
+    py: Python<'_>,
+    a: &Array,
+    requested: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Array> {
     let Some(req) = requested.filter(|r| !r.is_none()) else {
         return Ok(a.clone());
     };
@@ -647,7 +654,8 @@ fn as_requested(py: Python<'_>, a: &Array, requested: Option<&Bound<'_, PyAny>>)
             dynd::types::TypeKind::FixedDim { size, .. } => Type::fixed_dim(*size, elem),
             _ => Type::var_dim(elem),
         };
-        a.cast(&tp, dynd::kernels::assign::ErrorMode::Default).map(Some)
+        a.cast(&tp, dynd::kernels::assign::ErrorMode::Default)
+            .map(Some)
     };
     match py.detach(|| cast(outer)) {
         Ok(Some(b)) => Ok(b),
@@ -774,14 +782,8 @@ pub fn from_arrow(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         // SAFETY: the protocol's capsule points at an ArrowArrayStream the
         // consumer may move out; arrow-rs's stream struct has that layout
         // (and its `empty` is the released form).
-        let stream = unsafe {
-            take_from_capsule(
-                py,
-                &cap,
-                ARROW_STREAM,
-                FFI_ArrowArrayStream::empty(),
-            )?
-        };
+        let stream =
+            unsafe { take_from_capsule(py, &cap, ARROW_STREAM, FFI_ArrowArrayStream::empty())? };
         let a = py
             .detach(|| dynd::interop::arrow::from_arrow_stream(stream))
             .or_raise(py)?;

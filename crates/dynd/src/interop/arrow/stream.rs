@@ -13,9 +13,9 @@
 use super::{arrow_err, export, from_data};
 use crate::array::Array;
 use crate::error::Result;
-use arrow_array::{Array as _, ArrayReader};
 use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::ffi_stream::{ArrayStreamReader, FFI_ArrowArrayStream};
+use arrow_array::{Array as _, ArrayReader};
 use arrow_data::transform::MutableArrayData;
 use std::ffi::{CString, c_char, c_int};
 
