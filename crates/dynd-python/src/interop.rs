@@ -5,6 +5,7 @@
 
 use crate::array::PyArray;
 use crate::errors::{OrRaise, invalid, type_error};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use dynd::interop::dlpack::{DLManagedTensorVersioned, DLPackVersion, DLTensor};
 use dynd::types::BuiltinType;
@@ -13,7 +14,7 @@ use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString, PyTuple};
-use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::ffi::{CStr, c_int, c_void};
 
 // ---- the buffer protocol, out ----
 
@@ -45,9 +46,12 @@ struct BufferInfo {
     strides: Vec<ffi::Py_ssize_t>,
 }
 
+/// Shape, byte strides, element and buffer format of a strided array.
+type StridedForm = (Vec<usize>, Vec<isize>, BuiltinType, &'static CStr);
+
 /// The shape, strides and format of an array the buffer protocol can
 /// describe: fixed dims over a numeric builtin.
-fn strided(a: &Array) -> Result<(Vec<usize>, Vec<isize>, BuiltinType, &'static CStr), String> {
+fn strided(a: &Array) -> Result<StridedForm, String> {
     let (shape, strides, elem) = a.strided_layout().map_err(|e| e.message().to_string())?;
     let b = elem.as_builtin().filter(|b| format_of(*b).is_some()).ok_or_else(|| {
         format!(
@@ -240,14 +244,31 @@ pub fn from_buffer_strict(
     let mut writable = true;
     // SAFETY: `view` is a fresh Py_buffer; on failure the error is cleared
     // (or taken) and nothing needs releasing.
-    unsafe {
+    let got = unsafe {
         if ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *view, ffi::PyBUF_RECORDS) != 0 {
             drop(PyErr::take(py));
             writable = false;
-            if ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *view, ffi::PyBUF_RECORDS_RO) != 0 {
-                return Err(PyErr::fetch(py));
-            }
+            ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *view, ffi::PyBUF_RECORDS_RO) == 0
+        } else {
+            true
         }
+    };
+    if !got {
+        let err = PyErr::fetch(py);
+        if !strict {
+            return Err(err);
+        }
+        // NumPy refuses a buffer for datetimes and the like: say which.
+        let what = match obj.getattr("dtype") {
+            Ok(d) => format!("dtype {}", d.str()?),
+            Err(_) => obj.get_type().name()?.to_string(),
+        };
+        return Err(type_error(
+            py,
+            format!(
+                "{what} has no buffer form dynd can import ({err}); zero-copy import takes bool, 8- to 64-bit integers, float16/32/64 and complex64/128 in native byte order"
+            ),
+        ));
     }
     let held = HeldBuffer(view);
     let v = &*held.0;
@@ -277,10 +298,14 @@ pub fn from_buffer_strict(
     };
     let Some(b) = builtin_of_format(&format, v.itemsize as usize) else {
         if strict {
+            let dtype = match obj.getattr("dtype") {
+                Ok(d) => format!("dtype {} ", d.str()?),
+                Err(_) => String::new(),
+            };
             return Err(type_error(
                 py,
                 format!(
-                    "a buffer of format '{format}' (item size {}) has no dynd type; zero-copy import takes bool, 8- to 64-bit integers, float16/32/64 and complex64/128 in native byte order",
+                    "{dtype}(buffer format '{format}', item size {}) has no dynd type; zero-copy import takes bool, 8- to 64-bit integers, float16/32/64 and complex64/128 in native byte order",
                     v.itemsize
                 ),
             ));
@@ -523,25 +548,6 @@ const ARROW_SCHEMA: &CStr = c"arrow_schema";
 const ARROW_ARRAY: &CStr = c"arrow_array";
 const ARROW_STREAM: &CStr = c"arrow_array_stream";
 
-/// The Arrow C stream struct (the standard layout; arrow-rs's is opaque).
-#[repr(C)]
-struct ArrowArrayStream {
-    get_schema: Option<unsafe extern "C" fn(*mut ArrowArrayStream, *mut FFI_ArrowSchema) -> c_int>,
-    get_next: Option<
-        unsafe extern "C" fn(*mut ArrowArrayStream, *mut arrow_data::ffi::FFI_ArrowArray) -> c_int,
-    >,
-    get_last_error: Option<unsafe extern "C" fn(*mut ArrowArrayStream) -> *const c_char>,
-    release: Option<unsafe extern "C" fn(*mut ArrowArrayStream)>,
-    private_data: *mut c_void,
-}
-
-/// What a stream of one array holds.
-struct StreamState {
-    schema: FFI_ArrowSchema,
-    array: Option<arrow_data::ffi::FFI_ArrowArray>,
-    error: CString,
-}
-
 /// Drops a boxed C struct of type `T` unless a consumer moved it out (its
 /// release is then null and `T`'s `Drop` does nothing).
 unsafe extern "C" fn drop_boxed<T>(capsule: *mut ffi::PyObject) {
@@ -555,23 +561,6 @@ unsafe extern "C" fn drop_boxed<T>(capsule: *mut ffi::PyObject) {
         } else {
             ffi::PyErr_Clear();
         }
-    }
-}
-
-unsafe extern "C" fn drop_stream_capsule(capsule: *mut ffi::PyObject) {
-    // SAFETY: as `drop_boxed`; a stream not moved out still has its
-    // release, which frees its state.
-    unsafe {
-        let p =
-            ffi::PyCapsule_GetPointer(capsule, ARROW_STREAM.as_ptr()).cast::<ArrowArrayStream>();
-        if p.is_null() {
-            ffi::PyErr_Clear();
-            return;
-        }
-        if let Some(release) = (*p).release {
-            release(p);
-        }
-        drop(Box::from_raw(p));
     }
 }
 
@@ -606,14 +595,83 @@ pub fn arrow_schema_capsule<'py>(py: Python<'py>, a: &Array) -> PyResult<Bound<'
     boxed_capsule(py, schema, ARROW_SCHEMA, drop_boxed::<FFI_ArrowSchema>)
 }
 
-/// `__arrow_c_array__` (the requested schema is not used: the consumer
-/// casts if it wants another type, as the protocol allows).
+/// The dynd type of the Arrow type `dt` (a type without dims, or with the
+/// dims of Arrow lists), through the import of an empty array of it.
+fn dynd_type_of(dt: &arrow_schema::DataType) -> dynd::Result<Type> {
+    let empty = arrow_array::new_empty_array(dt);
+    let b = dynd::interop::arrow::from_arrow_array(&empty)?;
+    Ok(b.tp().dim_elem().cloned().unwrap_or_else(|| b.tp().clone()))
+}
+
+/// `a` cast to the Arrow type a consumer asked for with
+/// `requested_schema` (a capsule named `arrow_schema`), where dynd can
+/// cast to it; otherwise `a` as it is (the protocol lets the producer
+/// ignore a request it cannot meet: the consumer then casts or refuses).
+fn as_requested(
+    py: Python<'_>,
+    a: &Array,
+    requested: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Array> {
+    let Some(req) = requested.filter(|r| !r.is_none()) else {
+        return Ok(a.clone());
+    };
+    // SAFETY: `req` is a live object; IsValid checks it is a capsule of
+    // this name (and sets no error when it is not).
+    if unsafe { ffi::PyCapsule_IsValid(req.as_ptr(), ARROW_SCHEMA.as_ptr()) } != 1 {
+        return Err(type_error(
+            py,
+            format!(
+                "requested_schema must be a PyCapsule named 'arrow_schema', not {}",
+                req.get_type().name()?
+            ),
+        ));
+    }
+    // SAFETY: a valid capsule of that name points at an ArrowSchema that
+    // its owner (the consumer) keeps alive for this call; it is read, not
+    // moved.
+    let wanted = unsafe {
+        let p = ffi::PyCapsule_GetPointer(req.as_ptr(), ARROW_SCHEMA.as_ptr());
+        arrow_schema::DataType::try_from(&*p.cast::<FFI_ArrowSchema>())
+    };
+    let Ok(wanted) = wanted else {
+        return Ok(a.clone());
+    };
+    let Some(outer) = a.tp().dim_elem() else {
+        return Ok(a.clone());
+    };
+    let cast = |outer: &Type| -> dynd::Result<Option<Array>> {
+        let mut elem = dynd_type_of(&wanted)?;
+        if *outer == elem {
+            return Ok(None);
+        }
+        if outer.option_value().is_some() && elem.option_value().is_none() && !elem.is_dim() {
+            elem = Type::option(elem)?;
+            if *outer == elem {
+                return Ok(None);
+            }
+        }
+        let tp = match a.tp().kind() {
+            dynd::types::TypeKind::FixedDim { size, .. } => Type::fixed_dim(*size, elem),
+            _ => Type::var_dim(elem),
+        };
+        a.cast(&tp, dynd::kernels::assign::ErrorMode::Default)
+            .map(Some)
+    };
+    match py.detach(|| cast(outer)) {
+        Ok(Some(b)) => Ok(b),
+        _ => Ok(a.clone()),
+    }
+}
+
+/// `__arrow_c_array__`: `(schema, array)` capsules, cast to `requested`
+/// where dynd can.
 pub fn arrow_array_capsules<'py>(
     py: Python<'py>,
     a: &Array,
-    _requested: Option<&Bound<'py, PyAny>>,
+    requested: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let (schema, array) = export(py, a)?;
+    let a = as_requested(py, a, requested)?;
+    let (schema, array) = export(py, &a)?;
     let s = boxed_capsule(py, schema, ARROW_SCHEMA, drop_boxed::<FFI_ArrowSchema>)?;
     let arr = boxed_capsule(
         py,
@@ -624,108 +682,18 @@ pub fn arrow_array_capsules<'py>(
     PyTuple::new(py, [s, arr])
 }
 
-unsafe extern "C" fn stream_get_schema(
-    s: *mut ArrowArrayStream,
-    out: *mut FFI_ArrowSchema,
-) -> c_int {
-    // SAFETY: `s` is a live stream made by `arrow_stream_capsule`; `out`
-    // is the consumer's struct to fill.
-    unsafe {
-        let st = &mut *(*s).private_data.cast::<StreamState>();
-        match arrow_schema::Field::try_from(&st.schema).and_then(|f| FFI_ArrowSchema::try_from(&f))
-        {
-            Ok(copy) => {
-                std::ptr::write(out, copy);
-                0
-            }
-            Err(e) => {
-                st.error = CString::new(e.to_string().replace('\0', " ")).unwrap_or_default();
-                libc_eio()
-            }
-        }
-    }
-}
-
-fn libc_eio() -> c_int {
-    5 // EIO
-}
-
-unsafe extern "C" fn stream_get_next(
-    s: *mut ArrowArrayStream,
-    out: *mut arrow_data::ffi::FFI_ArrowArray,
-) -> c_int {
-    // SAFETY: as `stream_get_schema`; the one array is moved out once,
-    // then the end of the stream is a released (empty) array.
-    unsafe {
-        let st = &mut *(*s).private_data.cast::<StreamState>();
-        let next = st
-            .array
-            .take()
-            .unwrap_or_else(arrow_data::ffi::FFI_ArrowArray::empty);
-        std::ptr::write(out, next);
-        0
-    }
-}
-
-unsafe extern "C" fn stream_last_error(s: *mut ArrowArrayStream) -> *const c_char {
-    // SAFETY: as `stream_get_schema`.
-    unsafe {
-        let st = &*(*s).private_data.cast::<StreamState>();
-        if st.error.as_bytes().is_empty() {
-            std::ptr::null()
-        } else {
-            st.error.as_ptr()
-        }
-    }
-}
-
-unsafe extern "C" fn stream_release(s: *mut ArrowArrayStream) {
-    // SAFETY: called once by the consumer (or the capsule's destructor);
-    // the state is freed and the stream marked released.
-    unsafe {
-        if !(*s).private_data.is_null() {
-            drop(Box::from_raw((*s).private_data.cast::<StreamState>()));
-            (*s).private_data = std::ptr::null_mut();
-        }
-        (*s).release = None;
-    }
-}
-
 /// `__arrow_c_stream__`: a stream of one array (any type, not only
-/// record batches).
+/// record batches), cast to `requested` where dynd can.
 pub fn arrow_stream_capsule<'py>(
     py: Python<'py>,
     a: &Array,
-    _requested: Option<&Bound<'py, PyAny>>,
+    requested: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (schema, array) = export(py, a)?;
-    let state = Box::new(StreamState {
-        schema,
-        array: Some(array),
-        error: CString::default(),
-    });
-    let stream = ArrowArrayStream {
-        get_schema: Some(stream_get_schema),
-        get_next: Some(stream_get_next),
-        get_last_error: Some(stream_last_error),
-        release: Some(stream_release),
-        private_data: Box::into_raw(state).cast(),
-    };
-    let p = Box::into_raw(Box::new(stream));
-    // SAFETY: `p` is a live stream; the destructor releases (unless moved
-    // out) and frees it.
-    let cap =
-        unsafe { ffi::PyCapsule_New(p.cast(), ARROW_STREAM.as_ptr(), Some(drop_stream_capsule)) };
-    if cap.is_null() {
-        // SAFETY: no capsule took `p`.
-        unsafe {
-            stream_release(p);
-            drop(Box::from_raw(p));
-        }
-        return Err(PyErr::fetch(py));
-    }
-    // SAFETY: a new reference.
-    Ok(unsafe { Bound::from_owned_ptr(py, cap) })
+    let a = as_requested(py, a, requested)?;
+    let stream = py
+        .detach(|| dynd::interop::arrow::to_arrow_stream(&a))
+        .or_raise(py)?;
+    boxed_capsule(py, stream, ARROW_STREAM, drop_boxed::<FFI_ArrowArrayStream>)
 }
 
 /// Moves the `T` out of a capsule named `name`, leaving an empty (released)
@@ -739,16 +707,32 @@ unsafe fn take_from_capsule<T>(
     name: &CStr,
     empty: T,
 ) -> PyResult<T> {
-    // SAFETY: (caller); GetPointer checks the name.
+    // SAFETY: `cap` is a live object; IsValid sets no error. (caller) a
+    // valid capsule of that name points at a `T`.
     unsafe {
+        if ffi::PyCapsule_IsValid(cap.as_ptr(), name.as_ptr()) != 1 {
+            let what = if ffi::PyCapsule_CheckExact(cap.as_ptr()) != 0 {
+                let n = ffi::PyCapsule_GetName(cap.as_ptr());
+                if n.is_null() {
+                    ffi::PyErr_Clear();
+                    "a capsule without a name".to_string()
+                } else {
+                    format!("a capsule named '{}'", CStr::from_ptr(n).to_string_lossy())
+                }
+            } else {
+                cap.get_type().name()?.to_string()
+            };
+            return Err(type_error(
+                py,
+                format!(
+                    "expected a PyCapsule named '{}', got {what}",
+                    name.to_string_lossy()
+                ),
+            ));
+        }
         let p = ffi::PyCapsule_GetPointer(cap.as_ptr(), name.as_ptr()).cast::<T>();
         if p.is_null() {
-            return Err(PyErr::take(py).unwrap_or_else(|| {
-                type_error(
-                    py,
-                    format!("expected a capsule named '{}'", name.to_string_lossy()),
-                )
-            }));
+            return Err(PyErr::fetch(py));
         }
         Ok(std::ptr::replace(p, empty))
     }
@@ -796,15 +780,10 @@ pub fn from_arrow(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     if x.hasattr("__arrow_c_stream__")? {
         let cap = x.call_method0("__arrow_c_stream__")?;
         // SAFETY: the protocol's capsule points at an ArrowArrayStream the
-        // consumer may move out; arrow-rs's stream struct has that layout.
-        let stream = unsafe {
-            take_from_capsule(
-                py,
-                &cap,
-                ARROW_STREAM,
-                arrow_array::ffi_stream::FFI_ArrowArrayStream::empty(),
-            )?
-        };
+        // consumer may move out; arrow-rs's stream struct has that layout
+        // (and its `empty` is the released form).
+        let stream =
+            unsafe { take_from_capsule(py, &cap, ARROW_STREAM, FFI_ArrowArrayStream::empty())? };
         let a = py
             .detach(|| dynd::interop::arrow::from_arrow_stream(stream))
             .or_raise(py)?;

@@ -4,16 +4,17 @@
 //! once; malformed structs are typed errors.
 #![cfg(feature = "arrow")]
 
-use arrow_array::Array as _;
 use arrow_array::builder::{Int32Builder, ListBuilder, StringBuilder};
 use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema, to_ffi};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::types::Int32Type;
 use arrow_array::*;
+use arrow_array::Array as _;
 use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema};
 use dynd::interop::arrow::{
-    from_arrow_array, from_arrow_stream, from_record_batch, to_arrow_array, to_record_batch,
+    from_arrow_array, from_arrow_stream, from_record_batch, to_arrow_array, to_arrow_stream,
+    to_record_batch,
 };
 use dynd::{Array, ErrorKind};
 use half::f16;
@@ -364,6 +365,58 @@ fn streams_join_their_chunks() {
     let empty = RecordBatchIterator::new(Vec::new(), schema.clone());
     let a = from_arrow_stream(FFI_ArrowArrayStream::new(Box::new(empty))).unwrap();
     assert_eq!(a.tp().to_string(), "0 * {x: int32, s: string}");
+}
+
+#[test]
+fn a_stream_of_one_batch_keeps_its_rows() {
+    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int32, false)]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(Int32Array::from(vec![7, 8]))]);
+    let reader = RecordBatchIterator::new(vec![batch], schema);
+    let a = from_arrow_stream(FFI_ArrowArrayStream::new(Box::new(reader))).unwrap();
+    assert_eq!(a.tp().to_string(), "2 * {x: int32}");
+    assert_eq!(a.to_json(), r#"[{"x":7},{"x":8}]"#);
+}
+
+#[test]
+fn streams_of_any_type_round_trip() {
+    for (tp, json) in [
+        ("3 * var * ?int32", "[[1,null],[],[3]]"),
+        (
+            "2 * {x: int32, s: string}",
+            r#"[{"x":1,"s":"a"},{"x":2,"s":"bc"}]"#,
+        ),
+        ("3 * ?float64", "[1.5,null,3.0]"),
+        ("2 * 2 * int16", "[[1,2],[3,4]]"),
+        ("0 * string", "[]"),
+    ] {
+        let a = Array::from_json(tp, json).unwrap();
+        let b = from_arrow_stream(to_arrow_stream(&a).unwrap()).unwrap();
+        assert_eq!(b.tp().to_string(), tp, "{tp}");
+        assert_eq!(b.to_json(), json, "{tp}");
+    }
+    // Arrays without dims or without an Arrow form are typed errors.
+    let scalar = Array::from_json("int32", "1").unwrap();
+    assert_eq!(
+        to_arrow_stream(&scalar).unwrap_err().kind(),
+        ErrorKind::Type
+    );
+}
+
+#[test]
+fn an_exported_stream_is_read_by_arrow_rs() {
+    let a = Array::from_json("3 * ?int64", "[1, null, 3]").unwrap();
+    let reader =
+        arrow_array::ffi_stream::ArrayStreamReader::try_new(to_arrow_stream(&a).unwrap()).unwrap();
+    assert!(reader.field().is_nullable());
+    let chunks: Vec<ArrayRef> = reader.map(|c| c.unwrap()).collect();
+    assert_eq!(chunks.len(), 1);
+    let ints = chunks[0].as_any().downcast_ref::<Int64Array>().unwrap();
+    assert_eq!(
+        ints.iter().collect::<Vec<_>>(),
+        vec![Some(1), None, Some(3)]
+    );
+    // A stream dropped unread releases its array.
+    drop(to_arrow_stream(&a).unwrap());
 }
 
 /// An arrow-rs buffer whose owner counts its drops: the producer's

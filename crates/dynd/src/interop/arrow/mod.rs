@@ -6,9 +6,10 @@
 //! - [`to_arrow_array`] / [`from_arrow_array`]: ↔ arrow-rs [`ArrayRef`].
 //! - [`to_record_batch`] / [`from_record_batch`]: `N * {a: A, …}` (or
 //!   `var * {…}`) ↔ [`RecordBatch`], one column per field.
-//! - [`from_arrow_stream`]: an `FFI_ArrowArrayStream` of record batches
-//!   → one `N * {…}` array (see [its docs](from_arrow_stream) for how the
-//!   chunks join).
+//! - [`from_arrow_stream`] / [`to_arrow_stream`]: an
+//!   `FFI_ArrowArrayStream` (record batches or chunks of any type) → one
+//!   array (see [its docs](from_arrow_stream) for how the chunks join), and
+//!   an array → a stream of one chunk.
 //!
 //! The type mapping is in [`schema`]; what is zero-copy and what copies,
 //! in `export` and `import` (and docs/interop.md). An imported array is
@@ -33,7 +34,7 @@ mod stream;
 
 pub use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 pub use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-pub use stream::from_arrow_stream;
+pub use stream::{from_arrow_stream, to_arrow_stream};
 
 use crate::array::Array;
 use crate::error::{Error, Result};
