@@ -217,7 +217,7 @@ fn as_float(a: &Array) -> dynd::Result<Array> {
     } else {
         Type::float64()
     };
-    a.cast(&with_dims_of(a, target), ErrorMode::NoCheck)
+    a.cast(with_dims_of(a, target), ErrorMode::NoCheck)
 }
 
 fn needs_float(a: &Array) -> bool {

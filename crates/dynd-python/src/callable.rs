@@ -278,12 +278,15 @@ pub fn _callable_from_kernel(
             ));
         }
     }
-    // SAFETY: the addresses are the caller's functions of the prototypes
-    // (transmuted from nonzero addresses only).
     let data = Box::new(CFuncData {
-        single: (single != 0).then(|| unsafe { std::mem::transmute::<usize, ExprSingle>(single) }),
-        strided: (strided != 0)
-            .then(|| unsafe { std::mem::transmute::<usize, ExprStrided>(strided) }),
+        single: (single != 0).then(|| {
+            // SAFETY: a nonzero address of the caller's single function.
+            unsafe { std::mem::transmute::<usize, ExprSingle>(single) }
+        }),
+        strided: (strided != 0).then(|| {
+            // SAFETY: a nonzero address of the caller's strided function.
+            unsafe { std::mem::transmute::<usize, ExprStrided>(strided) }
+        }),
         nsrc: types.len() - 1,
         owner,
     });

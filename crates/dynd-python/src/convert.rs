@@ -20,16 +20,14 @@ pub fn array_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, tp: Option<Type>) -
     if let Ok(a) = obj.cast::<PyArray>() {
         let a = &a.get().a;
         return match tp {
-            Some(tp) => a
-                .cast(&with_dims_of(a, tp), Default::default())
-                .or_raise(py),
+            Some(tp) => a.cast(with_dims_of(a, tp), Default::default()).or_raise(py),
             None => a.copy().or_raise(py),
         };
     }
     if let Some(a) = crate::interop::from_buffer(py, obj)? {
         return match tp {
             Some(tp) => a
-                .cast(&with_dims_of(&a, tp), Default::default())
+                .cast(with_dims_of(&a, tp), Default::default())
                 .or_raise(py),
             None => a.copy().or_raise(py),
         };
@@ -111,15 +109,12 @@ pub fn weak_scalar(py: Python<'_>, obj: &Bound<'_, PyAny>, like: &Type) -> PyRes
             // naming the value, as NumPy's OverflowError does.
             return Array::from_json(Type::builtin(b), &text)
                 .map(Some)
-                .map_err(|e| {
+                .map_err(|_| {
                     to_py(
                         py,
                         dynd::Error::new(
                             dynd::ErrorKind::Overflow,
-                            format!(
-                                "Python integer {text} out of bounds for {target} ({})",
-                                e.message()
-                            ),
+                            format!("Python integer {text} out of bounds for {target}"),
                         ),
                     )
                 });

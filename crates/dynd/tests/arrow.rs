@@ -4,12 +4,12 @@
 //! once; malformed structs are typed errors.
 #![cfg(feature = "arrow")]
 
+use arrow_array::Array as _;
 use arrow_array::builder::{Int32Builder, ListBuilder, StringBuilder};
 use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema, to_ffi};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::types::Int32Type;
 use arrow_array::*;
-use arrow_array::Array as _;
 use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema};
 use dynd::interop::arrow::{

@@ -200,30 +200,59 @@ unsafe fn fields_of<V: ValueVisitor>(
 /// # Safety
 /// `data` is readable data of `b`.
 unsafe fn builtin(b: BuiltinType, data: *const u8) -> ScalarValue<'static> {
-    // SAFETY (every arm): (caller) one value of `b` at `data`.
-    if let Some(v) = with_native!(b, bool => |T| unsafe { T::load(data) }) {
-        return ScalarValue::Bool(v);
-    }
-    if let Some(v) = with_native!(b, signed => |T| unsafe { T::load(data) } as i128) {
-        return ScalarValue::Int(v);
-    }
-    if let Some(v) = with_native!(b, unsigned => |T| unsafe { T::load(data) } as u128) {
-        return ScalarValue::UInt(v);
-    }
-    if let Some(v) = with_native!(b, half => |T| unsafe { T::load(data) }.to_f64()) {
-        return ScalarValue::Float(v);
-    }
-    if let Some(v) = with_native!(b, ieee => |T| unsafe { T::load(data) } as f64) {
-        return ScalarValue::Float(v);
-    }
-    if let Some((re, im)) = with_native!(b, complex => |T| {
-        let c = unsafe { T::load(data) };
-        (c.re as f64, c.im as f64)
-    }) {
-        return ScalarValue::Complex(re, im);
-    }
-    ScalarValue::Void
+    let v = with_native!(b, |T| {
+        // SAFETY: (caller) one value of `b`, whose Rust type is `T`, at `data`.
+        let v = unsafe { T::load(data) };
+        Widen::widen(v)
+    });
+    v.unwrap_or(ScalarValue::Void)
 }
+
+/// A builtin's value as the widest [`ScalarValue`] of its kind.
+trait Widen {
+    fn widen(self) -> ScalarValue<'static>;
+}
+
+impl Widen for bool {
+    fn widen(self) -> ScalarValue<'static> {
+        ScalarValue::Bool(self)
+    }
+}
+
+macro_rules! widen {
+    ($variant:ident, $wide:ty; $($t:ty),*) => {$(
+        impl Widen for $t {
+            fn widen(self) -> ScalarValue<'static> {
+                ScalarValue::$variant(<$wide>::from(self))
+            }
+        }
+    )*};
+}
+crate::for_each_native!(signed => widen!(Int, i128;));
+crate::for_each_native!(unsigned => widen!(UInt, u128;));
+crate::for_each_native!(ieee => widen!(Float, f64;));
+
+macro_rules! widen_half {
+    ($($t:ty),*) => {$(
+        impl Widen for $t {
+            fn widen(self) -> ScalarValue<'static> {
+                ScalarValue::Float(self.to_f64())
+            }
+        }
+    )*};
+}
+crate::for_each_native!(half => widen_half);
+
+macro_rules! widen_complex {
+    ($($t:ty),*) => {$(
+        impl Widen for $t {
+            fn widen(self) -> ScalarValue<'static> {
+                ScalarValue::Complex(f64::from(self.re), f64::from(self.im))
+            }
+        }
+    )*};
+}
+crate::for_each_native!(complex => widen_complex);
 
 #[cfg(test)]
 mod tests {
