@@ -51,3 +51,14 @@ def test_a_type_argument_must_be_text_or_a_type():
         dynd.type(3)
     with pytest.raises(dynd.TypeMismatchError):
         dynd.array([1], type=3.5)
+
+
+def test_the_type_stubs_name_every_public_function():
+    import pathlib
+    import re
+
+    stub = (pathlib.Path(dynd.__file__).parent / "__init__.pyi").read_text()
+    assert (pathlib.Path(dynd.__file__).parent / "py.typed").exists()
+    names = set(dynd.callable_names()) | set(dynd.__all__)
+    missing = [n for n in sorted(names) if not re.search(rf"^(def|class) {n}\b|^{n} =|as {n}$", stub, re.M)]
+    assert missing == []
