@@ -47,6 +47,11 @@ What is compared (their side):
     (export + import) on 10M float64 and on the ragged array, against
     dynd's Array::to_arrow and to_arrow + from_arrow through the C Data
     Interface structs (needs pyarrow).
+  - python (the `dynd` package, when it imports in bench/.venv: install it
+    with `bench/.venv/bin/pip install ./crates/dynd-python`): `a + b` on
+    10-element float64 arrays from Python against np.add on the same; and
+    dynd.sum(x, axis=-1) on the ragged array from Python against the same
+    call from Rust (dynd-bench's "ragged sum inner axis") and ak.sum.
 """
 
 import os
@@ -1002,6 +1007,57 @@ def report(ours, skipped, dynd_err, theirs, quick, runs):
         print("worst ratio: n/a (no operation was measured on both sides)")
 
 
+def python_rows(ours, quick, runs):
+    """The Python side of dynd (the `dynd` package) against NumPy and
+    against dynd's own Rust calls; printed as its own table."""
+    print()
+    print("python: the dynd package called from Python (ratio = their time / our time)")
+    try:
+        import dynd
+    except ImportError as e:
+        print(f"  dynd not importable here ({e}); install it: {VENV_PY} -m pip install ./crates/dynd-python")
+        return
+    np = need("numpy")
+    rows = []
+    x = np.arange(10.0)
+    y = np.arange(10.0) * 0.5
+    a, b = dynd.asarray(x), dynd.asarray(y)
+    reps = 2000 if quick else 20000
+    ours_call = median_time_per_call(runs, reps, lambda: a + b)
+    theirs_call = median_time_per_call(runs, reps, lambda: np.add(x, y))
+    rows.append(["a + b, 10 float64 (per call)", f"{ours_call * 1e6:.2f} us", f"{theirs_call * 1e6:.2f} us",
+                 "numpy: np.add(x, y)", f"{theirs_call / ours_call:.2f}"])
+    nrows = 200_000 if quick else 1_000_000
+    try:
+        pa = need("pyarrow")
+        ak = need("awkward")
+        r = ragged(nrows)
+        layout = r.layout
+        item = pa.field("item", pa.float64(), nullable=False)
+        arr = pa.ListArray.from_arrays(
+            pa.array(np.asarray(layout.offsets)), pa.array(np.asarray(layout.content.data)), type=pa.list_(item)
+        )
+
+        class NonNullable:
+            def __arrow_c_array__(self, requested_schema=None):
+                schema = pa.field("x", arr.type, nullable=False).__arrow_c_schema__()
+                return schema, arr.__arrow_c_array__()[1]
+
+        d = dynd.from_arrow(NonNullable())
+        t_dynd = median_time(runs, lambda: dynd.sum(d, axis=-1))
+        rust = ours.get("ragged sum inner axis")
+        if rust:
+            rust_ms = rust["median_ms"]
+            rows.append([f"dynd.sum(x, axis=-1), {nrows:,} ragged rows", fmt_ms(t_dynd * 1e3), fmt_ms(rust_ms),
+                         "dynd from Rust (target: ratio >= 0.91)", f"{rust_ms / (t_dynd * 1e3):.2f}"])
+        t_ak = median_time(runs, lambda: ak.sum(r, axis=-1))
+        rows.append(["" if rust else f"dynd.sum(x, axis=-1), {nrows:,} ragged rows", fmt_ms(t_dynd * 1e3) if not rust else "",
+                     fmt_ms(t_ak * 1e3), "awkward: ak.sum(x, axis=-1)", f"{t_ak / t_dynd:.2f}"])
+    except Missing as e:
+        rows.append(["dynd.sum(x, axis=-1) ragged", "-", str(e), "-", "-"])
+    table(["operation", "dynd", "theirs", "library", "ratio"], rows)
+
+
 def main():
     args = sys.argv[1:]
     only = None
@@ -1032,6 +1088,8 @@ def main():
         say(f"compare.py: {dynd_err}")
     theirs = run_theirs(ours, quick, runs, only)
     report(ours, skipped, dynd_err, theirs, quick, runs)
+    if only is None or "python" in only or "ragged" in only:
+        python_rows(ours, quick, runs)
 
 
 if __name__ == "__main__":
