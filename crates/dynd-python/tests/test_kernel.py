@@ -55,7 +55,7 @@ def test_strided_negative_and_zero_strides():
     assert affine(rev, rev).to_list() == (3 * rev).tolist()
 
 
-def test_struct_field_at_unaligned_offset():
+def test_struct_field_view():
     a = dynd.array([{"tag": 1, "x": 1.5}, {"tag": 2, "x": -2.0}], type="2 * {tag: int8, x: float64}")
     x = a.x
     assert affine(x, 1.0).to_list() == [4.0, -3.0]
