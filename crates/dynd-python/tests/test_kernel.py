@@ -112,6 +112,23 @@ def test_bool_and_complex():
     assert modulus(z).to_list() == [5.0, 1.0]
 
 
+def test_python_numbers_and_lists_take_the_declared_types():
+    @dynd.kernel("(int32, int8) -> int64")
+    def add(a, b):
+        return a + b
+
+    r = add([[1, 2], [3, 4]], 3)
+    assert (str(r.type), r.to_list()) == ("2 * 2 * int64", [[4, 5], [6, 7]])
+    with pytest.raises(dynd.ValueOverflowError):
+        add([1], 300)
+    with pytest.raises(dynd.FractionalError):
+        add([1.5], 1)
+    # typed arrays are taken as they are
+    with pytest.raises(dynd.TypeMismatchError, match="does not accept"):
+        add(dynd.array([1, 2]), dynd.array(1, type="int8"))
+    assert add(dynd.array([1, 2], type="2 * int32"), dynd.array(1, type="int8")).to_list() == [2, 3]
+
+
 def test_return_value_is_converted():
     @dynd.kernel("(float64) -> int32")
     def trunc(x):
@@ -268,6 +285,30 @@ def test_callable_from_cfunc_single():
     assert f(np.arange(200_000.0)).to_list()[-1] == 3 * 199_999.0
 
 
+def test_callable_from_cfunc_strided():
+    from numba import cfunc, types
+
+    f64p = types.CPointer(types.float64)
+
+    @cfunc(
+        types.int32(f64p, types.intp, types.CPointer(f64p), types.CPointer(types.intp), types.intp, types.voidptr),
+        nopython=True,
+    )
+    def negate(dst, dst_stride, src, src_stride, count, self_):
+        s = src[0]
+        for i in range(count):
+            dst[i * (dst_stride // 8)] = -s[i * (src_stride[0] // 8)]
+        return 0
+
+    assert dynd._kernel.function_address(negate) == (negate.address, 6)
+    f = dynd.callable_from_cfunc(negate, "(float64) -> float64")
+    del negate
+    gc.collect()
+    assert f([[1.0, -2.0], [], [3.0]]).to_list() == [[-1.0, 2.0], [], [-3.0]]
+    # a single element goes through dynd's single-from-strided adapter
+    assert f(4.0).to_list() == -4.0
+
+
 def test_callable_from_ctypes_pointer_and_int():
     cf = _scale_cfunc()
     proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -298,6 +339,73 @@ def test_callable_from_cfunc_bad_signature():
         dynd.callable_from_cfunc(cf, "(float64 -> float64")
     with pytest.raises(dynd.TypeMismatchError):
         dynd.callable_from_cfunc(cf, "(var * float64) -> float64")
+
+
+# ---- every loop of the generated kernel ---------------------------------------
+
+
+@dynd.kernel("(float64, float64, float64) -> float64")
+def mix3(x, y, z):
+    return x * 100.0 + y * 10.0 + z
+
+
+def _mix3(x, y, z):
+    return x * 100.0 + y * 10.0 + z
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=40),
+    st.lists(st.sampled_from(["contiguous", "scalar", "reversed", "step2", "length1"]), min_size=3, max_size=3),
+)
+def test_three_sources_any_strides(n, kinds):
+    """Contiguous, broadcast (stride 0) and strided sources in every
+    combination: each stride pattern picks one of the generated loops."""
+    rng = np.random.default_rng(n)
+    args, expected = [], []
+    for kind in kinds:
+        base = rng.uniform(-9, 9, size=2 * n + 1).round(3)
+        if kind == "contiguous":
+            a = base[:n]
+        elif kind == "reversed":
+            a = base[:n][::-1]
+        elif kind == "step2":
+            a = base[: 2 * n : 2]
+        elif kind == "length1":
+            a = base[:1]
+        else:
+            a = float(base[0])
+        args.append(a)
+        expected.append(np.broadcast_to(a, (n,)) if kind != "length1" or n != 0 else a)
+    if all(k in ("scalar", "length1") for k in kinds):
+        n_out = None
+    else:
+        n_out = n
+    got = mix3(*[dynd.asarray(a) if isinstance(a, np.ndarray) else a for a in args]).to_list()
+    if n_out is None:
+        want = _mix3(*[np.asarray(a).reshape(-1)[0] if np.ndim(a) else a for a in args])
+        got = got if not isinstance(got, list) else got[0]
+        assert got == want
+    else:
+        cols = [np.broadcast_to(np.asarray(a, dtype=np.float64), (n,)) for a in args]
+        assert got == [_mix3(*(float(c[i]) for c in cols)) for i in range(n)]
+
+
+def test_clamp_like_pattern_and_four_sources():
+    @dynd.kernel("(float64, float64, float64) -> float64")
+    def clamp(x, lo, hi):
+        return min(max(x, lo), hi)
+
+    assert clamp([[-5.0, 0.5], [], [7.0]], 0.0, 1.0).to_list() == [[0.0, 0.5], [], [1.0]]
+
+    @dynd.kernel("(int32, int32, int32, int32) -> int64")
+    def weighted(a, b, c, d):
+        return a * 1000 + b * 100 + c * 10 + d
+
+    x = np.arange(6, dtype=np.int32)
+    assert weighted(x, 1, x[::-1].copy(), 2).to_list() == [i * 1000 + 100 + (5 - i) * 10 + 2 for i in range(6)]
+    assert weighted(x, x, x, x).to_list() == [1111 * i for i in range(6)]
+    assert weighted(x[::2], 0, 0, 0).to_list() == [0, 2000, 4000]
 
 
 # ---- property: equals the plain-Python map -----------------------------------
