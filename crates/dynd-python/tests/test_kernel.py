@@ -359,36 +359,29 @@ def _mix3(x, y, z):
     st.lists(st.sampled_from(["contiguous", "scalar", "reversed", "step2", "length1"]), min_size=3, max_size=3),
 )
 def test_three_sources_any_strides(n, kinds):
-    """Contiguous, broadcast (stride 0) and strided sources in every
-    combination: each stride pattern picks one of the generated loops."""
+    """Contiguous, broadcast (stride 0 or a length-1 dim) and strided
+    sources in every combination: each stride pattern picks one of the
+    generated loops, and all must agree with plain Python."""
     rng = np.random.default_rng(n)
-    args, expected = [], []
+    args = []
     for kind in kinds:
         base = rng.uniform(-9, 9, size=2 * n + 1).round(3)
-        if kind == "contiguous":
-            a = base[:n]
-        elif kind == "reversed":
-            a = base[:n][::-1]
-        elif kind == "step2":
-            a = base[: 2 * n : 2]
-        elif kind == "length1":
-            a = base[:1]
-        else:
-            a = float(base[0])
-        args.append(a)
-        expected.append(np.broadcast_to(a, (n,)) if kind != "length1" or n != 0 else a)
-    if all(k in ("scalar", "length1") for k in kinds):
-        n_out = None
-    else:
-        n_out = n
+        args.append(
+            {
+                "contiguous": base[:n],
+                "reversed": base[:n][::-1],
+                "step2": base[: 2 * n : 2],
+                "length1": base[:1],
+                "scalar": float(base[0]),
+            }[kind]
+        )
     got = mix3(*[dynd.asarray(a) if isinstance(a, np.ndarray) else a for a in args]).to_list()
-    if n_out is None:
-        want = _mix3(*[np.asarray(a).reshape(-1)[0] if np.ndim(a) else a for a in args])
-        got = got if not isinstance(got, list) else got[0]
-        assert got == want
-    else:
-        cols = [np.broadcast_to(np.asarray(a, dtype=np.float64), (n,)) for a in args]
-        assert got == [_mix3(*(float(c[i]) for c in cols)) for i in range(n)]
+    if all(k == "scalar" for k in kinds):
+        assert got == _mix3(*args)
+        return
+    size = n if any(k in ("contiguous", "reversed", "step2") for k in kinds) else 1
+    cols = [np.broadcast_to(np.asarray(a, dtype=np.float64), (size,)) for a in args]
+    assert got == [_mix3(*(float(c[i]) for c in cols)) for i in range(size)]
 
 
 def test_clamp_like_pattern_and_four_sources():

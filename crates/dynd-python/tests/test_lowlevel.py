@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import os
+import threading
+import time
 from ctypes import byref, c_double, c_void_p
 
+import numpy as np
 import pytest
 
 import dynd
@@ -279,3 +283,41 @@ def test_deferred_ckernel_bad_fields():
     assert ll.callable_from_deferred(byref(dck)) is None
     assert isinstance(ll.last_error(), dynd.InvalidArgumentError)
     assert ll.callable_from_deferred(None) is None
+
+
+@pytest.mark.skipif(
+    (os.cpu_count() or 1) < 2 or os.environ.get("RAYON_NUM_THREADS", "") == "1",
+    reason="dynd's worker pool has one thread",
+)
+def test_large_calls_run_third_party_kernels_on_several_threads():
+    """dynd splits a large call into tasks on its worker threads, also for a
+    kernel it did not write (each task calls the kernel on its own range)."""
+    threads: set[int] = set()
+    counts: list[int] = []
+
+    @ll.ExprStridedFunc
+    def record(dst, dst_stride, src, src_stride, count, self_):
+        threads.add(threading.get_ident())
+        counts.append(count)
+        time.sleep(0.005)  # lets the other workers take their tasks
+        return 0
+
+    @ll.InstantiateFunc
+    def instantiate(self_data, ckb, ckb_offset, arrmeta, kernreq):
+        end = ckb_offset + 2 * ctypes.sizeof(c_void_p)
+        if ll.ckernel_builder_ensure_capacity_leaf(ckb, end) != 0:
+            return -1
+        prefix = ll.CKernelPrefixStruct.from_address(ckb.contents.data + ckb_offset)
+        prefix.function = ctypes.cast(record, c_void_p).value
+        prefix.destructor = None
+        return end
+
+    f64 = ll.TYPE_ID["float64"]
+    dck = ll.DeferredCKernelStruct(0, 2, (c_void_p * 2)(f64, f64), None, instantiate, ll.FreeFunc())
+    h = ll.callable_from_deferred(byref(dck))
+    f = ll.callable_from_handle(h)
+    ll.callable_decref(h)
+    f(dynd.asarray(np.zeros(1_000_000)))
+    assert sum(counts) == 1_000_000
+    assert len(counts) > 1
+    assert len(threads) > 1

@@ -261,6 +261,7 @@ class _Owner:
         self.error_set = error_set
 
 
+@functools.cache
 def _error_set_pointer() -> Any:
     """``dynd_error_set`` of the shared library that holds ``dynd._dynd``, as
     a ctypes function pointer Numba can call from compiled code (the message
