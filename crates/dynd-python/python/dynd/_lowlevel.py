@@ -20,12 +20,23 @@ integer addresses (from Numba or another library) alike; strings are
 ``array_to_json``) are addresses to read with ``ctypes.string_at`` and free
 with :data:`string_free`; :func:`take_string` does both.
 
-A ckernel built by hand and handed to dynd::
+Building dynd's assignment kernel int32 -> float64 and calling it::
 
+    import ctypes
     from dynd import _lowlevel as ll
+
     ckb = ll.CKernelBuilderStruct()
     ll.ckernel_builder_construct(ctypes.byref(ckb))
-    ...
+    end = ll.make_assignment_kernel(ctypes.byref(ckb), 0, ll.TYPE_ID["float64"], None,
+                                    ll.TYPE_ID["int32"], None, ll.KERNEL_REQUEST_SINGLE,
+                                    ll.ASSIGN_DEFAULT)
+    if end < 0:
+        raise ll.last_error()
+    kernel = ll.CKernelPrefixStruct.from_address(ckb.data)
+    src, dst = ctypes.c_int32(-7), ctypes.c_double()
+    ll.ExprSingleFunc(kernel.function)(ctypes.addressof(dst),
+                                       (ctypes.c_void_p * 1)(ctypes.addressof(src)), ckb.data)
+    assert dst.value == -7.0
     ll.ckernel_builder_destruct(ctypes.byref(ckb))
 
 ``examples/python/lowlevel_ckernel.py`` builds a whole deferred ckernel in
@@ -344,8 +355,10 @@ def callable_from_handle(handle: int) -> Any:
     :data:`callable_from_deferred` or :data:`callable_lookup`). The handle
     is borrowed: the caller still releases its reference with
     :data:`callable_decref`; the result holds its own.
-    :class:`dynd.InvalidArgumentError` for NULL or a handle that is not a
-    live callable."""
+    :class:`dynd.InvalidArgumentError` for NULL, a small or misaligned
+    address, or readable memory that is not a live callable (dynd checks the
+    handle's tag); an address that is not readable memory at all crashes,
+    as it would in C."""
     if isinstance(handle, c_void_p):
         handle = handle.value
     if not isinstance(handle, int) or isinstance(handle, bool) or handle <= 0:
