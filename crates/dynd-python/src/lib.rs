@@ -12,6 +12,7 @@ mod callable;
 mod convert;
 mod errors;
 mod interop;
+mod lowlevel;
 mod module;
 mod types;
 

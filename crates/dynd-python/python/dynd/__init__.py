@@ -134,13 +134,15 @@ def callable_from_cfunc(cf: Any, signature: str, kind: str | None = None) -> Cal
     raise InvalidArgumentError(f"kind must be 'single' or 'strided', not {kind!r}")
 
 
-def kernel(signature: str, parallel: bool = True) -> Any:
+def kernel(signature: str) -> Any:
     """``@dynd.kernel("(float64) -> float64")``: compiles a scalar Python function
     with Numba into a dynd callable, lifted over fixed and var dims with
-    broadcasting and run on dynd's worker threads for large inputs."""
+    broadcasting and run on dynd's worker threads for large inputs (dynd
+    decides; ``RAYON_NUM_THREADS`` sets how many threads there are). An
+    exception raised inside the kernel becomes :class:`ExternalError`."""
     from ._kernel import kernel as _kernel
 
-    return _kernel(signature, parallel=parallel)
+    return _kernel(signature)
 
 
 def __getattr__(name: str) -> Any:
