@@ -136,6 +136,17 @@ pub fn weak_scalar(py: Python<'_>, obj: &Bound<'_, PyAny>, like: &Type) -> PyRes
             .map(Some)
             .or_raise(py);
     }
+    if let Ok(c) = obj.cast::<PyComplex>() {
+        let v = num_complex::Complex::new(c.real(), c.imag());
+        let target = match b {
+            Some(b) if is_complex(b) => Type::builtin(b),
+            _ => Type::builtin(Complex128),
+        };
+        return Array::from(v)
+            .cast(&target, dynd::kernels::assign::ErrorMode::NoCheck)
+            .map(Some)
+            .or_raise(py);
+    }
     if obj.is_instance_of::<PyString>() {
         return Ok(Some(Array::from(obj.extract::<&str>()?)));
     }

@@ -416,3 +416,11 @@ def test_missing_values_are_skipped(values):
     assert dynd.sum(a).to_list() == sum(present)
     assert dynd.count(a).to_list() == len(present)
     assert dynd.is_null(a).to_list() == [v is None for v in values]
+
+
+def test_complex_scalars():
+    c = dynd.array([1 + 2j, 3j], type="2 * complex[float64]")
+    assert (c * 1j).to_list() == [(-2 + 1j), (-3 + 0j)]
+    c[0] = 5 - 1j
+    assert c.to_list()[0] == 5 - 1j
+    assert (dynd.array([1.0]) + 2j).type == "1 * complex[float64]"
