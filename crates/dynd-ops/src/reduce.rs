@@ -774,16 +774,9 @@ where
     }
     fn prepare(&mut self, ex: &dyn Executor) -> Result<()> {
         self.op.prepare(ex)?;
-        let mut cache = vec![O::Elem::default(); numel(&self.sizes)];
-        let grain = (REDUCE_BLOCK / self.m.max(1)).max(1);
-        let n = cache.len();
-        par_pieces(ex, &mut cache, &grain_ranges(n, grain), &|r, p| {
-            let mut scratch = Vec::new();
-            for (k, o) in r.enumerate() {
-                p[k] = self.median_one(unravel(o, &self.sizes), &mut scratch);
-            }
-        });
-        self.cache = Some(cache);
+        self.cache = Some(per_output(ex, &self.sizes, self.m, |out, scratch| {
+            self.median_one(out, scratch)
+        }));
         Ok(())
     }
     cached_hooks!(op);
@@ -980,16 +973,9 @@ where
     }
     fn prepare(&mut self, ex: &dyn Executor) -> Result<()> {
         self.op.prepare(ex)?;
-        let mut cache = vec![O::Elem::default(); numel(&self.sizes)];
-        let grain = (REDUCE_BLOCK / self.m.max(1)).max(1);
-        let n = cache.len();
-        par_pieces(ex, &mut cache, &grain_ranges(n, grain), &|r, p| {
-            let mut scratch = Vec::new();
-            for (k, o) in r.enumerate() {
-                p[k] = self.one(unravel(o, &self.sizes), &mut scratch);
-            }
-        });
-        self.cache = Some(cache);
+        self.cache = Some(per_output(ex, &self.sizes, self.m, |out, scratch| {
+            self.one(out, scratch)
+        }));
         Ok(())
     }
     cached_hooks!(op);
@@ -1029,4 +1015,25 @@ where
 {
     let perm = axes_last::<O::Shape>("percentile", &axes)?;
     Ok(Expr(PercentileOp::new(permute(op, perm)?.0, q, method)?))
+}
+
+/// One value per output position of `sizes` (each reducing `m` input
+/// elements), computed by `one` in parallel pieces of about `REDUCE_BLOCK`
+/// input elements, each piece with its own scratch vector.
+fn per_output<S: Shape, E: Element>(
+    ex: &dyn Executor,
+    sizes: &S,
+    m: usize,
+    one: impl Fn(S, &mut Vec<E>) -> E + Sync,
+) -> Vec<E> {
+    let mut cache = vec![E::default(); numel(sizes)];
+    let grain = (REDUCE_BLOCK / m.max(1)).max(1);
+    let n = cache.len();
+    par_pieces(ex, &mut cache, &grain_ranges(n, grain), &|r, p| {
+        let mut scratch = Vec::new();
+        for (k, o) in r.enumerate() {
+            p[k] = one(unravel(o, sizes), &mut scratch);
+        }
+    });
+    cache
 }
