@@ -372,6 +372,28 @@ impl<O: Operator> ConcatNOp<O> {
     }
 }
 
+/// The operator hooks of an operator over `self.ops: Vec<O>` (the n-ary
+/// concat and stack): each hook runs on every input in order.
+macro_rules! each_op_hooks {
+    () => {
+        fn validate(&self) -> Result<()> {
+            self.ops.iter().try_for_each(|o| o.validate())
+        }
+        fn prepare(&mut self, ex: &dyn crate::executor::Executor) -> Result<()> {
+            self.ops.iter_mut().try_for_each(|o| o.prepare(ex))
+        }
+        fn finish(&mut self) {
+            self.ops.iter_mut().for_each(|o| o.finish());
+        }
+        fn visit_memory(&self, f: &mut dyn FnMut(crate::operator::MemRegion)) {
+            self.ops.iter().for_each(|o| o.visit_memory(f));
+        }
+        fn check_errors(&self) -> Result<()> {
+            self.ops.iter().try_for_each(|o| o.check_errors())
+        }
+    };
+}
+
 impl<O: Operator> Operator for ConcatNOp<O> {
     type Elem = O::Elem;
     type Shape = O::Shape;
@@ -394,21 +416,7 @@ impl<O: Operator> Operator for ConcatNOp<O> {
         let names: Vec<String> = self.ops.iter().map(|o| o.name()).collect();
         format!("concat<{}>({})", self.axis, names.join(", "))
     }
-    fn validate(&self) -> Result<()> {
-        self.ops.iter().try_for_each(|o| o.validate())
-    }
-    fn prepare(&mut self, ex: &dyn crate::executor::Executor) -> Result<()> {
-        self.ops.iter_mut().try_for_each(|o| o.prepare(ex))
-    }
-    fn finish(&mut self) {
-        self.ops.iter_mut().for_each(|o| o.finish());
-    }
-    fn visit_memory(&self, f: &mut dyn FnMut(crate::operator::MemRegion)) {
-        self.ops.iter().for_each(|o| o.visit_memory(f));
-    }
-    fn check_errors(&self) -> Result<()> {
-        self.ops.iter().try_for_each(|o| o.check_errors())
-    }
+    each_op_hooks!();
 }
 
 // SAFETY: (1) writes go to the operands, all reported; (2) each index
@@ -517,21 +525,7 @@ impl<O: Operator, S: Shape> Operator for StackNOp<O, S> {
         let names: Vec<String> = self.ops.iter().map(|o| o.name()).collect();
         format!("stack<{}>({})", self.axis, names.join(", "))
     }
-    fn validate(&self) -> Result<()> {
-        self.ops.iter().try_for_each(|o| o.validate())
-    }
-    fn prepare(&mut self, ex: &dyn crate::executor::Executor) -> Result<()> {
-        self.ops.iter_mut().try_for_each(|o| o.prepare(ex))
-    }
-    fn finish(&mut self) {
-        self.ops.iter_mut().for_each(|o| o.finish());
-    }
-    fn visit_memory(&self, f: &mut dyn FnMut(crate::operator::MemRegion)) {
-        self.ops.iter().for_each(|o| o.visit_memory(f));
-    }
-    fn check_errors(&self) -> Result<()> {
-        self.ops.iter().try_for_each(|o| o.check_errors())
-    }
+    each_op_hooks!();
 }
 
 /// The operators `ops` (at least one, all of one type and shape) stacked
