@@ -3,6 +3,9 @@
 
     python3 bench/compare.py [--quick] [--only GROUP[,GROUP...]]
 
+GROUP is a dynd-bench group, or `python` for the rows of the dynd Python
+package alone (with `ragged` too, they include the Rust-call comparison).
+
 --only runs only those dynd-bench groups (copies, casts, new_arrays, ...)
 and their counterparts. DYND_BENCH=/path/to/dynd-bench runs that binary
 instead of building this tree's (to compare two builds side by side).
@@ -1083,7 +1086,12 @@ def main():
     ensure_venv_and_reexec()
     import_libs()
     runs = 5 if quick else 15
-    ours, skipped, dynd_err = run_dynd(quick, only)
+    # "python" is compare.py's own group (the dynd package), not dynd-bench's.
+    bench_only = None if only is None else [g for g in only if g != "python"]
+    if bench_only == []:
+        ours, skipped, dynd_err = {}, {}, None
+    else:
+        ours, skipped, dynd_err = run_dynd(quick, bench_only)
     if dynd_err:
         say(f"compare.py: {dynd_err}")
     theirs = run_theirs(ours, quick, runs, only)
