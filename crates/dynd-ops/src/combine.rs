@@ -13,7 +13,7 @@
 use crate::element::Num;
 use crate::mapped::{IndexMap, Injective, Line, Mapped};
 use crate::operator::{Expr, LvalueOp, Operator, default_fill_line, forward_hooks, read_line};
-use crate::rank::{AddDim, Shape, check_axis, fmt_shape, index_from};
+use crate::rank::{AddDim, Shape, check_axis, fmt_shape, index_from, rank_at_least};
 use dynd::{Error, Result};
 use std::ops::Range;
 
@@ -894,12 +894,7 @@ pub type Shift2Op<O> = Mapped<ShiftOp<O>, ShiftMap<<O as Operator>::Shape>>;
 /// moves to the middle (element `i` is element `(i + (n + 1) / 2) mod n`;
 /// NumPy's `fftshift` along the last axis).
 pub fn fftshift1d<O: Operator>(op: O) -> Expr<ShiftOp<O>> {
-    const {
-        assert!(
-            O::Shape::RANK >= 1,
-            "fftshift1d needs an operator of rank 1 or more"
-        )
-    };
+    rank_at_least::<O::Shape, 1>();
     let last = O::Shape::RANK - 1;
     let n = op.sizes()[last];
     rotated(op, last, n.div_ceil(2))
@@ -908,12 +903,7 @@ pub fn fftshift1d<O: Operator>(op: O) -> Expr<ShiftOp<O>> {
 /// MatX's `ifftshift1D`, the inverse of [`fftshift1d`]: element `i` is
 /// element `(i + n / 2) mod n` (the same as `fftshift1d` for even `n`).
 pub fn ifftshift1d<O: Operator>(op: O) -> Expr<ShiftOp<O>> {
-    const {
-        assert!(
-            O::Shape::RANK >= 1,
-            "ifftshift1d needs an operator of rank 1 or more"
-        )
-    };
+    rank_at_least::<O::Shape, 1>();
     let last = O::Shape::RANK - 1;
     let n = op.sizes()[last];
     rotated(op, last, n / 2)
@@ -922,12 +912,7 @@ pub fn ifftshift1d<O: Operator>(op: O) -> Expr<ShiftOp<O>> {
 /// MatX's `fftshift2D`: [`fftshift1d`] along each of the last two dims
 /// (swaps the quadrants of each matrix).
 pub fn fftshift2d<O: Operator>(op: O) -> Expr<Shift2Op<O>> {
-    const {
-        assert!(
-            O::Shape::RANK >= 2,
-            "fftshift2d needs an operator of rank 2 or more"
-        )
-    };
+    rank_at_least::<O::Shape, 2>();
     let (r, c) = (O::Shape::RANK - 2, O::Shape::RANK - 1);
     let s = op.sizes();
     rotated(rotated(op, c, s[c].div_ceil(2)).0, r, s[r].div_ceil(2))
@@ -935,12 +920,7 @@ pub fn fftshift2d<O: Operator>(op: O) -> Expr<Shift2Op<O>> {
 
 /// MatX's `ifftshift2D`: [`ifftshift1d`] along each of the last two dims.
 pub fn ifftshift2d<O: Operator>(op: O) -> Expr<Shift2Op<O>> {
-    const {
-        assert!(
-            O::Shape::RANK >= 2,
-            "ifftshift2d needs an operator of rank 2 or more"
-        )
-    };
+    rank_at_least::<O::Shape, 2>();
     let (r, c) = (O::Shape::RANK - 2, O::Shape::RANK - 1);
     let s = op.sizes();
     rotated(rotated(op, c, s[c] / 2).0, r, s[r] / 2)

@@ -688,6 +688,22 @@ where
     Expr(UnaryOp::new(a))
 }
 
+/// The public function `$fname(a, b)` of the binary scalar function `$F`.
+macro_rules! binary_face {
+    ($(#[$doc:meta])* $fname:ident, $F:ident) => {
+        $(#[$doc])*
+        pub fn $fname<A, B>(a: A, b: B) -> Binary<A, B, $F>
+        where
+            A: Operator,
+            B: Operator<Elem = A::Elem>,
+            A::Shape: Broadcast<B::Shape>,
+            $F: BinaryFn<A::Elem, A::Elem>,
+        {
+            binary(a, b)
+        }
+    };
+}
+
 macro_rules! binary_fns {
     ($($(#[$doc:meta])* $fname:ident, $F:ident, [$($bound:tt)*], $Out:ty, |$x:ident, $y:ident| $body:expr;)*) => {$(
         #[doc = concat!("The scalar function of [`", stringify!($fname), "`].")]
@@ -703,16 +719,7 @@ macro_rules! binary_fns {
                 $body
             }
         }
-        $(#[$doc])*
-        pub fn $fname<A, B>(a: A, b: B) -> Binary<A, B, $F>
-        where
-            A: Operator,
-            B: Operator<Elem = A::Elem>,
-            A::Shape: Broadcast<B::Shape>,
-            $F: BinaryFn<A::Elem, A::Elem>,
-        {
-            binary(a, b)
-        }
+        binary_face!($(#[$doc])* $fname, $F);
     )*};
 }
 
@@ -744,16 +751,7 @@ macro_rules! dynd_fns {
                 <scalar::$Op as scalar::BinaryOp<T>>::error(a, b)
             }
         }
-        $(#[$doc])*
-        pub fn $fname<A, B>(a: A, b: B) -> Binary<A, B, $F>
-        where
-            A: Operator,
-            B: Operator<Elem = A::Elem>,
-            A::Shape: Broadcast<B::Shape>,
-            $F: BinaryFn<A::Elem, A::Elem>,
-        {
-            binary(a, b)
-        }
+        binary_face!($(#[$doc])* $fname, $F);
     )*};
 }
 

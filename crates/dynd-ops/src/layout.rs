@@ -24,7 +24,7 @@
 //! ```compile_fail
 //! use dynd_ops::{Tensor, transpose_matrix};
 //! let v = Tensor::<f64, [usize; 1]>::zeros([3]);
-//! let _ = transpose_matrix(&v); // "transpose_matrix needs an operator of rank 2 or more"
+//! let _ = transpose_matrix(&v); // needs an operator of rank 2 or more
 //! ```
 //!
 //! ```compile_fail
@@ -36,7 +36,8 @@
 use crate::mapped::{IndexMap, Injective, Line, Mapped};
 use crate::operator::{Expr, Operator};
 use crate::rank::{
-    DropDims, Shape, check_axis, fmt_shape, index_from, numel, ravel, unravel, unravel_into,
+    DropDims, Shape, check_axis, fmt_shape, index_from, numel, rank_at_least, ravel, unravel,
+    unravel_into,
 };
 use dynd::{Error, Result};
 
@@ -126,12 +127,7 @@ pub fn transpose<O: Operator>(op: O) -> Expr<PermuteOp<O>> {
 
 /// The last two dims swapped (a batch of transposed matrices).
 pub fn transpose_matrix<O: Operator>(op: O) -> Expr<PermuteOp<O>> {
-    const {
-        assert!(
-            O::Shape::RANK >= 2,
-            "transpose_matrix needs an operator of rank 2 or more"
-        )
-    };
+    rank_at_least::<O::Shape, 2>();
     let n = O::Shape::RANK;
     let mut perm = O::Shape::zeros();
     for d in 0..n {
@@ -201,23 +197,13 @@ pub fn reverse<O: Operator>(op: O, axis: usize) -> Result<Expr<ReverseOp<O>>> {
 /// The rows (dim `RANK - 2`) upside down; for a rank-1 operator, its one
 /// dim reversed (as MatX, and as [`fliplr`]).
 pub fn flipud<O: Operator>(op: O) -> Expr<ReverseOp<O>> {
-    const {
-        assert!(
-            O::Shape::RANK >= 1,
-            "flipud needs an operator of rank 1 or more"
-        )
-    };
+    rank_at_least::<O::Shape, 1>();
     reversed(op, O::Shape::RANK.saturating_sub(2))
 }
 
 /// The columns (the last dim) left to right.
 pub fn fliplr<O: Operator>(op: O) -> Expr<ReverseOp<O>> {
-    const {
-        assert!(
-            O::Shape::RANK >= 1,
-            "fliplr needs an operator of rank 1 or more"
-        )
-    };
+    rank_at_least::<O::Shape, 1>();
     reversed(op, O::Shape::RANK - 1)
 }
 

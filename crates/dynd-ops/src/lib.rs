@@ -190,8 +190,8 @@ pub mod detail {
     };
     pub use crate::mapped::{ExpandMap, ExpandOp, IndexMap, Injective, Line, Mapped};
     pub use crate::reduce::{
-        ArgExtremeR, ExtremeR, LogicR, MeanR, MedianOp, PercentileOp, ProdR, ReduceOp, Reduced,
-        ReducedAxes, SumR, VarR,
+        ArgExtremeR, ExtremeR, LogicR, MeanR, MedianOp, OrderOp, PercentileOp, Pick, ProdR,
+        ReduceOp, Reduced, ReducedAxes, SumR, VarR,
     };
     pub use crate::transform::{CumsumOp, FftOp, MatmulOp, SortOp};
 }

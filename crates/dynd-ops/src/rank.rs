@@ -187,6 +187,19 @@ pub(crate) fn unravel_into<S: Shape>(
     }
 }
 
+/// Fails to compile unless `S` has at least `R` dims: the check of the
+/// functions that need a rank (`fft2`, `transpose_matrix`, ...). The compiler's
+/// note "the above error was encountered while instantiating" names the caller.
+#[inline(always)]
+pub(crate) fn rank_at_least<S: Shape, const R: usize>() {
+    const {
+        assert!(
+            S::RANK >= R,
+            "this function needs an operator of a higher rank (see its docs)"
+        )
+    }
+}
+
 /// An `Index` error unless `axis` is below the rank of `S`; `what` names
 /// the function.
 pub(crate) fn check_axis<S: Shape>(what: &str, axis: usize) -> Result<()> {

@@ -687,127 +687,7 @@ reductions! {
     fn std_axes;
 }
 
-// ---------------------------------------------------------------- median
-
-/// The median of an operator's trailing dims.
-#[derive(Clone)]
-pub struct MedianOp<O: Operator, S> {
-    op: O,
-    inner: O::Shape,
-    sizes: S,
-    m: usize,
-    cache: Option<Vec<O::Elem>>,
-}
-
-impl<O: Operator, S: Shape> MedianOp<O, S>
-where
-    O::Elem: Float,
-{
-    fn new(op: O) -> Self {
-        let inner = op.sizes();
-        let (sizes, m) = kept_and_folded(inner);
-        MedianOp {
-            op,
-            inner,
-            sizes,
-            m,
-            cache: None,
-        }
-    }
-
-    fn median_one(&self, out: S, scratch: &mut Vec<O::Elem>) -> O::Elem {
-        let n = O::Shape::RANK;
-        let idx: O::Shape = base_of(out);
-        scratch.clear();
-        scratch.resize(self.m, O::Elem::default());
-        if n == S::RANK {
-            scratch[0] = self.op.get(idx);
-        } else {
-            for_runs(idx, &self.inner, S::RANK, n, self.m, |i, at, k| {
-                self.op.fill_line(i, n - 1, 1, &mut scratch[at..at + k]);
-            });
-        }
-        if scratch.iter().any(|x| x.is_nan_value()) {
-            return <O::Elem as num_traits::Float>::nan();
-        }
-        let mid = self.m / 2;
-        let (_, &mut hi, _) = scratch.select_nth_unstable_by(mid, O::Elem::total_order);
-        if self.m % 2 == 1 {
-            return hi;
-        }
-        let lo = scratch[..mid].iter().copied().fold(
-            <O::Elem as num_traits::Float>::neg_infinity(),
-            |a, b| {
-                if b > a { b } else { a }
-            },
-        );
-        lo.plus(hi.minus(lo).over(O::Elem::of_usize(2)))
-    }
-}
-
-impl<O: Operator, S: Shape> Operator for MedianOp<O, S>
-where
-    O::Elem: Float,
-{
-    type Elem = O::Elem;
-    type Shape = S;
-    fn sizes(&self) -> S {
-        self.sizes
-    }
-    fn get(&self, idx: S) -> O::Elem {
-        match &self.cache {
-            Some(c) => c[ravel(&idx, &self.sizes)],
-            None => self.median_one(idx, &mut Vec::new()),
-        }
-    }
-    fn name(&self) -> String {
-        format!("median({})", self.op.name())
-    }
-    fn validate(&self) -> Result<()> {
-        self.op.validate()?;
-        if self.m == 0 && numel(&self.sizes) > 0 {
-            return Err(Error::invalid_argument(
-                "median: cannot reduce an empty slice",
-            ));
-        }
-        Ok(())
-    }
-    fn prepare(&mut self, ex: &dyn Executor) -> Result<()> {
-        self.op.prepare(ex)?;
-        self.cache = Some(per_output(ex, &self.sizes, self.m, |out, scratch| {
-            self.median_one(out, scratch)
-        }));
-        Ok(())
-    }
-    cached_hooks!(op);
-}
-
-/// The median of all elements (the mean of the two middle values for an
-/// even count; NaN if any is NaN). An empty operator is an error.
-pub fn median<O: Operator>(op: O) -> Expr<MedianOp<O, [usize; 0]>>
-where
-    O::Elem: Float,
-{
-    Expr(MedianOp::new(op))
-}
-
-/// [`median`] over `axes`.
-///
-/// # Errors
-/// `Index` when the axes are not distinct dims of `op`.
-pub fn median_axes<O: Operator, const D: usize>(
-    op: O,
-    axes: [usize; D],
-) -> Result<Expr<MedianOp<PermuteOp<O>, <O::Shape as DropDims<D>>::Out>>>
-where
-    O::Elem: Float,
-    O::Shape: DropDims<D>,
-{
-    let perm = axes_last::<O::Shape>("median", &axes)?;
-    Ok(Expr(MedianOp::new(permute(op, perm)?.0)))
-}
-
-// ---------------------------------------------------------------- percentile
+// ---------------------------------------------------------------- median, percentile
 
 /// How [`percentile`] picks or interpolates between the sorted values
 /// (MatX's `PercentileMethod`, defined as NumPy's methods of the same
@@ -884,41 +764,61 @@ impl PercentileMethod {
     }
 }
 
-/// A percentile of an operator's trailing dims.
+/// Which order statistic an [`OrderOp`] computes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pick {
+    /// The median: the middle value, or the mean of the two middle values
+    /// for an even count (found by selection, not by a sort).
+    Median,
+    /// The `q`-th percentile (0 to 100) by a method.
+    Percentile(f64, PercentileMethod),
+}
+
+impl Pick {
+    fn what(self) -> &'static str {
+        match self {
+            Pick::Median => "median",
+            Pick::Percentile(..) => "percentile",
+        }
+    }
+}
+
+/// An order statistic ([`median`], [`percentile`]) of an operator's
+/// trailing dims: one value per position of the kept dims `S`, computed
+/// for all of them in parallel pieces when the expression is prepared.
 #[derive(Clone)]
-pub struct PercentileOp<O: Operator, S> {
+pub struct OrderOp<O: Operator, S> {
     op: O,
-    q: f64,
-    method: PercentileMethod,
+    pick: Pick,
     inner: O::Shape,
     sizes: S,
     m: usize,
     cache: Option<Vec<O::Elem>>,
 }
 
-impl<O: Operator, S: Shape> PercentileOp<O, S>
+/// [`median`]'s operator.
+pub type MedianOp<O, S> = OrderOp<O, S>;
+/// [`percentile`]'s operator.
+pub type PercentileOp<O, S> = OrderOp<O, S>;
+
+impl<O: Operator, S: Shape> OrderOp<O, S>
 where
     O::Elem: Float,
 {
-    fn new(op: O, q: f64, method: PercentileMethod) -> Result<Self> {
-        if !(0.0..=100.0).contains(&q) {
-            return Err(Error::invalid_argument(format!(
-                "percentile: q = {q} is not between 0 and 100"
-            )));
-        }
+    fn new(op: O, pick: Pick) -> Self {
         let inner = op.sizes();
         let (sizes, m) = kept_and_folded(inner);
-        Ok(PercentileOp {
+        OrderOp {
             op,
-            q,
-            method,
+            pick,
             inner,
             sizes,
             m,
             cache: None,
-        })
+        }
     }
 
+    /// The statistic of the slice under the output position `out`.
     fn one(&self, out: S, scratch: &mut Vec<O::Elem>) -> O::Elem {
         let n = O::Shape::RANK;
         let idx: O::Shape = base_of(out);
@@ -934,12 +834,33 @@ where
         if scratch.iter().any(|x| x.is_nan_value()) {
             return <O::Elem as num_traits::Float>::nan();
         }
-        scratch.sort_unstable_by(O::Elem::total_order);
-        self.method.pick(scratch, self.q)
+        match self.pick {
+            Pick::Median => median_of(scratch),
+            Pick::Percentile(q, method) => {
+                scratch.sort_unstable_by(O::Elem::total_order);
+                method.pick(scratch, q)
+            }
+        }
     }
 }
 
-impl<O: Operator, S: Shape> Operator for PercentileOp<O, S>
+/// The median of `x` (not empty, no NaN), reordering it.
+fn median_of<T: Float>(x: &mut [T]) -> T {
+    let mid = x.len() / 2;
+    let (_, &mut hi, _) = x.select_nth_unstable_by(mid, T::total_order);
+    if x.len() % 2 == 1 {
+        return hi;
+    }
+    let lo = x[..mid]
+        .iter()
+        .copied()
+        .fold(<T as num_traits::Float>::neg_infinity(), |a, b| {
+            if b > a { b } else { a }
+        });
+    lo.plus(hi.minus(lo).over(T::of_usize(2)))
+}
+
+impl<O: Operator, S: Shape> Operator for OrderOp<O, S>
 where
     O::Elem: Float,
 {
@@ -955,19 +876,20 @@ where
         }
     }
     fn name(&self) -> String {
-        format!(
-            "percentile<{}, {:?}>({})",
-            self.q,
-            self.method,
-            self.op.name()
-        )
+        match self.pick {
+            Pick::Median => format!("median({})", self.op.name()),
+            Pick::Percentile(q, method) => {
+                format!("percentile<{q}, {method:?}>({})", self.op.name())
+            }
+        }
     }
     fn validate(&self) -> Result<()> {
         self.op.validate()?;
         if self.m == 0 && numel(&self.sizes) > 0 {
-            return Err(Error::invalid_argument(
-                "percentile: cannot reduce an empty slice",
-            ));
+            return Err(Error::invalid_argument(format!(
+                "{}: cannot reduce an empty slice",
+                self.pick.what()
+            )));
         }
         Ok(())
     }
@@ -979,6 +901,44 @@ where
         Ok(())
     }
     cached_hooks!(op);
+}
+
+/// An order statistic over `axes` (moved last, as the other reductions).
+fn order_axes<O: Operator, const D: usize>(
+    op: O,
+    axes: [usize; D],
+    pick: Pick,
+) -> Result<Expr<OrderOp<PermuteOp<O>, <O::Shape as DropDims<D>>::Out>>>
+where
+    O::Elem: Float,
+    O::Shape: DropDims<D>,
+{
+    let perm = axes_last::<O::Shape>(pick.what(), &axes)?;
+    Ok(Expr(OrderOp::new(permute(op, perm)?.0, pick)))
+}
+
+/// The median of all elements (the mean of the two middle values for an
+/// even count; NaN if any is NaN). An empty operator is an error.
+pub fn median<O: Operator>(op: O) -> Expr<MedianOp<O, [usize; 0]>>
+where
+    O::Elem: Float,
+{
+    Expr(OrderOp::new(op, Pick::Median))
+}
+
+/// [`median`] over `axes`.
+///
+/// # Errors
+/// `Index` when the axes are not distinct dims of `op`.
+pub fn median_axes<O: Operator, const D: usize>(
+    op: O,
+    axes: [usize; D],
+) -> Result<Expr<MedianOp<PermuteOp<O>, <O::Shape as DropDims<D>>::Out>>>
+where
+    O::Elem: Float,
+    O::Shape: DropDims<D>,
+{
+    order_axes(op, axes, Pick::Median)
 }
 
 /// The `q`-th percentile (`q` from 0 to 100, fractions allowed) of all
@@ -995,7 +955,8 @@ pub fn percentile<O: Operator>(
 where
     O::Elem: Float,
 {
-    Ok(Expr(PercentileOp::new(op, q, method)?))
+    check_q(q)?;
+    Ok(Expr(OrderOp::new(op, Pick::Percentile(q, method))))
 }
 
 /// [`percentile`] over `axes`: the result keeps the other dims, in order.
@@ -1013,8 +974,18 @@ where
     O::Elem: Float,
     O::Shape: DropDims<D>,
 {
-    let perm = axes_last::<O::Shape>("percentile", &axes)?;
-    Ok(Expr(PercentileOp::new(permute(op, perm)?.0, q, method)?))
+    check_q(q)?;
+    order_axes(op, axes, Pick::Percentile(q, method))
+}
+
+/// `InvalidArgument` unless the percentile `q` is between 0 and 100.
+fn check_q(q: f64) -> Result<()> {
+    if (0.0..=100.0).contains(&q) {
+        return Ok(());
+    }
+    Err(Error::invalid_argument(format!(
+        "percentile: q = {q} is not between 0 and 100"
+    )))
 }
 
 /// One value per output position of `sizes` (each reducing `m` input

@@ -17,7 +17,7 @@ use crate::assign::materialize;
 use crate::element::{Element, Num};
 use crate::executor::{Executor, TASK_ELEMS, grain_ranges, par_pieces};
 use crate::operator::{Expr, MemRegion, Operator, cached_hooks, read_line};
-use crate::rank::{Shape, fmt_shape, numel};
+use crate::rank::{Shape, fmt_shape, numel, rank_at_least};
 use crate::tensor::Tensor;
 use dynd::{Error, Result};
 use num_complex::Complex;
@@ -204,12 +204,7 @@ where
     B: Operator<Elem = A::Elem, Shape = A::Shape>,
     A::Elem: Gemm,
 {
-    const {
-        assert!(
-            A::Shape::RANK >= 2,
-            "matmul needs operators of rank 2 or more"
-        )
-    };
+    rank_at_least::<A::Shape, 2>();
     let r = A::Shape::RANK;
     let (sa, sb) = (a.sizes(), b.sizes());
     let batch_ok = (0..r - 2).all(|d| sa[d] == sb[d]);
@@ -663,113 +658,62 @@ fn fft_op<O: Operator>(op: O, dims: usize, inverse: bool, norm: FftNorm) -> Expr
     })
 }
 
-/// The discrete Fourier transform along the last dim, of every run of it:
-/// `X[k] = sum_j x[j] e^(-2 pi i j k / n)`, unscaled (MatX's `fft` with
-/// its default [`FftNorm::Backward`]; computed by `rustfft`, any `n`).
-/// Real input converts with [`to_complex`](crate::to_complex).
-pub fn fft<O, F>(op: O) -> Expr<FftOp<O>>
-where
-    O: Operator<Elem = Complex<F>>,
-    F: FftFloat,
-    Complex<F>: Element,
-{
-    fft_with(op, FftNorm::Backward)
+/// The transforms: each `$name` (default scaling, [`FftNorm::Backward`])
+/// and its `$with` form taking the scaling, over the last `$dims` dims.
+macro_rules! fft_fns {
+    ($(
+        $(#[$doc:meta])*
+        fn $name:ident;
+        $(#[$wdoc:meta])*
+        fn $with:ident: $dims:literal dims, inverse: $inverse:literal;
+    )*) => {$(
+        $(#[$doc])*
+        pub fn $name<O, F>(op: O) -> Expr<FftOp<O>>
+        where
+            O: Operator<Elem = Complex<F>>,
+            F: FftFloat,
+            Complex<F>: Element,
+        {
+            $with(op, FftNorm::Backward)
+        }
+        $(#[$wdoc])*
+        pub fn $with<O, F>(op: O, norm: FftNorm) -> Expr<FftOp<O>>
+        where
+            O: Operator<Elem = Complex<F>>,
+            F: FftFloat,
+            Complex<F>: Element,
+        {
+            rank_at_least::<O::Shape, $dims>();
+            fft_op(op, $dims, $inverse, norm)
+        }
+    )*};
 }
 
-/// The inverse transform along the last dim: `x[j] = (1/n) sum_k X[k]
-/// e^(2 pi i j k / n)` (MatX's `ifft`, scaled by `1/n` by default), so
-/// `ifft(fft(x)) == x` up to rounding.
-pub fn ifft<O, F>(op: O) -> Expr<FftOp<O>>
-where
-    O: Operator<Elem = Complex<F>>,
-    F: FftFloat,
-    Complex<F>: Element,
-{
-    ifft_with(op, FftNorm::Backward)
-}
+fft_fns! {
+    /// The discrete Fourier transform along the last dim, of every run of it:
+    /// `X[k] = sum_j x[j] e^(-2 pi i j k / n)`, unscaled (MatX's `fft` with
+    /// its default [`FftNorm::Backward`]; computed by `rustfft`, any `n`).
+    /// Real input converts with [`to_complex`](crate::to_complex).
+    fn fft;
+    /// [`fft`] with the scaling `norm`.
+    fn fft_with: 1 dims, inverse: false;
 
-/// [`fft`] with the scaling `norm`.
-pub fn fft_with<O, F>(op: O, norm: FftNorm) -> Expr<FftOp<O>>
-where
-    O: Operator<Elem = Complex<F>>,
-    F: FftFloat,
-    Complex<F>: Element,
-{
-    const {
-        assert!(
-            O::Shape::RANK >= 1,
-            "fft needs an operator of rank 1 or more"
-        )
-    };
-    fft_op(op, 1, false, norm)
-}
+    /// The inverse transform along the last dim: `x[j] = (1/n) sum_k X[k]
+    /// e^(2 pi i j k / n)` (MatX's `ifft`, scaled by `1/n` by default), so
+    /// `ifft(fft(x)) == x` up to rounding.
+    fn ifft;
+    /// [`ifft`] with the scaling `norm`.
+    fn ifft_with: 1 dims, inverse: true;
 
-/// [`ifft`] with the scaling `norm`.
-pub fn ifft_with<O, F>(op: O, norm: FftNorm) -> Expr<FftOp<O>>
-where
-    O: Operator<Elem = Complex<F>>,
-    F: FftFloat,
-    Complex<F>: Element,
-{
-    const {
-        assert!(
-            O::Shape::RANK >= 1,
-            "ifft needs an operator of rank 1 or more"
-        )
-    };
-    fft_op(op, 1, true, norm)
-}
+    /// The 2-D transform over the last two dims of every matrix (MatX's
+    /// `fft2`; unscaled by default).
+    fn fft2;
+    /// [`fft2`] with the scaling `norm`.
+    fn fft2_with: 2 dims, inverse: false;
 
-/// The 2-D transform over the last two dims of every matrix (MatX's
-/// `fft2`; unscaled by default).
-pub fn fft2<O, F>(op: O) -> Expr<FftOp<O>>
-where
-    O: Operator<Elem = Complex<F>>,
-    F: FftFloat,
-    Complex<F>: Element,
-{
-    fft2_with(op, FftNorm::Backward)
-}
-
-/// The inverse 2-D transform (MatX's `ifft2`; scaled by `1/(rows cols)`
-/// by default).
-pub fn ifft2<O, F>(op: O) -> Expr<FftOp<O>>
-where
-    O: Operator<Elem = Complex<F>>,
-    F: FftFloat,
-    Complex<F>: Element,
-{
-    ifft2_with(op, FftNorm::Backward)
-}
-
-/// [`fft2`] with the scaling `norm`.
-pub fn fft2_with<O, F>(op: O, norm: FftNorm) -> Expr<FftOp<O>>
-where
-    O: Operator<Elem = Complex<F>>,
-    F: FftFloat,
-    Complex<F>: Element,
-{
-    const {
-        assert!(
-            O::Shape::RANK >= 2,
-            "fft2 needs an operator of rank 2 or more"
-        )
-    };
-    fft_op(op, 2, false, norm)
-}
-
-/// [`ifft2`] with the scaling `norm`.
-pub fn ifft2_with<O, F>(op: O, norm: FftNorm) -> Expr<FftOp<O>>
-where
-    O: Operator<Elem = Complex<F>>,
-    F: FftFloat,
-    Complex<F>: Element,
-{
-    const {
-        assert!(
-            O::Shape::RANK >= 2,
-            "ifft2 needs an operator of rank 2 or more"
-        )
-    };
-    fft_op(op, 2, true, norm)
+    /// The inverse 2-D transform (MatX's `ifft2`; scaled by `1/(rows cols)`
+    /// by default).
+    fn ifft2;
+    /// [`ifft2`] with the scaling `norm`.
+    fn ifft2_with: 2 dims, inverse: true;
 }
