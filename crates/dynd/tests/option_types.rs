@@ -658,6 +658,8 @@ fn bad_indices_through_options_name_what_and_where() {
         (r.index(&[Index::ALL, (-3).into()]), ErrorKind::Index,
          "index -3 is out of range for axis 1 in row [0], which has length 2"),
         // A fixed row's range is the type's: an error even where all are missing.
+        (a("?var * int32", "[1,2]").index(&[5.into()]), ErrorKind::Index,
+         "index 5 is out of range for axis 0 with size 2"),
         (f.index(&[Index::ALL, 3.into()]), ErrorKind::Index,
          "index 3 is out of range for axis 1 with size 3"),
         (r.index(&[Index::ALL, Index::slice(None, None, 0)]), ErrorKind::Index,

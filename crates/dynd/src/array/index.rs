@@ -819,27 +819,88 @@ impl Through<'_> {
         };
         match self {
             Through::Index(indices, axis) => {
-                if let (Some(&Index::At(i)), TypeKind::VarDim { .. }, false) =
-                    (indices.first(), value.tp().kind(), row.is_empty())
+                if let (Some(&Index::At(i)), TypeKind::VarDim { .. }) =
+                    (indices.first(), value.tp().kind())
                 {
                     // SAFETY: the value is one var element, its data a
                     // row descriptor.
                     let d: VarDimData = unsafe { arrmeta::read(value.data_ptr()) };
-                    let n = d.size as isize;
-                    let j = if i < 0 { i + n } else { i };
-                    if j < 0 || j >= n {
-                        return Err(Error::index(format!(
-                            "index {i} is out of range for axis {axis} in row {}, which has length {}",
-                            row_text(row),
-                            d.size
-                        )));
-                    }
+                    at_in_row(i, axis, row, d.size)?;
                 }
                 value.index_from(indices, axis).map_err(in_row)
             }
             Through::Field(name) => value.field(name).map_err(in_row),
         }
     }
+
+    /// The one element this picks from a present value of type `value`
+    /// (data `src`, arrmeta `meta`), as its data and arrmeta, without
+    /// building arrays: one integer on the value's dim, or a field of a
+    /// struct. `None` when it is more than that (slices, several indices,
+    /// a field under dims): [`Through::apply`] does it.
+    ///
+    /// # Safety
+    /// 1. `src` and `meta` are valid data and arrmeta of `value`, and
+    ///    [`Through::result_type`] accepted `value`.
+    unsafe fn pick(
+        self,
+        value: &Type,
+        meta: *const u8,
+        src: *const u8,
+        row: &[usize],
+    ) -> Option<Result<(*const u8, *const u8)>> {
+        // SAFETY: (1), with DESIGN §4's layouts.
+        unsafe {
+            match (self, value.kind()) {
+                (Through::Index(&[Index::At(i)], axis), TypeKind::FixedDim { size, .. }) => {
+                    let m: FixedDimMeta = arrmeta::read(meta);
+                    Some(resolve(Index::At(i), *size, axis).map(|(k, _, _)| {
+                        (
+                            src.wrapping_offset(k * m.stride),
+                            meta.add(size_of::<FixedDimMeta>()),
+                        )
+                    }))
+                }
+                (Through::Index(&[Index::At(i)], axis), TypeKind::VarDim { .. }) => {
+                    let m: VarDimMeta = arrmeta::read(meta);
+                    let d: VarDimData = arrmeta::read(src);
+                    Some(at_in_row(i, axis, row, d.size).map(|j| {
+                        (
+                            d.begin
+                                .wrapping_offset(m.offset + j * m.stride)
+                                .cast_const(),
+                            meta.add(size_of::<VarDimMeta>()),
+                        )
+                    }))
+                }
+                (Through::Field(name), TypeKind::Struct(fields)) => {
+                    let i = fields.index_of(name)?;
+                    Some(Ok((
+                        src.add(fields.data_offsets()[i]),
+                        meta.add(fields.arrmeta_offsets()[i]),
+                    )))
+                }
+                _ => None,
+            }
+        }
+    }
+}
+
+/// Integer `i` into a var row of length `n` at `row` of the dims outside
+/// it: the position, or the `index` error naming the row (as under a kept
+/// var dim), or the axis alone for the one row of a 0-d array.
+fn at_in_row(i: isize, axis: usize, row: &[usize], n: usize) -> Result<isize> {
+    if row.is_empty() {
+        return resolve(Index::At(i), n, axis).map(|(j, _, _)| j);
+    }
+    let j = if i < 0 { i + n as isize } else { i };
+    if j < 0 || j >= n as isize {
+        return Err(Error::index(format!(
+            "index {i} is out of range for axis {axis} in row {}, which has length {n}",
+            row_text(row)
+        )));
+    }
+    Ok(j)
 }
 
 /// `tp` as an option: itself when it is one already (a field that is
@@ -956,6 +1017,15 @@ fn through_option(head: &Array, k: usize, op: Through<'_>, whole: &Type) -> Resu
         unsafe {
             if na::is_missing(&opt, src) {
                 return na::set_missing(&out_elem, dst);
+            }
+            // One element of the value: copied from where it lies.
+            if let Some(at) = op.pick(value, vmeta, src, row) {
+                let (esrc, emeta) = at?;
+                super::copy::copy(&r, dmeta.add(off), dst, emeta, esrc)?;
+                if out_elem != r {
+                    na::set_present(&out_elem, dst);
+                }
+                return Ok(());
             }
             // The present value, as an array for `op`: head's data block
             // keeps it alive while head lives, which outlives this view.
