@@ -8,6 +8,8 @@ fn index_prints_the_datashape_then_the_json() {
     let m = "[[0,1,2,3],[4,5,6,7],[8,9,10,11]]";
     let r = "[[1,2,3],[4],[5,6]]";
     let s = r#"[{"x":[1,2,3],"name":"a"},{"x":[4,5,6],"name":"b"}]"#;
+    let o = "[[1,2],null,[3]]";
+    let so = r#"[{"x":[1,2,3],"name":"a"},null]"#;
     #[rustfmt::skip]
     let cases: &[(&str, &str, &str, &str)] = &[
         ("3 * 4 * int32", m, "1", "4 * int32\n[4,5,6,7]\n"),
@@ -24,6 +26,11 @@ fn index_prints_the_datashape_then_the_json() {
         ("2 * {x: 3 * int32, name: string}", s, "1,x,0", "int32\n4\n"),
         ("2 * {x: 3 * int32, name: string}", s, ":,x,::-1", "2 * 3 * int32\n[[3,2,1],[6,5,4]]\n"),
         ("2 * {x: 3 * int32, name: string}", s, "\"x\",:,2", "2 * int32\n[3,6]\n"),
+        // Through option types: a copy, missing where the row or record is.
+        ("3 * ?var * int32", o, ":,0", "3 * ?int32\n[1,null,3]\n"),
+        ("3 * ?var * int32", o, ":,1:", "3 * ?var * int32\n[[2],null,[]]\n"),
+        ("2 * ?{x: 3 * int32, name: string}", so, "name", "2 * ?string\n[\"a\",null]\n"),
+        ("2 * ?{x: 3 * int32, name: string}", so, ":,x,-1", "2 * ?int32\n[3,null]\n"),
     ];
     for (tp, json, index, want) in cases {
         let (code, out, err) = dynd(&["index", tp, json, index]);
@@ -39,6 +46,8 @@ fn index_errors_have_their_kind_and_exit_1() {
     let cases: &[(&[&str], &str)] = &[
         (&["index", "3 * var * int32", r, ":,1"],
          "error[index]: index 1 is out of range for axis 1 in row [1], which has length 1"),
+        (&["index", "3 * ?var * int32", "[[1,2],null,[3]]", ":,1"],
+         "error[index]: index 1 is out of range for axis 1 in row [2], which has length 1"),
         (&["index", "3 * int32", "[1,2,3]", "3"], "error[index]: index 3 is out of range for axis 0 with size 3"),
         (&["index", "3 * int32", "[1,2,3]", "0,0"], "error[index]: too many indices"),
         (&["index", "3 * int32", "[1,2,3]", "::0"], "error[index]: slice step cannot be zero"),

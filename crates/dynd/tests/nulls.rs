@@ -28,9 +28,9 @@ const KINDS: &[(&str, &str, &str, &str, &str, &str)] = &[
     ("?{a: int32, b: ?string}", r#"[{"a":1,"b":"x"},null,{"a":2,"b":null},null]"#, "{a: int64, b: string}", r#"{"a":0,"b":"-"}"#,
         r#"[{"a":1,"b":"x"},{"a":0,"b":"-"},{"a":2,"b":null},{"a":0,"b":"-"}]"#, r#"[{"a":1,"b":"x"},{"a":2,"b":null}]"#),
     ("?(int8, float64)", "[[1,2],null,[3,4],null]", "(int8, float64)", "[0,0]", "[[1,2.0],[0,0.0],[3,4.0],[0,0.0]]", "[[1,2.0],[3,4.0]]"),
-    // Options of dims: no fill (a list fill's dims broadcast against x's).
-    ("?2 * int16", "[[1,2],null,[3,4],null]", "", "", "", "[[1,2],[3,4]]"),
-    ("?var * int32", "[[1],null,[],null]", "", "", "", "[[1],[]]"),
+    // Options of dims: the fill is one row (its dims are the value's).
+    ("?2 * int16", "[[1,2],null,[3,4],null]", "2 * int8", "[0,-1]", "[[1,2],[0,-1],[3,4],[0,-1]]", "[[1,2],[3,4]]"),
+    ("?var * int32", "[[1],null,[],null]", "var * int64", "[9,8]", "[[1],[9,8],[],[9,8]]", "[[1],[]]"),
 ];
 
 #[test]
@@ -390,4 +390,151 @@ fn results_compute_on() {
         ok(compute::multiply(&d, &a("float64", "2"))),
         pair("2 * var * float64", "[[2.0],[8.0]]")
     );
+}
+
+/// `fill_null` where x's element is an option of a dim: the fill's
+/// innermost dims are the option's value's (its core dims), the dims
+/// outside them broadcast against x's outer dims.
+#[test]
+fn filling_options_of_dims() {
+    let x = a("2 * ?3 * int32", "[[1,2,3],null]");
+    #[rustfmt::skip]
+    let cases: &[(&str, &str, &str, &str)] = &[
+        // One row for every missing row, cast to the value's type.
+        ("3 * int32", "[7,8,9]", "2 * 3 * int32", "[[1,2,3],[7,8,9]]"),
+        ("3 * int64", "[7,8,9]", "2 * 3 * int32", "[[1,2,3],[7,8,9]]"),
+        // A scalar (or a row of 1) fills every slot of a missing fixed row.
+        ("int32", "0", "2 * 3 * int32", "[[1,2,3],[0,0,0]]"),
+        ("1 * int8", "[5]", "2 * 3 * int32", "[[1,2,3],[5,5,5]]"),
+        // Dims outside the row broadcast against x's outer dims.
+        ("2 * 3 * int32", "[[0,0,0],[4,5,6]]", "2 * 3 * int32", "[[1,2,3],[4,5,6]]"),
+        ("2 * 1 * int32", "[[8],[9]]", "2 * 3 * int32", "[[1,2,3],[9,9,9]]"),
+        ("1 * 3 * int32", "[[4,5,6]]", "2 * 3 * int32", "[[1,2,3],[4,5,6]]"),
+        // An optional fill coalesces: missing where both are.
+        ("?3 * int32", "null", "2 * ?3 * int32", "[[1,2,3],null]"),
+        ("?3 * int32", "[4,5,6]", "2 * ?3 * int32", "[[1,2,3],[4,5,6]]"),
+        ("2 * ?3 * int32", "[null,[4,5,6]]", "2 * ?3 * int32", "[[1,2,3],[4,5,6]]"),
+    ];
+    for (vt, vj, rt, rj) in cases {
+        assert_eq!(ok(compute::fill_null(&x, &a(vt, vj))), pair(rt, rj), "{vt}");
+    }
+    // Var rows: a var or fixed row fills them.
+    let r = a("3 * ?var * int32", "[[1],null,[]]");
+    for (vt, vj, rj) in [
+        ("var * int32", "[9,9]", "[[1],[9,9],[]]"),
+        ("2 * int32", "[7,8]", "[[1],[7,8],[]]"),
+        ("0 * int32", "[]", "[[1],[],[]]"),
+        ("3 * var * int8", "[[],[5],[6]]", "[[1],[5],[]]"),
+        ("3 * 1 * int8", "[[0],[5],[6]]", "[[1],[5],[]]"),
+    ] {
+        assert_eq!(
+            ok(compute::fill_null(&r, &a(vt, vj))),
+            pair("3 * var * int32", rj),
+            "{vt}"
+        );
+    }
+    // A var outer dim; a 0-d x, which broadcasts against the fill's
+    // outer dims; a value of two dims filled by one row.
+    assert_eq!(
+        ok(compute::fill_null(
+            &a("var * ?2 * int16", "[null,[1,2],null]"),
+            &a("2 * int16", "[0,-1]")
+        )),
+        pair("var * 2 * int16", "[[0,-1],[1,2],[0,-1]]")
+    );
+    assert_eq!(
+        ok(compute::fill_null(
+            &a("?3 * int32", "null"),
+            &a("2 * 3 * int32", "[[1,2,3],[4,5,6]]")
+        )),
+        pair("2 * 3 * int32", "[[1,2,3],[4,5,6]]")
+    );
+    assert_eq!(
+        ok(compute::fill_null(
+            &a("2 * ?2 * 3 * int8", "[null,[[1,2,3],[4,5,6]]]"),
+            &a("3 * int8", "[7,8,9]")
+        )),
+        pair("2 * 2 * 3 * int8", "[[[7,8,9],[7,8,9]],[[1,2,3],[4,5,6]]]")
+    );
+    assert_eq!(
+        ok(compute::fill_null(
+            &a("2 * ?2 * var * int8", "[null,[[1],[]]]"),
+            &a("var * int8", "[7]")
+        )),
+        pair("2 * 2 * var * int8", "[[[7],[7]],[[1],[]]]")
+    );
+    // A fill with more outer dims than x: x repeats over them.
+    assert_eq!(
+        ok(compute::fill_null(
+            &x,
+            &a("2 * 2 * 3 * int32", "[[[0,0,0],[4,5,6]],[[0,0,0],[7,8,9]]]")
+        )),
+        pair("2 * 2 * 3 * int32", "[[[1,2,3],[4,5,6]],[[1,2,3],[7,8,9]]]")
+    );
+    // Nothing missing: the fill is checked by type, never used.
+    assert_eq!(
+        ok(compute::fill_null(
+            &a("2 * ?3 * int8", "[[1,2,3],[4,5,6]]"),
+            &a("3 * int64", "[300,300,300]")
+        )),
+        pair("2 * 3 * int8", "[[1,2,3],[4,5,6]]")
+    );
+}
+
+#[test]
+fn a_fill_that_does_not_fit_an_option_of_a_dim() {
+    let x = a("2 * ?3 * int32", "[[1,2,3],null]");
+    let r = a("2 * ?var * int32", "[[1],null]");
+    #[rustfmt::skip]
+    let cases: &[(&Array, &str, &str, ErrorKind, &str)] = &[
+        (&x, "2 * int32", "[1,2]", ErrorKind::Type,
+         "fill_null: the fill value (2 * int32) does not fit 3 * int32, the value type of ?3 * int32: \
+          cannot broadcast shape (2) into shape (3): a dim of size 2 into size 3 (2 * int32 into 3 * int32)"),
+        (&x, "{a: int32}", r#"{"a":1}"#, ErrorKind::Type,
+         "fill_null: the fill value ({a: int32}) does not cast to 3 * int32, the value type of ?3 * int32"),
+        (&x, "3 * 3 * int32", "[[0,0,0],[0,0,0],[0,0,0]]", ErrorKind::Broadcast,
+         "cannot broadcast shapes (2) and (3, 3) together: a dim of size 3 into size 2"),
+        (&r, "int32", "0", ErrorKind::Type,
+         "fill_null: the fill value (int32) does not fit var * int32, the value type of ?var * int32: \
+          dim 0 of the value is var, and the fill has no dim there to give each row a length"),
+        // A var fill row of the wrong length: when the kernel meets it.
+        (&x, "var * int32", "[1,2]", ErrorKind::Broadcast, "fill_null: the fill value: cannot broadcast"),
+        // A fill element that does not fit: where it is used.
+        (&a("2 * ?2 * int8", "[null,[1,2]]"), "2 * int64", "[1,300]", ErrorKind::Overflow,
+         "fill_null: the fill value: "),
+    ];
+    for (x, vt, vj, kind, msg) in cases {
+        let e = compute::fill_null(x, &a(vt, vj)).unwrap_err();
+        assert_eq!(e.kind(), *kind, "{vt}: {e}");
+        assert!(e.message().starts_with(msg), "{vt}: {e}");
+    }
+}
+
+proptest::proptest! {
+    /// `fill_null(N * ?M * int32, v)` against a plain loop, for a fill row
+    /// (`M * int32`), one row per element (`N * M * int32`) and a scalar.
+    #[test]
+    fn filling_option_rows_equals_a_plain_loop(
+        rows in proptest::collection::vec(
+            proptest::option::of(proptest::collection::vec(-99i32..99, 3)), 0..12),
+        fills in proptest::collection::vec(proptest::collection::vec(-99i32..99, 3), 12),
+        scalar in -99i32..99,
+    ) {
+        let n = rows.len();
+        let show = |r: &[i32]| format!("[{}]", r.iter().map(i32::to_string).collect::<Vec<_>>().join(","));
+        let x_json = format!("[{}]", rows.iter()
+            .map(|r| r.as_deref().map_or("null".to_string(), show))
+            .collect::<Vec<_>>().join(","));
+        let x = a(&format!("{n} * ?3 * int32"), &x_json);
+        let want = |fill: &dyn Fn(usize) -> Vec<i32>| format!("[{}]", rows.iter().enumerate()
+            .map(|(i, r)| show(&r.clone().unwrap_or_else(|| fill(i))))
+            .collect::<Vec<_>>().join(","));
+        let out = format!("{n} * 3 * int32");
+        let row = a("3 * int32", &show(&fills[0]));
+        proptest::prop_assert_eq!(ok(compute::fill_null(&x, &row)), pair(&out, &want(&|_| fills[0].clone())));
+        let per = a(&out, &format!("[{}]", fills[..n].iter().map(|f| show(f)).collect::<Vec<_>>().join(",")));
+        proptest::prop_assert_eq!(ok(compute::fill_null(&x, &per)), pair(&out, &want(&|i| fills[i].clone())));
+        let s = a("int32", &scalar.to_string());
+        proptest::prop_assert_eq!(ok(compute::fill_null(&x, &s)), pair(&out, &want(&|_| vec![scalar; 3])));
+    }
 }

@@ -530,3 +530,207 @@ proptest! {
         prop_assert_eq!(y.to_json(), json);
     }
 }
+
+// ------------------------------------------------ indexing through options
+
+fn shown(r: dynd::Result<Array>) -> (String, String) {
+    let r = r.unwrap_or_else(|e| panic!("{e}"));
+    (r.tp().to_string(), r.to_json())
+}
+
+fn want(tp: &str, json: &str) -> (String, String) {
+    (tp.to_string(), json.to_string())
+}
+
+#[test]
+fn fields_through_options_are_missing_where_the_record_is() {
+    let x = a(
+        "3 * ?{a: int32, s: string, n: ?int8, p: {q: int16}}",
+        r#"[{"a":1,"s":"x","n":null,"p":{"q":5}},null,{"a":3,"s":"z","n":7,"p":{"q":6}}]"#,
+    );
+    #[rustfmt::skip]
+    let cases: &[(&str, &str, &str)] = &[
+        ("a", "3 * ?int32", "[1,null,3]"),
+        ("s", "3 * ?string", r#"["x",null,"z"]"#),
+        // A field that is optional itself stays `?int8`, not `??int8`.
+        ("n", "3 * ?int8", "[null,null,7]"),
+        ("p", "3 * ?{q: int16}", r#"[{"q":5},null,{"q":6}]"#),
+    ];
+    for (name, tp, json) in cases {
+        assert_eq!(shown(x.field(name)), want(tp, json), "{name}");
+    }
+    // Chained: a field of the optional record just made.
+    let q = x.field("p").and_then(|p| p.field("q"));
+    assert_eq!(shown(q), want("3 * ?int16", "[5,null,6]"));
+    // Nested options, var dims outside, a 0-d option, an option of a dim.
+    let n = a(
+        "2 * var * ?{b: ?{c: int8}}",
+        r#"[[{"b":{"c":1}},{"b":null},null],[]]"#,
+    );
+    assert_eq!(
+        shown(n.field("b").and_then(|b| b.field("c"))),
+        want("2 * var * ?int8", "[[1,null,null],[]]")
+    );
+    assert_eq!(
+        shown(a("?{a: int32}", "null").field("a")),
+        want("?int32", "null")
+    );
+    assert_eq!(
+        shown(a("?{a: int32}", r#"{"a":4}"#).field("a")),
+        want("?int32", "4")
+    );
+    let rows = a("3 * ?var * {a: int32}", r#"[[{"a":1},{"a":2}],null,[]]"#);
+    assert_eq!(
+        shown(rows.field("a")),
+        want("3 * ?var * int32", "[[1,2],null,[]]")
+    );
+    // A view stays a view where no option is crossed.
+    let plain = a("2 * {a: int32}", r#"[{"a":1},{"a":2}]"#);
+    assert_eq!(
+        plain.field("a").unwrap().data_ptr(),
+        plain.data_ptr(),
+        "a view"
+    );
+    // Through an option, a copy: writing to it leaves x alone.
+    let f = x.field("a").unwrap();
+    f.index(&[0.into()])
+        .unwrap()
+        .assign(&Array::from(9i32), ErrorMode::Default)
+        .unwrap();
+    assert_eq!(f.to_json(), "[9,null,3]");
+    assert_eq!(x.field("a").unwrap().to_json(), "[1,null,3]");
+}
+
+#[test]
+fn indexing_rows_through_options() {
+    let r = a("3 * ?var * int32", "[[1,2],null,[3]]");
+    let f = a("2 * ?3 * int32", "[[1,2,3],null]");
+    #[rustfmt::skip]
+    let cases: &[(&Array, Vec<Index>, &str, &str)] = &[
+        (&r, vec![Index::ALL, 0.into()], "3 * ?int32", "[1,null,3]"),
+        (&r, vec![Index::ALL, (-1).into()], "3 * ?int32", "[2,null,3]"),
+        (&r, vec![Index::ALL, (1..).into()], "3 * ?var * int32", "[[2],null,[]]"),
+        (&r, vec![Index::ALL, Index::slice(None, None, -1)], "3 * ?var * int32", "[[2,1],null,[3]]"),
+        (&r, vec![Index::slice(None, None, -2), 0.into()], "2 * ?int32", "[3,1]"),
+        (&r, vec![1.into(), 0.into()], "?int32", "null"),
+        (&r, vec![0.into(), 1.into()], "?int32", "2"),
+        (&f, vec![Index::ALL, 1.into()], "2 * ?int32", "[2,null]"),
+        (&f, vec![Index::ALL, (..2).into()], "2 * ?2 * int32", "[[1,2],null]"),
+        // An index that crosses no option is the usual view.
+        (&f, vec![1.into()], "?3 * int32", "null"),
+    ];
+    for (x, ix, tp, json) in cases {
+        assert_eq!(shown(x.index(ix)), want(tp, json), "{} {ix:?}", x.tp());
+    }
+    // Options inside, strings, dims under the option, a 0-d option.
+    #[rustfmt::skip]
+    let more: &[(&str, &str, Vec<Index>, &str, &str)] = &[
+        ("2 * ?var * ?int32", "[[null,1],null]", vec![Index::ALL, 0.into()], "2 * ?int32", "[null,null]"),
+        ("2 * ?var * ?int32", "[[null,1],null]", vec![Index::ALL, 1.into()], "2 * ?int32", "[1,null]"),
+        ("3 * ?var * string", r#"[["a","b"],null,["c"]]"#, vec![Index::ALL, 0.into()], "3 * ?string", r#"["a",null,"c"]"#),
+        ("2 * ?2 * var * int32", "[[[1],[2,3]],null]", vec![Index::ALL, 1.into(), 0.into()], "2 * ?int32", "[2,null]"),
+        ("2 * ?2 * var * int32", "[[[1],[2,3]],null]", vec![Index::ALL, Index::ALL, 0.into()], "2 * ?2 * int32", "[[1,2],null]"),
+        ("?3 * int32", "[4,5,6]", vec![(-1).into()], "?int32", "6"),
+        ("?3 * int32", "null", vec![0.into()], "?int32", "null"),
+        ("var * ?var * int8", "[[1],null,[2,3]]", vec![Index::ALL, (-1).into()], "var * ?int8", "[1,null,3]"),
+        // A ragged step first, then through the option.
+        ("2 * var * ?2 * int32", "[[[1,2],null],[[3,4]]]", vec![Index::ALL, Index::ALL, 1.into()], "2 * var * ?int32", "[[2,null],[4]]"),
+        ("2 * var * ?2 * int32", "[[[1,2],null],[[3,4]]]", vec![Index::ALL, 0.into(), 1.into()], "2 * ?int32", "[2,4]"),
+        // An empty outer dim.
+        ("0 * ?var * int32", "[]", vec![Index::ALL, 5.into()], "0 * ?int32", "[]"),
+    ];
+    for (tp, json, ix, rt, rj) in more {
+        assert_eq!(shown(a(tp, json).index(ix)), want(rt, rj), "{tp} {ix:?}");
+    }
+}
+
+#[test]
+fn bad_indices_through_options_name_what_and_where() {
+    let r = a("3 * ?var * int32", "[[1,2],null,[3]]");
+    let f = a("2 * ?3 * int32", "[null,null]");
+    let deep = a("2 * ?var * var * int32", "[[[1],[]],null]");
+    let s = a("3 * ?{a: int32}", r#"[{"a":1},null,{"a":3}]"#);
+    #[rustfmt::skip]
+    let cases: Vec<(dynd::Result<Array>, ErrorKind, &str)> = vec![
+        // Past the end of a present row; the missing row is no error.
+        (r.index(&[Index::ALL, 1.into()]), ErrorKind::Index,
+         "index 1 is out of range for axis 1 in row [2], which has length 1"),
+        (r.index(&[Index::ALL, (-3).into()]), ErrorKind::Index,
+         "index -3 is out of range for axis 1 in row [0], which has length 2"),
+        // A fixed row's range is the type's: an error even where all are missing.
+        (a("?var * int32", "[1,2]").index(&[5.into()]), ErrorKind::Index,
+         "index 5 is out of range for axis 0 with size 2"),
+        (f.index(&[Index::ALL, 3.into()]), ErrorKind::Index,
+         "index 3 is out of range for axis 1 with size 3"),
+        (r.index(&[Index::ALL, Index::slice(None, None, 0)]), ErrorKind::Index,
+         "slice step cannot be zero (axis 1)"),
+        (r.index(&[Index::ALL, 0.into(), 0.into()]), ErrorKind::Index,
+         "too many indices: 3 given for an array of type 3 * ?var * int32 with 2 dimensions"),
+        (deep.index(&[Index::ALL, Index::ALL, 0.into()]), ErrorKind::Index,
+         "in row [0]: index 0 is out of range for axis 2 in row [1], which has length 0"),
+        (s.field("b"), ErrorKind::Index, "no field named 'b' in {a: int32} (fields: a)"),
+        (a("3 * ?int32", "[1,null,3]").field("a"), ErrorKind::Type,
+         "cannot take field 'a' of 3 * ?int32: ?int32 is not a struct"),
+        (a("2 * ?var * int32", "[[1],null]").field("a"), ErrorKind::Type,
+         "cannot take field 'a' of 2 * ?var * int32: int32 is not a struct"),
+    ];
+    for (got, kind, msg) in cases {
+        let e = got.unwrap_err();
+        assert_eq!((e.kind(), e.message()), (kind, msg));
+    }
+}
+
+proptest! {
+    /// `x[:, i]` of `N * ?var * int32` and field `a` of
+    /// `N * ?{a: int32, s: string}` against plain loops.
+    #[test]
+    fn indexing_through_options_equals_a_plain_loop(
+        rows in proptest::collection::vec(
+            proptest::option::of(proptest::collection::vec(-99i32..99, 0..4)), 0..10),
+        i in -4isize..4,
+    ) {
+        let show = |r: &[i32]| format!("[{}]", r.iter().map(i32::to_string).collect::<Vec<_>>().join(","));
+        let n = rows.len();
+        let x_json = format!("[{}]", rows.iter()
+            .map(|r| r.as_deref().map_or("null".to_string(), show))
+            .collect::<Vec<_>>().join(","));
+        let x = a(&format!("{n} * ?var * int32"), &x_json);
+        // The plain loop: the first present row too short is the error.
+        let mut out = Vec::new();
+        let mut bad = None;
+        for (k, r) in rows.iter().enumerate() {
+            match r {
+                None => out.push("null".to_string()),
+                Some(r) => {
+                    let j = if i < 0 { i + r.len() as isize } else { i };
+                    if j < 0 || j >= r.len() as isize {
+                        bad.get_or_insert(format!(
+                            "index {i} is out of range for axis 1 in row [{k}], which has length {}", r.len()));
+                    } else {
+                        out.push(r[j as usize].to_string());
+                    }
+                }
+            }
+        }
+        match (x.index(&[Index::ALL, i.into()]), bad) {
+            (Ok(got), None) => {
+                prop_assert_eq!(got.tp().to_string(), format!("{n} * ?int32"));
+                prop_assert_eq!(got.to_json(), format!("[{}]", out.join(",")));
+            }
+            (Err(e), Some(msg)) => prop_assert_eq!(e.message(), msg.as_str()),
+            (got, bad) => prop_assert!(false, "{:?} vs {:?}", got.map(|g| g.to_json()), bad),
+        }
+        // The records: a = the row's length, s = its first value.
+        let recs = format!("[{}]", rows.iter().map(|r| match r {
+            None => "null".to_string(),
+            Some(r) => format!(r#"{{"a":{},"s":"{}"}}"#, r.len(), r.first().copied().unwrap_or(0)),
+        }).collect::<Vec<_>>().join(","));
+        let s = a(&format!("{n} * ?{{a: int32, s: string}}"), &recs);
+        let want_a: Vec<String> = rows.iter()
+            .map(|r| r.as_ref().map_or("null".to_string(), |r| r.len().to_string())).collect();
+        prop_assert_eq!(shown(s.field("a")), want(&format!("{n} * ?int32"), &format!("[{}]", want_a.join(","))));
+        let want_s: Vec<String> = rows.iter().map(|r| r.as_ref().map_or("null".to_string(),
+            |r| format!(r#""{}""#, r.first().copied().unwrap_or(0)))).collect();
+        prop_assert_eq!(shown(s.field("s")), want(&format!("{n} * ?string"), &format!("[{}]", want_s.join(","))));
+    }
+}

@@ -1,10 +1,26 @@
 //! Views: integer indexing, slicing, struct fields by name, permuting dims.
-//! Every view shares the original's data; only a new preamble and arrmeta
-//! are made.
+//! A view shares the original's data; only a new preamble and arrmeta are
+//! made.
+//!
+//! Two kinds of indexing cannot be views, and **copy** instead:
+//!
+//! | indexing | result | why |
+//! |---|---|---|
+//! | fixed dims, slices anywhere, fields of plain structs, `permute` | a view | a start and strides describe it |
+//! | an integer under a kept var dim (`x[:, 0]` of `N * var * T`) | a copy, `N * T` | the picked elements lie at addresses no stride describes |
+//! | anything through an option (`x[:, 0]` of `N * ?var * T`, field `a` of `N * ?{a: T}`) | a copy, `N * ?T` | the result needs a missing mark per element, and an option of a struct or dim keeps its flag byte after the value's data (DESIGN §4), where no view of the part has it |
+//!
+//! Through an option, the index or field applies to each present value
+//! (as awkward does with option types); a missing element gives a missing
+//! result, never an index error. The result is an option of what the
+//! index gives on the value, not optional twice (`?{a: ?int32}` gives
+//! `?int32`).
 
 use super::Array;
 use crate::error::{Error, Result};
+use crate::kernels::broadcast::dims_through_options;
 use crate::layout::arrmeta::{self, FixedDimMeta, VarDimData, VarDimMeta};
+use crate::layout::na;
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
 use std::mem::size_of;
@@ -222,8 +238,9 @@ impl Array {
     /// the end.
     ///
     /// Everything is a view of `self`'s data (a write through it is seen
-    /// through `self`) except in one place, a var dim under a kept dim
-    /// (`x[:, 0]` of `N * var * T`), where each row has its own length:
+    /// through `self`) except through an option (below) and in one place, a
+    /// var dim under a kept dim (`x[:, 0]` of `N * var * T`), where each row
+    /// has its own length:
     /// - a **slice** there (`x[:, 1:3]`, `x[:, ::-1]`) slices every row; the
     ///   result has new row descriptors (its own small block) over the
     ///   same elements, so it is still a view of the values;
@@ -232,6 +249,14 @@ impl Array {
     ///   the result (`N * T`) is a **copy**, and writing to it does not
     ///   change `self`. An index past the end of a row is an `index` error
     ///   naming the row and its length.
+    ///
+    /// Indices go on **through an option of a dim** (`?var * T`, `?3 * T`;
+    /// they count among the dims): from there on the rest of the indices
+    /// apply to each present value, and the result is a **copy** (the
+    /// module docs say why), an option of what they give on the value,
+    /// missing where the element is missing. `x[:, 0]` of `N * ?var * int32`
+    /// is `N * ?int32`; a missing row is no error, an index past the end of a
+    /// present row is an `index` error naming the row.
     ///
     /// ```
     /// use dynd::{Array, Index};
@@ -245,6 +270,10 @@ impl Array {
     /// let head = r.index(&[Index::ALL, (..2).into()]).unwrap();
     /// assert_eq!((head.tp().to_string(), head.to_json()), ("3 * var * int32".into(), "[[1,2],[4],[5,6]]".into()));
     /// assert!(r.index(&[Index::ALL, 1.into()]).unwrap_err().message().contains("row [1]"));
+    /// // Through an option: missing where the row is.
+    /// let o = Array::from_json("3 * ?var * int32", "[[1,2],null,[3]]").unwrap();
+    /// let first = o.index(&[Index::ALL, 0.into()]).unwrap();
+    /// assert_eq!((first.tp().to_string(), first.to_json()), ("3 * ?int32".into(), "[1,null,3]".into()));
     /// ```
     pub fn index(&self, indices: &[Index]) -> Result<Array> {
         self.index_from(indices, 0)
@@ -253,7 +282,8 @@ impl Array {
     /// [`Array::index`], where `indices[p]` is axis `p + shift` of the array
     /// the caller indexed (for messages, after a ragged step re-indexes).
     fn index_from(&self, indices: &[Index], shift: usize) -> Result<Array> {
-        let ndim = self.ndim();
+        // Dims under an option of a dim count: indexing goes through it.
+        let ndim = dims_through_options(self.tp()).len();
         if indices.len() > ndim {
             return Err(Error::index(format!(
                 "too many indices: {} given for an array of type {} with {ndim} dimension{}",
@@ -316,6 +346,13 @@ impl Array {
                     meta = unsafe { meta.add(size_of::<VarDimMeta>()) };
                     tp = elem;
                 }
+                TypeKind::Option(value) if value.is_dim() => {
+                    // Through the option, element by element: a copy.
+                    let kept = view.dims.len();
+                    let head = view.finish(self, &tp, meta);
+                    let op = Through::Index(&indices[pos..], axis);
+                    return through_option(&head, kept, op, self.tp());
+                }
                 _ => {
                     return Err(Error::index(format!(
                         "cannot index axis {axis} of {}: it is not a fixed or var dim",
@@ -329,6 +366,19 @@ impl Array {
 
     /// A view of the struct field `name` through all leading dims:
     /// `3 * {x: int32, y: float64}` → `3 * int32`.
+    ///
+    /// Through an option (of the struct, or of a dim above it) the result
+    /// is a **copy**, optional, missing where the record is missing (the
+    /// module docs say why): field `a` of `N * ?{a: int32, s: string}` is
+    /// `N * ?int32`, and still `N * ?int32` when the field itself is
+    /// `?int32`.
+    ///
+    /// ```
+    /// use dynd::Array;
+    /// let x = Array::from_json("3 * ?{a: int32, s: string}", r#"[{"a":1,"s":"x"},null,{"a":3,"s":"z"}]"#).unwrap();
+    /// let a = x.field("a").unwrap();
+    /// assert_eq!((a.tp().to_string(), a.to_json()), ("3 * ?int32".into(), "[1,null,3]".into()));
+    /// ```
     pub fn field(&self, name: &str) -> Result<Array> {
         let mut view = View::new(self);
         view.single = false;
@@ -376,6 +426,12 @@ impl Array {
                     // SAFETY: the field's arrmeta is at its recorded offset.
                     let fmeta = unsafe { meta.add(fields.arrmeta_offsets()[i]) };
                     return Ok(view.finish(self, &ftp, fmeta));
+                }
+                TypeKind::Option(value) if value.is_dim() || value.fields().is_some() => {
+                    // Through the option, element by element: a copy.
+                    let kept = view.dims.len();
+                    let head = view.finish(self, &tp, meta);
+                    return through_option(&head, kept, Through::Field(name), self.tp());
                 }
                 _ => {
                     return Err(Error::type_error(format!(
@@ -722,6 +778,391 @@ impl Walk<'_> {
                         row.pop();
                     }
                 }
+            }
+        }
+        Ok(())
+    }
+}
+
+// ------------------------------------------------------- through options
+
+/// What indexing applies through an option type, element by element.
+#[derive(Clone, Copy, Debug)]
+enum Through<'a> {
+    /// The rest of an index expression, its first on this axis.
+    Index(&'a [Index], usize),
+    /// A struct field by name.
+    Field(&'a str),
+}
+
+impl Through<'_> {
+    /// The type this gives on an array of type `tp`, from the types alone
+    /// (the one error for every element; a var row's length is the only
+    /// thing left to check per element). `whole` is the indexed array's
+    /// type, for messages.
+    fn result_type(self, tp: &Type, whole: &Type) -> Result<Type> {
+        match self {
+            Through::Index(indices, axis) => index_type(tp, indices, axis, whole),
+            Through::Field(name) => field_type(tp, name, whole),
+        }
+    }
+
+    /// Applies this to `value`, the present value of the element at `row`
+    /// of the dims outside the option.
+    fn apply(self, value: &Array, row: &[usize]) -> Result<Array> {
+        let in_row = |e: Error| {
+            if row.is_empty() {
+                e
+            } else {
+                e.context(format!("in row {}", row_text(row)))
+            }
+        };
+        match self {
+            Through::Index(indices, axis) => {
+                if let (Some(&Index::At(i)), TypeKind::VarDim { .. }) =
+                    (indices.first(), value.tp().kind())
+                {
+                    // SAFETY: the value is one var element, its data a
+                    // row descriptor.
+                    let d: VarDimData = unsafe { arrmeta::read(value.data_ptr()) };
+                    at_in_row(i, axis, row, d.size)?;
+                }
+                value.index_from(indices, axis).map_err(in_row)
+            }
+            Through::Field(name) => value.field(name).map_err(in_row),
+        }
+    }
+
+    /// The one element this picks from a present value of type `value`
+    /// (data `src`, arrmeta `meta`), as its data and arrmeta, without
+    /// building arrays: one integer on the value's dim, or a field of a
+    /// struct. `None` when it is more than that (slices, several indices,
+    /// a field under dims): [`Through::apply`] does it.
+    ///
+    /// # Safety
+    /// 1. `src` and `meta` are valid data and arrmeta of `value`, and
+    ///    [`Through::result_type`] accepted `value`.
+    unsafe fn pick(
+        self,
+        value: &Type,
+        meta: *const u8,
+        src: *const u8,
+        row: &[usize],
+    ) -> Option<Result<(*const u8, *const u8)>> {
+        // SAFETY: (1), with DESIGN §4's layouts.
+        unsafe {
+            match (self, value.kind()) {
+                (Through::Index(&[Index::At(i)], axis), TypeKind::FixedDim { size, .. }) => {
+                    let m: FixedDimMeta = arrmeta::read(meta);
+                    Some(resolve(Index::At(i), *size, axis).map(|(k, _, _)| {
+                        (
+                            src.wrapping_offset(k * m.stride),
+                            meta.add(size_of::<FixedDimMeta>()),
+                        )
+                    }))
+                }
+                (Through::Index(&[Index::At(i)], axis), TypeKind::VarDim { .. }) => {
+                    let m: VarDimMeta = arrmeta::read(meta);
+                    let d: VarDimData = arrmeta::read(src);
+                    Some(at_in_row(i, axis, row, d.size).map(|j| {
+                        (
+                            d.begin
+                                .wrapping_offset(m.offset + j * m.stride)
+                                .cast_const(),
+                            meta.add(size_of::<VarDimMeta>()),
+                        )
+                    }))
+                }
+                (Through::Field(name), TypeKind::Struct(fields)) => {
+                    let i = fields.index_of(name)?;
+                    Some(Ok((
+                        src.add(fields.data_offsets()[i]),
+                        meta.add(fields.arrmeta_offsets()[i]),
+                    )))
+                }
+                _ => None,
+            }
+        }
+    }
+}
+
+/// Integer `i` into a var row of length `n` at `row` of the dims outside
+/// it: the position, or the `index` error naming the row (as under a kept
+/// var dim), or the axis alone for the one row of a 0-d array.
+fn at_in_row(i: isize, axis: usize, row: &[usize], n: usize) -> Result<isize> {
+    if row.is_empty() {
+        return resolve(Index::At(i), n, axis).map(|(j, _, _)| j);
+    }
+    let j = if i < 0 { i + n as isize } else { i };
+    if j < 0 || j >= n as isize {
+        return Err(Error::index(format!(
+            "index {i} is out of range for axis {axis} in row {}, which has length {n}",
+            row_text(row)
+        )));
+    }
+    Ok(j)
+}
+
+/// `tp` as an option: itself when it is one already (a field that is
+/// `?int32` of a missing record is `?int32`, not `??int32`).
+fn optional(tp: Type) -> Result<Type> {
+    if tp.option_value().is_some() {
+        Ok(tp)
+    } else {
+        Type::option(tp)
+    }
+}
+
+/// The type `indices` (the first on `axis`) give on `tp`, as
+/// [`Array::index`] would: the index errors that do not depend on the data
+/// (a fixed dim's range, a zero step, too many indices).
+fn index_type(tp: &Type, indices: &[Index], axis: usize, whole: &Type) -> Result<Type> {
+    let Some((&ix, rest)) = indices.split_first() else {
+        return Ok(tp.clone());
+    };
+    match tp.kind() {
+        TypeKind::FixedDim { size, elem } => {
+            let (_, count, _) = resolve(ix, *size, axis)?;
+            let inner = index_type(elem, rest, axis + 1, whole)?;
+            Ok(match count {
+                Some(n) => Type::fixed_dim(n, inner),
+                None => inner,
+            })
+        }
+        TypeKind::VarDim { elem } => {
+            if let Index::Slice { step: 0, .. } = ix {
+                return Err(Error::index(format!(
+                    "slice step cannot be zero (axis {axis})"
+                )));
+            }
+            let inner = index_type(elem, rest, axis + 1, whole)?;
+            Ok(match ix {
+                Index::At(_) => inner,
+                Index::Slice { .. } => Type::var_dim(inner),
+            })
+        }
+        TypeKind::Option(value) if value.is_dim() => {
+            optional(index_type(value, indices, axis, whole)?)
+        }
+        _ => Err(Error::index(format!(
+            "too many indices for an array of type {whole}: axis {axis} is {tp}, not a fixed or var dim"
+        ))),
+    }
+}
+
+/// The type field `name` gives on `tp`, as [`Array::field`] would.
+fn field_type(tp: &Type, name: &str, whole: &Type) -> Result<Type> {
+    match tp.kind() {
+        TypeKind::FixedDim { size, elem } => {
+            Ok(Type::fixed_dim(*size, field_type(elem, name, whole)?))
+        }
+        TypeKind::VarDim { elem } => Ok(Type::var_dim(field_type(elem, name, whole)?)),
+        TypeKind::Option(value) => optional(field_type(value, name, whole)?),
+        TypeKind::Struct(fields) => match fields.index_of(name) {
+            Some(i) => Ok(fields.types()[i].clone()),
+            None => Err(Error::index(format!(
+                "no field named '{name}' in {tp} (fields: {})",
+                fields.names().join(", ")
+            ))),
+        },
+        _ => Err(Error::type_error(format!(
+            "cannot take field '{name}' of {whole}: {tp} is not a struct"
+        ))),
+    }
+}
+
+/// `op` applied through the option under the `k` leading dims of `head`
+/// (`D_1 * ... * D_k * ?V`, any `D` fixed or var), element by element:
+/// `D... * ?R`, where `R` is what `op` gives on `V`, missing where the
+/// element is missing. A **copy**: the option's flag byte lies after its
+/// value's data (DESIGN §4), so no view of the results has one where it
+/// belongs. `whole` is the indexed array's type, for messages.
+fn through_option(head: &Array, k: usize, op: Through<'_>, whole: &Type) -> Result<Array> {
+    // The type and arrmeta offset of each of the k levels.
+    let mut levels: Vec<(Type, usize)> = Vec::with_capacity(k);
+    let mut tp = head.tp().clone();
+    let mut off = 0;
+    for _ in 0..k {
+        let (elem, size) = match tp.kind() {
+            TypeKind::FixedDim { elem, .. } => (elem.clone(), size_of::<FixedDimMeta>()),
+            TypeKind::VarDim { elem } => (elem.clone(), size_of::<VarDimMeta>()),
+            _ => return unreachable_dim().map(|()| head.clone()),
+        };
+        levels.push((tp, off));
+        off += size;
+        tp = elem;
+    }
+    let opt = tp;
+    let Some(value) = opt.option_value() else {
+        return Err(Error::type_error(format!(
+            "{opt} is not an option type to index through"
+        )));
+    };
+    let r = op.result_type(value, whole)?;
+    let out_elem = optional(r.clone())?;
+    let out_tp = levels
+        .iter()
+        .rev()
+        .fold(out_elem.clone(), |t, (d, _)| match d.kind() {
+            TypeKind::FixedDim { size, .. } => Type::fixed_dim(*size, t),
+            _ => Type::var_dim(t),
+        });
+    let out = Array::empty(out_tp)?;
+    let (smeta, dmeta) = (head.arrmeta_ptr(), out.arrmeta_ptr() as *mut u8);
+    // SAFETY: `levels` walked head's type: its option's arrmeta is at `off`.
+    let vmeta = unsafe { smeta.add(off) };
+    let mut each = |src: *const u8, dst: *mut u8, row: &[usize]| -> Result<()> {
+        // SAFETY: the walk hands one element of `opt` in head's data and
+        // the matching writable element of `out_elem` in out's.
+        unsafe {
+            if na::is_missing(&opt, src) {
+                return na::set_missing(&out_elem, dst);
+            }
+            // One element of the value: copied from where it lies.
+            if let Some(at) = op.pick(value, vmeta, src, row) {
+                let (esrc, emeta) = at?;
+                super::copy::copy(&r, dmeta.add(off), dst, emeta, esrc)?;
+                if out_elem != r {
+                    na::set_present(&out_elem, dst);
+                }
+                return Ok(());
+            }
+            // The present value, as an array for `op`: head's data block
+            // keeps it alive while head lives, which outlives this view.
+            let v = Array::from_parts(
+                value.clone(),
+                src.cast_mut(),
+                head.data_ref().clone(),
+                head.flags(),
+                |m| arrmeta::copy(value, m, vmeta),
+            );
+            let got = op.apply(&v, row)?;
+            if got.tp() != &r {
+                return Err(Error::type_error(format!(
+                    "indexing through {opt} gave {}, not {r}",
+                    got.tp()
+                )));
+            }
+            // An option's arrmeta is its value's (DESIGN §4); its value's
+            // data starts it. An optional `r` is the output's element
+            // itself, its own flag copied.
+            super::copy::copy(&r, dmeta.add(off), dst, got.arrmeta_ptr(), got.data_ptr())?;
+            if out_elem != r {
+                na::set_present(&out_elem, dst);
+            }
+        }
+        Ok(())
+    };
+    let mut out_levels = Vec::with_capacity(k);
+    let mut t = out.tp();
+    while let (true, Some(e)) = (out_levels.len() < k, t.dim_elem()) {
+        out_levels.push(t.clone());
+        t = e;
+    }
+    let walk = EachElem {
+        levels: &levels,
+        out_levels: &out_levels,
+        out_elem: &out_elem,
+        smeta,
+        dmeta,
+    };
+    let mut row = Vec::with_capacity(k);
+    // SAFETY: head's data and arrmeta are valid for its type; `out` is a
+    // fresh, writable array of the same dims.
+    unsafe { walk.each(0, head.data_ptr(), out.data_ptr(), &mut row, &mut each)? };
+    Ok(out)
+}
+
+/// What [`EachElem`] does with each element: `(src, dst, row)`.
+type PerElement<'a> = dyn FnMut(*const u8, *mut u8, &[usize]) -> Result<()> + 'a;
+
+/// A walk over the elements under the leading dims of an array and of a
+/// fresh array with the same dims (other elements), whose var rows it
+/// allocates as it goes.
+struct EachElem<'a> {
+    /// The source's type and arrmeta offset at each dim (the same offsets
+    /// in the output: the same dims).
+    levels: &'a [(Type, usize)],
+    /// The output's type at each dim.
+    out_levels: &'a [Type],
+    /// The output's element type.
+    out_elem: &'a Type,
+    smeta: *const u8,
+    dmeta: *mut u8,
+}
+
+impl EachElem<'_> {
+    /// Calls `each(src, dst, row)` for every element under the dims from
+    /// `level` on, `row` its position in them.
+    ///
+    /// # Safety
+    /// 1. `src` is data of `levels[level]` in the source (its arrmeta at
+    ///    `smeta` plus the level's offset), or of the element when `level`
+    ///    is past the dims; `dst` the matching writable data of the output,
+    ///    whose var rows are not allocated yet.
+    unsafe fn each(
+        &self,
+        level: usize,
+        src: *const u8,
+        dst: *mut u8,
+        row: &mut Vec<usize>,
+        each: &mut PerElement<'_>,
+    ) -> Result<()> {
+        let Some((tp, off)) = self.levels.get(level) else {
+            return each(src, dst, row);
+        };
+        // The output's element at the next level: its size and alignment.
+        let child = self.out_levels.get(level + 1).unwrap_or(self.out_elem);
+        let (csize, calign) = (child.data_size(), child.data_alignment());
+        // SAFETY: (1), with DESIGN §4's layouts: each level's arrmeta is at
+        // its offset in both arrays, its data at `src`/`dst`.
+        unsafe {
+            match tp.kind() {
+                TypeKind::FixedDim { .. } => {
+                    let sm: FixedDimMeta = arrmeta::read(self.smeta.add(*off));
+                    let dm: FixedDimMeta = arrmeta::read(self.dmeta.add(*off));
+                    for i in 0..sm.dim_size {
+                        row.push(i as usize);
+                        self.each(
+                            level + 1,
+                            src.wrapping_offset(i * sm.stride),
+                            dst.wrapping_offset(i * dm.stride),
+                            row,
+                            each,
+                        )?;
+                        row.pop();
+                    }
+                }
+                TypeKind::VarDim { .. } => {
+                    let sm: VarDimMeta = arrmeta::read(self.smeta.add(*off));
+                    let dm: VarDimMeta = arrmeta::read(self.dmeta.add(*off));
+                    let d: VarDimData = arrmeta::read(src);
+                    let bytes = d
+                        .size
+                        .checked_mul(csize)
+                        .ok_or_else(|| Error::alloc("var dim too large to copy"))?;
+                    let begin =
+                        arrmeta::with_allocator(dm.blockref, |a| a.allocate(bytes, calign))?;
+                    arrmeta::write(
+                        dst,
+                        VarDimData {
+                            begin,
+                            size: d.size,
+                        },
+                    );
+                    for i in 0..d.size as isize {
+                        row.push(i as usize);
+                        self.each(
+                            level + 1,
+                            d.begin.wrapping_offset(sm.offset + i * sm.stride),
+                            begin.wrapping_offset(dm.offset + i * dm.stride),
+                            row,
+                            each,
+                        )?;
+                        row.pop();
+                    }
+                }
+                _ => unreachable_dim()?,
             }
         }
         Ok(())

@@ -5,10 +5,13 @@
 //! ([`Array::index`], [`Array::field`], [`Array::permute`]) make a new
 //! preamble and arrmeta over the same data — never a copy — so a write
 //! through a view is seen through the original. [`Array::copy`] makes a
-//! fresh array with the default layout. Two operations copy where a view
+//! fresh array with the default layout. A few operations copy where a view
 //! cannot express the result, and say so: an integer index into a var dim
 //! under a kept dim (`x[:, 0]` of `N * var * T` picks element 0 of every
-//! row: see [`Array::index`]), and [`Array::reshape`] of data that is not
+//! row: see [`Array::index`]); indexing or taking a field through an option
+//! type (`x[:, 0]` of `N * ?var * T` and field `a` of `N * ?{a: T}` are
+//! `N * ?T`, missing where the row or record is: see [`Array::index`],
+//! [`Array::field`]); and [`Array::reshape`] of data that is not
 //! C-contiguous.
 //!
 //! # Rust conveniences

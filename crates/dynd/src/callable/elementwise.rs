@@ -29,7 +29,7 @@
 use super::{Callable, missing, no_match};
 use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::kernels::broadcast::{self, Mismatch, dims_of};
+use crate::kernels::broadcast::{self, Mismatch, dims_of, dims_through_options};
 use crate::kernels::loops::{MAX_ROW_OPERANDS, RowCutter, RowRun, Rows};
 use crate::kernels::{CKernelBuilder, KernelRequest};
 use crate::kernels::{KernelArgs, lift};
@@ -44,11 +44,16 @@ use std::pin::{Pin, pin};
 /// by the one rule of `kernels::broadcast`.
 pub fn broadcast_dims(args: &[Type]) -> Result<Vec<Option<usize>>> {
     let all: Vec<_> = args.iter().map(dims_of).collect();
+    broadcast_outer(args, &all)
+}
+
+/// [`broadcast_dims`] of the outer dims `all[i]` of each argument `args[i]`.
+fn broadcast_outer(args: &[Type], all: &[Dims]) -> Result<Vec<Option<usize>>> {
     let nd = all.iter().map(|d| d.len()).max().unwrap_or(0);
     let mut out = Vec::with_capacity(nd);
     for pos in 0..nd {
         let mut cur: Option<Option<usize>> = None;
-        for d in &all {
+        for d in all {
             let Some(k) = (pos + d.len()).checked_sub(nd) else {
                 continue;
             };
@@ -65,10 +70,56 @@ pub fn broadcast_dims(args: &[Type]) -> Result<Vec<Option<usize>>> {
     Ok(out)
 }
 
+/// Leading dims, `Some(n)` fixed, `None` var.
+type Dims = SmallVec<[Option<usize>; 8]>;
+
+/// The arguments of a scalar callable split into the dims lifted over and
+/// the elements its kernel sees, by its per-argument core dims
+/// ([`super::CallableImpl::core_dims`]).
+struct Split {
+    /// Each argument's outer (lifted) dims.
+    outer: Vec<Dims>,
+    /// Each argument's element: the type under its outer dims.
+    elems: Vec<Type>,
+}
+
+impl Split {
+    /// Splits `args` with `cores[i]` core dims of argument `i` (none when
+    /// `cores` is `None`): the outer dims are the leading dims but the
+    /// last `cores[i]` (counted through options of dims, as the lifter
+    /// counts), never more than the leading dims themselves.
+    fn of(args: &[Type], cores: Option<&[usize]>) -> Split {
+        let mut split = Split {
+            outer: Vec::with_capacity(args.len()),
+            elems: Vec::with_capacity(args.len()),
+        };
+        for (i, tp) in args.iter().enumerate() {
+            let mut dims = dims_of(tp);
+            let core = cores.and_then(|c| c.get(i)).copied().unwrap_or(0);
+            let keep = dims_through_options(tp)
+                .len()
+                .saturating_sub(core)
+                .min(dims.len());
+            dims.truncate(keep);
+            let mut elem = tp;
+            for _ in 0..keep {
+                elem = elem.dim_elem().unwrap_or(elem);
+            }
+            split.outer.push(dims);
+            split.elems.push(elem.clone());
+        }
+        split
+    }
+}
+
 /// The output type of a scalar callable over whole argument types.
 pub fn resolve(f: &Callable, args: &[Type]) -> Result<Type> {
-    let dims = broadcast_dims(args)?;
-    let dtypes: Vec<Type> = args.iter().map(|t| t.dtype().clone()).collect();
+    let cores = f.implementation().core_dims(args);
+    let Split {
+        outer,
+        elems: dtypes,
+    } = Split::of(args, cores.as_deref());
+    let dims = broadcast_outer(args, &outer)?;
     let mut tp = missing::resolve(f.implementation(), &dtypes).map_err(|e| {
         // One sentence per failure: a plain "does not accept" for the
         // element types is said once, of the whole types; a more specific
@@ -102,7 +153,6 @@ pub(crate) unsafe fn instantiate(
     offset: usize,
     args: KernelArgs<'_>,
 ) -> Result<usize> {
-    lift::check_broadcast(args.dst_tp, args.src_tps)?;
     let imp = f.implementation();
     let mut leaf = |ckb: Pin<&mut CKernelBuilder>, at, el: KernelArgs<'_>| {
         // SAFETY: make_lifted calls the leaf under the promises of
@@ -110,8 +160,28 @@ pub(crate) unsafe fn instantiate(
         // element types (with options) against the scalar callable's.
         unsafe { missing::instantiate(imp, ckb, at, el) }
     };
-    // SAFETY: the caller's promises are make_lifted's.
-    unsafe { lift::make_lifted(ckb, offset, args, &mut leaf) }
+    let Some(cores) = imp.core_dims(args.src_tps) else {
+        lift::check_broadcast(args.dst_tp, args.src_tps)?;
+        // SAFETY: the caller's promises are make_lifted's.
+        return unsafe { lift::make_lifted(ckb, offset, args, &mut leaf) };
+    };
+    // Core dims: lift exactly the outer dims. The destination's are those
+    // over the element result (which has its own dims).
+    let split = Split::of(args.src_tps, Some(&cores));
+    let elem = missing::resolve(imp, &split.elems)?;
+    let dst_dims = dims_of(args.dst_tp);
+    let k = dst_dims.len().saturating_sub(dims_of(&elem).len());
+    for (s_tp, s) in args.src_tps.iter().zip(&split.outer) {
+        broadcast::check_dims((args.dst_tp, &dst_dims[..k]), (s_tp, s))?;
+    }
+    let outer = lift::Outer {
+        dst: k,
+        srcs: split.outer.iter().map(SmallVec::len).collect(),
+    };
+    // SAFETY: the caller's promises are make_lifted's (1)-(3); (4) the
+    // destination has `k` leading dims (counted above), each source as many
+    // as its split counted, at most `k` (checked).
+    unsafe { lift::make_lifted_outer(ckb, offset, args, &outer, &mut leaf) }
 }
 
 /// Runs a scalar callable on arrays by the first of its fast paths that
@@ -130,6 +200,11 @@ pub(crate) fn call_selected(
     out: Option<&Array>,
     args: &[&Array],
 ) -> Option<Result<Array>> {
+    // The fast paths lift every dim: a call with core dims is the lifter's.
+    let tps: SmallVec<[Type; 4]> = args.iter().map(|a| a.tp().clone()).collect();
+    if f.implementation().core_dims(&tps).is_some() {
+        return None;
+    }
     if let Some(r) = call_flat(f, out, args) {
         return Some(r);
     }

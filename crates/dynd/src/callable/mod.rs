@@ -55,6 +55,21 @@ pub trait CallableImpl: Send + Sync + 'static {
     /// element types, dims stripped). A `Type` error names the mismatch.
     fn resolve(&self, args: &[Type]) -> Result<Type>;
 
+    /// For a scalar callable, how many of each argument's innermost dims
+    /// are its *core*: part of the element the callable sees, not lifted
+    /// over (NumPy's gufunc core dims, decided per call from the whole
+    /// argument types). `None` (the default): no argument has any — every
+    /// leading dim is lifted, and the element is what lies under them.
+    ///
+    /// `fill_null(x, v)` says so for `v` when `x`'s element is an option
+    /// of a dim: in `fill_null(2 * ?3 * int32, 3 * int32)` the fill's `3`
+    /// is the option's value's, not a dim to broadcast against `x`'s `2`.
+    /// The outer dims left (a count is clamped to the argument's leading
+    /// dims) broadcast as usual ([`elementwise`]).
+    fn core_dims(&self, _args: &[Type]) -> Option<Vec<usize>> {
+        None
+    }
+
     /// Builds the kernel computing `dst` from `srcs` at `offset`, for the
     /// request; returns the offset just past it.
     ///

@@ -21,7 +21,30 @@
 //!
 //! **Dims.** `is_null` and `fill_null` are scalar callables, lifted over
 //! fixed and var dims like any other; `v` broadcasts against `x` (a scalar
-//! fills every hole, `N * 1 * T` one value per row). `drop_null` keeps the
+//! fills every hole, `N * 1 * T` one value per row).
+//!
+//! **Options of dims.** When `x`'s element is an option of a dim
+//! (`2 * ?3 * int32`: the element is `?3 * int32`, its value `3 * int32`),
+//! the fill's innermost dims, as many as the value has, are the value's:
+//! they are `fill_null`'s *core dims* ([`CallableImpl::core_dims`]), not
+//! lifted. Only the fill's dims outside them broadcast against `x`'s
+//! outer dims:
+//!
+//! | `x` | `v` | result |
+//! |---|---|---|
+//! | `2 * ?3 * int32` `[[1,2,3], null]` | `3 * int32` `[7,8,9]` | `2 * 3 * int32` `[[1,2,3],[7,8,9]]` |
+//! | `2 * ?3 * int32` | `2 * 3 * int32`: one row per element of `x` | `2 * 3 * int32` |
+//! | `2 * ?3 * int32` | `int32` `0` (or `1 * int32`): fills every slot of a missing row | `2 * 3 * int32` `[[1,2,3],[0,0,0]]` |
+//! | `N * ?var * int32` | `var * int32` or `M * int32`: the missing rows become copies of it | `N * var * int32` |
+//! | `N * ?var * int32` | `int32`: a `Type` error, a scalar has no length to give a var row | |
+//!
+//! The fill's core casts to the value type as assignment does (its dims
+//! broadcast into the value's); one that does not fit (`2 * int32` for
+//! `3 * int32`) is a `Type` error naming both, when the call is resolved.
+//! A var fill row whose length does not fit a fixed value dim is a
+//! broadcast error where it is used.
+//!
+//! `drop_null` keeps the
 //! outer dims and makes the innermost one var: `N * ?T` → `var * T`,
 //! `N * var * ?T` → `N * var * T`, `N * M * ?T` → `N * var * T`. An
 //! option of a dim is an element like any other: `drop_null(2 * ?3 * int32)`
@@ -53,7 +76,7 @@ use super::registry::builtin_callables;
 use super::rows::{RowIn, RowKernel, VarAlloc, copy_kernel};
 use super::{Callable, CallableImpl, arity, no_match, signature};
 use crate::error::{Error, Result};
-use crate::kernels::broadcast::dims_of;
+use crate::kernels::broadcast::{self, dims_of, dims_through_options};
 use crate::kernels::kernel_size;
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
 use crate::layout::{VarDimData, VarDimMeta};
@@ -222,6 +245,33 @@ impl FillNull {
             None => x.clone(),
         }
     }
+
+    /// Checks that the fill element `v` fits `x`'s value type (`x` itself
+    /// when it is not an option) by shape: its dims (the core dims the
+    /// lifter left it, [`CallableImpl::core_dims`]) broadcast into the
+    /// value's as assignment broadcasts, and every var dim of the value
+    /// gets its length from a dim of the fill — a scalar fills a fixed
+    /// row, but has no length to give a var one.
+    fn check_fill(x: &Type, v: &Type) -> Result<()> {
+        let value = x.option_value().unwrap_or(x);
+        let (vd, fd) = (dims_through_options(value), dims_through_options(v));
+        if vd.is_empty() && fd.is_empty() {
+            return Ok(());
+        }
+        let misfit = |why: &str| {
+            Error::type_error(format!(
+                "fill_null: the fill value ({v}) does not fit {value}, the value type of {x}: {why}"
+            ))
+        };
+        broadcast::check(value, std::slice::from_ref(v)).map_err(|e| misfit(e.message()))?;
+        let uncovered = vd.len().saturating_sub(fd.len());
+        if let Some(at) = vd[..uncovered].iter().position(Option::is_none) {
+            return Err(misfit(&format!(
+                "dim {at} of the value is var, and the fill has no dim there to give each row a length"
+            )));
+        }
+        Ok(())
+    }
 }
 
 impl CallableImpl for FillNull {
@@ -235,10 +285,26 @@ impl CallableImpl for FillNull {
 
     fn resolve(&self, args: &[Type]) -> Result<Type> {
         match args {
-            [x, v] if !x.is_symbolic() && !v.is_symbolic() => Ok(FillNull::result(x, v)),
+            [x, v] if !x.is_symbolic() && !v.is_symbolic() => {
+                FillNull::check_fill(x, v)?;
+                Ok(FillNull::result(x, v))
+            }
             [_, _] => Err(no_match("fill_null", &self.sig, args)),
             _ => Err(arity("fill_null", "x, v", args.len())),
         }
+    }
+
+    /// When `x`'s element is an option of a dim (`2 * ?3 * int32`), the
+    /// fill's innermost dims that line up with the option's value
+    /// (`3 * int32`) are the fill's own, as many as the value has: a
+    /// `3 * int32` fill is one row for every missing row, a `2 * 3 * int32`
+    /// fill one per element of `x`'s outer `2`, a scalar fills every slot
+    /// of a missing fixed row.
+    fn core_dims(&self, args: &[Type]) -> Option<Vec<usize>> {
+        let [x, v] = args else { return None };
+        let value = x.dtype().option_value()?;
+        let levels = dims_through_options(value).len();
+        (levels > 0).then(|| vec![0, levels.min(dims_through_options(v).len())])
     }
 
     unsafe fn instantiate(

@@ -121,20 +121,30 @@ pub(crate) fn broadcast_error(srcs: &[&Type], dst: Option<&Type>, why: Mismatch)
 pub(crate) fn check(dst_tp: &Type, src_tps: &[Type]) -> crate::error::Result<()> {
     let d = dims_through_options(dst_tp);
     for s_tp in src_tps {
-        let s = dims_through_options(s_tp);
-        if s.len() > d.len() {
-            return Err(broadcast_error(&[s_tp], Some(dst_tp), Mismatch::MoreDims));
-        }
-        for (dd, sd) in d[d.len() - s.len()..].iter().zip(&s) {
-            if let (Some(n), Some(m)) = (dd, sd)
-                && !fits(*m, *n)
-            {
-                return Err(broadcast_error(
-                    &[s_tp],
-                    Some(dst_tp),
-                    Mismatch::Size { from: *m, into: *n },
-                ));
-            }
+        check_dims((dst_tp, &d), (s_tp, &dims_through_options(s_tp)))?;
+    }
+    Ok(())
+}
+
+/// [`check`] for dims the caller has counted: the source's dims `s` (of
+/// type `s_tp`) broadcast into the destination's `d` (of `dst_tp`),
+/// aligned from the right. The types are for the message.
+pub(crate) fn check_dims(
+    (dst_tp, d): (&Type, &[Option<usize>]),
+    (s_tp, s): (&Type, &[Option<usize>]),
+) -> crate::error::Result<()> {
+    if s.len() > d.len() {
+        return Err(broadcast_error(&[s_tp], Some(dst_tp), Mismatch::MoreDims));
+    }
+    for (dd, sd) in d[d.len() - s.len()..].iter().zip(s) {
+        if let (Some(n), Some(m)) = (dd, sd)
+            && !fits(*m, *n)
+        {
+            return Err(broadcast_error(
+                &[s_tp],
+                Some(dst_tp),
+                Mismatch::Size { from: *m, into: *n },
+            ));
         }
     }
     Ok(())

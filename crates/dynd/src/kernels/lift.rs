@@ -272,7 +272,46 @@ pub(crate) unsafe fn make_lifted(
 ) -> Result<usize> {
     let top = (args.dst_tp, args.src_tps);
     // SAFETY: the caller's promises.
-    unsafe { lifted(ckb, offset, args, leaf, top) }
+    unsafe { lifted(ckb, offset, args, leaf, top, None) }
+}
+
+/// How many leading dims the lifter peels off the destination and off
+/// each source, when the caller has decided it: a callable whose element
+/// has dims of its own (per-argument core dims, as `fill_null`'s fill
+/// value for an option of a dim) lifts only the dims outside them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Outer {
+    /// The destination's outer dims.
+    pub dst: usize,
+    /// Each source's outer dims, at most `dst` each: a source with fewer
+    /// repeats over the destination's leading dims, as dims align from
+    /// the right.
+    pub srcs: SmallVec<[usize; MAX_SOURCES]>,
+}
+
+/// [`make_lifted`] peeling exactly the dims `outer` counts: the leaf gets
+/// the rest of every type, dims included. Run [`check_broadcast`] (or an
+/// equivalent check of the outer dims) first.
+///
+/// # Safety
+/// As [`make_lifted`], and (4) the destination has at least `outer.dst`
+/// leading fixed or var dims, and source `i` at least `outer.srcs[i]`.
+pub(crate) unsafe fn make_lifted_outer(
+    ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    args: KernelArgs<'_>,
+    outer: &Outer,
+    leaf: &mut Leaf<'_>,
+) -> Result<usize> {
+    if outer.srcs.len() != args.src_tps.len() || outer.srcs.iter().any(|&s| s > outer.dst) {
+        return Err(Error::invalid_argument(format!(
+            "lifting {} outer dims of the destination over sources with {:?}",
+            outer.dst, outer.srcs
+        )));
+    }
+    let top = (args.dst_tp, args.src_tps);
+    // SAFETY: the caller's promises.
+    unsafe { lifted(ckb, offset, args, leaf, top, Some(outer.clone())) }
 }
 
 /// [`make_lifted`] one dim down; `top` names the whole types for messages.
@@ -285,6 +324,7 @@ unsafe fn lifted(
     args: KernelArgs<'_>,
     leaf: &mut Leaf<'_>,
     top: (&Type, &[Type]),
+    outer: Option<Outer>,
 ) -> Result<usize> {
     let KernelArgs {
         dst_tp,
@@ -295,14 +335,34 @@ unsafe fn lifted(
     } = args;
     // Dims align through options of dims (`2 * ?3 * int32` has two): an
     // option of a dim on either side at this level is the leaf's to take.
+    // With `outer` the caller has counted the dims to peel instead.
     let levels = |t: &Type| dims_through_options(t).len();
     let dn = levels(dst_tp);
     let option_dim = |t: &Type| t.option_value().is_some_and(Type::is_dim);
-    if option_dim(dst_tp)
-        || (dst_tp.is_dim() && src_tps.iter().any(|s| option_dim(s) && levels(s) >= dn))
-    {
+    let at_leaf = match &outer {
+        Some(o) => o.dst == 0,
+        None => {
+            option_dim(dst_tp)
+                || (dst_tp.is_dim() && src_tps.iter().any(|s| option_dim(s) && levels(s) >= dn))
+        }
+    };
+    if at_leaf {
         return leaf(ckb, offset, args);
     }
+    // This source repeats over the dim being lifted.
+    let repeats = |i: usize, s: &Type| match &outer {
+        Some(o) => o.srcs[i] < o.dst,
+        None => levels(s) < dn,
+    };
+    // What the next level peels.
+    let next = outer.as_ref().map(|o| Outer {
+        dst: o.dst - 1,
+        srcs: o
+            .srcs
+            .iter()
+            .map(|&s| if s < o.dst { s } else { s - 1 })
+            .collect(),
+    });
     if !dst_tp.is_dim() {
         if let Some(i) = src_tps.iter().position(|s| s.is_dim()) {
             let whole = top.1.get(i).unwrap_or(&src_tps[i]);
@@ -348,7 +408,7 @@ unsafe fn lifted(
     let mut child_tps: SmallVec<[Type; MAX_SOURCES]> = SmallVec::new();
     let mut child_metas: SmallVec<[*const u8; MAX_SOURCES]> = SmallVec::new();
     for (i, (s_tp, &s_meta)) in src_tps.iter().zip(src_metas).enumerate() {
-        if levels(s_tp) < dn {
+        if repeats(i, s_tp) {
             srcs.push(SrcDim::Missing);
             child_tps.push(s_tp.clone());
             child_metas.push(s_meta);
@@ -423,7 +483,7 @@ unsafe fn lifted(
                 // emplace reserves.
                 return unsafe {
                     let at = ckb.as_mut().emplace(offset, req, k)?;
-                    lifted(ckb, at, inner, leaf, top)
+                    lifted(ckb, at, inner, leaf, top, next)
                 };
             }
             let mut src_arr = [SrcDim::Missing; $n];
@@ -453,5 +513,5 @@ unsafe fn lifted(
     };
     // SAFETY: (1) `at` is the reserved child slot; (2) the element arrmeta
     // pointers are inside the valid arrmeta; (3) passes on.
-    unsafe { lifted(ckb, at, inner, leaf, top) }
+    unsafe { lifted(ckb, at, inner, leaf, top, next) }
 }
