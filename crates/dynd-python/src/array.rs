@@ -655,17 +655,16 @@ impl PyArray {
         } else {
             (self.a.clone(), other)
         };
-        let out = py
-            .detach(|| {
-                if name == "true_divide" {
-                    let x = if needs_float(&x) { as_float(&x)? } else { x };
-                    let y = if needs_float(&y) { as_float(&y)? } else { y };
-                    compute::divide(&x, &y)
-                } else {
-                    compute::call(name, &[&x, &y])
-                }
-            })
-            .or_raise(py)?;
+        let out = crate::gil::run(py, crate::gil::is_small(&[&x, &y]), || {
+            if name == "true_divide" {
+                let x = if needs_float(&x) { as_float(&x)? } else { x };
+                let y = if needs_float(&y) { as_float(&y)? } else { y };
+                compute::divide(&x, &y)
+            } else {
+                compute::call(name, &[&x, &y])
+            }
+        })
+        .or_raise(py)?;
         PyArray::wrap(py, out)
     }
 
@@ -687,7 +686,10 @@ impl PyArray {
     }
 
     fn unary(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        let out = py.detach(|| compute::call(name, &[&self.a])).or_raise(py)?;
+        let out = crate::gil::run(py, crate::gil::is_small(&[&self.a]), || {
+            compute::call(name, &[&self.a])
+        })
+        .or_raise(py)?;
         PyArray::wrap(py, out)
     }
 }

@@ -34,7 +34,8 @@ impl PyCallable {
             .map(|a| as_array(py, &a))
             .collect::<PyResult<_>>()?;
         let refs: Vec<&Array> = arrays.iter().collect();
-        let out = py.detach(|| self.c.call(&refs)).or_raise(py)?;
+        let out =
+            crate::gil::run(py, crate::gil::is_small(&refs), || self.c.call(&refs)).or_raise(py)?;
         PyArray::wrap(py, out)
     }
 

@@ -11,6 +11,7 @@ mod array;
 mod callable;
 mod convert;
 mod errors;
+mod gil;
 mod interop;
 mod lowlevel;
 mod module;

@@ -155,7 +155,10 @@ fn _call(py: Python<'_>, name: &str, args: &Bound<'_, PyTuple>) -> PyResult<Py<P
         .map(|a| as_array(py, &a))
         .collect::<PyResult<_>>()?;
     let refs: Vec<&Array> = arrays.iter().collect();
-    let out = py.detach(|| compute::call(name, &refs)).or_raise(py)?;
+    let out = crate::gil::run(py, crate::gil::is_small(&refs), || {
+        compute::call(name, &refs)
+    })
+    .or_raise(py)?;
     PyArray::wrap(py, out)
 }
 

@@ -112,9 +112,15 @@ impl Split {
     }
 }
 
+/// The argument types as references ([`CallableImpl::core_dims`] takes
+/// them so, without a reference count each on the hot path).
+fn type_refs(tps: &[Type]) -> SmallVec<[&Type; 4]> {
+    tps.iter().collect()
+}
+
 /// The output type of a scalar callable over whole argument types.
 pub fn resolve(f: &Callable, args: &[Type]) -> Result<Type> {
-    let cores = f.implementation().core_dims(args);
+    let cores = f.implementation().core_dims(&type_refs(args));
     let Split {
         outer,
         elems: dtypes,
@@ -160,7 +166,7 @@ pub(crate) unsafe fn instantiate(
         // element types (with options) against the scalar callable's.
         unsafe { missing::instantiate(imp, ckb, at, el) }
     };
-    let Some(cores) = imp.core_dims(args.src_tps) else {
+    let Some(cores) = imp.core_dims(&type_refs(args.src_tps)) else {
         lift::check_broadcast(args.dst_tp, args.src_tps)?;
         // SAFETY: the caller's promises are make_lifted's.
         return unsafe { lift::make_lifted(ckb, offset, args, &mut leaf) };
@@ -201,7 +207,7 @@ pub(crate) fn call_selected(
     args: &[&Array],
 ) -> Option<Result<Array>> {
     // The fast paths lift every dim: a call with core dims is the lifter's.
-    let tps: SmallVec<[Type; 4]> = args.iter().map(|a| a.tp().clone()).collect();
+    let tps: SmallVec<[&Type; 4]> = args.iter().map(|a| a.tp()).collect();
     if f.implementation().core_dims(&tps).is_some() {
         return None;
     }

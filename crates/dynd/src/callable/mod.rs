@@ -66,7 +66,7 @@ pub trait CallableImpl: Send + Sync + 'static {
     /// is the option's value's, not a dim to broadcast against `x`'s `2`.
     /// The outer dims left (a count is clamped to the argument's leading
     /// dims) broadcast as usual ([`elementwise`]).
-    fn core_dims(&self, _args: &[Type]) -> Option<Vec<usize>> {
+    fn core_dims(&self, _args: &[&Type]) -> Option<Vec<usize>> {
         None
     }
 

@@ -300,7 +300,7 @@ impl CallableImpl for FillNull {
     /// `3 * int32` fill is one row for every missing row, a `2 * 3 * int32`
     /// fill one per element of `x`'s outer `2`, a scalar fills every slot
     /// of a missing fixed row.
-    fn core_dims(&self, args: &[Type]) -> Option<Vec<usize>> {
+    fn core_dims(&self, args: &[&Type]) -> Option<Vec<usize>> {
         let [x, v] = args else { return None };
         let value = x.dtype().option_value()?;
         let levels = dims_through_options(value).len();
