@@ -270,7 +270,7 @@ impl BuiltinReduction {
     fn result_type_of(self, elem: &Type, var_reduced: bool) -> Result<Type> {
         let (b, skip) = builtin_elem(elem);
         let opt = self.optional_result() && (skip || var_reduced);
-        b.and_then(|b| ops::builtin(self, b, skip, opt))
+        b.and_then(|b| ops::builtin(self, b, skip, opt, false))
             .map(|(r, _)| {
                 let r = Type::builtin(r);
                 if opt {
@@ -551,33 +551,50 @@ impl CallableImpl for Reduction {
             Op::Builtin(kind) => {
                 let (b, skip) = builtin_elem(elem);
                 let opt = kind.optional_result() && (skip || var_reduced(src_tp, &reduced));
-                let (_, make) = b
-                    .and_then(|b| ops::builtin(*kind, b, skip, opt))
-                    .ok_or_else(|| Error::type_error(format!("{} of {src_tp}", self.name)))?;
-                let op = make();
-                if op.state_size() > 0 {
-                    // Stateful: the reduced dims inside the kept ones, in C
-                    // order (argmin's positions count in it).
-                    let dims = plan::simplify(dims, plan::Order::KeptFirst);
-                    let tail = plan::tail(&dims).map_err(|()| {
-                        Error::type_error(format!(
-                            "{}: over axes {:?} of {src_tp} is not supported: a kept var dim lies inside a reduced dim (reduce the inner axes first)",
-                            self.name,
-                            self.axes.as_deref().unwrap_or(&[])
-                        ))
-                    })?;
+                let make = |counted: bool| {
+                    b.and_then(|b| ops::builtin(*kind, b, skip, opt, counted))
+                        .map(|(_, make)| make())
+                        .ok_or_else(|| Error::type_error(format!("{} of {src_tp}", self.name)))
+                };
+                let op = make(false)?;
+                // A stateless mean where its finishing passes can count.
+                let mean = if op.state_size() == 0 && *kind == BuiltinReduction::Mean {
+                    let mut dims = plan::simplify(dims.clone(), plan::Order::Memory);
+                    self.mean_finish(src_tp, &mut dims)?.map(|f| (dims, f))
+                } else {
+                    None
+                };
+                if let Some((dims, finish)) = mean {
+                    (op, finish, None, dims, None)
+                } else if op.state_size() > 0 || *kind == BuiltinReduction::Mean {
+                    // Stateful (a mean then keeps its own counts): the
+                    // reduced dims in C order (argmin's positions count in
+                    // it), after the kept ones where they are fixed.
+                    let op = if op.state_size() > 0 { op } else { make(true)? };
                     if op.state_size() > ops::STATE_MAX {
                         return Err(Error::type_error(format!("{} of {src_tp}", self.name)));
                     }
-                    (op, Finish::None, None, dims, tail)
+                    let dims = plan::simplify(dims, plan::Order::KeptFirst);
+                    match plan::tail(&dims) {
+                        // Reduced dims inside the kept ones: one state at a
+                        // time, in the walk's buffer.
+                        Some(tail) => (op, Finish::None, None, dims, tail),
+                        // A reduced dim outside a kept one: a tree of
+                        // states shaped like the output.
+                        None => {
+                            let states = plan::States::new(&dims, op.state_size());
+                            let op = Box::new(ops::Staged::new(op)) as Box<dyn ops::ReduceOp>;
+                            (op, Finish::States(Box::new(states)), None, dims, None)
+                        }
+                    }
                 } else {
-                    let mut dims = plan::simplify(dims, plan::Order::Memory);
-                    let finish = if *kind == BuiltinReduction::Mean {
-                        self.mean_finish(src_tp, &mut dims)?
-                    } else {
-                        Finish::None
-                    };
-                    (op, finish, None, dims, None)
+                    (
+                        op,
+                        Finish::None,
+                        None,
+                        plan::simplify(dims, plan::Order::Memory),
+                        None,
+                    )
                 }
             }
             Op::User { op, identity } => {
@@ -598,7 +615,11 @@ impl CallableImpl for Reduction {
                 )
             }
         };
-        let split = plan::split(&dims, out_elem.data_size());
+        let split = match finish {
+            // The states' tree is filled by one walk.
+            Finish::States(_) => plan::Split::NONE,
+            _ => plan::split(&dims, out_elem.data_size()),
+        };
         let first_child = kernel_size::<ReduceKernel>();
         let kernel = ReduceKernel {
             dims: dims.into_boxed_slice(),
@@ -645,11 +666,21 @@ impl CallableImpl for Reduction {
 
 impl Reduction {
     /// How a mean divides its sums by the counts, for this plan (setting
-    /// the plan's side-buffer strides when it counts into one).
-    fn mean_finish(&self, src_tp: &Type, dims: &mut [plan::Dim]) -> Result<Finish> {
+    /// the plan's side-buffer strides when it counts into one); `None`
+    /// when output elements get different counts in a way none of these
+    /// follows (a kept var dim inside a reduced dim: its positions get
+    /// values from different numbers of rows): the mean then keeps a count
+    /// per output element.
+    fn mean_finish(&self, src_tp: &Type, dims: &mut [plan::Dim]) -> Result<Option<Finish>> {
         let reduced_var = dims
             .iter()
             .any(|d| matches!(d.dst, DstDim::Reduced) && matches!(d.src, SrcDim::Var { .. }));
+        let outer = dims.iter().position(|d| matches!(d.dst, DstDim::Reduced));
+        let kept_var_inside =
+            outer.is_some_and(|r| dims[r..].iter().any(|d| matches!(d.dst, DstDim::Var(_))));
+        if kept_var_inside {
+            return Ok(None);
+        }
         if !reduced_var {
             // The same count everywhere: the reduced dims are fixed.
             let mut count = 1f64;
@@ -658,7 +689,7 @@ impl Reduction {
                     count *= size as f64;
                 }
             }
-            return Ok(Finish::Divide(count));
+            return Ok(Some(Finish::Divide(count)));
         }
         if dims.iter().all(|d| !matches!(d.dst, DstDim::Var(_))) {
             // Fixed outputs: count into a C-order side buffer.
@@ -681,21 +712,17 @@ impl Reduction {
                     c
                 })
                 .collect();
-            return Ok(Finish::Counts(Box::new(plan::Counts {
+            return Ok(Some(Finish::Counts(Box::new(plan::Counts {
                 dims: counting,
                 len,
-            })));
+            }))));
         }
-        match dims.iter().position(|d| matches!(d.dst, DstDim::Reduced)) {
+        Ok(match outer {
             Some(b) if dims[b..].iter().all(|d| matches!(d.dst, DstDim::Reduced)) => {
-                Ok(Finish::AtLevel(b))
+                Some(Finish::AtLevel(b))
             }
-            _ => Err(Error::type_error(format!(
-                "{}: a mean over axes {:?} of {src_tp} is not supported: a kept var dim lies between reduced dims, one of them var (reduce the inner axes first)",
-                self.name,
-                self.axes.as_deref().unwrap_or(&[])
-            ))),
-        }
+            _ => None,
+        })
     }
 
     /// The identity's bytes as a `T`.
@@ -806,7 +833,7 @@ mod tests {
             for kind in BuiltinReduction::ALL {
                 use BuiltinReduction as R;
                 for (skip, opt) in [(false, false), (false, true), (true, false), (true, true)] {
-                    let r = ops::builtin(kind, b, skip, opt);
+                    let r = ops::builtin(kind, b, skip, opt, false);
                     let expect_none = b == BuiltinType::Void
                         || (matches!(
                             kind,
