@@ -17,9 +17,12 @@
 //! assert_eq!((r.tp().to_string(), r.to_json()), ("3 * ?float64".into(), "[3.0,null,null]".into()));
 //! assert_eq!(reduce::sum(&m, Some(&[-1]), false).unwrap().to_json(), "[4.0,0.0,0.0]");
 //! assert_eq!(reduce::argmax(&m, Some(&[-1]), false).unwrap().to_json(), "[2,null,null]");
-//! // Unequal rows combine position by position.
+//! // Unequal rows combine position by position, for every reduction.
 //! let u = Array::from_json("2 * var * int32", "[[1, 2, 3], [4]]").unwrap();
 //! assert_eq!(reduce::sum(&u, Some(&[0]), false).unwrap().to_json(), "[5,2,3]");
+//! assert_eq!(reduce::mean(&u, Some(&[0]), false).unwrap().to_json(), "[2.5,2.0,3.0]");
+//! let w = Array::from_json("3 * var * int32", "[[1, 5, 3], [4], [9, 0]]").unwrap();
+//! assert_eq!(reduce::argmax(&w, Some(&[0]), false).unwrap().to_json(), "[2,0,0]");
 //! ```
 //!
 //! # API
@@ -64,7 +67,8 @@
 //! give the first NaN; all and any test values against zero (NaN is true).
 //! argmin and argmax give the position of the first best value within the
 //! reduced extent, counting missing values' positions too; over several
-//! reduced dims, in C order (NumPy's flat index). var and std are the
+//! reduced dims, in C order (NumPy's flat index; see "Var dims" for
+//! ragged extents). var and std are the
 //! population ones (ddof 0). Other element types (strings, structs,
 //! options of those) are a `Type` error naming the type.
 //!
@@ -100,7 +104,22 @@
 //!   position by position, as awkward does: an output element is as long
 //!   as the longest element combined into it (`[[1,2,3],[4]]` summed over
 //!   axis 0 is `var * int64` `[5,2,3]`). An output var element under an
-//!   empty reduced extent is empty.
+//!   empty reduced extent is empty. Every built-in reduction does this,
+//!   stateful ones too: the mean, var and std of a position take the rows
+//!   that reach it (`[[1,2,3],[5]]` over axis 0: mean `[3.0,2.0,3.0]`,
+//!   var `[4.0,0.0,0.0]`), and argmin and argmax give a value's index in
+//!   the reduced extent — over axis 0, its row (`[[1,5,3],[4],[9,0]]`:
+//!   argmax `[2,0,0]`, argmin `[0,2,0]`), as awkward's. Over several
+//!   reduced axes the position is the flat index `Σ i_k · W_k`, `W_k` the
+//!   product of the sizes of the reduced dims inside axis `k` (a row too
+//!   short for a position still counts as that many slots): for
+//!   `3 * var * 2 * float64` over axes 0 and 2, `2 * row + column`. Where
+//!   a reduced var dim lies inside another reduced dim and a kept dim
+//!   lies between them (`2 * var * var * T` over axes 0 and 2), there is
+//!   no such product: positions count the values combined into the output
+//!   element, in C order (as over the flattened extent). Result types
+//!   follow the table: `?R` only when the source is optional or a reduced
+//!   dim is var.
 //!
 //! Not supported (clear errors, not wrong values):
 //! - user reductions without identity, when a kept dim lies
@@ -108,16 +127,6 @@
 //!   the first row of the outer reduced axis (its first row is an empty var
 //!   element): an `InvalidArgument` error saying so. With an identity this
 //!   works.
-//! - mean with a reduced var dim, a var dim in the output, and reduced
-//!   dims that are not all inside the kept ones (`2 * var * var * int32`
-//!   over axes 0 and 2): a `Type` error. Means over var dims into fixed
-//!   outputs, or over the innermost axes, work.
-//! - argmin, argmax, var, std, and the mean of an option source keep one
-//!   state per output element while they reduce, so their reduced dims
-//!   must lie inside the kept ones once the fixed dims after the last var
-//!   dim are moved (any axes of an array of fixed dims, the innermost axes
-//!   of a ragged one); otherwise (axis 0 of `3 * var * ?float64`) a `Type`
-//!   error says so. They fold a long run on one thread.
 //! - min and max of complex values (no order): a `Type` error.
 //! - user reductions over elements with arrmeta (strings, var, pointers):
 //!   a `Type` error.
@@ -137,7 +146,16 @@
 //! flag per lane records whether any value was present, so folds of `?T`
 //! stay vectorised. The mean of an option source, var and std fold each
 //! run into a (count, mean, squared deviations) state — two passes over
-//! the run — and merge runs with Chan's formula.
+//! the run — and merge runs with Chan's formula. These stateful
+//! reductions (and argmin, argmax) keep one state at a time where their
+//! reduced dims lie inside the kept ones; where a reduced dim lies
+//! outside a kept one (axis 0 of `3 * var * T`), the walk meets each
+//! output element once per row, so it reduces into a tree of states
+//! shaped like the output (a kept var dim's states grow as longer rows
+//! come), and writes the results from it at the end; a mean whose
+//! positions get values from different numbers of rows (a kept var dim
+//! inside a reduced dim) counts per output element the same way. They
+//! fold a long run on one thread.
 //! Reducing the outer axis of a C-order array accumulates row by row into
 //! the output. User reductions ([`reduce_with`]) combine in index order,
 //! left to right, one element at a time, with no reassociation.

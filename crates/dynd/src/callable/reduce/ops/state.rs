@@ -3,10 +3,11 @@
 //! of squared deviations), argmin and argmax (the best value, its
 //! position, the next position).
 //!
-//! The walk gives such an op one state per output element: it resets the
-//! state where the reduced dims start (they are all inside the kept ones:
-//! `instantiate` checks), the folds update it, and `finish` writes the
-//! result. Each run is folded on its own and merged into the state, so a
+//! The walk gives such an op one state per output element: where the
+//! reduced dims all lie inside the kept ones, it resets the walk's one
+//! state where they start, the folds update it, and `finish` writes the
+//! result; otherwise [`Staged`] keeps every output element's state in a
+//! tree shaped like the output until the walk ends. Each run is folded on its own and merged into the state, so a
 //! variance is computed run by run with two passes (mean, then squared
 //! deviations) and merged with Chan's formula: as accurate as two passes
 //! over all values.
