@@ -618,3 +618,37 @@ fn large_reductions_agree_across_thread_counts() {
         }
     }
 }
+
+#[test]
+fn argmin_argmax_of_a_long_run_agree_across_thread_counts() {
+    // 300K values (blocks folded on rayon's threads): the best values tie
+    // across blocks (the first wins), and a NaN late in the run wins both.
+    let n = 300_000usize;
+    let mut v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64).collect();
+    let (lo, hi) = (
+        v.iter().position(|&x| x == 0.0).unwrap(),
+        v.iter().position(|&x| x == 999.0).unwrap(),
+    );
+    let x = Array::from(v.clone());
+    let pool = |t: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .unwrap()
+    };
+    for t in [1, 4] {
+        let got = pool(t).install(|| {
+            (
+                r::argmin(&x, None, false).unwrap().to_json(),
+                r::argmax(&x, None, false).unwrap().to_json(),
+            )
+        });
+        assert_eq!(got, (lo.to_string(), hi.to_string()), "{t} threads");
+    }
+    v[250_000] = f64::NAN;
+    let x = Array::from(v);
+    for t in [1, 4] {
+        let got = pool(t).install(|| r::argmax(&x, None, false).unwrap().to_json());
+        assert_eq!(got, "250000", "{t} threads");
+    }
+}
