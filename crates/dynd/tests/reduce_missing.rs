@@ -621,8 +621,8 @@ fn large_reductions_agree_across_thread_counts() {
 
 #[test]
 fn argmin_argmax_of_a_long_run_agree_across_thread_counts() {
-    // 300K values (blocks folded on rayon's threads): the best values tie
-    // across blocks (the first wins), and a NaN late in the run wins both.
+    // 300K values in one run: the best values tie (the first wins), and a
+    // NaN late in the run wins argmax.
     let n = 300_000usize;
     let mut v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1000) as f64).collect();
     let (lo, hi) = (

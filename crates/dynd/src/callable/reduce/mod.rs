@@ -154,11 +154,8 @@
 //! shaped like the output (a kept var dim's states grow as longer rows
 //! come), and writes the results from it at the end; a mean whose
 //! positions get values from different numbers of rows (a kept var dim
-//! inside a reduced dim) counts per output element the same way. argmin
-//! and argmax fold a long run block by block on rayon's threads (each
-//! block's first best, then the blocks in order: the serial answer); the
-//! mean of an option source and var fold their sums and counts so, and
-//! var's squared deviations on one thread.
+//! inside a reduced dim) counts per output element the same way. They
+//! fold a long run on one thread.
 //! Reducing the outer axis of a C-order array accumulates row by row into
 //! the output. User reductions ([`reduce_with`]) combine in index order,
 //! left to right, one element at a time, with no reassociation.

@@ -443,38 +443,19 @@ where
         }
     }
     unsafe fn fold<M: Mode>(&mut self, p: *const u8, s: isize, n: usize) {
-        if n < PAR_FOLD_MIN || rayon::current_num_threads() < 2 {
-            // SAFETY: (1).
-            unsafe { self.fold_serial::<M>(p, s, n) };
-            return;
-        }
-        // A long run: each block's first best on rayon's threads, then the
-        // blocks in order, a later one winning only with a better value —
-        // the serial loop's answer, whatever the thread count.
-        let (base, next) = (SendPtr(p), self.next);
-        let parts: Vec<Self> = (0..n.div_ceil(BLOCK))
-            .into_par_iter()
-            .map(|b| {
-                let lo = b * BLOCK;
-                let mut t = Self::new();
-                t.next = next + lo as i64;
-                // SAFETY: (1) elements lo..lo + len of the run.
-                unsafe {
-                    t.fold_serial::<M>(
-                        base.get().wrapping_offset(lo as isize * s),
-                        s,
-                        BLOCK.min(n - lo),
-                    );
-                }
-                t
-            })
-            .collect();
-        for t in parts {
-            if t.at >= 0 && (self.at < 0 || K::better(t.best, self.best)) {
-                (self.best, self.at) = (t.best, t.at);
+        for j in 0..n {
+            // SAFETY: (1) j < n.
+            let x: S = unsafe { ld(p.wrapping_offset(j as isize * s)) };
+            if M::SKIP && x.is_na() {
+                continue;
+            }
+            let v: A = x.cvt();
+            if self.at < 0 || K::better(v, self.best) {
+                self.best = v;
+                self.at = self.next + j as i64;
             }
         }
-        self.next = next + n as i64;
+        self.next += n as i64;
     }
     fn seek(&mut self, pos: i64) {
         self.next = pos;
@@ -500,33 +481,6 @@ impl<S, const STD: bool> Clone for VarAcc<S, STD> {
     }
 }
 impl<S, const STD: bool> Copy for VarAcc<S, STD> {}
-
-impl<K, S, A> ArgAcc<K, S, A>
-where
-    K: Better<A> + Combine<A>,
-    S: NaRaw + Cvt<A>,
-    A: Copy + Send + Sync + 'static,
-{
-    /// [`Acc::fold`], one element after another.
-    ///
-    /// # Safety
-    /// 1. `p + j * s` is a readable source element for every `j < n`.
-    unsafe fn fold_serial<M: Mode>(&mut self, p: *const u8, s: isize, n: usize) {
-        for j in 0..n {
-            // SAFETY: (1) j < n.
-            let x: S = unsafe { ld(p.wrapping_offset(j as isize * s)) };
-            if M::SKIP && x.is_na() {
-                continue;
-            }
-            let v: A = x.cvt();
-            if self.at < 0 || K::better(v, self.best) {
-                self.best = v;
-                self.at = self.next + j as i64;
-            }
-        }
-        self.next += n as i64;
-    }
-}
 
 impl<K, S, A: Copy> Clone for ArgAcc<K, S, A> {
     fn clone(&self) -> Self {
