@@ -1,5 +1,6 @@
 //! Sums: over all of n float64 (one and two threads), and over axis 0 and
-//! axis 1 of a 1000×10000 float64 array (200×10000 with `--quick`).
+//! axis 1 of a 1000×10000 float64 array (200×10000 with `--quick`);
+//! argmax, argmin and mean over all of n float64 (one and two threads).
 
 use crate::callables::{f64_array, named};
 use crate::copies::f64_matrix;
@@ -66,7 +67,36 @@ fn axes(ctx: &Ctx) {
     }
 }
 
+/// argmax, argmin and mean over one long run (the stateful argmin and
+/// argmax keep a best value and its position).
+fn stateful(ctx: &Ctx) {
+    let n = ctx.n();
+    let a = f64_array(n, |i| (i % 100) as f64 * 0.5);
+    for (name, want) in [("argmax", "99"), ("argmin", "0"), ("mean", "24.75")] {
+        let Some(f) = named(ctx, name) else { continue };
+        for (suffix, pool) in [("", &ctx.one), (", 2 threads", &ctx.two)] {
+            pool.install(|| {
+                let t = median_time(ctx.runs, || {
+                    black_box(f.call(&[&a]).expect(name));
+                });
+                let got = f.call(&[&a]).expect(name).to_json();
+                if name == "mean" {
+                    let v: f64 = got.parse().expect("a float");
+                    assert!((v - 24.75).abs() < 1e-9, "mean {v}");
+                } else {
+                    assert_eq!(got, want, "{name}");
+                }
+                ctx.row(
+                    &Measurement::new(format!("{name}{suffix}"), n, t, n * 8),
+                    "",
+                );
+            });
+        }
+    }
+}
+
 pub fn run(ctx: &Ctx) {
     whole(ctx);
     axes(ctx);
+    stateful(ctx);
 }

@@ -120,6 +120,8 @@ fn call_applies_callables_and_reductions() {
         (&["call", "count", "--axes", "-1", "2 * var * ?int32", "[[1,null,3],[]]"], "2 * int64\n[2,0]\n"),
         (&["call", "max", "--axes", "-1", "2 * var * float64", "[[1,5],[]]"], "2 * ?float64\n[5.0,null]\n"),
         (&["call", "sum", "--axes", "0", "2 * var * int32", "[[1,2,3],[4]]"], "var * int64\n[5,2,3]\n"),
+        (&["call", "argmax", "--axes", "0", "var * var * int32", "[[1,5,3],[4],[9,0]]"], "var * ?int64\n[2,0,0]\n"),
+        (&["call", "mean", "--axes", "0", "--keepdims", "2 * var * ?float64", "[[1,2,null],[5]]"], "1 * var * ?float64\n[[3.0,2.0,null]]\n"),
         (&["call", "count_substring", "string", "\"aaaa\"", "string", "\"aa\""], "int64\n2\n"),
     ];
     for (args, want) in ok {

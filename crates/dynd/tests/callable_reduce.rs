@@ -393,10 +393,12 @@ fn reducing_across_var_rows() {
         ok(reduce::mean(&c, Some(&[0, 2]), false)),
         ("2 * ?float64".into(), "[2.3333333333333335,5.25]".into())
     );
-    // ... a mean that would need counts in a var output is refused.
-    let e = err(reduce::mean(&n, Some(&[0, 2]), false));
-    assert_eq!(e.kind(), ErrorKind::Type);
-    assert!(e.message().contains("not supported"), "{e}");
+    // ... and into var outputs, position by position (a count per output
+    // element): [1] and [4], then [2,3] and [5,6].
+    assert_eq!(
+        ok(reduce::mean(&n, Some(&[0, 2]), false)),
+        ("var * ?float64".into(), "[2.5,4.0]".into())
+    );
 }
 
 // ---- empty extents ----

@@ -17,9 +17,12 @@
 //! assert_eq!((r.tp().to_string(), r.to_json()), ("3 * ?float64".into(), "[3.0,null,null]".into()));
 //! assert_eq!(reduce::sum(&m, Some(&[-1]), false).unwrap().to_json(), "[4.0,0.0,0.0]");
 //! assert_eq!(reduce::argmax(&m, Some(&[-1]), false).unwrap().to_json(), "[2,null,null]");
-//! // Unequal rows combine position by position.
+//! // Unequal rows combine position by position, for every reduction.
 //! let u = Array::from_json("2 * var * int32", "[[1, 2, 3], [4]]").unwrap();
 //! assert_eq!(reduce::sum(&u, Some(&[0]), false).unwrap().to_json(), "[5,2,3]");
+//! assert_eq!(reduce::mean(&u, Some(&[0]), false).unwrap().to_json(), "[2.5,2.0,3.0]");
+//! let w = Array::from_json("3 * var * int32", "[[1, 5, 3], [4], [9, 0]]").unwrap();
+//! assert_eq!(reduce::argmax(&w, Some(&[0]), false).unwrap().to_json(), "[2,0,0]");
 //! ```
 //!
 //! # API
@@ -64,7 +67,8 @@
 //! give the first NaN; all and any test values against zero (NaN is true).
 //! argmin and argmax give the position of the first best value within the
 //! reduced extent, counting missing values' positions too; over several
-//! reduced dims, in C order (NumPy's flat index). var and std are the
+//! reduced dims, in C order (NumPy's flat index; see "Var dims" for
+//! ragged extents). var and std are the
 //! population ones (ddof 0). Other element types (strings, structs,
 //! options of those) are a `Type` error naming the type.
 //!
@@ -100,7 +104,22 @@
 //!   position by position, as awkward does: an output element is as long
 //!   as the longest element combined into it (`[[1,2,3],[4]]` summed over
 //!   axis 0 is `var * int64` `[5,2,3]`). An output var element under an
-//!   empty reduced extent is empty.
+//!   empty reduced extent is empty. Every built-in reduction does this,
+//!   stateful ones too: the mean, var and std of a position take the rows
+//!   that reach it (`[[1,2,3],[5]]` over axis 0: mean `[3.0,2.0,3.0]`,
+//!   var `[4.0,0.0,0.0]`), and argmin and argmax give a value's index in
+//!   the reduced extent — over axis 0, its row (`[[1,5,3],[4],[9,0]]`:
+//!   argmax `[2,0,0]`, argmin `[0,2,0]`), as awkward's. Over several
+//!   reduced axes the position is the flat index `Σ i_k · W_k`, `W_k` the
+//!   product of the sizes of the reduced dims inside axis `k` (a row too
+//!   short for a position still counts as that many slots): for
+//!   `3 * var * 2 * float64` over axes 0 and 2, `2 * row + column`. Where
+//!   a reduced var dim lies inside another reduced dim and a kept dim
+//!   lies between them (`2 * var * var * T` over axes 0 and 2), there is
+//!   no such product: positions count the values combined into the output
+//!   element, in C order (as over the flattened extent). Result types
+//!   follow the table: `?R` only when the source is optional or a reduced
+//!   dim is var.
 //!
 //! Not supported (clear errors, not wrong values):
 //! - user reductions without identity, when a kept dim lies
@@ -108,16 +127,6 @@
 //!   the first row of the outer reduced axis (its first row is an empty var
 //!   element): an `InvalidArgument` error saying so. With an identity this
 //!   works.
-//! - mean with a reduced var dim, a var dim in the output, and reduced
-//!   dims that are not all inside the kept ones (`2 * var * var * int32`
-//!   over axes 0 and 2): a `Type` error. Means over var dims into fixed
-//!   outputs, or over the innermost axes, work.
-//! - argmin, argmax, var, std, and the mean of an option source keep one
-//!   state per output element while they reduce, so their reduced dims
-//!   must lie inside the kept ones once the fixed dims after the last var
-//!   dim are moved (any axes of an array of fixed dims, the innermost axes
-//!   of a ragged one); otherwise (axis 0 of `3 * var * ?float64`) a `Type`
-//!   error says so. They fold a long run on one thread.
 //! - min and max of complex values (no order): a `Type` error.
 //! - user reductions over elements with arrmeta (strings, var, pointers):
 //!   a `Type` error.
@@ -137,7 +146,16 @@
 //! flag per lane records whether any value was present, so folds of `?T`
 //! stay vectorised. The mean of an option source, var and std fold each
 //! run into a (count, mean, squared deviations) state — two passes over
-//! the run — and merge runs with Chan's formula.
+//! the run — and merge runs with Chan's formula. These stateful
+//! reductions (and argmin, argmax) keep one state at a time where their
+//! reduced dims lie inside the kept ones; where a reduced dim lies
+//! outside a kept one (axis 0 of `3 * var * T`), the walk meets each
+//! output element once per row, so it reduces into a tree of states
+//! shaped like the output (a kept var dim's states grow as longer rows
+//! come), and writes the results from it at the end; a mean whose
+//! positions get values from different numbers of rows (a kept var dim
+//! inside a reduced dim) counts per output element the same way. They
+//! fold a long run on one thread.
 //! Reducing the outer axis of a C-order array accumulates row by row into
 //! the output. User reductions ([`reduce_with`]) combine in index order,
 //! left to right, one element at a time, with no reassociation.
@@ -270,7 +288,7 @@ impl BuiltinReduction {
     fn result_type_of(self, elem: &Type, var_reduced: bool) -> Result<Type> {
         let (b, skip) = builtin_elem(elem);
         let opt = self.optional_result() && (skip || var_reduced);
-        b.and_then(|b| ops::builtin(self, b, skip, opt))
+        b.and_then(|b| ops::builtin(self, b, skip, opt, false))
             .map(|(r, _)| {
                 let r = Type::builtin(r);
                 if opt {
@@ -551,33 +569,50 @@ impl CallableImpl for Reduction {
             Op::Builtin(kind) => {
                 let (b, skip) = builtin_elem(elem);
                 let opt = kind.optional_result() && (skip || var_reduced(src_tp, &reduced));
-                let (_, make) = b
-                    .and_then(|b| ops::builtin(*kind, b, skip, opt))
-                    .ok_or_else(|| Error::type_error(format!("{} of {src_tp}", self.name)))?;
-                let op = make();
-                if op.state_size() > 0 {
-                    // Stateful: the reduced dims inside the kept ones, in C
-                    // order (argmin's positions count in it).
-                    let dims = plan::simplify(dims, plan::Order::KeptFirst);
-                    let tail = plan::tail(&dims).map_err(|()| {
-                        Error::type_error(format!(
-                            "{}: over axes {:?} of {src_tp} is not supported: a kept var dim lies inside a reduced dim (reduce the inner axes first)",
-                            self.name,
-                            self.axes.as_deref().unwrap_or(&[])
-                        ))
-                    })?;
+                let make = |counted: bool| {
+                    b.and_then(|b| ops::builtin(*kind, b, skip, opt, counted))
+                        .map(|(_, make)| make())
+                        .ok_or_else(|| Error::type_error(format!("{} of {src_tp}", self.name)))
+                };
+                let op = make(false)?;
+                // A stateless mean where its finishing passes can count.
+                let mean = if op.state_size() == 0 && *kind == BuiltinReduction::Mean {
+                    let mut dims = plan::simplify(dims.clone(), plan::Order::Memory);
+                    self.mean_finish(src_tp, &mut dims)?.map(|f| (dims, f))
+                } else {
+                    None
+                };
+                if let Some((dims, finish)) = mean {
+                    (op, finish, None, dims, None)
+                } else if op.state_size() > 0 || *kind == BuiltinReduction::Mean {
+                    // Stateful (a mean then keeps its own counts): the
+                    // reduced dims in C order (argmin's positions count in
+                    // it), after the kept ones where they are fixed.
+                    let op = if op.state_size() > 0 { op } else { make(true)? };
                     if op.state_size() > ops::STATE_MAX {
                         return Err(Error::type_error(format!("{} of {src_tp}", self.name)));
                     }
-                    (op, Finish::None, None, dims, tail)
+                    let dims = plan::simplify(dims, plan::Order::KeptFirst);
+                    match plan::tail(&dims) {
+                        // Reduced dims inside the kept ones: one state at a
+                        // time, in the walk's buffer.
+                        Some(tail) => (op, Finish::None, None, dims, tail),
+                        // A reduced dim outside a kept one: a tree of
+                        // states shaped like the output.
+                        None => {
+                            let states = plan::States::new(&dims, op.state_size());
+                            let op = Box::new(ops::Staged::new(op)) as Box<dyn ops::ReduceOp>;
+                            (op, Finish::States(Box::new(states)), None, dims, None)
+                        }
+                    }
                 } else {
-                    let mut dims = plan::simplify(dims, plan::Order::Memory);
-                    let finish = if *kind == BuiltinReduction::Mean {
-                        self.mean_finish(src_tp, &mut dims)?
-                    } else {
-                        Finish::None
-                    };
-                    (op, finish, None, dims, None)
+                    (
+                        op,
+                        Finish::None,
+                        None,
+                        plan::simplify(dims, plan::Order::Memory),
+                        None,
+                    )
                 }
             }
             Op::User { op, identity } => {
@@ -598,7 +633,11 @@ impl CallableImpl for Reduction {
                 )
             }
         };
-        let split = plan::split(&dims, out_elem.data_size());
+        let split = match finish {
+            // The states' tree is filled by one walk.
+            Finish::States(_) => plan::Split::NONE,
+            _ => plan::split(&dims, out_elem.data_size()),
+        };
         let first_child = kernel_size::<ReduceKernel>();
         let kernel = ReduceKernel {
             dims: dims.into_boxed_slice(),
@@ -645,11 +684,21 @@ impl CallableImpl for Reduction {
 
 impl Reduction {
     /// How a mean divides its sums by the counts, for this plan (setting
-    /// the plan's side-buffer strides when it counts into one).
-    fn mean_finish(&self, src_tp: &Type, dims: &mut [plan::Dim]) -> Result<Finish> {
+    /// the plan's side-buffer strides when it counts into one); `None`
+    /// when output elements get different counts in a way none of these
+    /// follows (a kept var dim inside a reduced dim: its positions get
+    /// values from different numbers of rows): the mean then keeps a count
+    /// per output element.
+    fn mean_finish(&self, src_tp: &Type, dims: &mut [plan::Dim]) -> Result<Option<Finish>> {
         let reduced_var = dims
             .iter()
             .any(|d| matches!(d.dst, DstDim::Reduced) && matches!(d.src, SrcDim::Var { .. }));
+        let outer = dims.iter().position(|d| matches!(d.dst, DstDim::Reduced));
+        let kept_var_inside =
+            outer.is_some_and(|r| dims[r..].iter().any(|d| matches!(d.dst, DstDim::Var(_))));
+        if kept_var_inside {
+            return Ok(None);
+        }
         if !reduced_var {
             // The same count everywhere: the reduced dims are fixed.
             let mut count = 1f64;
@@ -658,7 +707,7 @@ impl Reduction {
                     count *= size as f64;
                 }
             }
-            return Ok(Finish::Divide(count));
+            return Ok(Some(Finish::Divide(count)));
         }
         if dims.iter().all(|d| !matches!(d.dst, DstDim::Var(_))) {
             // Fixed outputs: count into a C-order side buffer.
@@ -681,21 +730,17 @@ impl Reduction {
                     c
                 })
                 .collect();
-            return Ok(Finish::Counts(Box::new(plan::Counts {
+            return Ok(Some(Finish::Counts(Box::new(plan::Counts {
                 dims: counting,
                 len,
-            })));
+            }))));
         }
-        match dims.iter().position(|d| matches!(d.dst, DstDim::Reduced)) {
+        Ok(match outer {
             Some(b) if dims[b..].iter().all(|d| matches!(d.dst, DstDim::Reduced)) => {
-                Ok(Finish::AtLevel(b))
+                Some(Finish::AtLevel(b))
             }
-            _ => Err(Error::type_error(format!(
-                "{}: a mean over axes {:?} of {src_tp} is not supported: a kept var dim lies between reduced dims, one of them var (reduce the inner axes first)",
-                self.name,
-                self.axes.as_deref().unwrap_or(&[])
-            ))),
-        }
+            _ => None,
+        })
     }
 
     /// The identity's bytes as a `T`.
@@ -806,7 +851,7 @@ mod tests {
             for kind in BuiltinReduction::ALL {
                 use BuiltinReduction as R;
                 for (skip, opt) in [(false, false), (false, true), (true, false), (true, true)] {
-                    let r = ops::builtin(kind, b, skip, opt);
+                    let r = ops::builtin(kind, b, skip, opt, false);
                     let expect_none = b == BuiltinType::Void
                         || (matches!(
                             kind,

@@ -28,6 +28,7 @@ use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
 use rayon::prelude::*;
+use std::cell::Cell;
 use std::mem::size_of;
 use std::ptr::NonNull;
 
@@ -283,15 +284,15 @@ pub(super) fn simplify(dims: Vec<Dim>, order: Order) -> Vec<Dim> {
     out
 }
 
-/// The level where a stateful op's reduced dims start (`None`: nothing is
-/// reduced): every dim from it on is reduced, none before it. `Err` when a
-/// reduced dim lies outside a kept one.
-pub(super) fn tail(dims: &[Dim]) -> std::result::Result<Option<usize>, ()> {
+/// The level where a stateful op's reduced dims start (`Some(None)`:
+/// nothing is reduced): every dim from it on is reduced, none before it.
+/// `None` when a reduced dim lies outside a kept one.
+pub(super) fn tail(dims: &[Dim]) -> Option<Option<usize>> {
     let b = dims.iter().rposition(|d| !d.reduced()).map_or(0, |i| i + 1);
     if dims[..b].iter().any(Dim::reduced) {
-        return Err(());
+        return None;
     }
-    Ok((b < dims.len()).then_some(b))
+    Some((b < dims.len()).then_some(b))
 }
 
 /// `outer` and `inner` as one dim, when they are fixed, both reduced or
@@ -343,6 +344,87 @@ pub(super) enum Finish {
     /// of `len` `f64`s (walking `dims`, whose output strides are the
     /// buffer's), then divide.
     Counts(Box<Counts>),
+    /// A stateful op ([`super::ops::Staged`]) whose reduced dims do not all
+    /// lie inside the kept ones: the walk reduces into a tree of states
+    /// shaped like the output, then each state's result is written.
+    States(Box<States>),
+}
+
+/// How a stateful op reduces into a tree of states (see
+/// [`Finish::States`]): one state per output element, `elem` bytes apart
+/// (the op's state size, rounded up to 16); a kept fixed dim of the tree
+/// holds its states in C order, a kept var dim holds `{begin, size}` whose
+/// states come from a POD block of the call, grown as longer rows are seen.
+pub(super) struct States {
+    pub elem: usize,
+    /// Per level, what one index of a reduced dim adds to a value's
+    /// position in the reduced extent (the product of the sizes of the
+    /// reduced dims inside it: NumPy's flat index, and over unequal rows
+    /// the row index, as awkward's); `None` where a reduced var dim lies
+    /// inside another reduced dim, so there is no such product: each state
+    /// then counts the values folded into it.
+    pub weights: Option<Box<[i64]>>,
+}
+
+impl States {
+    /// The plan for a stateful op of `state_size` bytes over `dims`.
+    pub fn new(dims: &[Dim], state_size: usize) -> States {
+        let mut weights = Some(vec![0i64; dims.len()]);
+        let mut inner = Some(1i64);
+        for (l, d) in dims.iter().enumerate().rev() {
+            if !d.reduced() {
+                continue;
+            }
+            match (&mut weights, inner) {
+                (Some(w), Some(i)) => w[l] = i,
+                _ => weights = None,
+            }
+            inner = match d.src {
+                SrcDim::Fixed { size, .. } => {
+                    inner.and_then(|i| i.checked_mul(i64::try_from(size).ok()?))
+                }
+                SrcDim::Var { .. } => None,
+            };
+        }
+        States {
+            elem: state_size.next_multiple_of(16),
+            weights: weights.map(Vec::into_boxed_slice),
+        }
+    }
+
+    /// `dims` with their kept dims addressing a tree of states (var dims
+    /// allocating from `block`), and the bytes of the tree's root.
+    fn tree(&self, dims: &[Dim], block: &MemBlock) -> Result<(Vec<Dim>, usize)> {
+        let mut out = dims.to_vec();
+        let mut size = self.elem;
+        for d in out.iter_mut().rev() {
+            match (&d.dst, d.src) {
+                (DstDim::Reduced, _) => {}
+                (DstDim::Fixed { .. }, SrcDim::Fixed { size: n, .. }) => {
+                    let stride = isize::try_from(size).map_err(|_| too_many_states())?;
+                    d.dst = DstDim::Fixed { stride };
+                    size = size.checked_mul(n).ok_or_else(too_many_states)?;
+                }
+                _ => {
+                    let stride = isize::try_from(size).map_err(|_| too_many_states())?;
+                    d.dst = DstDim::Var(VarDst {
+                        block: Some(block.clone()),
+                        stride,
+                        offset: 0,
+                        elem_size: size,
+                        elem_align: 16,
+                    });
+                    size = size_of::<VarDimData>();
+                }
+            }
+        }
+        Ok((out, size))
+    }
+}
+
+/// The error for a tree of states beyond the address space.
+fn too_many_states() -> Error {
+    Error::alloc("the states of a reduction's output elements are too large")
 }
 
 /// A mean's counting plan: the plan with output strides into a side
@@ -482,12 +564,17 @@ impl Kernel for ReduceKernel {
             },
             restrict: None,
             state: std::ptr::null_mut(),
+            positions: None,
         };
         let mut buf = StateBuf::new();
         let walker = Walker {
             state: buf.0.as_mut_ptr(),
             ..walker
         };
+        if let Finish::States(states) = &self.finish {
+            // SAFETY: the caller's promises (Kernel::single 1).
+            return unsafe { walker.reduce_states(states, dst, src) };
+        }
         match self.split {
             split if split.chunk > 0 && rayon::current_num_threads() > 1 => {
                 let shared = Shared((walker, dst, src));
@@ -517,7 +604,7 @@ impl Kernel for ReduceKernel {
             unsafe { op.divide(r) }
         };
         match &self.finish {
-            Finish::None | Finish::AtLevel(_) => Ok(()),
+            Finish::None | Finish::AtLevel(_) | Finish::States(_) => Ok(()),
             Finish::Divide(count) => {
                 // SAFETY: the output was written by the walk; the count is
                 // one f64 that every output element reads (aux strides 0).
@@ -561,6 +648,9 @@ struct Walker<'a> {
     /// A stateful op's state for the output element being reduced (this
     /// walk's own buffer).
     state: *mut u8,
+    /// A walk into a tree of states ([`Finish::States`]): the weight of
+    /// each level's index, and the position its walk is at.
+    positions: Option<(&'a [i64], &'a Cell<i64>)>,
 }
 
 /// A visitor of output runs: the output elements, and the side buffer's
@@ -579,6 +669,7 @@ impl Walker<'_> {
             ss,
             n,
             state: self.state,
+            pos: self.positions.map(|(_, at)| at.get()),
         }
     }
 
@@ -679,11 +770,18 @@ impl Walker<'_> {
                     // Otherwise row 0 starts every output element below.
                     let single = d.tail_reduced;
                     let mut total = 0usize;
+                    let at = self.positions.map(|(w, at)| (w[level], at, at.get()));
                     for j in 0..n {
                         let s = sp.wrapping_offset(j as isize * ss);
                         let f = first && if single { total == 0 } else { j == 0 };
+                        if let Some((w, at, base)) = at {
+                            at.set(base.wrapping_add((j as i64).wrapping_mul(w)));
+                        }
                         // SAFETY: (1) element j of the dim.
                         total += unsafe { self.walk(level + 1, dst, s, f, single) }?;
+                    }
+                    if let Some((_, at, base)) = at {
+                        at.set(base);
                     }
                     total
                 };
@@ -928,6 +1026,95 @@ impl Walker<'_> {
                     dp.wrapping_offset(j * ds),
                     aux.wrapping_offset(j * d.aux),
                     f,
+                )
+            }?;
+        }
+        Ok(())
+    }
+
+    /// Reduces `src` into a tree of states ([`Finish::States`]), then writes
+    /// each state's result into the output `dst` (allocating its var
+    /// elements as long as the tree's).
+    ///
+    /// # Safety
+    /// 1. As [`Walker::walk`] at level 0; the plan's op is a
+    ///    [`super::ops::Staged`] op with states of at most `states.elem`
+    ///    bytes.
+    unsafe fn reduce_states(&self, states: &States, dst: *mut u8, src: *const u8) -> Result<()> {
+        let block = MemBlock::new_pod_allocator(0);
+        let (dims, root) = states.tree(self.dims, &block)?;
+        // 16-byte aligned, zeroed: var elements of the tree start empty.
+        let mut tree = vec![0u128; root.div_ceil(size_of::<u128>())];
+        let tree = tree.as_mut_ptr().cast::<u8>();
+        let at = Cell::new(0i64);
+        let walker = Walker {
+            dims: &dims,
+            positions: states.weights.as_deref().map(|w| (w, &at)),
+            ..*self
+        };
+        // SAFETY: (1) the source as the caller promises; the tree's root
+        // holds the kept dims' states (or var elements) as `tree` laid out
+        // the dims, and its var dims allocate from `block`.
+        unsafe { walker.walk(0, tree, src, true, false) }?;
+        // SAFETY: (1) the walk left a state (reset, folded into) in every
+        // place of the tree that an output element has.
+        unsafe { self.write_results(&dims, 0, dst, tree) }
+    }
+
+    /// Writes the result of each state of the tree at `state` (laid out by
+    /// `tree`'s kept dims from `level` on) into the output element `dst`.
+    ///
+    /// # Safety
+    /// 1. `dst` is a writable output element, and `state` a tree of states
+    ///    written by [`Walker::reduce_states`], of the dims from `level` on.
+    unsafe fn write_results(
+        &self,
+        tree: &[Dim],
+        level: usize,
+        dst: *mut u8,
+        state: *mut u8,
+    ) -> Result<()> {
+        let Some(l) = (level..self.dims.len()).find(|&l| !self.dims[l].reduced()) else {
+            // SAFETY: (1) one state and its output element.
+            return unsafe { self.op.finish(dst, state) };
+        };
+        let (dp, ds, sp, ss, n) = match (&self.dims[l].dst, &tree[l].dst, self.dims[l].src) {
+            (
+                DstDim::Fixed { stride: ds },
+                DstDim::Fixed { stride: ss },
+                SrcDim::Fixed { size, .. },
+            ) => (dst, *ds, state, *ss, size),
+            (DstDim::Var(v), DstDim::Var(t), _) => {
+                // SAFETY: (1) the tree's element is a var dim's data.
+                let sv: VarDimData = unsafe { read(state) };
+                if sv.begin.is_null() || sv.size == 0 {
+                    // No row reached it: an empty output element.
+                    return Ok(());
+                }
+                let begin = v.allocate(sv.size, &self.info.dst_tp)?;
+                let dv = VarDimData {
+                    begin,
+                    size: sv.size,
+                };
+                // SAFETY: (1) the output element is a var dim's data.
+                unsafe { dst.cast::<VarDimData>().write_unaligned(dv) };
+                (begin, v.stride, sv.begin, t.stride, sv.size)
+            }
+            _ => {
+                return Err(Error::invalid_argument(format!(
+                    "{}: the tree of states does not match the output {}",
+                    self.info.name, self.info.dst_tp
+                )));
+            }
+        };
+        for j in 0..n as isize {
+            // SAFETY: (1) element j of the dim, in the output and the tree.
+            unsafe {
+                self.write_results(
+                    tree,
+                    l + 1,
+                    dp.wrapping_offset(j * ds),
+                    sp.wrapping_offset(j * ss),
                 )
             }?;
         }

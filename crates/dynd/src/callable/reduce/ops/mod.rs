@@ -67,6 +67,10 @@ pub(super) struct Span<'a> {
     /// The state of the output element a stateful op folds into
     /// ([`ReduceOp::state_size`]; unused by the others).
     pub state: *mut u8,
+    /// For [`Staged`], whose outputs are states: the position in the
+    /// reduced extent of the first source element (the rest follow it);
+    /// `None`: each state counts the values folded into it.
+    pub pos: Option<i64>,
 }
 
 impl Span<'_> {
@@ -203,6 +207,28 @@ pub(super) trait ReduceOp: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Folds `n` source elements `ss` bytes apart from `src` into the state
+    /// at `state`, at positions `pos`, `pos + 1`, … of the reduced extent
+    /// (`None`: after the values folded into it before). Stateful ops only;
+    /// the others refuse.
+    ///
+    /// # Safety
+    /// 1. `state` holds this op's state (reset, perhaps folded into).
+    /// 2. `src + j * ss` is a readable source element for every `j < n`.
+    unsafe fn fold_state(
+        &self,
+        state: *mut u8,
+        src: *const u8,
+        ss: isize,
+        n: usize,
+        pos: Option<i64>,
+    ) -> Result<()> {
+        let _ = (state, src, ss, n, pos);
+        Err(Error::invalid_argument(
+            "only a stateful reduction folds into a state",
+        ))
+    }
+
     /// `dst[j] /= counts[j]`, the counts being the span's source: `f64`s
     /// (means only; other ops refuse).
     ///
@@ -234,7 +260,7 @@ pub(in crate::callable::reduce) use mean::{CountOp, MeanOp};
 use mean::{Divide, Keep};
 use raw::{SendPtr, contiguous, ld, plan, st};
 pub(in crate::callable::reduce) use state::{
-    ArgAcc, MeanAcc, STATE_MAX, StateBuf, StateOp, VarAcc,
+    ArgAcc, MeanAcc, STATE_MAX, Staged, StateBuf, StateOp, VarAcc,
 };
 pub(in crate::callable::reduce) use user::UserOp;
 pub(in crate::callable::reduce) use values::{
@@ -253,7 +279,10 @@ pub(super) type MakeOp = fn() -> Box<dyn ReduceOp>;
 /// The result type of built-in reduction `kind` over elements of type `t`,
 /// and its op's constructor; `None` when `kind` does not take `t`. `skip`:
 /// the source is `?t` (missing values are skipped); `opt`: the result is
-/// optional (`?R`, missing where nothing was reduced: DESIGN §6).
+/// optional (`?R`, missing where nothing was reduced: DESIGN §6);
+/// `counted`: a mean keeps its own count per output element (a stateful
+/// op: the counts differ between output elements in ways the stateless
+/// mean's finishing passes cannot follow).
 ///
 /// | source | sum, prod | min, max | mean | all, any | count, argmin, argmax | var, std |
 /// |---|---|---|---|---|---|---|
@@ -269,6 +298,7 @@ pub(super) fn builtin(
     t: BuiltinType,
     skip: bool,
     opt: bool,
+    counted: bool,
 ) -> Option<(BuiltinType, MakeOp)> {
     use BuiltinReduction as R;
     use BuiltinType as B;
@@ -376,7 +406,7 @@ pub(super) fn builtin(
         R::ArgMax => by_mode!(arg!(MaxK,)),
         R::Var => by_mode!(var!(false,)),
         R::Std => by_mode!(var!(true,)),
-        R::Mean if skip => mean!(SkipOpt),
+        R::Mean if skip || counted => by_mode!(mean!()),
         R::Mean => with_native!(t, |T| {
             type M = <T as NativeType>::Mean;
             (

@@ -3,10 +3,11 @@
 //! of squared deviations), argmin and argmax (the best value, its
 //! position, the next position).
 //!
-//! The walk gives such an op one state per output element: it resets the
-//! state where the reduced dims start (they are all inside the kept ones:
-//! `instantiate` checks), the folds update it, and `finish` writes the
-//! result. Each run is folded on its own and merged into the state, so a
+//! The walk gives such an op one state per output element: where the
+//! reduced dims all lie inside the kept ones, it resets the walk's one
+//! state where they start, the folds update it, and `finish` writes the
+//! result; otherwise [`Staged`] keeps every output element's state in a
+//! tree shaped like the output until the walk ends. Each run is folded on its own and merged into the state, so a
 //! variance is computed run by run with two passes (mean, then squared
 //! deviations) and merged with Chan's formula: as accurate as two passes
 //! over all values.
@@ -42,6 +43,11 @@ pub(in crate::callable::reduce) trait Acc:
     /// # Safety
     /// 1. `p + j * s` is a readable source element for every `j < n`.
     unsafe fn fold<M: Mode>(&mut self, p: *const u8, s: isize, n: usize);
+    /// The values folded next start at position `pos` of the reduced extent
+    /// (argmin and argmax count positions; the others ignore them).
+    fn seek(&mut self, pos: i64) {
+        let _ = pos;
+    }
     /// The result, `None` when no value was folded.
     fn result(&self) -> Option<Self::D>;
     /// The result of an empty extent when the result is not optional
@@ -157,6 +163,105 @@ impl<T: Acc, M: Mode> ReduceOp for StateOp<T, M> {
         } else {
             Err(no_identity())
         }
+    }
+
+    unsafe fn fold_state(
+        &self,
+        state: *mut u8,
+        src: *const u8,
+        ss: isize,
+        n: usize,
+        pos: Option<i64>,
+    ) -> Result<()> {
+        // SAFETY: the method's contract: the state holds a T, and the n
+        // source elements are readable.
+        unsafe {
+            let mut t = Self::get(state);
+            if let Some(p) = pos {
+                t.seek(p);
+            }
+            t.fold::<M>(src, ss, n);
+            st(state, t);
+        }
+        Ok(())
+    }
+}
+
+/// A stateful op whose outputs are its states: one per output element,
+/// kept in a side tree shaped like the output while the walk runs, for
+/// plans where a reduced dim lies outside a kept one (the walk then meets
+/// each output element once per row of that dim, so one state at a time
+/// does not do). Every output element is first reset (`init`, `fold` with
+/// `first`, `fill`), then folded into; the inner op's `finish` turns the
+/// states into results afterwards. The span's `pos` places the values in
+/// the reduced extent.
+pub(in crate::callable::reduce) struct Staged {
+    inner: Box<dyn ReduceOp>,
+}
+
+impl Staged {
+    /// Stages the stateful op `inner`.
+    pub fn new(inner: Box<dyn ReduceOp>) -> Staged {
+        Staged { inner }
+    }
+}
+
+impl ReduceOp for Staged {
+    fn has_identity(&self) -> bool {
+        self.inner.has_identity()
+    }
+
+    fn state_size(&self) -> usize {
+        self.inner.state_size()
+    }
+
+    unsafe fn finish(&self, dst: *mut u8, state: *mut u8) -> Result<()> {
+        // SAFETY: the caller's promises.
+        unsafe { self.inner.finish(dst, state) }
+    }
+
+    unsafe fn init(&self, r: Span<'_>) -> Result<()> {
+        for j in 0..r.n {
+            // SAFETY: the op's contract: dst[j] is a state, src[j] a source
+            // element.
+            unsafe {
+                self.inner.reset(r.dst_at(j));
+                self.inner
+                    .fold_state(r.dst_at(j), r.src_at(j), 0, 1, r.pos)?;
+            }
+        }
+        Ok(())
+    }
+
+    unsafe fn accumulate(&self, r: Span<'_>) -> Result<()> {
+        for j in 0..r.n {
+            // SAFETY: the op's contract: dst[j] is a state (reset before),
+            // src[j] a source element.
+            unsafe { self.inner.fold_state(r.dst_at(j), r.src_at(j), 0, 1, r.pos) }?;
+        }
+        Ok(())
+    }
+
+    unsafe fn fold_nonempty(&self, r: Span<'_>, first: bool) -> Result<()> {
+        // SAFETY: the op's contract: dst is one state (reset before unless
+        // `first`), the run's n elements are readable.
+        unsafe {
+            if first {
+                self.inner.reset(r.dst);
+            }
+            self.inner.fold_state(r.dst, r.src, r.ss, r.n, r.pos)
+        }
+    }
+
+    unsafe fn fill(&self, r: Span<'_>) -> Result<()> {
+        if !self.has_identity() {
+            return Err(no_identity());
+        }
+        for j in 0..r.n {
+            // SAFETY: the op's contract: dst[j] is a state.
+            unsafe { self.inner.reset(r.dst_at(j)) };
+        }
+        Ok(())
     }
 }
 
@@ -351,6 +456,9 @@ where
             }
         }
         self.next += n as i64;
+    }
+    fn seek(&mut self, pos: i64) {
+        self.next = pos;
     }
     fn result(&self) -> Option<i64> {
         (self.at >= 0).then_some(self.at)
