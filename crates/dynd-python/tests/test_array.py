@@ -159,6 +159,19 @@ def test_fields():
         dynd.array([1])["x"]
 
 
+def test_indexing_through_missing_records_and_rows():
+    recs = dynd.array([{"a": 1, "s": "x"}, None, {"a": 3, "s": "z"}], type="3 * ?{a: int32, s: string}")
+    assert recs.a.type == "3 * ?int32"  # a copy: missing where the record is
+    assert recs.a.to_list() == [1, None, 3]
+    assert recs["s"].to_list() == ["x", None, "z"]
+    rows = dynd.array([[1, 2], None, [3]], type="3 * ?var * int32")
+    assert rows[:, 0].type == "3 * ?int32"
+    assert rows[:, -1].to_list() == [2, None, 3]
+    assert rows[:, 1:].to_list() == [[2], None, []]
+    with pytest.raises(dynd.IndexOutOfBoundsError, match=r"row \[2\]"):
+        rows[:, 1]  # a present row too short; the missing row is no error
+
+
 @pytest.mark.parametrize(
     "key, cls",
     [
@@ -314,6 +327,12 @@ def test_reductions_with_axes():
     assert dynd.argmax(a, axis=-1).to_list() == [2, 2]
     r = dynd.array([[1, 2, 3], [4]])
     assert dynd.sum(r, axis=0).to_list() == [5, 2, 3]  # position by position
+    # The stateful reductions combine unequal rows the same way (as awkward).
+    q = dynd.array([[1, 5, 3], [4], [9, 0]])
+    assert dynd.argmax(q, axis=0).to_list() == [2, 0, 0]
+    assert dynd.argmin(q, axis=0).to_list() == [0, 2, 0]
+    assert dynd.mean(dynd.array([[1, 2, 3], [5]]), axis=0).to_list() == [3.0, 2.0, 3.0]
+    assert dynd.std(dynd.array([[1.0, None], [2.0, None, 7.0]]), axis=0).to_list() == [0.5, None, 0.0]
     assert dynd.max(dynd.array([[1], []]), axis=-1).to_list() == [1, None]
     assert dynd.count(dynd.array([1, None, 3])).to_list() == 2
     with pytest.raises(dynd.IndexOutOfBoundsError):
@@ -343,6 +362,8 @@ def test_selection_and_sorting():
     assert dynd.filter([1, 2, 3], [True, False, True]).to_list() == [1, 3]
     assert dynd.take([1, 2, 3], [2]).to_list() == [3]
     assert dynd.fill_null([1, None], 0).to_list() == [1, 0]
+    holes = dynd.array([[1, 2, 3], None], type="2 * ?3 * int32")
+    assert dynd.fill_null(holes, [7, 8, 9]).to_list() == [[1, 2, 3], [7, 8, 9]]  # a row fills a missing row
     assert dynd.cumsum([[1, 2], [3]]).to_list() == [[1, 3], [3]]
     assert dynd.array(list(range(6))).reshape(2, 3).to_list() == [[0, 1, 2], [3, 4, 5]]
     assert dynd.array(list(range(6))).reshape((3, -1)).type == "3 * 2 * int64"
