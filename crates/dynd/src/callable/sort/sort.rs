@@ -192,7 +192,26 @@ struct NumKernel<T> {
     _t: PhantomData<fn() -> T>,
 }
 
+/// Where an element sorts: values by key, then NaNs, then missing.
+#[derive(Clone, Copy, PartialEq)]
+enum Class {
+    Value,
+    NaN,
+    Missing,
+}
+
 impl<T: SortKey> NumKernel<T> {
+    #[inline(always)]
+    fn class(&self, r: T::Raw) -> Class {
+        if self.opt && T::is_na(r) {
+            Class::Missing
+        } else if T::is_nan(r) {
+            Class::NaN
+        } else {
+            Class::Value
+        }
+    }
+
     /// `sort`: the keys of the row's `n` elements from `src` into `keys`,
     /// sorted. Returns how many are present (the rest, missing, get no
     /// key: the caller writes NA there, as a bool's key would not keep it).
@@ -212,20 +231,20 @@ impl<T: SortKey> NumKernel<T> {
         let (mut m, mut nans, mut missing) = (0, 0, 0);
         for j in 0..n {
             let r = load(j);
-            if self.opt && T::is_na(r) {
-                missing += 1;
-            } else if T::is_nan(r) {
-                nans += 1;
-            } else {
-                keys[m] = T::key(r);
-                m += 1;
+            match self.class(r) {
+                Class::Missing => missing += 1,
+                Class::NaN => nans += 1,
+                Class::Value => {
+                    keys[m] = T::key(r);
+                    m += 1;
+                }
             }
         }
         if nans > 0 {
             let mut k = m;
             for j in 0..n {
                 let r = load(j);
-                if T::is_nan(r) && !(self.opt && T::is_na(r)) {
+                if self.class(r) == Class::NaN {
                     keys[k] = T::key(r);
                     k += 1;
                 }
@@ -259,13 +278,13 @@ impl<T: SortKey> NumKernel<T> {
         let (mut nans, mut missing) = (0, 0);
         for j in 0..n {
             let r = load(j);
-            if self.opt && T::is_na(r) {
-                missing += 1;
-            } else if T::is_nan(r) {
-                nans += 1;
-            } else {
-                let k = T::key(r);
-                pairs.push((if self.descending { k.flip() } else { k }, j));
+            match self.class(r) {
+                Class::Missing => missing += 1,
+                Class::NaN => nans += 1,
+                Class::Value => {
+                    let k = T::key(r);
+                    pairs.push((if self.descending { k.flip() } else { k }, j));
+                }
             }
         }
         stable_sort_pairs(&mut pairs);
@@ -285,7 +304,7 @@ impl<T: SortKey> NumKernel<T> {
         if nans > 0 {
             for j in 0..n {
                 let r = load(j);
-                if T::is_nan(r) && !(self.opt && T::is_na(r)) {
+                if self.class(r) == Class::NaN {
                     put(j);
                 }
             }
