@@ -58,6 +58,46 @@ static inline void check_array(dynd_array a, const char *ds, const char *json) {
   dynd_string_free(type);
 }
 
+/* f over `nargs` arguments, the result checked against `ds` and `json`
+ * (check_array), then released; the call must leave the error slot clear. */
+static inline void check_call(dynd_callable f, size_t nargs, const dynd_array *args,
+                              const char *ds, const char *json) {
+  dynd_error_clear();
+  dynd_array r = dynd_callable_call(f, nargs, args);
+  check_array(r, ds, json);
+  CHECK_EQ_INT(dynd_error_code(), DYND_OK);
+  if (r != NULL) dynd_array_decref(r);
+}
+
+/* f(a), checked as check_call checks. */
+static inline void check_call1(dynd_callable f, dynd_array a, const char *ds, const char *json) {
+  check_call(f, 1, &a, ds, json);
+}
+
+/* f(a, b), checked as check_call checks. */
+static inline void check_call2(dynd_callable f, dynd_array a, dynd_array b, const char *ds,
+                               const char *json) {
+  dynd_array args[2] = {a, b};
+  check_call(f, 2, args, ds, json);
+}
+
+/* f over `nargs` arguments fails: no result, the error `code`, and a
+ * message containing `text`. */
+static inline void check_call_fails(dynd_callable f, size_t nargs, const dynd_array *args,
+                                    int code, const char *text) {
+  dynd_error_clear();
+  CHECK(dynd_callable_call(f, nargs, args) == NULL);
+  CHECK_EQ_INT(dynd_error_code(), code);
+  CHECK_CONTAINS(dynd_error_message(), text);
+}
+
+/* f(a, b) fails, as check_call_fails checks. */
+static inline void check_call2_fails(dynd_callable f, dynd_array a, dynd_array b, int code,
+                                     const char *text) {
+  dynd_array args[2] = {a, b};
+  check_call_fails(f, 2, args, code, text);
+}
+
 /* Runs `call` with a clear error slot; the slot must then hold
  * DYND_ERR_INVALID_ARGUMENT. */
 #define EXPECT_INVALID(call)                                                  \

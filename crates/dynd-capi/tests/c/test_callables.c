@@ -150,25 +150,17 @@ static void test_multiply_lifted_over_var(void) {
 
   dynd_array x = arr("3 * var * int32", "[[1, 2, 3], [], [4, 5]]");
   REQUIRE(x != NULL);
-  dynd_array r = dynd_callable_call(f, 1, &x);
-  check_array(r, "3 * var * int32", "[[3,6,9],[],[12,15]]");
-  dynd_array_decref(r);
+  check_call1(f, x, "3 * var * int32", "[[3,6,9],[],[12,15]]");
 
   /* Every other dim kind, and a scalar. */
   dynd_array y = arr("2 * 3 * int32", "[[1, 2, 3], [-4, -5, -6]]");
-  r = dynd_callable_call(f, 1, &y);
-  check_array(r, "2 * 3 * int32", "[[3,6,9],[-12,-15,-18]]");
-  dynd_array_decref(r);
+  check_call1(f, y, "2 * 3 * int32", "[[3,6,9],[-12,-15,-18]]");
   dynd_array_decref(y);
   y = arr("var * var * int32", "[[7], [], [8, 9]]");
-  r = dynd_callable_call(f, 1, &y);
-  check_array(r, "var * var * int32", "[[21],[],[24,27]]");
-  dynd_array_decref(r);
+  check_call1(f, y, "var * var * int32", "[[21],[],[24,27]]");
   dynd_array_decref(y);
   y = arr("int32", "-7");
-  r = dynd_callable_call(f, 1, &y);
-  check_array(r, "int32", "-21");
-  dynd_array_decref(r);
+  check_call1(f, y, "int32", "-21");
   dynd_array_decref(y);
 
   /* Arguments it does not take. */
@@ -186,7 +178,7 @@ static void test_multiply_lifted_over_var(void) {
   dynd_callable_incref(f);
   dynd_callable_decref(f);
   CHECK_EQ_INT(atomic_load(&frees), frees_before);
-  r = dynd_callable_call(f, 1, &x); /* still alive */
+  dynd_array r = dynd_callable_call(f, 1, &x); /* still alive */
   CHECK(r != NULL);
   dynd_array_decref(r);
   dynd_callable_decref(f);
@@ -348,9 +340,7 @@ static void test_extended_types_are_copied(void) {
   REQUIRE(f != NULL);
   dynd_array x = arr("2 * var * {x: int32, y: int32}",
                      "[[{\"x\": 2, \"y\": 3}], [{\"x\": 4, \"y\": 5}, {\"x\": -1, \"y\": 7}]]");
-  dynd_array r = dynd_callable_call(f, 1, &x);
-  check_array(r, "2 * var * int32", "[[6],[20,-7]]");
-  dynd_array_decref(r);
+  check_call1(f, x, "2 * var * int32", "[[6],[20,-7]]");
   dynd_array_decref(x);
   dynd_callable_decref(f);
 }
