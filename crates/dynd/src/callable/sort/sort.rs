@@ -212,6 +212,28 @@ impl<T: SortKey> NumKernel<T> {
         }
     }
 
+    /// One pass over a row of `n` elements, `load(j)` reading element j:
+    /// `value(j, r)` for each value (neither NaN nor missing); returns how
+    /// many are NaN and how many missing.
+    #[inline(always)]
+    fn classify(
+        &self,
+        n: usize,
+        load: impl Fn(usize) -> T::Raw,
+        mut value: impl FnMut(usize, T::Raw),
+    ) -> (usize, usize) {
+        let (mut nans, mut missing) = (0, 0);
+        for j in 0..n {
+            let r = load(j);
+            match self.class(r) {
+                Class::Missing => missing += 1,
+                Class::NaN => nans += 1,
+                Class::Value => value(j, r),
+            }
+        }
+        (nans, missing)
+    }
+
     /// `sort`: the keys of the row's `n` elements from `src` into `keys`,
     /// sorted. Returns how many are present (the rest, missing, get no
     /// key: the caller writes NA there, as a bool's key would not keep it).
@@ -228,18 +250,11 @@ impl<T: SortKey> NumKernel<T> {
         let at = |j: usize| src.wrapping_offset(j as isize * stride);
         // SAFETY: (1) for each j < n.
         let load = |j: usize| unsafe { at(j).cast::<T::Raw>().read_unaligned() };
-        let (mut m, mut nans, mut missing) = (0, 0, 0);
-        for j in 0..n {
-            let r = load(j);
-            match self.class(r) {
-                Class::Missing => missing += 1,
-                Class::NaN => nans += 1,
-                Class::Value => {
-                    keys[m] = T::key(r);
-                    m += 1;
-                }
-            }
-        }
+        let mut m = 0;
+        let (nans, missing) = self.classify(n, load, |_, r| {
+            keys[m] = T::key(r);
+            m += 1;
+        });
         if nans > 0 {
             let mut k = m;
             for j in 0..n {
@@ -275,18 +290,10 @@ impl<T: SortKey> NumKernel<T> {
         // SAFETY: (1) for each j < n.
         let load = |j: usize| unsafe { at(j).cast::<T::Raw>().read_unaligned() };
         let mut pairs: Vec<(T::U, usize)> = Vec::with_capacity(n);
-        let (mut nans, mut missing) = (0, 0);
-        for j in 0..n {
-            let r = load(j);
-            match self.class(r) {
-                Class::Missing => missing += 1,
-                Class::NaN => nans += 1,
-                Class::Value => {
-                    let k = T::key(r);
-                    pairs.push((if self.descending { k.flip() } else { k }, j));
-                }
-            }
-        }
+        let (nans, missing) = self.classify(n, load, |j, r| {
+            let k = T::key(r);
+            pairs.push((if self.descending { k.flip() } else { k }, j));
+        });
         stable_sort_pairs(&mut pairs);
         let mut w = 0usize;
         let mut put = |j: usize| {
