@@ -192,6 +192,31 @@ impl Ctx {
     }
 }
 
+/// Two rows: `copy` of `src` into a new array (`name`), then `to_vec` of
+/// it, the memcpy baseline (`baseline`: its name and note); each reads and
+/// writes `src` once.
+pub fn copy_rows(
+    ctx: &Ctx,
+    runs: usize,
+    src: &[f64],
+    name: &str,
+    baseline: (&str, &str),
+    copy: impl Fn(&[f64]) -> dynd::Array,
+) {
+    let bytes = 2 * std::mem::size_of_val(src);
+    let t = median_time(runs, || {
+        black_box(copy(black_box(src)));
+    });
+    ctx.row(&Measurement::new(name, src.len(), t, bytes), "");
+    let t = median_time(runs, || {
+        black_box(black_box(src).to_vec());
+    });
+    ctx.row(
+        &Measurement::new(baseline.0, src.len(), t, bytes),
+        baseline.1,
+    );
+}
+
 /// `s` as a JSON string literal.
 pub fn json_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);

@@ -4,7 +4,7 @@
 //! `Array::from_slice` of 8 MB (one copy) beside a plain `memcpy` of the
 //! same bytes.
 
-use crate::harness::{Ctx, Measurement, median_consuming, median_time, or_skip};
+use crate::harness::{Ctx, Measurement, copy_rows, median_consuming, median_time, or_skip};
 use dynd::Array;
 use std::hint::black_box;
 
@@ -73,19 +73,16 @@ fn from_ndarray(ctx: &Ctx) {
 fn from_slice(ctx: &Ctx) {
     let src: Vec<f64> = (0..SMALL).map(|i| i as f64).collect();
     let runs = ctx.runs.max(15);
-    let t = median_time(runs, || {
-        black_box(Array::from_slice(black_box(src.as_slice()), &[SMALL]).expect("from_slice"));
-    });
-    ctx.row(
-        &Measurement::new("Array::from_slice 8 MB f64 (copy)", SMALL, t, 2 * SMALL * 8),
-        "",
-    );
-    let t = median_time(runs, || {
-        black_box(black_box(src.as_slice()).to_vec());
-    });
-    ctx.row(
-        &Measurement::new("memcpy 8 MB f64 into a new Vec", SMALL, t, 2 * SMALL * 8),
-        "the baseline of the row above",
+    copy_rows(
+        ctx,
+        runs,
+        &src,
+        "Array::from_slice 8 MB f64 (copy)",
+        (
+            "memcpy 8 MB f64 into a new Vec",
+            "the baseline of the row above",
+        ),
+        |s| Array::from_slice(s, &[SMALL]).expect("from_slice"),
     );
 }
 

@@ -5,8 +5,8 @@
 //! Line `i` is `{"x": <number i>, "y": i, "s": "r<i mod 100>"}` with the
 //! json group's [`number`], a formula that `bench/compare.py` repeats.
 
-use crate::harness::{Ctx, Measurement, median_time, or_skip};
-use crate::json_parse::number;
+use crate::harness::{Ctx, median_time, or_skip};
+use crate::json_parse::{number, text_row};
 use dynd::Array;
 use std::hint::black_box;
 
@@ -39,12 +39,7 @@ fn parse(ctx: &Ctx, name: &str, pool: &rayon::ThreadPool, count: usize, text: &s
             black_box(Array::from_json_lines(TYPE, text).expect("parse"));
         })
     });
-    let m = Measurement::new(name, count, t, text.len());
-    let mbps = text.len() as f64 / t.as_secs_f64() / 1e6;
-    ctx.row(
-        &m,
-        &format!("{mbps:.0} MB/s of text; {} bytes; type {TYPE}", text.len()),
-    );
+    text_row(ctx, name, count, t, text, TYPE);
 }
 
 pub fn run(ctx: &Ctx) {
@@ -58,9 +53,5 @@ pub fn run(ctx: &Ctx) {
     let t = median_time(ctx.runs, || {
         black_box(Array::from_json(tp.as_str(), &array).expect("parse"));
     });
-    let mbps = array.len() as f64 / t.as_secs_f64() / 1e6;
-    ctx.row(
-        &Measurement::new("json array of the same records", count, t, array.len()),
-        &format!("{mbps:.0} MB/s of text; {} bytes; type {tp}", array.len()),
-    );
+    text_row(ctx, "json array of the same records", count, t, &array, &tp);
 }

@@ -10,6 +10,7 @@
 use crate::harness::{Ctx, Measurement, median_time, or_skip};
 use dynd::Array;
 use std::hint::black_box;
+use std::time::Duration;
 
 /// Number `i` of the texts.
 pub fn number(i: usize) -> String {
@@ -44,6 +45,12 @@ fn parse(ctx: &Ctx, name: &str, count: usize, text: &str, tp: &str) {
     let t = median_time(ctx.runs, || {
         black_box(Array::from_json(tp, text).expect("parse"));
     });
+    text_row(ctx, name, count, t, text, tp);
+}
+
+/// The row of a parse of `text` into `tp` that took `t`: throughput in MB/s
+/// of text beside the bandwidth (the JSON Lines group's rows too).
+pub fn text_row(ctx: &Ctx, name: &str, count: usize, t: Duration, text: &str, tp: &str) {
     let m = Measurement::new(name, count, t, text.len());
     let mbps = text.len() as f64 / t.as_secs_f64() / 1e6;
     ctx.row(

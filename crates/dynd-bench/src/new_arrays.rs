@@ -5,7 +5,7 @@
 //! the same with `--quick`: they are the sizes the NumPy comparison names.
 
 use crate::copies::f64_matrix;
-use crate::harness::{Ctx, Measurement, median_consuming, median_time, or_skip};
+use crate::harness::{Ctx, Measurement, copy_rows, median_consuming, median_time, or_skip};
 use dynd::kernels::assign::ErrorMode;
 use dynd::{Array, Index, Type};
 use std::hint::black_box;
@@ -71,24 +71,16 @@ fn from_rust(ctx: &Ctx) {
         &Measurement::latency("Array::from(Vec<f64>), 1M (zero-copy)", VEC_N, t),
         "the vector becomes the data's owner",
     );
-    let t = median_time(runs, || {
-        black_box(Array::from(black_box(src.as_slice())));
-    });
-    ctx.row(
-        &Measurement::new("Array::from(&[f64]), 1M (copy)", VEC_N, t, 2 * VEC_N * 8),
-        "",
-    );
-    let t = median_time(runs, || {
-        black_box(black_box(src.as_slice()).to_vec());
-    });
-    ctx.row(
-        &Measurement::new(
+    copy_rows(
+        ctx,
+        runs,
+        &src,
+        "Array::from(&[f64]), 1M (copy)",
+        (
             "memcpy 1M f64 into a new Vec (to_vec)",
-            VEC_N,
-            t,
-            2 * VEC_N * 8,
+            "the baseline of the two rows above",
         ),
-        "the baseline of the two rows above",
+        |s| Array::from(s),
     );
 }
 

@@ -19,6 +19,7 @@ use dynd::compute as reduce;
 use dynd::memblock::MemBlock;
 use dynd::{Array, Error, Result, Type};
 use std::hint::black_box;
+use std::ops::Range;
 use std::ptr::NonNull;
 
 /// Elements of row `i`.
@@ -146,67 +147,84 @@ pub fn run(ctx: &Ctx) {
         &format!("{total} elements; bytes: elements + row descriptors written"),
     );
 
-    let name = "ragged sum inner axis";
-    match reduce::sum(&x, Some(&[1]), false) {
-        Err(e) => ctx.skipped(name, &e.to_string()),
-        Ok(r) => {
-            // Check a few rows against the formula.
-            let mut start = 0usize;
-            for i in 0..rows.min(50) {
-                let want: f64 = (start..start + row_len(i)).map(value).sum();
-                let got = r
-                    .index(&[i.into()])
-                    .and_then(|v| v.as_scalar::<f64>())
-                    .expect("element");
-                assert_eq!(got, want, "row {i}");
-                start += row_len(i);
-            }
-            for (suffix, pool) in [("", &ctx.one), (", 2 threads", &ctx.two)] {
-                let t = pool.install(|| {
-                    median_time(ctx.runs, || {
-                        black_box(reduce::sum(&x, Some(&[1]), false).expect("sum"));
-                    })
-                });
-                ctx.row(
-                    &Measurement::new(
-                        format!("{name}{suffix}"),
-                        rows,
-                        t,
-                        total * 8 + rows * (16 + 8),
-                    ),
-                    &format!("{total} elements"),
-                );
-            }
-        }
-    }
+    let both = [("", &ctx.one), (", 2 threads", &ctx.two)];
+    timed_rows(
+        ctx,
+        "ragged sum inner axis",
+        &both,
+        (rows, total, total * 8 + rows * (16 + 8)),
+        || reduce::sum(&x, Some(&[1]), false),
+        |r| check_rows(r, rows, row_len, |ks| ks.map(value).sum::<f64>()),
+    );
 
     missing_values(ctx, rows);
 
-    let name = "ragged + scalar (new output)";
     let Some(add) = named(ctx, "add") else { return };
     let one = Array::from(1.0f64);
-    match add.call(&[&x, &one]) {
-        Err(e) => ctx.skipped(name, &e.to_string()),
-        Ok(r) => {
+    timed_rows(
+        ctx,
+        "ragged + scalar (new output)",
+        &both,
+        (rows, total, 2 * (total * 8 + rows * 16)),
+        || add.call(&[&x, &one]),
+        |r| {
             let row3 = r.index(&[3.into()]).expect("row").to_json();
             let start: usize = (0..3).map(row_len).sum();
             let want: Vec<String> = (start..start + row_len(3))
                 .map(|k| format!("{:?}", value(k) + 1.0))
                 .collect();
             assert_eq!(row3, format!("[{}]", want.join(",")));
-            for (suffix, pool) in [("", &ctx.one), (", 2 threads", &ctx.two)] {
+        },
+    );
+}
+
+/// Checks the first rows of `r`, a value per row of the bench's array
+/// (`len` gives the row lengths), against `want` of each row's element
+/// positions, compared as JSON (`None`: null).
+fn check_rows<W: Into<Option<f64>>>(
+    r: &Array,
+    rows: usize,
+    len: fn(usize) -> usize,
+    want: impl Fn(Range<usize>) -> W,
+) {
+    let mut start = 0usize;
+    for i in 0..rows.min(50) {
+        let n = len(i);
+        let want = want(start..start + n).into();
+        let got = r.index(&[i.into()]).expect("row").to_json();
+        assert_eq!(
+            got,
+            want.map_or("null".into(), |w| format!("{w:?}")),
+            "row {i}"
+        );
+        start += n;
+    }
+}
+
+/// Runs `op` once and checks its result with `check` (a failure is a
+/// skipped row), then times it in each of `pools` (a suffix for the name
+/// and a pool): a row each, for `rows` rows of `total` elements, moving
+/// `bytes`.
+fn timed_rows(
+    ctx: &Ctx,
+    name: &str,
+    pools: &[(&str, &rayon::ThreadPool)],
+    (rows, total, bytes): (usize, usize, usize),
+    op: impl Fn() -> Result<Array> + Sync,
+    check: impl FnOnce(&Array),
+) {
+    match op() {
+        Err(e) => ctx.skipped(name, &e.to_string()),
+        Ok(r) => {
+            check(&r);
+            for (suffix, pool) in pools {
                 let t = pool.install(|| {
                     median_time(ctx.runs, || {
-                        black_box(add.call(&[&x, &one]).expect("add"));
+                        black_box(op().expect(name));
                     })
                 });
                 ctx.row(
-                    &Measurement::new(
-                        format!("{name}{suffix}"),
-                        rows,
-                        t,
-                        2 * (total * 8 + rows * 16),
-                    ),
+                    &Measurement::new(format!("{name}{suffix}"), rows, t, bytes),
                     &format!("{total} elements"),
                 );
             }
@@ -220,41 +238,31 @@ pub fn run(ctx: &Ctx) {
 fn missing_values(ctx: &Ctx, rows: usize) {
     let total: usize = (0..rows).map(row_len).sum();
     let name = "ragged ?float64 sum axis -1 (10% missing)";
+    let one_thread = [("", &ctx.one)];
     if let Some(x) = or_skip(ctx, name, build_with(rows, row_len, true)) {
-        match reduce::sum(&x, Some(&[-1]), false) {
-            Err(e) => ctx.skipped(name, &e.to_string()),
-            Ok(r) => {
-                let mut start = 0usize;
-                for i in 0..rows.min(50) {
-                    let want: f64 = (start..start + row_len(i))
-                        .filter(|&k| !missing(k))
-                        .map(value)
-                        .sum();
-                    let got = r
-                        .index(&[i.into()])
-                        .and_then(|v| v.as_scalar::<f64>())
-                        .expect("element");
-                    assert_eq!(got, want, "row {i}");
-                    start += row_len(i);
-                }
-                let t = ctx.one.install(|| {
-                    median_time(ctx.runs, || {
-                        black_box(reduce::sum(&x, Some(&[-1]), false).expect("sum"));
-                    })
+        timed_rows(
+            ctx,
+            name,
+            &one_thread,
+            (rows, total, total * 8 + rows * (16 + 8)),
+            || reduce::sum(&x, Some(&[-1]), false),
+            |r| {
+                check_rows(r, rows, row_len, |ks| {
+                    ks.filter(|&k| !missing(k)).map(value).sum::<f64>()
                 });
-                ctx.row(
-                    &Measurement::new(name, rows, t, total * 8 + rows * (16 + 8)),
-                    &format!("{total} elements"),
-                );
-            }
-        }
+            },
+        );
     }
     let name = "ragged ?float64 + scalar (new output, 10% missing)";
     if let Some(x) = or_skip(ctx, name, build_with(rows, row_len, true)) {
         let one = Array::from(1.0f64);
-        match reduce::add(&x, &one) {
-            Err(e) => ctx.skipped(name, &e.to_string()),
-            Ok(r) => {
+        timed_rows(
+            ctx,
+            name,
+            &one_thread,
+            (rows, total, total * 16 + rows * 16),
+            || reduce::add(&x, &one),
+            |r| {
                 let first = r.index(&[0.into()]).expect("row").to_json();
                 let want: Vec<String> = (0..row_len(0))
                     .map(|k| {
@@ -266,48 +274,23 @@ fn missing_values(ctx: &Ctx, rows: usize) {
                     })
                     .collect();
                 assert_eq!(first, format!("[{}]", want.join(",")), "row 0");
-                let t = ctx.one.install(|| {
-                    median_time(ctx.runs, || {
-                        black_box(reduce::add(&x, &one).expect("add"));
-                    })
-                });
-                ctx.row(
-                    &Measurement::new(name, rows, t, total * 16 + rows * 16),
-                    &format!("{total} elements"),
-                );
-            }
-        }
+            },
+        );
     }
     let total: usize = (0..rows).map(gap_row_len).sum();
     let name = "ragged max axis -1 (10% empty rows)";
     if let Some(x) = or_skip(ctx, name, build_with(rows, gap_row_len, false)) {
-        match reduce::max(&x, Some(&[-1]), false) {
-            Err(e) => ctx.skipped(name, &e.to_string()),
-            Ok(r) => {
+        timed_rows(
+            ctx,
+            name,
+            &one_thread,
+            (rows, total, total * 8 + rows * (16 + 8)),
+            || reduce::max(&x, Some(&[-1]), false),
+            |r| {
                 assert_eq!(r.index(&[0.into()]).expect("row").to_json(), "null");
-                let mut start = 0usize;
-                for i in 0..rows.min(50) {
-                    let n = gap_row_len(i);
-                    let want = (start..start + n).map(value).reduce(f64::max);
-                    let got = r.index(&[i.into()]).expect("row").to_json();
-                    assert_eq!(
-                        got,
-                        want.map_or("null".into(), |w| format!("{w:?}")),
-                        "row {i}"
-                    );
-                    start += n;
-                }
-                let t = ctx.one.install(|| {
-                    median_time(ctx.runs, || {
-                        black_box(reduce::max(&x, Some(&[-1]), false).expect("max"));
-                    })
-                });
-                ctx.row(
-                    &Measurement::new(name, rows, t, total * 8 + rows * (16 + 8)),
-                    &format!("{total} elements"),
-                );
-            }
-        }
+                check_rows(r, rows, gap_row_len, |ks| ks.map(value).reduce(f64::max));
+            },
+        );
     }
 }
 

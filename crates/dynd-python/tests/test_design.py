@@ -6,6 +6,7 @@ import pyarrow
 import pytest
 
 import dynd
+from test_lowlevel import SEED_NAMES  # the §11 names, listed once
 
 
 def test_the_section_11_example_runs_unchanged():
@@ -54,18 +55,7 @@ def test_the_section_11_example_runs_unchanged():
     assert f(x, y).to_list() == [5.0, 12.0]
     assert all(hasattr(dynd, n) for n in ("callable_from_cfunc", "kernel", "_lowlevel"))
     ll = dynd._lowlevel
-    for fn in (
-        "ckernel_builder_construct",
-        "ckernel_builder_destruct",
-        "ckernel_builder_reset",
-        "ckernel_builder_ensure_capacity",
-        "ckernel_builder_ensure_capacity_leaf",
-        "memory_block_incref",
-        "memory_block_decref",
-        "memory_block_pod_allocator_api",
-        "make_assignment_kernel",
-        "callable_from_deferred",
-    ):
+    for fn in SEED_NAMES:
         assert callable(getattr(ll, fn)), fn
     for struct in ("CKernelPrefixStruct", "CKernelBuilderStruct", "DeferredCKernelStruct", "PodAllocatorApiStruct"):
         assert hasattr(ll, struct), struct

@@ -5,7 +5,7 @@
 //! Rust's `str` methods.
 
 mod common;
-use common::a;
+use common::{Side, a, elems, whole, with_callable_kernel};
 
 use dynd::callable::lookup;
 use dynd::compute as strings;
@@ -444,7 +444,7 @@ impl Ptr {
 
 #[test]
 fn one_kernel_runs_on_several_threads() {
-    use dynd::kernels::{CKernelBuilder, KernelArgs, KernelRequest};
+    use dynd::kernels::KernelRequest;
     const ROWS: usize = 4000;
     const THREADS: usize = 4;
     let words: Vec<String> = (0..ROWS).map(|i| format!("a{i}b")).collect();
@@ -459,66 +459,47 @@ fn one_kernel_runs_on_several_threads() {
             _ => ("int64", vec![&x, &sub]),
         };
         let out = Array::empty(format!("{ROWS} * {out_tp}").as_str()).unwrap();
-        let fixed = size_of::<dynd::array::FixedDimMeta>();
-        // Element types: the rows of `x` and `out`, the patterns as they are.
-        let tps: Vec<dynd::Type> = args.iter().map(|a| a.tp().dtype().clone()).collect();
-        let metas: Vec<*const u8> = args
+        // The rows of `x` and `out`, the patterns as they are.
+        let sides: Vec<Side<'_>> = args
             .iter()
-            .map(|a| {
-                // The string arrmeta of a `N * string` follows the fixed dim's.
-                let skip = if a.ndim() == 1 { fixed } else { 0 };
-                a.arrmeta_ptr().wrapping_add(skip)
-            })
+            .map(|a| if a.ndim() == 1 { elems(a) } else { whole(a) })
             .collect();
-        let mut ckb = std::pin::pin!(CKernelBuilder::new());
-        // SAFETY: a new builder; the element arrmeta lies inside the arrays'
-        // arrmeta, which outlive the kernel.
-        unsafe {
-            let dst_meta = out.arrmeta_ptr().add(fixed);
-            let args = KernelArgs::new(
-                out.tp().dtype(),
-                dst_meta,
-                &tps,
-                &metas,
-                KernelRequest::Strided,
-            );
-            f.instantiate(ckb.as_mut(), 0, args)
-        }
+        with_callable_kernel(&f, elems(&out), &sides, KernelRequest::Strided, |ckb| {
+            let dst = Ptr(out.data_ptr());
+            let dst_stride = out.tp().dtype().data_size() as isize;
+            let firsts: Vec<Ptr> = args.iter().map(|a| Ptr(a.data_ptr())).collect();
+            let strides: Vec<isize> = args
+                .iter()
+                .map(|a| if a.ndim() == 1 { 16 } else { 0 })
+                .collect();
+            std::thread::scope(|scope| {
+                for t in 0..THREADS {
+                    let (firsts, strides) = (&firsts, &strides);
+                    scope.spawn(move || {
+                        let per = ROWS / THREADS;
+                        let start = (t * per) as isize;
+                        let srcs: Vec<*const u8> = firsts
+                            .iter()
+                            .zip(strides)
+                            .map(|(p, s)| p.get().wrapping_offset(start * s) as *const u8)
+                            .collect();
+                        // SAFETY: built for Strided over the row types; rows
+                        // [start, start + per) of `out` are this thread's alone.
+                        unsafe {
+                            ckb.call_strided(
+                                dst.get().wrapping_offset(start * dst_stride),
+                                dst_stride,
+                                &srcs,
+                                strides,
+                                per,
+                            )
+                        }
+                        .unwrap();
+                    });
+                }
+            });
+        })
         .unwrap();
-        let ckb: &CKernelBuilder = &ckb;
-        let dst = Ptr(out.data_ptr());
-        let dst_stride = out.tp().dtype().data_size() as isize;
-        let firsts: Vec<Ptr> = args.iter().map(|a| Ptr(a.data_ptr())).collect();
-        let strides: Vec<isize> = args
-            .iter()
-            .map(|a| if a.ndim() == 1 { 16 } else { 0 })
-            .collect();
-        std::thread::scope(|scope| {
-            for t in 0..THREADS {
-                let (firsts, strides) = (&firsts, &strides);
-                scope.spawn(move || {
-                    let per = ROWS / THREADS;
-                    let start = (t * per) as isize;
-                    let srcs: Vec<*const u8> = firsts
-                        .iter()
-                        .zip(strides)
-                        .map(|(p, s)| p.get().wrapping_offset(start * s) as *const u8)
-                        .collect();
-                    // SAFETY: built for Strided over the row types; rows
-                    // [start, start + per) of `out` are this thread's alone.
-                    unsafe {
-                        ckb.call_strided(
-                            dst.get().wrapping_offset(start * dst_stride),
-                            dst_stride,
-                            &srcs,
-                            strides,
-                            per,
-                        )
-                    }
-                    .unwrap();
-                });
-            }
-        });
         for (i, w) in words.iter().enumerate() {
             let got = out.index(&[Index::At(i as isize)]).unwrap();
             match name {

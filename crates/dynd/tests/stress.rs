@@ -10,15 +10,14 @@
 
 mod common;
 
-use common::{elem_meta, elems, scalar, with_assign_kernel};
+use common::{elem_meta, elems, scalar, whole, with_assign_kernel, with_callable_kernel};
 use dynd::array::BlockrefMeta;
 use dynd::callable::lookup;
 use dynd::error::{last_error, set_last_error, take_last_error};
+use dynd::kernels::KernelRequest;
 use dynd::kernels::assign::ErrorMode;
-use dynd::kernels::{CKernelBuilder, KernelArgs, KernelRequest};
 use dynd::memblock::{MemBlock, MemoryBlockHeader};
 use dynd::{Array, Error, ErrorKind, Type};
-use std::pin::pin;
 use std::sync::Barrier;
 use std::sync::atomic::Ordering;
 
@@ -104,49 +103,45 @@ fn one_callable_kernel_called_from_many_threads() {
     let tps = [Type::float64(), Type::float64()];
     let out_tp = add.resolve(&tps).unwrap();
     assert_eq!(out_tp, Type::float64());
-    let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: offset 0 is free; float64 has no arrmeta, so any array's
-    // arrmeta pointer (here x's) stands for it.
-    unsafe {
-        let metas = [x.arrmeta_ptr(), x.arrmeta_ptr()];
-        let args = KernelArgs::new(
-            &out_tp,
-            x.arrmeta_ptr(),
-            &tps,
-            &metas,
-            KernelRequest::Strided,
-        );
-        add.instantiate(ckb.as_mut(), 0, args)
-    }
-    .unwrap();
-    let kernel: &CKernelBuilder = &ckb;
-    std::thread::scope(|s| {
-        for t in 0..THREADS {
-            s.spawn(move || {
-                let a: Vec<f64> = (0..N).map(|j| (t * 100 + j) as f64).collect();
-                let mut b = [0.0f64; N];
-                let mut out = [0.0f64; N];
-                for i in 0..CALLS {
-                    b.iter_mut().for_each(|v| *v = i as f64 * 0.5);
-                    // SAFETY: built for Strided, float64 (+) float64; N
-                    // contiguous elements each.
-                    unsafe {
-                        kernel.call_strided(
-                            out.as_mut_ptr().cast(),
-                            8,
-                            &[a.as_ptr().cast(), b.as_ptr().cast()],
-                            &[8, 8],
-                            N,
-                        )
-                    }
-                    .unwrap();
-                    for j in 0..N {
-                        assert_eq!(out[j], a[j] + i as f64 * 0.5, "thread {t} call {i}");
-                    }
+    // float64 has no arrmeta, so any array's arrmeta pointer (here x's)
+    // stands for it.
+    let side = whole(&x);
+    with_callable_kernel(
+        &add,
+        side,
+        &[side, side],
+        KernelRequest::Strided,
+        |kernel| {
+            std::thread::scope(|s| {
+                for t in 0..THREADS {
+                    s.spawn(move || {
+                        let a: Vec<f64> = (0..N).map(|j| (t * 100 + j) as f64).collect();
+                        let mut b = [0.0f64; N];
+                        let mut out = [0.0f64; N];
+                        for i in 0..CALLS {
+                            b.iter_mut().for_each(|v| *v = i as f64 * 0.5);
+                            // SAFETY: built for Strided, float64 (+) float64; N
+                            // contiguous elements each.
+                            unsafe {
+                                kernel.call_strided(
+                                    out.as_mut_ptr().cast(),
+                                    8,
+                                    &[a.as_ptr().cast(), b.as_ptr().cast()],
+                                    &[8, 8],
+                                    N,
+                                )
+                            }
+                            .unwrap();
+                            for j in 0..N {
+                                assert_eq!(out[j], a[j] + i as f64 * 0.5, "thread {t} call {i}");
+                            }
+                        }
+                    });
                 }
             });
-        }
-    });
+        },
+    )
+    .unwrap();
 }
 
 /// The use counts of a numeric array's block and data, and of a string

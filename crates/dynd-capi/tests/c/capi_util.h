@@ -4,11 +4,14 @@
  * check of an array's type and JSON (check_array),
  * the checks of a failing call (EXPECT_INVALID, EXPECT_NULL_WITH), the leaf
  * step of an instantiate (add_leaf_kernel) and an instantiate for kernels
- * with no data (leaf_instantiate). Include it after dynd.h and minitest.h.
+ * with no data (leaf_instantiate); one strided kernel called from several
+ * threads at once (run_strided_in_threads). Include it after dynd.h and
+ * minitest.h.
  */
 #ifndef DYND_CAPI_UTIL_H
 #define DYND_CAPI_UTIL_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -56,6 +59,46 @@ static inline void check_array(dynd_array a, const char *ds, const char *json) {
   CHECK_EQ_STR(type, ds);
   dynd_string_free(text);
   dynd_string_free(type);
+}
+
+/* f over `nargs` arguments, the result checked against `ds` and `json`
+ * (check_array), then released; the call must leave the error slot clear. */
+static inline void check_call(dynd_callable f, size_t nargs, const dynd_array *args,
+                              const char *ds, const char *json) {
+  dynd_error_clear();
+  dynd_array r = dynd_callable_call(f, nargs, args);
+  check_array(r, ds, json);
+  CHECK_EQ_INT(dynd_error_code(), DYND_OK);
+  if (r != NULL) dynd_array_decref(r);
+}
+
+/* f(a), checked as check_call checks. */
+static inline void check_call1(dynd_callable f, dynd_array a, const char *ds, const char *json) {
+  check_call(f, 1, &a, ds, json);
+}
+
+/* f(a, b), checked as check_call checks. */
+static inline void check_call2(dynd_callable f, dynd_array a, dynd_array b, const char *ds,
+                               const char *json) {
+  dynd_array args[2] = {a, b};
+  check_call(f, 2, args, ds, json);
+}
+
+/* f over `nargs` arguments fails: no result, the error `code`, and a
+ * message containing `text`. */
+static inline void check_call_fails(dynd_callable f, size_t nargs, const dynd_array *args,
+                                    int code, const char *text) {
+  dynd_error_clear();
+  CHECK(dynd_callable_call(f, nargs, args) == NULL);
+  CHECK_EQ_INT(dynd_error_code(), code);
+  CHECK_CONTAINS(dynd_error_message(), text);
+}
+
+/* f(a, b) fails, as check_call_fails checks. */
+static inline void check_call2_fails(dynd_callable f, dynd_array a, dynd_array b, int code,
+                                     const char *text) {
+  dynd_array args[2] = {a, b};
+  check_call_fails(f, 2, args, code, text);
 }
 
 /* Runs `call` with a clear error slot; the slot must then hold
@@ -109,6 +152,59 @@ static inline intptr_t leaf_instantiate(void *self_data, dynd_ckernel_builder *c
   (void)arrmeta;
   const leaf_kernel_fns *fns = (const leaf_kernel_fns *)self_data;
   return add_leaf_kernel(ckb, ckb_offset, fns->size, kernreq, fns->single, fns->strided);
+}
+
+/* One thread's share of run_strided_in_threads. */
+typedef struct {
+  dynd_ckernel_prefix *kernel;
+  char *dst;
+  const char *src;
+  intptr_t dst_size, src_size;
+  int n, chunk, rounds;
+  int status;
+} strided_share;
+
+static inline void *strided_share_run(void *arg) {
+  strided_share *s = (strided_share *)arg;
+  dynd_expr_strided_t run = (dynd_expr_strided_t)s->kernel->function;
+  intptr_t src_stride[1] = {s->src_size};
+  s->status = 0;
+  for (int r = 0; r < s->rounds && s->status == 0; r++) {
+    /* In chunks, as an executor would call it. */
+    for (int at = 0; at < s->n && s->status == 0; at += s->chunk) {
+      size_t count = s->n - at < s->chunk ? (size_t)(s->n - at) : (size_t)s->chunk;
+      const char *src[1] = {s->src + at * s->src_size};
+      s->status = run(s->dst + at * s->dst_size, s->dst_size, src, src_stride, count, s->kernel);
+    }
+  }
+  return NULL;
+}
+
+enum { STRIDED_MAX_THREADS = 8 };
+
+/* Calls the one-source strided kernel `kernel` from `threads` threads at
+ * once (at most STRIDED_MAX_THREADS), each over its own `per_thread`
+ * elements of `dst` and `src` (`dst_size` and `src_size` bytes each), in
+ * chunks of `chunk`, `rounds` times over; checks that every call returned
+ * 0. */
+static inline void run_strided_in_threads(dynd_ckernel_prefix *kernel, int threads, char *dst,
+                                          intptr_t dst_size, const char *src, intptr_t src_size,
+                                          int per_thread, int chunk, int rounds) {
+  strided_share shares[STRIDED_MAX_THREADS];
+  pthread_t ids[STRIDED_MAX_THREADS];
+  REQUIRE(threads <= STRIDED_MAX_THREADS);
+  for (int t = 0; t < threads; t++) {
+    shares[t] = (strided_share){kernel,     dst + (intptr_t)t * per_thread * dst_size,
+                                src + (intptr_t)t * per_thread * src_size,
+                                dst_size,   src_size,
+                                per_thread, chunk,
+                                rounds,     -2};
+    REQUIRE(pthread_create(&ids[t], NULL, strided_share_run, &shares[t]) == 0);
+  }
+  for (int t = 0; t < threads; t++) {
+    pthread_join(ids[t], NULL);
+    CHECK_EQ_INT(shares[t].status, 0);
+  }
 }
 
 #endif /* DYND_CAPI_UTIL_H */

@@ -150,25 +150,17 @@ static void test_multiply_lifted_over_var(void) {
 
   dynd_array x = arr("3 * var * int32", "[[1, 2, 3], [], [4, 5]]");
   REQUIRE(x != NULL);
-  dynd_array r = dynd_callable_call(f, 1, &x);
-  check_array(r, "3 * var * int32", "[[3,6,9],[],[12,15]]");
-  dynd_array_decref(r);
+  check_call1(f, x, "3 * var * int32", "[[3,6,9],[],[12,15]]");
 
   /* Every other dim kind, and a scalar. */
   dynd_array y = arr("2 * 3 * int32", "[[1, 2, 3], [-4, -5, -6]]");
-  r = dynd_callable_call(f, 1, &y);
-  check_array(r, "2 * 3 * int32", "[[3,6,9],[-12,-15,-18]]");
-  dynd_array_decref(r);
+  check_call1(f, y, "2 * 3 * int32", "[[3,6,9],[-12,-15,-18]]");
   dynd_array_decref(y);
   y = arr("var * var * int32", "[[7], [], [8, 9]]");
-  r = dynd_callable_call(f, 1, &y);
-  check_array(r, "var * var * int32", "[[21],[],[24,27]]");
-  dynd_array_decref(r);
+  check_call1(f, y, "var * var * int32", "[[21],[],[24,27]]");
   dynd_array_decref(y);
   y = arr("int32", "-7");
-  r = dynd_callable_call(f, 1, &y);
-  check_array(r, "int32", "-21");
-  dynd_array_decref(r);
+  check_call1(f, y, "int32", "-21");
   dynd_array_decref(y);
 
   /* Arguments it does not take. */
@@ -186,7 +178,7 @@ static void test_multiply_lifted_over_var(void) {
   dynd_callable_incref(f);
   dynd_callable_decref(f);
   CHECK_EQ_INT(atomic_load(&frees), frees_before);
-  r = dynd_callable_call(f, 1, &x); /* still alive */
+  dynd_array r = dynd_callable_call(f, 1, &x); /* still alive */
   CHECK(r != NULL);
   dynd_array_decref(r);
   dynd_callable_decref(f);
@@ -348,9 +340,7 @@ static void test_extended_types_are_copied(void) {
   REQUIRE(f != NULL);
   dynd_array x = arr("2 * var * {x: int32, y: int32}",
                      "[[{\"x\": 2, \"y\": 3}], [{\"x\": 4, \"y\": 5}, {\"x\": -1, \"y\": 7}]]");
-  dynd_array r = dynd_callable_call(f, 1, &x);
-  check_array(r, "2 * var * int32", "[[6],[20,-7]]");
-  dynd_array_decref(r);
+  check_call1(f, x, "2 * var * int32", "[[6],[20,-7]]");
   dynd_array_decref(x);
   dynd_callable_decref(f);
 }
@@ -515,24 +505,9 @@ static void test_instantiate_from_c(void) {
 enum { THREADS = 4, PER_THREAD = 50000 };
 
 typedef struct {
-  dynd_ckernel_prefix *kernel;
   dynd_callable f;
-  const int32_t *src;
-  int32_t *dst;
   int status;
 } job;
-
-static void *strided_thread(void *arg) {
-  job *j = (job *)arg;
-  dynd_expr_strided_t run = (dynd_expr_strided_t)j->kernel->function;
-  intptr_t stride[1] = {sizeof(int32_t)};
-  j->status = 0;
-  for (int at = 0; at < PER_THREAD && j->status == 0; at += 1000) {
-    const char *s[1] = {(const char *)(j->src + at)};
-    j->status = run((char *)(j->dst + at), sizeof(int32_t), s, stride, 1000, j->kernel);
-  }
-  return NULL;
-}
 
 static void *call_thread(void *arg) {
   job *j = (job *)arg;
@@ -567,23 +542,17 @@ static void test_threads(void) {
   dynd_type src_tp[1] = {T_INT32};
   REQUIRE(dynd_callable_instantiate(f, &ckb, 0, T_INT32, NULL, 1, src_tp, NULL,
                                     DYND_KERNEL_REQUEST_STRIDED) > 0);
-  job jobs[THREADS];
-  pthread_t threads[THREADS];
-  for (int t = 0; t < THREADS; t++) {
-    jobs[t] = (job){(dynd_ckernel_prefix *)ckb.data, f, src + t * PER_THREAD,
-                    dst + t * PER_THREAD, -2};
-    REQUIRE(pthread_create(&threads[t], NULL, strided_thread, &jobs[t]) == 0);
-  }
-  for (int t = 0; t < THREADS; t++) {
-    pthread_join(threads[t], NULL);
-    CHECK_EQ_INT(jobs[t].status, 0);
-  }
+  run_strided_in_threads((dynd_ckernel_prefix *)ckb.data, THREADS, (char *)dst, sizeof(int32_t),
+                         (const char *)src, sizeof(int32_t), PER_THREAD, 1000, 1);
   int ok = 1;
   for (int i = 0; i < THREADS * PER_THREAD; i++) ok = ok && dst[i] == 7 * (i - 1000);
   CHECK(ok);
   dynd_ckernel_builder_destruct(&ckb);
 
+  job jobs[THREADS];
+  pthread_t threads[THREADS];
   for (int t = 0; t < THREADS; t++) {
+    jobs[t] = (job){f, -2};
     REQUIRE(pthread_create(&threads[t], NULL, call_thread, &jobs[t]) == 0);
   }
   for (int t = 0; t < THREADS; t++) {

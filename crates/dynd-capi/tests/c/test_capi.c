@@ -680,33 +680,6 @@ static void test_assignment_kernel_strided(void) {
 /* One strided kernel called from 4 threads at once, on disjoint data. */
 enum { THREADS = 4, PER_THREAD = 100000, ROUNDS = 20 };
 
-typedef struct {
-  dynd_ckernel_prefix *kernel;
-  const float *src;
-  double *dst;
-  int status;
-} thread_job;
-
-static void *strided_thread(void *arg) {
-  thread_job *job = (thread_job *)arg;
-  dynd_expr_strided_t f = (dynd_expr_strided_t)job->kernel->function;
-  const char *srcs[1] = {(const char *)job->src};
-  intptr_t stride[1] = {sizeof(float)};
-  job->status = 0;
-  for (int r = 0; r < ROUNDS && job->status == 0; r++) {
-    /* In chunks, as an executor would call it. */
-    for (int at = 0; at < PER_THREAD; at += 4096) {
-      size_t n = PER_THREAD - at < 4096 ? (size_t)(PER_THREAD - at) : 4096;
-      const char *s[1] = {srcs[0] + at * sizeof(float)};
-      if (f((char *)(job->dst + at), sizeof(double), s, stride, n, job->kernel) != 0) {
-        job->status = -1;
-        break;
-      }
-    }
-  }
-  return NULL;
-}
-
 static void test_strided_kernel_from_four_threads(void) {
   float *src = malloc(THREADS * PER_THREAD * sizeof(float));
   double *dst = malloc(THREADS * PER_THREAD * sizeof(double));
@@ -719,19 +692,8 @@ static void test_strided_kernel_from_four_threads(void) {
   dynd_ckernel_builder_construct(&ckb);
   REQUIRE(dynd_make_assignment_kernel(&ckb, 0, T_FLOAT64, NULL, T_FLOAT32, NULL,
                                       DYND_KERNEL_REQUEST_STRIDED, DYND_ASSIGN_INEXACT) > 0);
-  thread_job jobs[THREADS];
-  pthread_t threads[THREADS];
-  for (int t = 0; t < THREADS; t++) {
-    jobs[t].kernel = (dynd_ckernel_prefix *)ckb.data;
-    jobs[t].src = src + t * PER_THREAD;
-    jobs[t].dst = dst + t * PER_THREAD;
-    jobs[t].status = -2;
-    REQUIRE(pthread_create(&threads[t], NULL, strided_thread, &jobs[t]) == 0);
-  }
-  for (int t = 0; t < THREADS; t++) {
-    pthread_join(threads[t], NULL);
-    CHECK_EQ_INT(jobs[t].status, 0);
-  }
+  run_strided_in_threads((dynd_ckernel_prefix *)ckb.data, THREADS, (char *)dst, sizeof(double),
+                         (const char *)src, sizeof(float), PER_THREAD, 4096, ROUNDS);
   int ok = 1;
   for (int i = 0; i < THREADS * PER_THREAD; i++) ok = ok && dst[i] == (double)i * 0.5;
   CHECK(ok);

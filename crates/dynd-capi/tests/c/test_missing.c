@@ -176,27 +176,16 @@ static void test_null_callables_by_name(void) {
   dynd_array zero = arr("int64", "0");
   dynd_array big = arr("int64", "9999999999");
 
-  dynd_array r = dynd_callable_call(is_null, 1, &x);
-  check_array(r, "2 * var * bool", "[[false,true],[true,false,true]]");
-  dynd_array_decref(r);
-  r = dynd_callable_call(is_null, 1, &recs);
-  check_array(r, "3 * bool", "[false,true,false]");
-  dynd_array_decref(r);
+  check_call1(is_null, x, "2 * var * bool", "[[false,true],[true,false,true]]");
+  check_call1(is_null, recs, "3 * bool", "[false,true,false]");
 
   dynd_array args[2] = {x, zero};
-  r = dynd_callable_call(fill_null, 2, args);
-  check_array(r, "2 * var * int32", "[[1,0],[0,4,0]]");
-  dynd_array_decref(r);
+  check_call(fill_null, 2, args, "2 * var * int32", "[[1,0],[0,4,0]]");
   args[1] = big;
-  EXPECT_NULL_WITH(dynd_callable_call(fill_null, 2, args), DYND_ERR_OVERFLOW);
-  CHECK_CONTAINS(dynd_error_message(), "fill_null: the fill value");
+  check_call_fails(fill_null, 2, args, DYND_ERR_OVERFLOW, "fill_null: the fill value");
 
-  r = dynd_callable_call(drop_null, 1, &x);
-  check_array(r, "2 * var * int32", "[[1],[4]]");
-  dynd_array_decref(r);
-  r = dynd_callable_call(drop_null, 1, &recs);
-  check_array(r, "var * {a: int32}", "[{\"a\":1},{\"a\":3}]");
-  dynd_array_decref(r);
+  check_call1(drop_null, x, "2 * var * int32", "[[1],[4]]");
+  check_call1(drop_null, recs, "var * {a: int32}", "[{\"a\":1},{\"a\":3}]");
 
   dynd_array_decref(big);
   dynd_array_decref(zero);

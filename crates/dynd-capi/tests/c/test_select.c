@@ -16,17 +16,6 @@
 #include <stdint.h>
 #include <string.h>
 
-/* f(a, b), the result checked against `ds` and `json`, then released. */
-static void check_call2(dynd_callable f, dynd_array a, dynd_array b, const char *ds,
-                        const char *json) {
-  dynd_array args[2] = {a, b};
-  dynd_error_clear();
-  dynd_array r = dynd_callable_call(f, 2, args);
-  check_array(r, ds, json);
-  CHECK_EQ_INT(dynd_error_code(), DYND_OK);
-  if (r != NULL) dynd_array_decref(r);
-}
-
 /* ------------------------------------------------------------------ filter */
 
 static void test_filter_by_name(void) {
@@ -46,16 +35,12 @@ static void test_filter_by_name(void) {
   /* Row 2 of the mask is one element short: a broadcast error naming the
    * row, and no result. */
   dynd_array bad = arr("3 * var * bool", "[[true, false, true], [], [true]]");
-  dynd_array args[2] = {x, bad};
-  EXPECT_NULL_WITH(dynd_callable_call(filter, 2, args), DYND_ERR_BROADCAST);
-  CHECK_CONTAINS(dynd_error_message(), "row 2");
+  check_call2_fails(filter, x, bad, DYND_ERR_BROADCAST, "row 2");
   CHECK_CONTAINS(dynd_error_message(), "filter");
 
   /* A mask that is not bool is a type error. */
   dynd_array notbool = arr("3 * var * int32", "[[1, 0, 1], [], [0, 1]]");
-  args[1] = notbool;
-  EXPECT_NULL_WITH(dynd_callable_call(filter, 2, args), DYND_ERR_TYPE);
-  CHECK_CONTAINS(dynd_error_message(), "filter");
+  check_call2_fails(filter, x, notbool, DYND_ERR_TYPE, "filter");
 
   /* The wrong number of arguments. */
   EXPECT_NULL_WITH(dynd_callable_call(filter, 1, &x), DYND_ERR_INVALID_ARGUMENT);
@@ -93,22 +78,16 @@ static void test_take_by_name(void) {
   /* Index -3 in row 2 (length 2) is out of range: an index error naming the
    * row and the index, and no result. */
   dynd_array bad = arr("3 * var * int64", "[[0], [], [1, -3]]");
-  dynd_array args[2] = {x, bad};
-  EXPECT_NULL_WITH(dynd_callable_call(take, 2, args), DYND_ERR_INDEX);
-  CHECK_CONTAINS(dynd_error_message(), "row 2");
+  check_call2_fails(take, x, bad, DYND_ERR_INDEX, "row 2");
   CHECK_CONTAINS(dynd_error_message(), "-3");
 
   /* Any index into an empty row is out of range. */
   dynd_array into_empty = arr("3 * var * int64", "[[], [0], []]");
-  args[1] = into_empty;
-  EXPECT_NULL_WITH(dynd_callable_call(take, 2, args), DYND_ERR_INDEX);
-  CHECK_CONTAINS(dynd_error_message(), "row 1");
+  check_call2_fails(take, x, into_empty, DYND_ERR_INDEX, "row 1");
 
   /* Float indices are a type error. */
   dynd_array fidx = arr("3 * var * float64", "[[0], [], [1]]");
-  args[1] = fidx;
-  EXPECT_NULL_WITH(dynd_callable_call(take, 2, args), DYND_ERR_TYPE);
-  CHECK_CONTAINS(dynd_error_message(), "take");
+  check_call2_fails(take, x, fidx, DYND_ERR_TYPE, "take");
 
   dynd_array_decref(fidx);
   dynd_array_decref(into_empty);

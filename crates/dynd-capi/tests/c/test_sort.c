@@ -22,28 +22,19 @@ static void test_sort_callables_by_name(void) {
 
   dynd_array x = arr("3 * var * ?float64", "[[3, null, NaN, 1, 1], [], [2.5, -1]]");
   REQUIRE(x != NULL);
-  dynd_array r = dynd_callable_call(sort, 1, &x);
-  check_array(r, "3 * var * ?float64", "[[1.0,1.0,3.0,NaN,null],[],[-1.0,2.5]]");
-  dynd_array_decref(r);
-  r = dynd_callable_call(argsort, 1, &x);
-  check_array(r, "3 * var * int64", "[[3,4,0,2,1],[],[1,0]]");
-  dynd_array_decref(r);
-  r = dynd_callable_call(cumsum, 1, &x);
-  check_array(r, "3 * var * ?float64", "[[3.0,null,NaN,NaN,NaN],[],[2.5,1.5]]");
-  dynd_array_decref(r);
+  check_call1(sort, x, "3 * var * ?float64", "[[1.0,1.0,3.0,NaN,null],[],[-1.0,2.5]]");
+  check_call1(argsort, x, "3 * var * int64", "[[3,4,0,2,1],[],[1,0]]");
+  check_call1(cumsum, x, "3 * var * ?float64", "[[3.0,null,NaN,NaN,NaN],[],[2.5,1.5]]");
 
   dynd_array y = arr("1 * var * ?float64", "[[7]]");
   REQUIRE(y != NULL);
   dynd_array args[2] = {x, y};
-  r = dynd_callable_call(concatenate, 2, args);
-  check_array(r, "4 * var * ?float64", "[[3.0,null,NaN,1.0,1.0],[],[2.5,-1.0],[7.0]]");
-  dynd_array_decref(r);
+  check_call(concatenate, 2, args, "4 * var * ?float64", "[[3.0,null,NaN,1.0,1.0],[],[2.5,-1.0],[7.0]]");
 
   /* A scalar has no dim to sort along: a type error, named. */
   dynd_array s = arr("int32", "5");
   REQUIRE(s != NULL);
-  EXPECT_NULL_WITH(dynd_callable_call(sort, 1, &s), DYND_ERR_TYPE);
-  CHECK_CONTAINS(dynd_error_message(), "sort works along a dim");
+  check_call_fails(sort, 1, &s, DYND_ERR_TYPE, "sort works along a dim");
 
   dynd_array_decref(s);
   dynd_array_decref(y);

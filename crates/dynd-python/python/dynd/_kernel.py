@@ -55,6 +55,7 @@ import keyword
 from typing import Any
 
 from ._errors import InvalidArgumentError, TypeMismatchError
+from ._numpy import _DTYPES
 
 #: DYND_ERR_EXTERNAL (DESIGN §5).
 _ERR_EXTERNAL = 10
@@ -66,24 +67,10 @@ _STRIDED_NARGS = 6
 #: dynd's lifter takes kernels of 1 to 4 sources.
 _MAX_SOURCES = 4
 
-#: dynd element type -> Numba type name (every builtin numeric type and bool
-#: that Numba compiles for the CPU; int128, uint128, float16 and bfloat16 have
-#: no Numba type).
-_NUMBA_NAMES = {
-    "bool": "boolean",
-    "int8": "int8",
-    "int16": "int16",
-    "int32": "int32",
-    "int64": "int64",
-    "uint8": "uint8",
-    "uint16": "uint16",
-    "uint32": "uint32",
-    "uint64": "uint64",
-    "float32": "float32",
-    "float64": "float64",
-    "complex[float32]": "complex64",
-    "complex[float64]": "complex128",
-}
+#: dynd element type -> Numba type name: NumPy's dtype name (Numba's is the
+#: same) but for bool, for every builtin type Numba compiles for the CPU
+#: (int128, uint128, float16 and bfloat16 have no Numba type).
+_NUMBA_NAMES = {t: "boolean" if t == "bool" else name for t, name in _DTYPES.items() if t != "float16"}
 
 
 def function_address(cf: Any) -> tuple[int, int | None]:

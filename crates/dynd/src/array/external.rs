@@ -131,15 +131,7 @@ impl Array {
     /// assert!(Array::from_vec(vec![1i32, 2, 3], &[2, 2]).is_err());
     /// ```
     pub fn from_vec<T: NativeType>(v: Vec<T>, shape: &[usize]) -> Result<Array> {
-        let elem = Type::builtin(T::TYPE);
-        check_rust_layout::<T>(&elem)?;
-        let count = element_count(shape)?;
-        if count != v.len() {
-            return Err(Error::invalid_argument(format!(
-                "a vector of {} elements cannot have shape {shape:?} ({count} elements)",
-                v.len()
-            )));
-        }
+        let elem = elem_type::<T>("vector", v.len(), shape)?;
         let strides = c_strides(shape, size_of::<T>())?;
         let mut v = ManuallyDrop::new(v);
         let owner = VecOwner {
@@ -149,7 +141,7 @@ impl Array {
         };
         let data = owner.ptr.cast::<u8>();
         let block = MemBlock::new_external(move || owner.release());
-        // SAFETY: (1) the vector's `count` elements lie in C order at
+        // SAFETY: (1) the vector's elements (as many as `shape` has) lie in C order at
         // `strides` from `data` (a non-null, aligned pointer even when
         // empty), initialized values of T, alive until the block runs the
         // owner; (2) the vector is owned by the block alone, so nothing but
@@ -170,18 +162,10 @@ impl Array {
     /// assert_eq!(a.to_json(), "[[1,2],[3,4]]");
     /// ```
     pub fn from_slice<T: NativeType>(values: &[T], shape: &[usize]) -> Result<Array> {
-        let elem = Type::builtin(T::TYPE);
-        check_rust_layout::<T>(&elem)?;
-        let count = element_count(shape)?;
-        if count != values.len() {
-            return Err(Error::invalid_argument(format!(
-                "a slice of {} elements cannot have shape {shape:?} ({count} elements)",
-                values.len()
-            )));
-        }
+        let elem = elem_type::<T>("slice", values.len(), shape)?;
         let tp = shape.iter().rev().fold(elem, |t, &n| Type::fixed_dim(n, t));
         let a = Array::empty_for_overwrite(tp)?;
-        // SAFETY: the new array holds `count` contiguous elements of T's
+        // SAFETY: the new array holds `values.len()` contiguous elements of T's
         // type in C order (the same bytes as `values`, whose layout
         // check_rust_layout checked), in its own fresh buffer.
         unsafe {
@@ -215,6 +199,21 @@ impl<T> VecOwner<T> {
         // `release` takes `self` by value and the block calls it once.
         drop(unsafe { Vec::from_raw_parts(self.ptr, self.len, self.cap) });
     }
+}
+
+/// The builtin type of `T`, for `len` values of it (in a Rust `what`: a
+/// vector or a slice) taken as an array of `shape`: an error unless `T` has
+/// that type's layout and `shape` has `len` elements.
+fn elem_type<T: NativeType>(what: &str, len: usize, shape: &[usize]) -> Result<Type> {
+    let elem = Type::builtin(T::TYPE);
+    check_rust_layout::<T>(&elem)?;
+    let count = element_count(shape)?;
+    if count != len {
+        return Err(Error::invalid_argument(format!(
+            "a {what} of {len} elements cannot have shape {shape:?} ({count} elements)"
+        )));
+    }
+    Ok(elem)
 }
 
 /// An error unless the Rust type `T` has the size and alignment of its

@@ -23,6 +23,7 @@
 
 use super::CallableImpl;
 use super::arith::Truthy;
+use super::select::by_size;
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, Strided, kernel_size};
 use crate::layout::na;
@@ -194,32 +195,13 @@ pub(crate) unsafe fn instantiate(
 macro_rules! by_width {
     ($bits:expr, |$u:ident, $na:ident| $body:expr) => {{
         let all = u128::from_le_bytes($bits.na);
-        match $bits.size {
-            1 => {
-                type $u = u8;
-                let $na = all as u8;
-                $body
-            }
-            2 => {
-                type $u = u16;
-                let $na = all as u16;
-                $body
-            }
-            4 => {
-                type $u = u32;
-                let $na = all as u32;
-                $body
-            }
-            8 => {
-                type $u = u64;
-                let $na = all as u64;
-                $body
-            }
-            _ => {
-                type $u = u128;
-                let $na = all;
-                $body
-            }
+        // `Bits` are 1, 2, 4, 8 or 16 bytes wide, every width `by_size` has.
+        match by_size!($bits.size, |$u| {
+            let $na = all as $u;
+            $body
+        }) {
+            Some(r) => r,
+            None => unreachable!("Bits of {} bytes", $bits.size),
         }
     }};
 }
@@ -398,8 +380,9 @@ fn blend_body<U: PartialEq + Copy, V: Lane>(s: &[U], sna: U, t: Option<&[V]>, d:
     }
 }
 
-/// An unsigned integer lane of one element's width.
-trait Lane:
+/// An unsigned integer lane of one element's width, for the branch-free
+/// blends (here and in `where`).
+pub(crate) trait Lane:
     bytemuck::Pod
     + std::ops::BitAnd<Output = Self>
     + std::ops::BitOr<Output = Self>
@@ -678,18 +661,8 @@ impl<const N: usize> Kernel for Propagate<N> {
             // in cache. Should the kernel fail, the masked path finds out
             // whether a present element did.
             let mut scratch = scratch();
-            let mut done = 0;
-            while done < run.count {
-                let n = (run.count - done).min(BLOCK);
-                let at = done as isize;
-                let srcs: [*const u8; N] =
-                    std::array::from_fn(|i| run.src[i].wrapping_offset(at * run.src_stride[i]));
-                let block = Strided {
-                    dst: run.dst.wrapping_offset(at * run.dst_stride),
-                    src: &srcs,
-                    count: n,
-                    ..run
-                };
+            return by_windows::<N>(&run, BLOCK, |block| {
+                let (srcs, n) = (block.src, block.count);
                 // The kernel writes the block into scratch; the last
                 // optional argument's pass then stores each output element
                 // once (NA or the value), earlier ones (when several are
@@ -699,7 +672,7 @@ impl<const N: usize> Kernel for Propagate<N> {
                 // SAFETY: the block's sources are valid (Kernel::strided 1);
                 // the scratch has room for `n <= BLOCK` elements of the
                 // output's width, contiguous.
-                let ran = unsafe { child.call_strided(tmp, width, &srcs, block.src_stride, n) };
+                let ran = unsafe { child.call_strided(tmp, width, srcs, block.src_stride, n) };
                 if ran.is_ok() {
                     let last = self.optional.iter().rposition(Option::is_some);
                     for (i, bits) in self.optional.iter().enumerate() {
@@ -728,9 +701,8 @@ impl<const N: usize> Kernel for Propagate<N> {
                     // SAFETY: as above.
                     unsafe { self.masked(k, block) }?;
                 }
-                done += n;
-            }
-            return Ok(());
+                Ok(())
+            });
         }
         // SAFETY: the caller's promises.
         unsafe { self.masked(k, run) }
@@ -771,19 +743,8 @@ impl<const N: usize> Propagate<N> {
         // Strided.
         let child = unsafe { k.child(self.child[0]) };
         let mut mask = [0u8; CHUNK];
-        let mut done = 0;
-        while done < run.count {
-            let n = (run.count - done).min(CHUNK);
-            let at = done as isize;
-            let srcs: [*const u8; N] =
-                std::array::from_fn(|i| run.src[i].wrapping_offset(at * run.src_stride[i]));
-            let chunk = Strided {
-                dst: run.dst.wrapping_offset(at * run.dst_stride),
-                dst_stride: run.dst_stride,
-                src: &srcs,
-                src_stride: run.src_stride,
-                count: n,
-            };
+        by_windows::<N>(&run, CHUNK, |chunk| {
+            let (srcs, n) = (chunk.src, chunk.count);
             let mask = &mut mask[..n];
             mask.fill(0);
             for (i, bits) in self.optional.iter().enumerate() {
@@ -796,7 +757,7 @@ impl<const N: usize> Propagate<N> {
             let any = mask.iter().fold(0u8, |a, &m| a | m) != 0;
             // SAFETY: the chunk's ranges are valid (Kernel::strided 1).
             let whole = || unsafe {
-                child.call_strided(chunk.dst, chunk.dst_stride, &srcs, chunk.src_stride, n)
+                child.call_strided(chunk.dst, chunk.dst_stride, srcs, chunk.src_stride, n)
             };
             if !any {
                 whole()?;
@@ -815,8 +776,33 @@ impl<const N: usize> Propagate<N> {
                     }
                 }
             }
-            done += n;
-        }
-        Ok(())
+            Ok(())
+        })
     }
+}
+
+/// Calls `f` on `run` cut into windows of at most `size` elements, each a
+/// run of its own (its `N` sources moved to the window's start); stops at
+/// the first error.
+#[inline(always)]
+fn by_windows<const N: usize>(
+    run: &Strided<'_>,
+    size: usize,
+    mut f: impl FnMut(Strided<'_>) -> Result<()>,
+) -> Result<()> {
+    let mut done = 0;
+    while done < run.count {
+        let n = (run.count - done).min(size);
+        let at = done as isize;
+        let srcs: [*const u8; N] =
+            std::array::from_fn(|i| run.src[i].wrapping_offset(at * run.src_stride[i]));
+        f(Strided {
+            dst: run.dst.wrapping_offset(at * run.dst_stride),
+            src: &srcs,
+            count: n,
+            ..*run
+        })?;
+        done += n;
+    }
+    Ok(())
 }

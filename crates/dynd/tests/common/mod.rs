@@ -1,5 +1,5 @@
 //! Helpers shared by several integration tests of this crate: building an
-//! assignment kernel by hand, the element arrmeta of a 1-d array, and JSON
+//! assignment or callable kernel by hand, the element arrmeta of a 1-d array, and JSON
 //! string literals; the end of a bad-input sweep. Each test binary uses a
 //! part of them.
 #![allow(dead_code)]
@@ -7,8 +7,9 @@
 pub mod sweep;
 
 use dynd::array::FixedDimMeta;
+use dynd::callable::Callable;
 use dynd::kernels::assign::{ErrorMode, make_assignment_kernel};
-use dynd::kernels::{CKernelBuilder, KernelRequest};
+use dynd::kernels::{CKernelBuilder, KernelArgs, KernelRequest};
 use dynd::types::TypeKind;
 use dynd::{Array, Type};
 use std::pin::pin;
@@ -81,6 +82,28 @@ pub fn with_assign_kernel<R>(
         )
     }?;
     Ok(f(&ckb))
+}
+
+/// Instantiates `f` for `dst ← srcs` as a `req` kernel in a new builder
+/// and gives it to `body`; the kernel is dropped when `body` returns.
+pub fn with_callable_kernel<R>(
+    f: &Callable,
+    dst: Side<'_>,
+    srcs: &[Side<'_>],
+    req: KernelRequest,
+    body: impl FnOnce(&CKernelBuilder) -> R,
+) -> dynd::Result<R> {
+    let tps: Vec<Type> = srcs.iter().map(|s| s.tp.clone()).collect();
+    let metas: Vec<*const u8> = srcs.iter().map(|s| s.meta).collect();
+    let mut ckb = pin!(CKernelBuilder::new());
+    // SAFETY: offset 0 of a new builder is free; each side's arrmeta is
+    // that of its type and is borrowed past the kernel's life, which ends
+    // here.
+    unsafe {
+        let args = KernelArgs::new(dst.tp, dst.meta, &tps, &metas, req);
+        f.instantiate(ckb.as_mut(), 0, args)
+    }?;
+    Ok(body(&ckb))
 }
 
 /// The arrmeta of the elements of a fixed dim array.

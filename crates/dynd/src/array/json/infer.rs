@@ -31,11 +31,10 @@
 //! assert!(e.message().contains("[1].a"), "{e}");
 //! ```
 
+use super::cursor::{self, Cursor, error_at, path_string, scan_number};
 use super::lines::for_each_line;
-use super::parse::line_col;
 use crate::error::{Error, Result};
 use crate::types::Type;
-use std::fmt::Write;
 
 /// Deepest nesting of lists and objects accepted.
 const MAX_DEPTH: usize = 512;
@@ -132,51 +131,31 @@ struct Scanner<'j> {
     pos: usize,
 }
 
-fn path_string(path: &[Seg]) -> String {
-    let mut s = String::new();
-    for seg in path.iter().rev() {
-        match seg {
-            Seg::Index(i) => {
-                let _ = write!(s, "[{i}]");
-            }
-            Seg::Key(k) if crate::types::is_identifier(k) => {
-                let _ = write!(s, ".{k}");
-            }
-            Seg::Key(k) => {
-                let _ = write!(s, "[{k:?}]");
-            }
-        }
-    }
-    s
-}
-
 impl Fail {
     /// The user-facing error, with the path and the place in `text`.
     fn finish(self, text: &[u8]) -> Error {
-        let (line, col) = line_col(text, self.pos);
-        let path = path_string(&self.path);
+        let path = path_string(self.path.iter().rev().map(|seg| match seg {
+            Seg::Index(i) => cursor::Seg::Index(*i),
+            Seg::Key(k) => cursor::Seg::Key(k),
+        }));
         match self.conflict {
-            Some((before, now)) => Error::type_error(format!(
-                "cannot infer a type: at {} {} where earlier values are {} (JSON line {line}, column {col})",
-                if path.is_empty() { "the top" } else { &path },
-                now.describe(),
-                // "a number" reads "numbers" after "earlier values are".
-                plural(before),
-            )),
-            None => {
-                let at = if path.is_empty() {
-                    String::new()
-                } else {
-                    format!(" at {path}")
-                };
-                Error::new(
-                    self.error.kind(),
-                    format!(
-                        "JSON line {line}, column {col}{at}: {}",
-                        self.error.message()
-                    ),
-                )
+            Some((before, now)) => {
+                let (line, col) = cursor::line_col(text, self.pos);
+                Error::type_error(format!(
+                    "cannot infer a type: at {} {} where earlier values are {} (JSON line {line}, column {col})",
+                    if path.is_empty() { "the top" } else { &path },
+                    now.describe(),
+                    // "a number" reads "numbers" after "earlier values are".
+                    plural(before),
+                ))
             }
+            None => error_at(
+                self.error.kind(),
+                text,
+                self.pos,
+                &path,
+                self.error.message(),
+            ),
         }
     }
 }
@@ -199,6 +178,13 @@ fn within<T>(seg: impl FnOnce() -> Seg, r: Scan<T>) -> Scan<T> {
     })
 }
 
+impl Cursor for Scanner<'_> {
+    #[inline]
+    fn parts(&mut self) -> (&[u8], &mut usize) {
+        (self.text, &mut self.pos)
+    }
+}
+
 impl<'j> Scanner<'j> {
     fn fail(&self, msg: impl Into<String>) -> Fail {
         Fail {
@@ -207,19 +193,6 @@ impl<'j> Scanner<'j> {
             pos: self.pos,
             path: Vec::new(),
         }
-    }
-
-    #[inline]
-    fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.text.get(self.pos) {
-            self.pos += 1;
-        }
-    }
-
-    #[inline]
-    fn peek(&mut self) -> Option<u8> {
-        self.ws();
-        self.text.get(self.pos).copied()
     }
 
     fn found(&mut self) -> String {
@@ -237,20 +210,6 @@ impl<'j> Scanner<'j> {
         } else {
             let found = self.found();
             Err(self.fail(format!("expected {what}, found {found}")))
-        }
-    }
-
-    fn literal(&mut self, word: &[u8]) -> bool {
-        if self.text[self.pos..].starts_with(word)
-            && !self
-                .text
-                .get(self.pos + word.len())
-                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
-        {
-            self.pos += word.len();
-            true
-        } else {
-            false
         }
     }
 
@@ -511,14 +470,8 @@ impl<'j> Scanner<'j> {
     }
 
     fn hex4(&mut self) -> Scan<u32> {
-        let digits = self.text.get(self.pos..self.pos + 4).unwrap_or_default();
-        if digits.len() == 4 && digits.iter().all(u8::is_ascii_hexdigit) {
-            let s = std::str::from_utf8(digits).unwrap_or("0");
-            self.pos += 4;
-            Ok(u32::from_str_radix(s, 16).unwrap_or(0))
-        } else {
-            Err(self.fail("expected 4 hex digits after \\u"))
-        }
+        self.hex4_digits()
+            .ok_or_else(|| self.fail("expected 4 hex digits after \\u"))
     }
 
     /// Reads a number (or `NaN`, `Infinity`, `-Infinity`): an integer in
@@ -529,53 +482,18 @@ impl<'j> Scanner<'j> {
                 return Ok(Seen::Float);
             }
         }
-        let t = self.text;
         let start = self.pos;
-        let mut i = start;
-        if t.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        let int_start = i;
-        while t.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        let int_len = i - int_start;
-        let mut bad = int_len == 0 || (int_len > 1 && t[int_start] == b'0');
-        let mut float = false;
-        if t.get(i) == Some(&b'.') {
-            float = true;
-            i += 1;
-            let s = i;
-            while t.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            bad |= i == s;
-        }
-        if matches!(t.get(i), Some(b'e' | b'E')) {
-            float = true;
-            i += 1;
-            if matches!(t.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            let s = i;
-            while t.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            bad |= i == s;
-        }
-        if bad
-            || t.get(i)
-                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.')
-        {
+        let n = scan_number(self.text, start);
+        if !n.well_formed {
             return Err(self.fail("malformed number"));
         }
-        self.pos = i;
-        if float {
+        self.pos = n.end;
+        if n.float {
             return Ok(Seen::Float);
         }
         // Up to 18 digits always fit; longer ones are checked.
-        let fits = int_len <= 18
-            || std::str::from_utf8(&t[start..i])
+        let fits = n.int_len <= 18
+            || std::str::from_utf8(&self.text[start..n.end])
                 .ok()
                 .and_then(|s| s.parse::<i64>().ok())
                 .is_some();

@@ -26,7 +26,8 @@
 //!
 //! [`PodAllocator::absorb`]: crate::memblock::PodAllocator::absorb
 
-use super::parse::{line_col, parse_values_at};
+use super::cursor::line_col;
+use super::parse::parse_values_at;
 use crate::array::{Array, TypeArg};
 use crate::error::{Error, Result};
 use crate::layout::arrmeta::{self, FixedDimMeta, VarDimData, VarDimMeta};

@@ -23,7 +23,10 @@
 //! - `lines`: JSON Lines in and out (one element of the outermost dim per
 //!   line), read in parallel for large inputs.
 //! - `infer`: the type of a JSON text (DESIGN §8's inference rules).
+//! - `cursor`: what `parse` and `infer` share: scanning the text's bytes,
+//!   and naming an error's place.
 
+mod cursor;
 mod infer;
 mod lines;
 mod number;

@@ -1,5 +1,6 @@
 //! The streaming, type-directed JSON reader.
 
+use super::cursor::{Cursor, Seg, error_at, path_string, scan_number};
 use super::number::{QuickNumber, plain_number, store_float, store_int};
 use crate::array::Array;
 use crate::error::{Error, ErrorKind, Result};
@@ -10,18 +11,12 @@ use crate::layout::na;
 use crate::layout::text::encode;
 use crate::types::{BuiltinType, Type, TypeKind};
 use std::borrow::Cow;
-use std::fmt::{self, Write};
+use std::fmt;
 use std::mem::size_of;
 
 /// Deepest nesting of JSON arrays and objects accepted while skipping an
 /// unknown value (type-directed parsing is bounded by the type's depth).
 const MAX_SKIP_DEPTH: usize = 512;
-
-#[derive(Clone, Copy)]
-enum Seg<'t> {
-    Index(usize),
-    Field(&'t str),
-}
 
 struct Parser<'j, 't> {
     /// The text as bytes, for scanning; `src` is the same text as `str`,
@@ -146,68 +141,17 @@ impl Seen {
     }
 }
 
-fn path_string(path: &[Seg<'_>]) -> String {
-    let mut s = String::new();
-    for seg in path {
-        match seg {
-            Seg::Index(i) => {
-                let _ = write!(s, "[{i}]");
-            }
-            Seg::Field(f) => {
-                if crate::types::is_identifier(f) {
-                    let _ = write!(s, ".{f}");
-                } else {
-                    let _ = write!(s, "[{f:?}]");
-                }
-            }
-        }
+impl Cursor for Parser<'_, '_> {
+    #[inline]
+    fn parts(&mut self) -> (&[u8], &mut usize) {
+        (self.text, &mut self.pos)
     }
-    s
-}
-
-/// The 1-based line and column (in characters) of byte `pos` of `text`.
-pub(super) fn line_col(text: &[u8], pos: usize) -> (usize, usize) {
-    let before = &text[..pos.min(text.len())];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    let col = String::from_utf8_lossy(&before[line_start..])
-        .chars()
-        .count()
-        + 1;
-    (line, col)
 }
 
 impl<'j, 't> Parser<'j, 't> {
     fn err(&self, kind: ErrorKind, msg: impl fmt::Display) -> Error {
-        let (line, col) = line_col(self.text, self.pos);
-        let path = path_string(&self.path);
-        let at = if path.is_empty() {
-            String::new()
-        } else {
-            format!(" at {path}")
-        };
-        Error::new(kind, format!("JSON line {line}, column {col}{at}: {msg}"))
-    }
-
-    #[inline]
-    fn ws(&mut self) {
-        while let Some(&b) = self.text.get(self.pos) {
-            // Every token starts above b' ', which settles most calls in
-            // one comparison.
-            if b > b' ' || !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-                break;
-            }
-            self.pos += 1;
-        }
-    }
-
-    #[inline]
-    fn peek(&mut self) -> Option<u8> {
-        self.ws();
-        self.text.get(self.pos).copied()
+        let path = path_string(self.path.iter().copied());
+        error_at(kind, self.text, self.pos, &path, msg)
     }
 
     fn describe_next(&mut self) -> String {
@@ -240,22 +184,6 @@ impl<'j, 't> Parser<'j, 't> {
         self.err(ErrorKind::Parse, format!("expected {what}, found {found}"))
     }
 
-    fn literal(&mut self, word: &str) -> bool {
-        self.ws();
-        if self.text[self.pos..].starts_with(word.as_bytes()) {
-            let end = self.pos + word.len();
-            if !self
-                .text
-                .get(end)
-                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
-            {
-                self.pos = end;
-                return true;
-            }
-        }
-        false
-    }
-
     fn mismatch(&mut self, tp: &Type, expected: &str) -> Error {
         let found = self.describe_next();
         self.err(
@@ -276,7 +204,7 @@ impl<'j, 't> Parser<'j, 't> {
             match tp.kind() {
                 TypeKind::Builtin(b) => self.builtin(tp, *b, data),
                 TypeKind::Option(v) => {
-                    if self.literal("null") {
+                    if self.literal(b"null") {
                         na::set_missing(tp, data)
                     } else {
                         self.value(v, meta, data)?;
@@ -417,7 +345,7 @@ impl<'j, 't> Parser<'j, 't> {
                                         format!("duplicate key \"{key}\""),
                                     ));
                                 }
-                                self.path.push(Seg::Field(&fields.names()[i]));
+                                self.path.push(Seg::Key(&fields.names()[i]));
                                 let ftp = &fields.types()[i];
                                 self.element(
                                     ftp,
@@ -452,7 +380,7 @@ impl<'j, 't> Parser<'j, 't> {
                 }
                 TypeKind::Tuple(fields) => self.tuple_like(tp, fields, meta, data),
                 TypeKind::Pointer(target) => {
-                    if self.literal("null") {
+                    if self.literal(b"null") {
                         arrmeta::write(data, 0usize);
                         return Ok(());
                     }
@@ -671,7 +599,7 @@ impl<'j, 't> Parser<'j, 't> {
             }),
             Some(b'"') => self.string_raw().map(|_| ()),
             _ => {
-                if self.literal("true") || self.literal("false") || self.literal("null") {
+                if self.literal(b"true") || self.literal(b"false") || self.literal(b"null") {
                     return Ok(());
                 }
                 if !matches!(self.peek(), Some(b'-' | b'0'..=b'9' | b'N' | b'I')) {
@@ -821,15 +749,8 @@ impl<'j, 't> Parser<'j, 't> {
     }
 
     fn hex4(&mut self) -> Result<u32> {
-        let digits = self.text.get(self.pos..self.pos + 4).unwrap_or(b"");
-        let s = std::str::from_utf8(digits).unwrap_or("");
-        match (s.len() == 4, u32::from_str_radix(s, 16)) {
-            (true, Ok(v)) if s.bytes().all(|b| b.is_ascii_hexdigit()) => {
-                self.pos += 4;
-                Ok(v)
-            }
-            _ => Err(self.err(ErrorKind::Parse, "expected 4 hex digits after \\u")),
-        }
+        self.hex4_digits()
+            .ok_or_else(|| self.err(ErrorKind::Parse, "expected 4 hex digits after \\u"))
     }
 
     /// A hex string of bytes (exactly `len` bytes when given).
@@ -860,47 +781,13 @@ impl<'j, 't> Parser<'j, 't> {
         self.ws();
         let start = self.pos;
         for special in ["NaN", "Infinity", "-Infinity"] {
-            if self.literal(special) {
+            if self.literal(special.as_bytes()) {
                 return Ok(special);
             }
         }
-        let t = self.text;
-        let mut i = self.pos;
-        if t.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        let int_start = i;
-        while t.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        let int_len = i - int_start;
-        let bad = int_len == 0 || (int_len > 1 && t[int_start] == b'0');
-        let mut bad_frac = false;
-        if t.get(i) == Some(&b'.') {
-            i += 1;
-            let s = i;
-            while t.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            bad_frac = i == s;
-        }
-        if matches!(t.get(i), Some(b'e' | b'E')) {
-            i += 1;
-            if matches!(t.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            let s = i;
-            while t.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            bad_frac |= i == s;
-        }
-        if bad
-            || bad_frac
-            || t.get(i)
-                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.')
-        {
-            return Err(if int_len == 0 && t.get(self.pos) != Some(&b'-') {
+        let n = scan_number(self.text, start);
+        if !n.well_formed {
+            return Err(if n.int_len == 0 && self.text.get(start) != Some(&b'-') {
                 let found = self.describe_next();
                 self.err(
                     ErrorKind::Parse,
@@ -910,9 +797,9 @@ impl<'j, 't> Parser<'j, 't> {
                 self.err(ErrorKind::Parse, "malformed number")
             });
         }
-        self.pos = i;
+        self.pos = n.end;
         // The token is ASCII, so both ends are character boundaries.
-        Ok(&self.src[start..i])
+        Ok(&self.src[start..n.end])
     }
 
     /// Parses one element of a dim or field of a struct; `num` is
@@ -990,9 +877,9 @@ impl<'j, 't> Parser<'j, 't> {
         use BuiltinType::*;
         match b {
             Bool => {
-                let v = if self.literal("true") {
+                let v = if self.literal(b"true") {
                     1u8
-                } else if self.literal("false") {
+                } else if self.literal(b"false") {
                     0
                 } else {
                     return Err(self.mismatch(tp, "true or false"));
@@ -1002,7 +889,7 @@ impl<'j, 't> Parser<'j, 't> {
                 Ok(())
             }
             Void => {
-                if self.literal("null") {
+                if self.literal(b"null") {
                     Ok(())
                 } else {
                     Err(self.mismatch(tp, "null"))

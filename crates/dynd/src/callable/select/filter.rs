@@ -205,7 +205,27 @@ impl FilterRow {
     }
 }
 
+/// Row j of `x` and of the mask: first element, length and stride each.
+type RowPair = ((*const u8, usize, isize), (*const u8, usize, isize));
+
 impl FilterRow {
+    /// Row j of each source of `run`.
+    ///
+    /// # Safety
+    /// 1. `run` is a valid strided run of this kernel (Kernel::strided 1)
+    ///    and `j < run.count`.
+    #[inline(always)]
+    unsafe fn rows(&self, run: &Strided<'_>, j: usize) -> RowPair {
+        let at = |p: *const u8, s: isize| p.wrapping_offset(j as isize * s);
+        // SAFETY: (1) row j of each source is readable.
+        unsafe {
+            (
+                self.x.row(at(run.src[0], run.src_stride[0])),
+                self.mask.row(at(run.src[1], run.src_stride[1])),
+            )
+        }
+    }
+
     /// Compacts every row of the run, elements of width `U`, into `base`
     /// (packed one row after another) and writes the output rows.
     ///
@@ -218,14 +238,8 @@ impl FilterRow {
         let base = base.cast::<U>();
         let mut at = 0usize;
         for j in 0..run.count {
-            let at_row = |p: *const u8, s: isize| p.wrapping_offset(j as isize * s);
-            // SAFETY: (1) row j of each source is readable.
-            let ((x, n, xs), (m, _, ms)) = unsafe {
-                (
-                    self.x.row(at_row(run.src[0], run.src_stride[0])),
-                    self.mask.row(at_row(run.src[1], run.src_stride[1])),
-                )
-            };
+            // SAFETY: (1) a row of the run.
+            let ((x, n, xs), (m, _, ms)) = unsafe { self.rows(run, j) };
             let begin = base.wrapping_add(at);
             // SAFETY: (1) the row is readable; `begin` has room for this
             // row's kept elements, then the later rows' (or the slack).
@@ -236,21 +250,28 @@ impl FilterRow {
                     compact::<U>(x, xs, m, ms, n, self.na, begin)
                 }
             };
-            let d = VarDimData {
-                begin: begin.cast::<u8>(),
-                size: kept,
-            };
-            // SAFETY: (1) output row j is a writable var element (offset
-            // 0, checked when built).
-            unsafe {
-                run.dst
-                    .wrapping_offset(j as isize * run.dst_stride)
-                    .cast::<VarDimData>()
-                    .write_unaligned(d)
-            };
+            // SAFETY: (1) a row of the run.
+            unsafe { write_row(run, j, begin.cast(), kept) };
             at += kept;
         }
     }
+}
+
+/// Writes output row j of `run`: `size` elements from `begin`.
+///
+/// # Safety
+/// 1. `run` is a valid strided run of this kernel (Kernel::strided 1) and
+///    `j < run.count`.
+#[inline(always)]
+unsafe fn write_row(run: &Strided<'_>, j: usize, begin: *mut u8, size: usize) {
+    // SAFETY: (1) output row j is a writable var element (offset 0,
+    // checked when built).
+    unsafe {
+        run.dst
+            .wrapping_offset(j as isize * run.dst_stride)
+            .cast::<VarDimData>()
+            .write_unaligned(VarDimData { begin, size })
+    };
 }
 
 impl Kernel for FilterRow {
@@ -262,16 +283,8 @@ impl Kernel for FilterRow {
     }
 
     unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
-        let row = |j: usize| {
-            let at = |p: *const u8, s: isize| p.wrapping_offset(j as isize * s);
-            // SAFETY: row j of each source is readable (Kernel::strided 1).
-            unsafe {
-                (
-                    self.x.row(at(run.src[0], run.src_stride[0])),
-                    self.mask.row(at(run.src[1], run.src_stride[1])),
-                )
-            }
-        };
+        // SAFETY: (Kernel::strided 1) the run is valid; j is one of its rows.
+        let row = |j: usize| unsafe { self.rows(&run, j) };
         // Pass 1: the lengths agree; how many are kept in all.
         let mut total = 0usize;
         for j in 0..run.count {
@@ -322,15 +335,8 @@ impl Kernel for FilterRow {
                 unsafe { copy.call_strided(to, esize as isize, &[from], &[xs], i - start) }?;
                 kept += i - start;
             }
-            let d = VarDimData { begin, size: kept };
-            // SAFETY: output row j is a writable var element (offset 0,
-            // checked when built).
-            unsafe {
-                run.dst
-                    .wrapping_offset(j as isize * run.dst_stride)
-                    .cast::<VarDimData>()
-                    .write_unaligned(d)
-            };
+            // SAFETY: (Kernel::strided 1) a row of the run.
+            unsafe { write_row(&run, j, begin, kept) };
             at += kept;
         }
         Ok(())

@@ -254,7 +254,7 @@ macro_rules! by_size {
         }
     };
 }
-use by_size;
+pub(crate) use by_size;
 
 /// The width at which elements of `tp` move as plain bits: a builtin
 /// number or an option of one (whose NA is a value of the same bits).

@@ -7,7 +7,7 @@
 
 use super::{arity, by_size, plain_width};
 use crate::callable::arith::{Truthy, promote};
-use crate::callable::missing::{BLOCK, Bits, Scratch};
+use crate::callable::missing::{BLOCK, Bits, Lane, Scratch};
 use crate::callable::{CallableImpl, no_match};
 use crate::error::{Error, Result};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
@@ -186,33 +186,10 @@ impl WhereKernel {
     }
 }
 
-/// An unsigned integer lane for the blend.
-trait Word:
-    Copy
-    + std::ops::BitAnd<Output = Self>
-    + std::ops::BitOr<Output = Self>
-    + std::ops::Not<Output = Self>
-{
-    /// All ones when `b`, else zero.
-    fn all(b: bool) -> Self;
-}
-
-macro_rules! words {
-    ($($u:ty),*) => {$(
-        impl Word for $u {
-            #[inline(always)]
-            fn all(b: bool) -> $u {
-                (b as $u).wrapping_neg()
-            }
-        }
-    )*};
-}
-words!(u8, u16, u32, u64, u128);
-
 /// `out[j] = c[j] != 0 ? x[j] : y[j]` over slices, where an `x` or `y` of
 /// one element repeats: a lane blend, which LLVM vectorises.
 #[inline(always)]
-fn blend_body<U: Word>(c: &[u8], x: &[U], y: &[U], out: &mut [U]) {
+fn blend_body<U: Lane>(c: &[u8], x: &[U], y: &[U], out: &mut [U]) {
     let n = out.len();
     let c = &c[..n];
     match (x.len() == n, y.len() == n) {
@@ -253,14 +230,14 @@ fn blend_body<U: Word>(c: &[u8], x: &[U], y: &[U], out: &mut [U]) {
 /// 1. The CPU supports AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn blend_avx2<U: Word>(c: &[u8], x: &[U], y: &[U], out: &mut [U]) {
+unsafe fn blend_avx2<U: Lane>(c: &[u8], x: &[U], y: &[U], out: &mut [U]) {
     blend_body(c, x, y, out)
 }
 
 /// [`blend_body`], the AVX2 build where the CPU has it (the 64-bit lane
 /// compare needs more than the x86-64 baseline).
 #[inline(always)]
-fn blend<U: Word>(c: &[u8], x: &[U], y: &[U], out: &mut [U]) {
+fn blend<U: Lane>(c: &[u8], x: &[U], y: &[U], out: &mut [U]) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2.
@@ -279,7 +256,7 @@ type Operand = (*const u8, isize);
 /// 1. `n` elements of each operand at its stride are valid: the output
 ///    writable (not overlapping the others), the rest readable.
 #[inline(always)]
-unsafe fn pick<U: Word>(c: Operand, x: Operand, y: Operand, out: (*mut u8, isize), n: usize) {
+unsafe fn pick<U: Lane>(c: Operand, x: Operand, y: Operand, out: (*mut u8, isize), n: usize) {
     let w = size_of::<U>() as isize;
     let aligned = |p: *const u8| (p as usize).is_multiple_of(align_of::<U>());
     let slice_of = |(p, s): Operand| -> Option<&[U]> {

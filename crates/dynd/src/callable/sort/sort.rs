@@ -192,7 +192,48 @@ struct NumKernel<T> {
     _t: PhantomData<fn() -> T>,
 }
 
+/// Where an element sorts: values by key, then NaNs, then missing.
+#[derive(Clone, Copy, PartialEq)]
+enum Class {
+    Value,
+    NaN,
+    Missing,
+}
+
 impl<T: SortKey> NumKernel<T> {
+    #[inline(always)]
+    fn class(&self, r: T::Raw) -> Class {
+        if self.opt && T::is_na(r) {
+            Class::Missing
+        } else if T::is_nan(r) {
+            Class::NaN
+        } else {
+            Class::Value
+        }
+    }
+
+    /// One pass over a row of `n` elements, `load(j)` reading element j:
+    /// `value(j, r)` for each value (neither NaN nor missing); returns how
+    /// many are NaN and how many missing.
+    #[inline(always)]
+    fn classify(
+        &self,
+        n: usize,
+        load: impl Fn(usize) -> T::Raw,
+        mut value: impl FnMut(usize, T::Raw),
+    ) -> (usize, usize) {
+        let (mut nans, mut missing) = (0, 0);
+        for j in 0..n {
+            let r = load(j);
+            match self.class(r) {
+                Class::Missing => missing += 1,
+                Class::NaN => nans += 1,
+                Class::Value => value(j, r),
+            }
+        }
+        (nans, missing)
+    }
+
     /// `sort`: the keys of the row's `n` elements from `src` into `keys`,
     /// sorted. Returns how many are present (the rest, missing, get no
     /// key: the caller writes NA there, as a bool's key would not keep it).
@@ -209,23 +250,16 @@ impl<T: SortKey> NumKernel<T> {
         let at = |j: usize| src.wrapping_offset(j as isize * stride);
         // SAFETY: (1) for each j < n.
         let load = |j: usize| unsafe { at(j).cast::<T::Raw>().read_unaligned() };
-        let (mut m, mut nans, mut missing) = (0, 0, 0);
-        for j in 0..n {
-            let r = load(j);
-            if self.opt && T::is_na(r) {
-                missing += 1;
-            } else if T::is_nan(r) {
-                nans += 1;
-            } else {
-                keys[m] = T::key(r);
-                m += 1;
-            }
-        }
+        let mut m = 0;
+        let (nans, missing) = self.classify(n, load, |_, r| {
+            keys[m] = T::key(r);
+            m += 1;
+        });
         if nans > 0 {
             let mut k = m;
             for j in 0..n {
                 let r = load(j);
-                if T::is_nan(r) && !(self.opt && T::is_na(r)) {
+                if self.class(r) == Class::NaN {
                     keys[k] = T::key(r);
                     k += 1;
                 }
@@ -256,18 +290,10 @@ impl<T: SortKey> NumKernel<T> {
         // SAFETY: (1) for each j < n.
         let load = |j: usize| unsafe { at(j).cast::<T::Raw>().read_unaligned() };
         let mut pairs: Vec<(T::U, usize)> = Vec::with_capacity(n);
-        let (mut nans, mut missing) = (0, 0);
-        for j in 0..n {
-            let r = load(j);
-            if self.opt && T::is_na(r) {
-                missing += 1;
-            } else if T::is_nan(r) {
-                nans += 1;
-            } else {
-                let k = T::key(r);
-                pairs.push((if self.descending { k.flip() } else { k }, j));
-            }
-        }
+        let (nans, missing) = self.classify(n, load, |j, r| {
+            let k = T::key(r);
+            pairs.push((if self.descending { k.flip() } else { k }, j));
+        });
         stable_sort_pairs(&mut pairs);
         let mut w = 0usize;
         let mut put = |j: usize| {
@@ -285,7 +311,7 @@ impl<T: SortKey> NumKernel<T> {
         if nans > 0 {
             for j in 0..n {
                 let r = load(j);
-                if T::is_nan(r) && !(self.opt && T::is_na(r)) {
+                if self.class(r) == Class::NaN {
                     put(j);
                 }
             }

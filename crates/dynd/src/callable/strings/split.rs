@@ -12,22 +12,12 @@
 use super::{Op, StrFn};
 use crate::callable::elementwise::broadcast_dims;
 use crate::callable::no_match;
+use crate::callable::rows::{as_cell, under_dims};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kernels::broadcast::dims_of;
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, Strided, kernel_size, lift};
 use crate::types::Type;
 use std::pin::Pin;
-
-/// Builds `tp` under `dims` (outermost first).
-fn under_dims(dims: &[Option<usize>], mut tp: Type) -> Type {
-    for d in dims.iter().rev() {
-        tp = match d {
-            Some(n) => Type::fixed_dim(*n, tp),
-            None => Type::var_dim(tp),
-        };
-    }
-    tp
-}
 
 impl StrFn {
     /// `split` over whole argument types: the broadcast dims, then
@@ -76,18 +66,7 @@ impl StrFn {
                 "split writes {elem} under the broadcast dims, so it cannot write into {dst_tp}"
             )));
         }
-        let cell = Type::tuple_of([elem.clone()]);
-        let same_layout = cell.data_size() == elem.data_size()
-            && cell.data_alignment() == elem.data_alignment()
-            && cell.arrmeta_size() == elem.arrmeta_size()
-            && cell.fields().is_some_and(|f| {
-                f.data_offsets().first() == Some(&0) && f.arrmeta_offsets().first() == Some(&0)
-            });
-        if !same_layout {
-            return Err(Error::invalid_argument(format!(
-                "split: {cell} does not lay out as {elem}"
-            )));
-        }
+        let cell = as_cell("split", &elem)?;
         let cells = under_dims(&dims, cell.clone());
         let renamer = Renamed {
             from: cells.to_string(),

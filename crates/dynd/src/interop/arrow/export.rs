@@ -273,9 +273,7 @@ impl Exporter {
         // SAFETY: each element is string data.
         let get = |i: usize| -> StringData { unsafe { arrmeta::read(elems.get(i)) } };
         let mut offsets = Offsets::with_capacity(n + 1);
-        let mut first: *const u8 = std::ptr::null();
-        let mut next: *const u8 = std::ptr::null();
-        let mut in_order = true;
+        let mut seen = InOrder::new();
         let mut total = 0usize;
         for i in 0..n {
             let s = get(i);
@@ -285,18 +283,13 @@ impl Exporter {
                 s.end as usize - s.begin as usize
             };
             if len > 0 {
-                if first.is_null() {
-                    first = s.begin;
-                } else if s.begin.cast_const() != next {
-                    in_order = false;
-                }
-                next = s.end;
+                seen.push(s.begin, s.end);
             }
             total += len;
             offsets.push(total);
         }
-        let values = if in_order {
-            self.borrow(first, total)
+        let values = if seen.in_order {
+            self.borrow(seen.first, total)
         } else {
             let mut v = Vec::with_capacity(total);
             for i in 0..n {
@@ -422,20 +415,13 @@ struct RowScan {
 fn scan_rows(n: usize, vm: VarDimMeta, row: impl Fn(usize) -> VarDimData) -> RowScan {
     let mut small: Vec<i32> = Vec::with_capacity(n + 1);
     small.push(0);
-    let mut first: *const u8 = std::ptr::null();
-    let mut next: *const u8 = std::ptr::null();
-    let mut in_order = true;
+    let mut seen = InOrder::new();
     let mut total = 0usize;
     for i in 0..n {
         let r = row(i);
         if r.size > 0 {
             let start = r.begin.wrapping_offset(vm.offset).cast_const();
-            if first.is_null() {
-                first = start;
-            } else if start != next {
-                in_order = false;
-            }
-            next = start.wrapping_offset(vm.stride * r.size as isize);
+            seen.push(start, start.wrapping_offset(vm.stride * r.size as isize));
         }
         total += r.size;
         // Truncated past i32::MAX: then replaced below.
@@ -456,9 +442,40 @@ fn scan_rows(n: usize, vm: VarDimMeta, row: impl Fn(usize) -> VarDimData) -> Row
     };
     RowScan {
         offsets,
-        first,
-        in_order,
+        first: seen.first,
+        in_order: seen.in_order,
         total,
+    }
+}
+
+/// Whether non-empty ranges met one after another lie back to back in
+/// memory (the values are then one run from `first`).
+struct InOrder {
+    /// The start of the first range (null before one).
+    first: *const u8,
+    /// The end of the last range.
+    next: *const u8,
+    in_order: bool,
+}
+
+impl InOrder {
+    fn new() -> InOrder {
+        InOrder {
+            first: std::ptr::null(),
+            next: std::ptr::null(),
+            in_order: true,
+        }
+    }
+
+    /// Notes the next range, `[start, end)`.
+    #[inline]
+    fn push(&mut self, start: *const u8, end: *const u8) {
+        if self.first.is_null() {
+            self.first = start;
+        } else if start != self.next {
+            self.in_order = false;
+        }
+        self.next = end;
     }
 }
 

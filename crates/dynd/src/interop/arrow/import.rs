@@ -79,6 +79,19 @@ struct Column {
     meta: Meta,
 }
 
+impl Column {
+    /// `len` elements of `meta.tp` at `data`, kept alive by `block`.
+    fn new(data: *mut u8, len: usize, block: MemBlock, meta: Meta) -> Column {
+        Column {
+            tp: meta.tp.clone(),
+            data,
+            len,
+            block,
+            meta,
+        }
+    }
+}
+
 /// The dynd array of type `N * T` for an Arrow array of length N.
 /// `nullable` (the schema's flag) makes the elements `?T` even when no
 /// value is null.
@@ -157,13 +170,12 @@ fn column(data: &ArrayData, nullable: bool, path: &str) -> Result<Column> {
         // values of the type.
         let src = unsafe { buf.as_ptr().add(off * size) };
         if !opt {
-            return Ok(Column {
-                meta: Meta::zeroed(&elem),
-                tp: elem,
-                data: src.cast_mut(),
-                len: n,
-                block: keep(data),
-            });
+            return Ok(Column::new(
+                src.cast_mut(),
+                n,
+                keep(data),
+                Meta::zeroed(&elem),
+            ));
         }
         let tp = Type::option(elem.clone())?;
         let (block, dst) = new_elems(&tp, n)?;
@@ -182,13 +194,7 @@ fn column(data: &ArrayData, nullable: bool, path: &str) -> Result<Column> {
                 )));
             }
         }
-        return Ok(Column {
-            meta: Meta::zeroed(&tp),
-            tp,
-            data: dst,
-            len: n,
-            block,
-        });
+        return Ok(Column::new(dst, n, block, Meta::zeroed(&tp)));
     }
     match dt {
         DataType::Boolean => {
@@ -200,13 +206,7 @@ fn column(data: &ArrayData, nullable: bool, path: &str) -> Result<Column> {
                 // SAFETY: element i of the new n-byte buffer.
                 unsafe { *dst.add(i) = if is_null(i) { 2 } else { v as u8 } };
             }
-            Ok(Column {
-                meta: Meta::zeroed(&tp),
-                tp,
-                data: dst,
-                len: n,
-                block,
-            })
+            Ok(Column::new(dst, n, block, Meta::zeroed(&tp)))
         }
         DataType::Utf8 | DataType::Binary => strings::<i32>(data, opt),
         DataType::LargeUtf8 | DataType::LargeBinary => strings::<i64>(data, opt),
@@ -233,13 +233,7 @@ fn column(data: &ArrayData, nullable: bool, path: &str) -> Result<Column> {
                 arrmeta::write(meta.bytes.as_mut_ptr(), fm);
                 cmeta.move_to(meta.bytes.as_mut_ptr().add(size_of::<FixedDimMeta>()));
             }
-            let col = Column {
-                tp,
-                data: cdata,
-                len: n,
-                block,
-                meta,
-            };
+            let col = Column::new(cdata, n, block, meta);
             if opt { to_option(col, data) } else { Ok(col) }
         }
         DataType::List(field) | DataType::ListView(field) => {
@@ -306,14 +300,8 @@ fn column(data: &ArrayData, nullable: bool, path: &str) -> Result<Column> {
                     }
                 }
             }
-            meta.tp = tp.clone();
-            Ok(Column {
-                tp,
-                data: dst,
-                len: n,
-                block,
-                meta,
-            })
+            meta.tp = tp;
+            Ok(Column::new(dst, n, block, meta))
         }
         other => Err(Error::type_error(format!(
             "the Arrow type {other} at {path} has no dynd form"
@@ -340,14 +328,8 @@ fn to_option(col: Column, data: &ArrayData) -> Result<Column> {
         }
     }
     let mut meta = col.meta;
-    meta.tp = tp.clone();
-    Ok(Column {
-        tp,
-        data: dst,
-        len: col.len,
-        block,
-        meta,
-    })
+    meta.tp = tp;
+    Ok(Column::new(dst, col.len, block, meta))
 }
 
 /// `tp`, or `?tp` when the column has nulls (`opt`).
@@ -404,13 +386,7 @@ fn string_column(
     };
     // SAFETY: string arrmeta is one blockref; the new reference moves in.
     unsafe { arrmeta::write(meta.bytes.as_mut_ptr(), bm) };
-    Ok(Column {
-        tp,
-        data: dst,
-        len: n,
-        block,
-        meta,
-    })
+    Ok(Column::new(dst, n, block, meta))
 }
 
 /// The string descriptors of a view column (Utf8View, BinaryView): short
@@ -532,11 +508,5 @@ fn lists<O: ArrowNativeType + TryInto<usize>>(
         arrmeta::write(meta.bytes.as_mut_ptr(), vm);
         cmeta.move_to(meta.bytes.as_mut_ptr().add(size_of::<VarDimMeta>()));
     }
-    Ok(Column {
-        tp,
-        data: dst,
-        len: n,
-        block,
-        meta,
-    })
+    Ok(Column::new(dst, n, block, meta))
 }
