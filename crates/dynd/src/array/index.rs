@@ -546,6 +546,29 @@ impl Array {
 }
 
 /// The error for a dim that the type's `ndim` promised.
+/// Allocates a destination var row of `size` elements of `csize` bytes
+/// (aligned to `calign`) from the arena of `dm`, writes its descriptor at
+/// `dst`, and returns the row's begin.
+///
+/// # Safety
+/// `dst` is writable var-dim data whose arrmeta is `dm`.
+unsafe fn new_row(
+    dst: *mut u8,
+    dm: &VarDimMeta,
+    size: usize,
+    (csize, calign): (usize, usize),
+) -> Result<*mut u8> {
+    let bytes = size
+        .checked_mul(csize)
+        .ok_or_else(|| Error::alloc("var dim too large to copy"))?;
+    // SAFETY: the caller's promise: `dm` is the var dim's arrmeta, whose
+    // blockref is its arena.
+    let begin = unsafe { arrmeta::with_allocator(dm.blockref, |a| a.allocate(bytes, calign))? };
+    // SAFETY: the caller's promise: `dst` is writable var-dim data.
+    unsafe { arrmeta::write(dst, VarDimData { begin, size }) };
+    Ok(begin)
+}
+
 fn unreachable_dim() -> Result<()> {
     Err(Error::type_error("the type has fewer dims than its ndim"))
 }
@@ -754,19 +777,7 @@ impl Walk<'_> {
                     } else {
                         child.data_alignment()
                     };
-                    let bytes = d
-                        .size
-                        .checked_mul(csize)
-                        .ok_or_else(|| Error::alloc("var dim too large to copy"))?;
-                    let begin =
-                        arrmeta::with_allocator(dm.blockref, |a| a.allocate(bytes, calign))?;
-                    arrmeta::write(
-                        dst,
-                        VarDimData {
-                            begin,
-                            size: d.size,
-                        },
-                    );
+                    let begin = new_row(dst, &dm, d.size, (csize, calign))?;
                     for i in 0..d.size as isize {
                         row.push(i as usize);
                         self.fill(
@@ -1137,19 +1148,7 @@ impl EachElem<'_> {
                     let sm: VarDimMeta = arrmeta::read(self.smeta.add(*off));
                     let dm: VarDimMeta = arrmeta::read(self.dmeta.add(*off));
                     let d: VarDimData = arrmeta::read(src);
-                    let bytes = d
-                        .size
-                        .checked_mul(csize)
-                        .ok_or_else(|| Error::alloc("var dim too large to copy"))?;
-                    let begin =
-                        arrmeta::with_allocator(dm.blockref, |a| a.allocate(bytes, calign))?;
-                    arrmeta::write(
-                        dst,
-                        VarDimData {
-                            begin,
-                            size: d.size,
-                        },
-                    );
+                    let begin = new_row(dst, &dm, d.size, (csize, calign))?;
                     for i in 0..d.size as isize {
                         row.push(i as usize);
                         self.each(
