@@ -115,6 +115,80 @@ fn long_rows_are_sorted_and_stable() {
     assert_eq!(arg, Array::from(idx).to_json());
 }
 
+/// A float64 as JSON text dynd reads.
+fn text(v: f64) -> String {
+    match v {
+        _ if v.is_nan() => "NaN".into(),
+        f64::INFINITY => "Infinity".into(),
+        f64::NEG_INFINITY => "-Infinity".into(),
+        _ => format!("{v:?}"),
+    }
+}
+
+/// Pseudo-random 64-bit words (xorshift64*).
+fn words(n: usize, seed: u64) -> Vec<u64> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            s.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        })
+        .collect()
+}
+
+#[test]
+fn long_rows_of_64_bit_numbers() {
+    // Long rows of int64, uint64 and float64 go to the vectorised sort
+    // where the CPU has one: every value's bits, both ends of each range,
+    // -0.0 before 0.0, NaNs then missing values last.
+    let n = 20_000;
+    let w = words(n, 3);
+    let mut ints: Vec<i64> = w.iter().map(|&u| u as i64).collect();
+    ints[7] = i64::MIN;
+    ints[8] = i64::MAX;
+    let x = Array::from(ints.clone());
+    ints.sort();
+    assert_eq!(compute::sort(&x).unwrap().to_vec::<i64>().unwrap(), ints);
+    ints.reverse();
+    let d = compute::sort_by(&x, DESC).unwrap().to_vec::<i64>().unwrap();
+    assert_eq!(d, ints);
+
+    let mut uints = w.clone();
+    uints[0] = u64::MAX;
+    uints[1] = 0;
+    let x = Array::from(uints.clone());
+    uints.sort();
+    assert_eq!(compute::sort(&x).unwrap().to_vec::<u64>().unwrap(), uints);
+
+    let mut f: Vec<f64> = w
+        .iter()
+        .map(|&u| (u >> 11) as f64 - 2f64.powi(52))
+        .collect();
+    f[3] = -0.0;
+    f[4] = 0.0;
+    f[5] = f64::NEG_INFINITY;
+    f[6] = f64::NAN;
+    let json: Vec<String> = f
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match i % 1000 {
+            999 => "null".to_string(),
+            _ => text(*v),
+        })
+        .collect();
+    let tp = format!("{n} * ?float64");
+    let x = Array::from_json(tp.as_str(), &format!("[{}]", json.join(","))).unwrap();
+    let got = compute::sort(&x).unwrap().to_json();
+    let mut present: Vec<f64> = (0..n).filter(|i| i % 1000 != 999).map(|i| f[i]).collect();
+    present.sort_by(f64::total_cmp);
+    let mut want: Vec<String> = present.iter().map(|&v| text(v)).collect();
+    want.extend(std::iter::repeat_n("null".to_string(), n / 1000));
+    let want = Array::from_json(tp.as_str(), &format!("[{}]", want.join(","))).unwrap();
+    assert_eq!(got, want.to_json());
+}
+
 #[test]
 fn strided_and_reversed_views() {
     let x = a("6 * int32", "[6,5,4,3,2,1]");

@@ -1,6 +1,7 @@
 //! The row kernels of `sort` and `argsort`: builtin numbers on ordered
 //! unsigned keys (insertion sort for short rows, the standard library's
-//! unstable sort for long ones), and strings and bytes by their bytes.
+//! unstable sort for long ones, a vectorised quicksort for long rows of
+//! 64-bit keys: [`super::simd`]), and strings and bytes by their bytes.
 
 use super::{Rows, SortOptions};
 use crate::callable::rows::copy_kernel;
@@ -32,6 +33,10 @@ pub(super) fn sortable(value: &Type) -> bool {
 pub(super) trait Radix: Copy + Ord + Default + Send + Sync + 'static {
     /// The key that orders the other way.
     fn flip(self) -> Self;
+    /// Sorts a long run of keys ascending.
+    fn sort_long(v: &mut [Self]) {
+        v.sort_unstable();
+    }
 }
 
 macro_rules! radix {
@@ -44,7 +49,17 @@ macro_rules! radix {
         }
     )*};
 }
-radix!(u8, u16, u32, u64, u128);
+radix!(u8, u16, u32, u128);
+
+impl Radix for u64 {
+    #[inline(always)]
+    fn flip(self) -> Self {
+        !self
+    }
+    fn sort_long(v: &mut [Self]) {
+        super::simd::sort_u64(v);
+    }
+}
 
 /// A builtin number as an unsigned key that orders as the values do.
 pub(super) trait SortKey: NativeType {
@@ -161,7 +176,7 @@ pub(super) fn sort_keys<U: Radix>(v: &mut [U]) {
     if v.len() <= INSERTION_MAX {
         insertion_sort(v, |a, b| a < b);
     } else {
-        v.sort_unstable();
+        U::sort_long(v);
     }
 }
 
