@@ -4,7 +4,7 @@
 //! (`?float64 + float64`, every tenth element missing), whose target is
 //! 0.9× the plain add or better.
 
-use crate::harness::{Ctx, Measurement, median_time, or_skip};
+use crate::harness::{Ctx, Measurement, median_time, median_times_interleaved, or_skip};
 use dynd::callable::{Callable, lookup};
 use dynd::{Array, Type};
 use std::hint::black_box;
@@ -70,6 +70,55 @@ fn time_binary(
     );
 }
 
+/// The option add's two rows (into a preallocated output, into a new
+/// one), each timed interleaved with the plain `float64 + float64` add
+/// of the same kind, with their ratio (the target: 0.9 or more) as the
+/// note.
+fn time_option_add(ctx: &Ctx, f: &Callable, label: &str, (a, opt, b): (&Array, &Array, &Array)) {
+    let n = ctx.n();
+    let bytes = n * 24;
+    let name = format!("{label} into preallocated");
+    let out_tp = |tp: &str| Type::parse(tp).and_then(|t| Array::empty(Type::fixed_dim(n, t)));
+    let (Some(out), Some(opt_out)) = (
+        or_skip(ctx, &name, out_tp("float64")),
+        or_skip(ctx, &name, out_tp("?float64")),
+    ) else {
+        return;
+    };
+    if let Some(e) = f.call_into(&opt_out, &[opt, b]).err() {
+        ctx.skipped(&name, &e.to_string());
+        return;
+    }
+    let note = |plain: std::time::Duration, option: std::time::Duration| {
+        format!(
+            "{:.2}x the plain add timed in the same rounds ({:.3} ms)",
+            plain.as_secs_f64() / option.as_secs_f64(),
+            plain.as_secs_f64() * 1e3
+        )
+    };
+    let t = median_times_interleaved(
+        ctx.runs,
+        &mut [
+            &mut || f.call_into(&out, &[a, b]).expect("call"),
+            &mut || f.call_into(&opt_out, &[opt, b]).expect("call"),
+        ],
+    );
+    ctx.row(&Measurement::new(name, n, t[1], bytes), &note(t[0], t[1]));
+    let t = median_times_interleaved(
+        ctx.runs,
+        &mut [
+            &mut || {
+                black_box(f.call(&[a, b]).expect("call"));
+            },
+            &mut || {
+                black_box(f.call(&[opt, b]).expect("call"));
+            },
+        ],
+    );
+    let name = format!("{label} into new output");
+    ctx.row(&Measurement::new(name, n, t[1], bytes), &note(t[0], t[1]));
+}
+
 pub fn run(ctx: &Ctx) {
     let n = ctx.n();
     let a = f64_array(n, |i| i as f64 * 0.5);
@@ -85,7 +134,7 @@ pub fn run(ctx: &Ctx) {
     if let Some(f) = named(ctx, "add") {
         let name = "add ?float64 + float64 (10% missing)";
         if let Some(opt) = or_skip(ctx, name, optional_f64(n)) {
-            time_binary(ctx, &f, name, "", (&opt, &b), ("?float64", 8));
+            time_option_add(ctx, &f, name, (&a, &opt, &b));
         }
         ctx.two
             .install(|| time_binary(ctx, &f, "add", ", 2 threads", (&a, &b), ("float64", 8)));

@@ -78,6 +78,31 @@ pub fn median_time(runs: usize, mut f: impl FnMut()) -> Duration {
     times[times.len() / 2]
 }
 
+/// The median times of `runs` rounds in which each of `fs` is called once,
+/// in turn (after one warm-up round): load from other processes then hits
+/// every function alike, which makes their ratio steadier than timing
+/// each alone.
+pub fn median_times_interleaved(runs: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<Duration> {
+    for f in fs.iter_mut() {
+        f();
+    }
+    let mut times = vec![Vec::with_capacity(runs.max(1)); fs.len()];
+    for _ in 0..runs.max(1) {
+        for (f, t) in fs.iter_mut().zip(&mut times) {
+            let start = Instant::now();
+            f();
+            t.push(start.elapsed());
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            t[t.len() / 2]
+        })
+        .collect()
+}
+
 /// The median time of one call of `f`, timing batches of `reps` calls
 /// (for operations too short to time one at a time).
 pub fn median_time_per_call(runs: usize, reps: usize, mut f: impl FnMut()) -> Duration {
