@@ -554,21 +554,20 @@ fn unreachable_dim<T>() -> Result<T> {
 unsafe fn read_dim(tp: &Type, meta: *const u8) -> Option<(Piece, Type, *const u8)> {
     // SAFETY: (1), with DESIGN §4's layouts: a dim's arrmeta starts `meta`,
     // its element's follows.
-    unsafe {
+    let (piece, next) = unsafe {
         match tp.kind() {
-            TypeKind::FixedDim { elem, .. } => Some((
-                Piece::Fixed(arrmeta::read(meta)),
-                elem.clone(),
-                meta.add(size_of::<FixedDimMeta>()),
-            )),
-            TypeKind::VarDim { elem } => Some((
-                Piece::Var(arrmeta::read(meta)),
-                elem.clone(),
-                meta.add(size_of::<VarDimMeta>()),
-            )),
-            _ => None,
+            TypeKind::FixedDim { .. } => {
+                let (m, next) = arrmeta::read_dim(meta);
+                (Piece::Fixed(m), next)
+            }
+            TypeKind::VarDim { .. } => {
+                let (m, next) = arrmeta::read_dim(meta);
+                (Piece::Var(m), next)
+            }
+            _ => return None,
         }
-    }
+    };
+    Some((piece, tp.dim_elem()?.clone(), next))
 }
 
 /// One row's position in the kept dims, as `[i, j]`.
