@@ -1,9 +1,10 @@
 //! Helpers shared by several integration tests of this crate: building an
 //! assignment or callable kernel by hand, the element arrmeta of a 1-d array, and JSON
-//! string literals; the end of a bad-input sweep. Each test binary uses a
+//! string literals; table-driven assignment; the end of a bad-input sweep. Each test binary uses a
 //! part of them.
 #![allow(dead_code)]
 
+pub mod assign;
 pub mod sweep;
 
 use dynd::array::FixedDimMeta;
