@@ -1,7 +1,7 @@
 //! Arrays: construction, views without copies, copies, repr, index errors.
 
 mod common;
-use common::{a as json, pair, show};
+use common::{a as json, assert_error, pair, show};
 
 use dynd::{Array, ErrorKind, Index, Type};
 
@@ -55,8 +55,7 @@ fn empty_arrays_are_zero_filled_defaults() {
         assert_eq!(Array::empty(tp).unwrap().to_json(), want, "{tp}");
     }
     let e = Array::empty("N * int32").unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Type);
-    assert!(e.message().contains("symbolic"), "{e}");
+    assert_error(&e, ErrorKind::Type, "symbolic");
     assert_eq!(
         Array::empty("3 * int33").unwrap_err().kind(),
         ErrorKind::Parse
@@ -147,8 +146,7 @@ fn index_errors_are_typed_and_name_the_problem() {
         "{e}"
     );
     let e = a.index(&[0.into(), 0.into(), 0.into()]).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Index);
-    assert!(e.message().contains("too many indices: 3 given"), "{e}");
+    assert_error(&e, ErrorKind::Index, "too many indices: 3 given");
     let e = a.index(&[Index::slice(None, None, 0)]).unwrap_err();
     assert!(e.message().contains("step cannot be zero"), "{e}");
     let r = json("2 * var * int32", "[[1,2],[3]]");
@@ -246,8 +244,7 @@ fn fields_through_var_dims_use_the_var_offset() {
         "30"
     );
     let e = a.field("z").unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Index);
-    assert!(e.message().contains("no field named 'z'"), "{e}");
+    assert_error(&e, ErrorKind::Index, "no field named 'z'");
     let e = json("3 * int32", "[1,2,3]").field("x").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Type);
 }
@@ -266,8 +263,7 @@ fn permute_errors() {
     );
     let v = Array::empty("2 * var * int8").unwrap();
     let e = v.permute(&[1, 0]).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Type);
-    assert!(e.message().contains("axis 1"), "{e}");
+    assert_error(&e, ErrorKind::Type, "axis 1");
 }
 
 #[test]

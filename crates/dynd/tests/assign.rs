@@ -4,7 +4,7 @@
 mod common;
 
 use common::assign::{Message::Contains, assign, check_rows};
-use common::{a, scalar, with_assign_kernel};
+use common::{a, assert_error, scalar, with_assign_kernel};
 use dynd::kernels::assign::ErrorMode;
 use dynd::kernels::{CKernelBuilder, KernelRequest};
 use dynd::{Array, ErrorKind, Index, Type};
@@ -25,8 +25,7 @@ fn the_reference_examples_hold_exactly() {
     dst.assign(&a("1 * int32", "[9]"), Default).unwrap();
     assert_eq!(dst.to_json(), "[9,9,9]");
     let e = dst.assign(&a("2 * int32", "[9,2]"), Default).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Broadcast);
-    assert!(e.message().contains("shape (2) into shape (3)"), "{e}");
+    assert_error(&e, ErrorKind::Broadcast, "shape (2) into shape (3)");
     assert_eq!(
         assign("2 * 3 * int32", "2 * var * int32", "[[1,2,3],[4]]", Default).unwrap(),
         "[[1,2,3],[4,4,4]]"

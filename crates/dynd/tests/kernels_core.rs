@@ -6,6 +6,9 @@
 //! small kernels (this binary counts allocations with its own global
 //! allocator).
 
+mod common;
+use common::assert_error;
+
 use dynd::error::{clear_last_error, set_last_error};
 use dynd::kernels::{
     CKernelBuilder, CKernelPrefix, Kernel, KernelRef, KernelRequest, Strided, kernel_size,
@@ -839,8 +842,7 @@ fn a_c_kernel_failing_without_an_error_is_external() {
     let mut out = 0i32;
     // SAFETY: built for Single with one int32 source.
     let e = unsafe { ckb.call_single(mut_ptr(&mut out), &[ptr(&1i32)]) }.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::External);
-    assert!(e.message().contains("without setting an error"), "{e}");
+    assert_error(&e, ErrorKind::External, "without setting an error");
     assert_eq!(out, 0);
 }
 
@@ -885,8 +887,7 @@ fn a_panic_becomes_an_error() {
     unsafe { ckb.as_mut().emplace(0, KernelRequest::Single, Panics) }.unwrap();
     // SAFETY: built for Single with no sources; never writes.
     let e = unsafe { ckb.call_single(std::ptr::null_mut(), &[]) }.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::External);
-    assert!(e.message().contains("kernel bug on purpose"), "{e}");
+    assert_error(&e, ErrorKind::External, "kernel bug on purpose");
     // The default strided loop panics inside the strided trampoline too.
     ckb.as_mut().reset();
     // SAFETY: 0 is a free slot of the reset builder.

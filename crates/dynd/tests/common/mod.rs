@@ -140,6 +140,13 @@ pub fn a(tp: &str, json: &str) -> Array {
     Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
 }
 
+/// Checks that `e` is of `kind` and that its message contains `needle`.
+#[track_caller]
+pub fn assert_error(e: &dynd::Error, kind: dynd::ErrorKind, needle: &str) {
+    assert_eq!(e.kind(), kind, "{e}");
+    assert!(e.message().contains(needle), "{e}");
+}
+
 /// `(type, json)` of a result.
 pub fn show(r: &Array) -> (String, String) {
     (r.tp().to_string(), r.to_json())
