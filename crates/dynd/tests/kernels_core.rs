@@ -129,6 +129,25 @@ fn byte_buffer(len: usize) -> Vec<u64> {
 // ---------------------------------------------------------------------------
 // Kernels: one per construction pattern.
 
+/// A one-source strided run, element by element: `f(dst, src)` for each.
+///
+/// # Safety
+/// 1. The run's elements are valid (as [`Kernel::strided`] promises), and
+///    `f` may be called with any of them.
+unsafe fn each_element(
+    run: Strided<'_>,
+    mut f: impl FnMut(*mut u8, *const u8) -> Result<()>,
+) -> Result<()> {
+    let (dst, dst_stride, src, src_stride, count) = run.parts();
+    let (mut d, mut s) = (dst, src[0]);
+    for _ in 0..count {
+        f(d, s)?;
+        d = d.wrapping_offset(dst_stride);
+        s = s.wrapping_offset(src_stride[0]);
+    }
+    Ok(())
+}
+
 /// Trivial leaf: `dst = src` for int32. No data, no destructor.
 struct CopyI32;
 
@@ -144,19 +163,9 @@ impl Kernel for CopyI32 {
         Ok(())
     }
 
-    unsafe fn strided(&self, _k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
-        let (dst, dst_stride, src, src_stride, count) = run.parts();
-        let (mut d, mut s) = (dst, src[0]);
-        for _ in 0..count {
-            // SAFETY: element j of both ranges is valid (strided 1).
-            unsafe {
-                d.cast::<i32>()
-                    .write_unaligned(s.cast::<i32>().read_unaligned())
-            };
-            d = d.wrapping_offset(dst_stride);
-            s = s.wrapping_offset(src_stride[0]);
-        }
-        Ok(())
+    unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        // SAFETY: (strided 1), each element in turn.
+        unsafe { each_element(run, |d, s| self.single(k, d, &[s])) }
     }
 }
 
@@ -177,19 +186,9 @@ impl Kernel for Scale {
         Ok(())
     }
 
-    unsafe fn strided(&self, _k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
-        let (dst, dst_stride, src, src_stride, count) = run.parts();
-        let (mut d, mut s) = (dst, src[0]);
-        for _ in 0..count {
-            // SAFETY: element j of both ranges is valid (strided 1).
-            unsafe {
-                let x = s.cast::<f64>().read_unaligned();
-                d.cast::<f64>().write_unaligned(x * self.factor);
-            }
-            d = d.wrapping_offset(dst_stride);
-            s = s.wrapping_offset(src_stride[0]);
-        }
-        Ok(())
+    unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        // SAFETY: (strided 1), each element in turn.
+        unsafe { each_element(run, |d, s| self.single(k, d, &[s])) }
     }
 }
 
@@ -516,6 +515,21 @@ unsafe fn make_deref(
     };
     // SAFETY: (1); the parent's child is its first child slot.
     unsafe { make_with_child(ckb, offset, request, parent, make_child) }
+}
+
+/// A [`Deref`] for single calls whose drop counts in `drops`.
+///
+/// # Safety
+/// 1. `offset` is a free slot of `ckb`.
+unsafe fn tracked_deref(
+    ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    drops: &Arc<AtomicUsize>,
+    make_child: impl FnOnce(Pin<&mut CKernelBuilder>, usize) -> Result<usize>,
+) -> Result<usize> {
+    let tracker = Some(Tracker::new(drops));
+    // SAFETY: (1).
+    unsafe { make_deref(ckb, offset, KernelRequest::Single, tracker, make_child) }
 }
 
 /// # Safety
@@ -931,16 +945,7 @@ fn child_failure_frees_the_parent_once() {
     {
         let mut ckb = pin!(CKernelBuilder::new());
         // SAFETY: 0 is a free slot; the child factory fails before writing.
-        let e = unsafe {
-            make_deref(
-                ckb.as_mut(),
-                0,
-                KernelRequest::Single,
-                Some(Tracker::new(&freed)),
-                no_kernel_for,
-            )
-        }
-        .unwrap_err();
+        let e = unsafe { tracked_deref(ckb.as_mut(), 0, &freed, no_kernel_for) }.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Type);
         assert_eq!(
             drops(&freed),
@@ -965,16 +970,10 @@ fn child_growth_failure_frees_the_parent_once() {
         let mut ckb = pin!(CKernelBuilder::new());
         // SAFETY: 0 is a free slot; the child asks for an impossible buffer.
         let e = unsafe {
-            make_deref(
-                ckb.as_mut(),
-                0,
-                KernelRequest::Single,
-                Some(Tracker::new(&freed)),
-                |mut ckb, at| {
-                    ckb.as_mut().ensure_capacity_leaf(1 << 50)?;
-                    make_copy_i32(ckb, at, KernelRequest::Single)
-                },
-            )
+            tracked_deref(ckb.as_mut(), 0, &freed, |mut ckb, at| {
+                ckb.as_mut().ensure_capacity_leaf(1 << 50)?;
+                make_copy_i32(ckb, at, KernelRequest::Single)
+            })
         }
         .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Alloc);
@@ -983,13 +982,9 @@ fn child_growth_failure_frees_the_parent_once() {
         assert_eq!(drops(&freed), 1);
         // SAFETY: 0 is a free slot of the reset builder.
         unsafe {
-            make_deref(
-                ckb.as_mut(),
-                0,
-                KernelRequest::Single,
-                Some(Tracker::new(&freed)),
-                |ckb, at| make_copy_i32(ckb, at, KernelRequest::Single),
-            )
+            tracked_deref(ckb.as_mut(), 0, &freed, |ckb, at| {
+                make_copy_i32(ckb, at, KernelRequest::Single)
+            })
         }
         .unwrap();
         let value = 3i32;
@@ -1009,21 +1004,11 @@ fn grandchild_failure_frees_parent_and_child_once() {
         let mut ckb = pin!(CKernelBuilder::new());
         // SAFETY: 0 is a free slot; each level builds in its parent's slot.
         let e = unsafe {
-            make_deref(
-                ckb.as_mut(),
-                0,
-                KernelRequest::Single,
-                Some(Tracker::new(&parent)),
-                |ckb, at| {
-                    make_deref(
-                        ckb,
-                        at,
-                        KernelRequest::Single,
-                        Some(Tracker::new(&child)),
-                        |_, _| Err(Error::overflow("grandchild refused")),
-                    )
-                },
-            )
+            tracked_deref(ckb.as_mut(), 0, &parent, |ckb, at| {
+                tracked_deref(ckb, at, &child, |_, _| {
+                    Err(Error::overflow("grandchild refused"))
+                })
+            })
         }
         .unwrap_err();
         assert_eq!(e.message(), "grandchild refused");
