@@ -519,6 +519,20 @@ where
     ))
 }
 
+/// The function `$fname` that applies the unary scalar function `$F` to
+/// an operator.
+macro_rules! unary_face {
+    ($(#[$doc:meta])* $fname:ident, $F:ident) => {
+        $(#[$doc])*
+        pub fn $fname<A: Operator>(a: A) -> Expr<UnaryOp<A, $F>>
+        where
+            $F: UnaryFn<A::Elem>,
+        {
+            Expr(UnaryOp::new(a))
+        }
+    };
+}
+
 macro_rules! unary_fns {
     ($($(#[$doc:meta])* $fname:ident, $F:ident, [$($bound:tt)*], $Out:ty, |$x:ident| $body:expr;)*) => {$(
         #[doc = concat!("The scalar function of [`", stringify!($fname), "`].")]
@@ -534,13 +548,7 @@ macro_rules! unary_fns {
                 $body
             }
         }
-        $(#[$doc])*
-        pub fn $fname<A: Operator>(a: A) -> Expr<UnaryOp<A, $F>>
-        where
-            $F: UnaryFn<A::Elem>,
-        {
-            Expr(UnaryOp::new(a))
-        }
+        unary_face!($(#[$doc])* $fname, $F);
     )*};
 }
 
@@ -603,13 +611,7 @@ macro_rules! complex_fns {
         pub struct $F;
         complex_fns!(@impl $F, $fname, f32, |$x: $t| -> $Out { $body });
         complex_fns!(@impl $F, $fname, f64, |$x: $t| -> $Out { $body });
-        $(#[$doc])*
-        pub fn $fname<A: Operator>(a: A) -> Expr<UnaryOp<A, $F>>
-        where
-            $F: UnaryFn<A::Elem>,
-        {
-            Expr(UnaryOp::new(a))
-        }
+        unary_face!($(#[$doc])* $fname, $F);
     )*};
     (@impl $F:ident, $fname:ident, $r:ty, |$x:ident: $t:ident| -> $Out:ident { $body:expr }) => {
         impl UnaryFn<Complex<$r>> for $F {

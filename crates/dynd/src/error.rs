@@ -6,51 +6,68 @@
 
 use std::fmt;
 
-/// What kind of failure an [`Error`] is. The discriminants are the C ABI's
-/// `DYND_ERR_*` codes and never change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(i32)]
-pub enum ErrorKind {
+/// The kinds of [`Error`], each once: the variant (its C ABI code), the
+/// name the CLI prints, and the [`Error`] constructor.
+macro_rules! error_kinds {
+    ($($(#[$doc:meta])* $kind:ident = $code:literal, $name:literal, $ctor:ident;)*) => {
+        /// What kind of failure an [`Error`] is. The discriminants are the C ABI's
+        /// `DYND_ERR_*` codes and never change.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(i32)]
+        pub enum ErrorKind {
+            $($(#[$doc])* $kind = $code,)*
+        }
+
+        impl ErrorKind {
+            /// Every kind, in code order.
+            pub const ALL: [ErrorKind; [$(ErrorKind::$kind),*].len()] = [$(ErrorKind::$kind),*];
+
+            /// The lower-case name the CLI prints in `error[NAME]: ...`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(ErrorKind::$kind => $name,)*
+                }
+            }
+        }
+
+        impl Error {
+            $(
+                #[doc = concat!("`", stringify!($kind), "`.")]
+                pub fn $ctor(message: impl Into<String>) -> Error {
+                    Error::new(ErrorKind::$kind, message)
+                }
+            )*
+        }
+    };
+}
+
+error_kinds! {
     /// A bad argument: a null pointer, mismatched counts of parallel
     /// arguments (types and arrmeta pointers), an unknown name or option.
-    InvalidArgument = 1,
+    InvalidArgument = 1, "invalid_argument", invalid_argument;
     /// A type that does not fit the operation (or is not supported by it),
     /// including a call with the wrong number of arguments for the
     /// callable's signature (as Python's `TypeError`).
-    Type = 2,
+    Type = 2, "type", type_error;
     /// A value outside the destination type's range.
-    Overflow = 3,
+    Overflow = 3, "overflow", overflow;
     /// A float to integer conversion that would drop a fractional part.
-    Fractional = 4,
+    Fractional = 4, "fractional", fractional;
     /// A conversion that would change the value (rounding).
-    Inexact = 5,
+    Inexact = 5, "inexact", inexact;
     /// An index or an axis out of range, or too many indices.
-    Index = 6,
+    Index = 6, "index", index;
     /// Shapes that do not broadcast together.
-    Broadcast = 7,
+    Broadcast = 7, "broadcast", broadcast;
     /// Malformed text: datashape, JSON, numbers in strings, utf-8.
-    Parse = 8,
+    Parse = 8, "parse", parse;
     /// Memory could not be allocated.
-    Alloc = 9,
+    Alloc = 9, "alloc", alloc;
     /// An error reported by code outside dynd (a third-party kernel).
-    External = 10,
+    External = 10, "external", external;
 }
 
 impl ErrorKind {
-    /// Every kind, in code order.
-    pub const ALL: [ErrorKind; 10] = [
-        ErrorKind::InvalidArgument,
-        ErrorKind::Type,
-        ErrorKind::Overflow,
-        ErrorKind::Fractional,
-        ErrorKind::Inexact,
-        ErrorKind::Index,
-        ErrorKind::Broadcast,
-        ErrorKind::Parse,
-        ErrorKind::Alloc,
-        ErrorKind::External,
-    ];
-
     /// The C ABI code (`DYND_ERR_*`).
     pub fn code(self) -> i32 {
         self as i32
@@ -59,22 +76,6 @@ impl ErrorKind {
     /// The kind for a C ABI code, if it is one.
     pub fn from_code(code: i32) -> Option<ErrorKind> {
         ErrorKind::ALL.into_iter().find(|k| k.code() == code)
-    }
-
-    /// The lower-case name the CLI prints in `error[NAME]: ...`.
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorKind::InvalidArgument => "invalid_argument",
-            ErrorKind::Type => "type",
-            ErrorKind::Overflow => "overflow",
-            ErrorKind::Fractional => "fractional",
-            ErrorKind::Inexact => "inexact",
-            ErrorKind::Index => "index",
-            ErrorKind::Broadcast => "broadcast",
-            ErrorKind::Parse => "parse",
-            ErrorKind::Alloc => "alloc",
-            ErrorKind::External => "external",
-        }
     }
 }
 
@@ -119,47 +120,6 @@ impl Error {
     pub fn context(mut self, context: impl fmt::Display) -> Error {
         self.message = format!("{context}: {}", self.message);
         self
-    }
-
-    /// `InvalidArgument`.
-    pub fn invalid_argument(message: impl Into<String>) -> Error {
-        Error::new(ErrorKind::InvalidArgument, message)
-    }
-    /// `Type`.
-    pub fn type_error(message: impl Into<String>) -> Error {
-        Error::new(ErrorKind::Type, message)
-    }
-    /// `Overflow`.
-    pub fn overflow(message: impl Into<String>) -> Error {
-        Error::new(ErrorKind::Overflow, message)
-    }
-    /// `Fractional`.
-    pub fn fractional(message: impl Into<String>) -> Error {
-        Error::new(ErrorKind::Fractional, message)
-    }
-    /// `Inexact`.
-    pub fn inexact(message: impl Into<String>) -> Error {
-        Error::new(ErrorKind::Inexact, message)
-    }
-    /// `Index`.
-    pub fn index(message: impl Into<String>) -> Error {
-        Error::new(ErrorKind::Index, message)
-    }
-    /// `Broadcast`.
-    pub fn broadcast(message: impl Into<String>) -> Error {
-        Error::new(ErrorKind::Broadcast, message)
-    }
-    /// `Parse`.
-    pub fn parse(message: impl Into<String>) -> Error {
-        Error::new(ErrorKind::Parse, message)
-    }
-    /// `Alloc`.
-    pub fn alloc(message: impl Into<String>) -> Error {
-        Error::new(ErrorKind::Alloc, message)
-    }
-    /// `External`.
-    pub fn external(message: impl Into<String>) -> Error {
-        Error::new(ErrorKind::External, message)
     }
 }
 

@@ -1,11 +1,10 @@
 //! len, iteration, equality, Rust values out, reshape and the summarising
 //! repr.
 
-use dynd::{Array, ErrorKind, Index};
+mod common;
+use common::{a as json, assert_error, pair, show};
 
-fn json(tp: &str, text: &str) -> Array {
-    Array::from_json(tp, text).unwrap_or_else(|e| panic!("{tp} {text}: {e}"))
-}
+use dynd::{Array, ErrorKind, Index};
 
 #[test]
 fn len_and_is_empty_measure_the_outermost_dim() {
@@ -137,8 +136,7 @@ fn to_vec_and_as_slice() {
 
     // as_slice: immutable, C-contiguous, aligned.
     let e = a.as_slice::<i16>().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-    assert!(e.message().contains("immutable"), "{e}");
+    assert_error(&e, ErrorKind::InvalidArgument, "immutable");
     drop((t, step));
     let frozen = a.into_immutable().unwrap();
     assert_eq!(frozen.as_slice::<i16>().unwrap(), &[1, 2, 3, 4, 5, 6]);
@@ -157,8 +155,13 @@ fn to_vec_and_as_slice() {
 fn reshape_is_a_view_of_contiguous_data_and_a_copy_otherwise() {
     let a = json("2 * 6 * int32", "[[0,1,2,3,4,5],[6,7,8,9,10,11]]");
     let b = a.reshape(&[3, 2, 2]).unwrap();
-    assert_eq!(b.tp().to_string(), "3 * 2 * 2 * int32");
-    assert_eq!(b.to_json(), "[[[0,1],[2,3]],[[4,5],[6,7]],[[8,9],[10,11]]]");
+    assert_eq!(
+        show(&b),
+        pair(
+            "3 * 2 * 2 * int32",
+            "[[[0,1],[2,3]],[[4,5],[6,7]],[[8,9],[10,11]]]"
+        )
+    );
     assert!(b.shares_data_with(&a));
     b.index(&[0.into(), 0.into(), 0.into()])
         .unwrap()
@@ -218,8 +221,7 @@ fn reshape_is_a_view_of_contiguous_data_and_a_copy_otherwise() {
     let e = json("2 * var * int8", "[[1],[2]]")
         .reshape(&[2])
         .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Type);
-    assert!(e.message().contains("axis 1 is a var dim"), "{e}");
+    assert_error(&e, ErrorKind::Type, "axis 1 is a var dim");
 }
 
 #[test]

@@ -3,45 +3,17 @@
 
 mod common;
 
-use common::{a, scalar, with_assign_kernel};
+use common::assign::{Message::Contains, assign, check_rows};
+use common::{a, assert_error, scalar, with_assign_kernel};
 use dynd::kernels::assign::ErrorMode;
 use dynd::kernels::{CKernelBuilder, KernelRequest};
 use dynd::{Array, ErrorKind, Index, Type};
-
-fn assign(dst_tp: &str, src_tp: &str, json: &str, mode: ErrorMode) -> Result<String, dynd::Error> {
-    let src = a(src_tp, json);
-    let dst = Array::empty(dst_tp)?;
-    dst.assign(&src, mode)?;
-    Ok(dst.to_json())
-}
-
-/// What one [`assign`] gives: the destination's JSON, or an error of this
-/// kind whose message contains the text (`""`: any message).
-type Outcome = Result<&'static str, (ErrorKind, &'static str)>;
-
-/// (destination type, source type, source JSON, mode, outcome)
-type Row = (&'static str, &'static str, &'static str, ErrorMode, Outcome);
-
-/// Runs every row's assignment and checks its outcome, naming the row.
-fn check_rows(rows: &[Row]) {
-    for &(dst, src, json, mode, want) in rows {
-        let row = format!("{dst} <- {src} {json} ({mode})");
-        match (assign(dst, src, json, mode), want) {
-            (Ok(got), Ok(want)) => assert_eq!(got, want, "{row}"),
-            (Err(e), Err((kind, needle))) => {
-                assert_eq!(e.kind(), kind, "{row}: {e}");
-                assert!(e.message().contains(needle), "{row}: {e}");
-            }
-            (got, want) => panic!("{row}: got {got:?}, want {want:?}"),
-        }
-    }
-}
 
 #[test]
 fn the_reference_examples_hold_exactly() {
     use ErrorMode::*;
     #[rustfmt::skip]
-    check_rows(&[
+    check_rows(Contains, &[
         ("int8", "int32", "128", Default, Err((ErrorKind::Overflow, ""))),
         ("int8", "float64", "1.25", Default, Err((ErrorKind::Fractional, ""))),
         ("int8", "float64", "1.25", Overflow, Ok("1")),
@@ -53,8 +25,7 @@ fn the_reference_examples_hold_exactly() {
     dst.assign(&a("1 * int32", "[9]"), Default).unwrap();
     assert_eq!(dst.to_json(), "[9,9,9]");
     let e = dst.assign(&a("2 * int32", "[9,2]"), Default).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Broadcast);
-    assert!(e.message().contains("shape (2) into shape (3)"), "{e}");
+    assert_error(&e, ErrorKind::Broadcast, "shape (2) into shape (3)");
     assert_eq!(
         assign("2 * 3 * int32", "2 * var * int32", "[[1,2,3],[4]]", Default).unwrap(),
         "[[1,2,3],[4,4,4]]"
@@ -66,7 +37,7 @@ fn broadcasting_over_fixed_dims() {
     use ErrorKind::Broadcast;
     use ErrorMode::Default;
     #[rustfmt::skip]
-    check_rows(&[
+    check_rows(Contains, &[
         // Missing leading dims and size-1 dims repeat.
         ("2 * 3 * int64", "3 * int8", "[1,2,3]", Default, Ok("[[1,2,3],[1,2,3]]")),
         ("2 * 3 * int64", "2 * 1 * int8", "[[1],[2]]", Default, Ok("[[1,1,1],[2,2,2]]")),
@@ -80,7 +51,7 @@ fn broadcasting_over_fixed_dims() {
 fn var_dims_allocate_check_and_broadcast() {
     use ErrorMode::Default;
     #[rustfmt::skip]
-    check_rows(&[
+    check_rows(Contains, &[
         // var <- var into an empty destination allocates.
         ("2 * var * int16", "2 * var * int64", "[[1,2,3],[]]", Default, Ok("[[1,2,3],[]]")),
         // var <- fixed allocates too.
@@ -134,7 +105,7 @@ fn structs_match_by_name_and_tuples_by_position() {
     use ErrorKind::{Overflow, Type};
     use ErrorMode::Default;
     #[rustfmt::skip]
-    check_rows(&[
+    check_rows(Contains, &[
         ("{x: float64, y: int8}", "{y: int32, x: int16}", r#"{"y": 5, "x": 7}"#, Default, Ok(r#"{"x":7.0,"y":5}"#)),
         ("(int8, float32)", "(int64, int64)", "[1, 2]", Default, Ok("[1,2.0]")),
         ("{a: int8, b: int8}", "(int64, int64)", "[1, 2]", Default, Ok(r#"{"a":1,"b":2}"#)),
@@ -153,7 +124,7 @@ fn options_and_missing_values() {
     use ErrorKind::Overflow;
     use ErrorMode::*;
     #[rustfmt::skip]
-    check_rows(&[
+    check_rows(Contains, &[
         ("3 * ?int64", "3 * ?int8", "[1, null, -1]", Default, Ok("[1,null,-1]")),
         ("3 * ?int32", "3 * float64", "[1, NaN, 2]", Default, Ok("[1,null,2]")),
         ("3 * ?float64", "3 * float64", "[1, NaN, 2]", Default, Ok("[1.0,NaN,2.0]")),
@@ -172,7 +143,7 @@ fn options_and_missing_values() {
 fn pointers_are_followed() {
     use ErrorMode::Default;
     #[rustfmt::skip]
-    check_rows(&[
+    check_rows(Contains, &[
         ("int64", "pointer[int32]", "42", Default, Ok("42")),
         ("3 * float64", "pointer[3 * int32]", "[1, 2, 3]", Default, Ok("[1.0,2.0,3.0]")),
         ("2 * int8", "2 * pointer[int16]", "[5, 6]", Default, Ok("[5,6]")),

@@ -4,6 +4,9 @@
 //! tensor run exactly once — after the last view is gone, or when the
 //! import fails (wrong device, data type or version).
 
+mod common;
+use common::assert_error;
+
 use dynd::interop::dlpack::{
     DLDataType, DLDevice, DLManagedTensorVersioned, DLPACK_FLAG_BITMASK_READ_ONLY, DLPackVersion,
     DLTensor, code, device,
@@ -105,8 +108,7 @@ fn read_only_arrays_export_with_the_flag_and_import_read_only() {
     assert!(!b.is_writable());
     let src = Array::from_vec(vec![5.0f64, 6.0], &[2]).unwrap();
     let e = b.assign(&src, ErrorMode::Default).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-    assert!(e.message().contains("read-only"), "{e}");
+    assert_error(&e, ErrorKind::InvalidArgument, "read-only");
     assert!(b.assign_json("[7, 8]").is_err());
     assert_eq!(a.to_json(), "[1.0,2.0]");
 }
@@ -115,13 +117,11 @@ fn read_only_arrays_export_with_the_flag_and_import_read_only() {
 fn arrays_dlpack_cannot_express_are_typed_errors() {
     let ragged = Array::from_json("2 * var * int32", "[[1], [2, 3]]").unwrap();
     let e = ragged.to_dlpack().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Type);
-    assert!(e.message().contains("var"), "{e}");
+    assert_error(&e, ErrorKind::Type, "var");
 
     let strings = Array::from_json("2 * string", r#"["a", "b"]"#).unwrap();
     let e = strings.to_dlpack().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Type);
-    assert!(e.message().contains("string"), "{e}");
+    assert_error(&e, ErrorKind::Type, "string");
 
     // complex[float32] (8 bytes) at a 12-byte stride: not whole elements.
     let s = Array::from_json(
@@ -159,11 +159,12 @@ unsafe extern "C" fn delete_foreign(t: *mut DLManagedTensorVersioned) {
     f.deleted.fetch_add(1, Ordering::SeqCst);
 }
 
-/// A 2 × 3 float64 tensor over 0, 1, 2, ... with the given knobs.
-fn foreign(
+/// A 2 × 3 float64 tensor over 0, 1, 2, ... with the given knobs, imported
+/// (or refused); its deleter counts in `deleted`.
+fn imported(
     deleted: &'static AtomicUsize,
     edit: impl FnOnce(&mut DLManagedTensorVersioned),
-) -> *mut DLManagedTensorVersioned {
+) -> dynd::Result<Array> {
     let mut f = Box::new(Foreign {
         managed: DLManagedTensorVersioned {
             version: DLPackVersion { major: 1, minor: 0 },
@@ -196,15 +197,14 @@ fn foreign(
     // SAFETY: the strides are the last two of the four dims.
     f.managed.dl_tensor.strides = unsafe { f.dims.as_mut_ptr().add(2) };
     edit(&mut f.managed);
-    Box::into_raw(f).cast()
+    // SAFETY: a live tensor, handed over once.
+    unsafe { Array::from_dlpack(Box::into_raw(f).cast()) }
 }
 
 #[test]
 fn an_imported_tensor_is_deleted_once_after_the_last_view() {
     static DELETED: AtomicUsize = AtomicUsize::new(0);
-    let t = foreign(&DELETED, |_| {});
-    // SAFETY: a live tensor, handed over once.
-    let a = unsafe { Array::from_dlpack(t) }.unwrap();
+    let a = imported(&DELETED, |_| {}).unwrap();
     assert_eq!(a.tp().to_string(), "2 * 3 * float64");
     assert_eq!(a.to_json(), "[[0.0,1.0,2.0],[3.0,4.0,5.0]]");
     let col = a.index(&[Index::ALL, 1.into()]).unwrap();
@@ -222,12 +222,11 @@ fn an_imported_tensor_is_deleted_once_after_the_last_view() {
 #[test]
 fn byte_offset_and_null_strides_are_honoured() {
     static DELETED: AtomicUsize = AtomicUsize::new(0);
-    let t = foreign(&DELETED, |m| {
+    let a = imported(&DELETED, |m| {
         m.dl_tensor.byte_offset = 16;
         m.dl_tensor.strides = std::ptr::null_mut();
-    });
-    // SAFETY: a live tensor, handed over once.
-    let a = unsafe { Array::from_dlpack(t) }.unwrap();
+    })
+    .unwrap();
     assert_eq!(a.to_json(), "[[2.0,3.0,4.0],[5.0,6.0,7.0]]");
     drop(a);
     assert_eq!(DELETED.load(Ordering::SeqCst), 1);
@@ -236,9 +235,7 @@ fn byte_offset_and_null_strides_are_honoured() {
 #[test]
 fn an_imported_read_only_tensor_refuses_assignment() {
     static DELETED: AtomicUsize = AtomicUsize::new(0);
-    let t = foreign(&DELETED, |m| m.flags = DLPACK_FLAG_BITMASK_READ_ONLY);
-    // SAFETY: a live tensor, handed over once.
-    let a = unsafe { Array::from_dlpack(t) }.unwrap();
+    let a = imported(&DELETED, |m| m.flags = DLPACK_FLAG_BITMASK_READ_ONLY).unwrap();
     assert!(!a.is_writable());
     let e = a.assign_json("[[9,9,9],[9,9,9]]").unwrap_err();
     assert!(e.message().contains("read-only"), "{e}");
@@ -249,7 +246,7 @@ fn an_imported_read_only_tensor_refuses_assignment() {
     assert_eq!(DELETED.load(Ordering::SeqCst), 1);
 }
 
-/// Imports `t`, which must fail with `kind` and a message containing
+/// Imports the tensor [`imported`] makes, which must fail with `kind` and a message containing
 /// `needle`, having run the deleter once.
 fn refused(
     deleted: &'static AtomicUsize,
@@ -257,11 +254,8 @@ fn refused(
     kind: ErrorKind,
     needle: &str,
 ) {
-    let t = foreign(deleted, edit);
-    // SAFETY: a live tensor, handed over once.
-    let e = unsafe { Array::from_dlpack(t) }.unwrap_err();
-    assert_eq!(e.kind(), kind, "{e}");
-    assert!(e.message().contains(needle), "{e}");
+    let e = imported(deleted, edit).unwrap_err();
+    assert_error(&e, kind, needle);
     assert_eq!(deleted.load(Ordering::SeqCst), 1, "deleted once on failure");
 }
 

@@ -6,6 +6,9 @@
 //! small kernels (this binary counts allocations with its own global
 //! allocator).
 
+mod common;
+use common::assert_error;
+
 use dynd::error::{clear_last_error, set_last_error};
 use dynd::kernels::{
     CKernelBuilder, CKernelPrefix, Kernel, KernelRef, KernelRequest, Strided, kernel_size,
@@ -126,6 +129,25 @@ fn byte_buffer(len: usize) -> Vec<u64> {
 // ---------------------------------------------------------------------------
 // Kernels: one per construction pattern.
 
+/// A one-source strided run, element by element: `f(dst, src)` for each.
+///
+/// # Safety
+/// 1. The run's elements are valid (as [`Kernel::strided`] promises), and
+///    `f` may be called with any of them.
+unsafe fn each_element(
+    run: Strided<'_>,
+    mut f: impl FnMut(*mut u8, *const u8) -> Result<()>,
+) -> Result<()> {
+    let (dst, dst_stride, src, src_stride, count) = run.parts();
+    let (mut d, mut s) = (dst, src[0]);
+    for _ in 0..count {
+        f(d, s)?;
+        d = d.wrapping_offset(dst_stride);
+        s = s.wrapping_offset(src_stride[0]);
+    }
+    Ok(())
+}
+
 /// Trivial leaf: `dst = src` for int32. No data, no destructor.
 struct CopyI32;
 
@@ -141,19 +163,9 @@ impl Kernel for CopyI32 {
         Ok(())
     }
 
-    unsafe fn strided(&self, _k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
-        let (dst, dst_stride, src, src_stride, count) = run.parts();
-        let (mut d, mut s) = (dst, src[0]);
-        for _ in 0..count {
-            // SAFETY: element j of both ranges is valid (strided 1).
-            unsafe {
-                d.cast::<i32>()
-                    .write_unaligned(s.cast::<i32>().read_unaligned())
-            };
-            d = d.wrapping_offset(dst_stride);
-            s = s.wrapping_offset(src_stride[0]);
-        }
-        Ok(())
+    unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        // SAFETY: (strided 1), each element in turn.
+        unsafe { each_element(run, |d, s| self.single(k, d, &[s])) }
     }
 }
 
@@ -174,19 +186,9 @@ impl Kernel for Scale {
         Ok(())
     }
 
-    unsafe fn strided(&self, _k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
-        let (dst, dst_stride, src, src_stride, count) = run.parts();
-        let (mut d, mut s) = (dst, src[0]);
-        for _ in 0..count {
-            // SAFETY: element j of both ranges is valid (strided 1).
-            unsafe {
-                let x = s.cast::<f64>().read_unaligned();
-                d.cast::<f64>().write_unaligned(x * self.factor);
-            }
-            d = d.wrapping_offset(dst_stride);
-            s = s.wrapping_offset(src_stride[0]);
-        }
-        Ok(())
+    unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
+        // SAFETY: (strided 1), each element in turn.
+        unsafe { each_element(run, |d, s| self.single(k, d, &[s])) }
     }
 }
 
@@ -515,6 +517,21 @@ unsafe fn make_deref(
     unsafe { make_with_child(ckb, offset, request, parent, make_child) }
 }
 
+/// A [`Deref`] for single calls whose drop counts in `drops`.
+///
+/// # Safety
+/// 1. `offset` is a free slot of `ckb`.
+unsafe fn tracked_deref(
+    ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    drops: &Arc<AtomicUsize>,
+    make_child: impl FnOnce(Pin<&mut CKernelBuilder>, usize) -> Result<usize>,
+) -> Result<usize> {
+    let tracker = Some(Tracker::new(drops));
+    // SAFETY: (1).
+    unsafe { make_deref(ckb, offset, KernelRequest::Single, tracker, make_child) }
+}
+
 /// # Safety
 /// 1. `offset` is a free slot of `ckb`.
 unsafe fn make_copy_i32(
@@ -839,8 +856,7 @@ fn a_c_kernel_failing_without_an_error_is_external() {
     let mut out = 0i32;
     // SAFETY: built for Single with one int32 source.
     let e = unsafe { ckb.call_single(mut_ptr(&mut out), &[ptr(&1i32)]) }.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::External);
-    assert!(e.message().contains("without setting an error"), "{e}");
+    assert_error(&e, ErrorKind::External, "without setting an error");
     assert_eq!(out, 0);
 }
 
@@ -885,8 +901,7 @@ fn a_panic_becomes_an_error() {
     unsafe { ckb.as_mut().emplace(0, KernelRequest::Single, Panics) }.unwrap();
     // SAFETY: built for Single with no sources; never writes.
     let e = unsafe { ckb.call_single(std::ptr::null_mut(), &[]) }.unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::External);
-    assert!(e.message().contains("kernel bug on purpose"), "{e}");
+    assert_error(&e, ErrorKind::External, "kernel bug on purpose");
     // The default strided loop panics inside the strided trampoline too.
     ckb.as_mut().reset();
     // SAFETY: 0 is a free slot of the reset builder.
@@ -930,16 +945,7 @@ fn child_failure_frees_the_parent_once() {
     {
         let mut ckb = pin!(CKernelBuilder::new());
         // SAFETY: 0 is a free slot; the child factory fails before writing.
-        let e = unsafe {
-            make_deref(
-                ckb.as_mut(),
-                0,
-                KernelRequest::Single,
-                Some(Tracker::new(&freed)),
-                no_kernel_for,
-            )
-        }
-        .unwrap_err();
+        let e = unsafe { tracked_deref(ckb.as_mut(), 0, &freed, no_kernel_for) }.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Type);
         assert_eq!(
             drops(&freed),
@@ -964,16 +970,10 @@ fn child_growth_failure_frees_the_parent_once() {
         let mut ckb = pin!(CKernelBuilder::new());
         // SAFETY: 0 is a free slot; the child asks for an impossible buffer.
         let e = unsafe {
-            make_deref(
-                ckb.as_mut(),
-                0,
-                KernelRequest::Single,
-                Some(Tracker::new(&freed)),
-                |mut ckb, at| {
-                    ckb.as_mut().ensure_capacity_leaf(1 << 50)?;
-                    make_copy_i32(ckb, at, KernelRequest::Single)
-                },
-            )
+            tracked_deref(ckb.as_mut(), 0, &freed, |mut ckb, at| {
+                ckb.as_mut().ensure_capacity_leaf(1 << 50)?;
+                make_copy_i32(ckb, at, KernelRequest::Single)
+            })
         }
         .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Alloc);
@@ -982,13 +982,9 @@ fn child_growth_failure_frees_the_parent_once() {
         assert_eq!(drops(&freed), 1);
         // SAFETY: 0 is a free slot of the reset builder.
         unsafe {
-            make_deref(
-                ckb.as_mut(),
-                0,
-                KernelRequest::Single,
-                Some(Tracker::new(&freed)),
-                |ckb, at| make_copy_i32(ckb, at, KernelRequest::Single),
-            )
+            tracked_deref(ckb.as_mut(), 0, &freed, |ckb, at| {
+                make_copy_i32(ckb, at, KernelRequest::Single)
+            })
         }
         .unwrap();
         let value = 3i32;
@@ -1008,21 +1004,11 @@ fn grandchild_failure_frees_parent_and_child_once() {
         let mut ckb = pin!(CKernelBuilder::new());
         // SAFETY: 0 is a free slot; each level builds in its parent's slot.
         let e = unsafe {
-            make_deref(
-                ckb.as_mut(),
-                0,
-                KernelRequest::Single,
-                Some(Tracker::new(&parent)),
-                |ckb, at| {
-                    make_deref(
-                        ckb,
-                        at,
-                        KernelRequest::Single,
-                        Some(Tracker::new(&child)),
-                        |_, _| Err(Error::overflow("grandchild refused")),
-                    )
-                },
-            )
+            tracked_deref(ckb.as_mut(), 0, &parent, |ckb, at| {
+                tracked_deref(ckb, at, &child, |_, _| {
+                    Err(Error::overflow("grandchild refused"))
+                })
+            })
         }
         .unwrap_err();
         assert_eq!(e.message(), "grandchild refused");

@@ -3,7 +3,11 @@
 //! element type and any strides (reversed, transposed, stepped); dynd
 //! arrays back out as `ArrayView`s with their strides kept; typed errors
 //! for what does not fit; and the abort that keeps borrowed views sound.
+
 #![cfg(feature = "ndarray")]
+
+mod common;
+use common::assert_error;
 
 use dynd::interop::ndarray::{with_view, with_view_mut};
 use dynd::kernels::assign::ErrorMode;
@@ -176,8 +180,7 @@ fn arrays_that_do_not_fit_are_typed_errors() {
     let a = Array::from_vec(vec![1.0f64, 2.0], &[2]).unwrap();
     // Writable: other handles could write under the borrow.
     let e = a.as_ndarray::<f64>().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-    assert!(e.message().contains("immutable"), "{e}");
+    assert_error(&e, ErrorKind::InvalidArgument, "immutable");
     let a = a.into_immutable().unwrap();
     // The wrong element type, both named.
     let e = a.as_ndarray::<f32>().unwrap_err();
@@ -190,8 +193,7 @@ fn arrays_that_do_not_fit_are_typed_errors() {
     let r = Array::from_json("2 * var * int32", "[[1], [2, 3]]").unwrap();
     let r = r.into_immutable().unwrap();
     let e = r.as_ndarray::<i32>().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Type);
-    assert!(e.message().contains("var"), "{e}");
+    assert_error(&e, ErrorKind::Type, "var");
     // A struct field: strides of the struct's size, not the field's.
     let st = Array::from_json(
         "2 * {a: int32, c: complex[float32]}",
@@ -202,8 +204,7 @@ fn arrays_that_do_not_fit_are_typed_errors() {
     drop(st);
     let c = c.into_immutable().unwrap();
     let e = c.as_ndarray::<Complex<f32>>().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-    assert!(e.message().contains("dim 0"), "{e}");
+    assert_error(&e, ErrorKind::InvalidArgument, "dim 0");
 }
 
 /// Set in the child process of `an_escaped_clone_aborts`.

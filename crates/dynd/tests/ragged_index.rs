@@ -1,12 +1,11 @@
 //! Indexing var dims row by row (`x[:, i]`, `x[:, a:b]`) and permuting
 //! over var dims: checked against plain loops over random ragged data.
 
-use dynd::{Array, ErrorKind, Index};
-use proptest::prelude::*;
+mod common;
+use common::{a as json, assert_error, pair, show};
 
-fn json(tp: &str, text: &str) -> Array {
-    Array::from_json(tp, text).unwrap_or_else(|e| panic!("{tp} {text}: {e}"))
-}
+use dynd::{ErrorKind, Index};
+use proptest::prelude::*;
 
 fn rows_json(rows: &[Vec<i32>]) -> String {
     let parts: Vec<String> = rows
@@ -46,8 +45,7 @@ fn slice_row(row: &[i32], start: Option<isize>, stop: Option<isize>, step: isize
 fn integer_under_a_fixed_dim_picks_each_rows_element_as_a_copy() {
     let x = json("3 * var * int32", "[[1,2,3],[4],[5,6]]");
     let first = x.index(&[Index::ALL, 0.into()]).unwrap();
-    assert_eq!(first.tp().to_string(), "3 * int32");
-    assert_eq!(first.to_json(), "[1,4,5]");
+    assert_eq!(show(&first), pair("3 * int32", "[1,4,5]"));
     let last = x.index(&[Index::ALL, (-1).into()]).unwrap();
     assert_eq!(last.to_json(), "[3,4,6]");
     // A copy: writing to it leaves x alone.
@@ -74,8 +72,7 @@ fn past_the_end_names_the_row_and_its_length() {
         ),
     ] {
         let e = x.index(&[Index::ALL, Index::At(i)]).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::Index);
-        assert!(e.message().contains(want), "{e}");
+        assert_error(&e, ErrorKind::Index, want);
     }
     let e = json("2 * 2 * var * int32", "[[[1],[2]],[[3],[]]]")
         .index(&[Index::ALL, Index::ALL, 0.into()])
@@ -87,16 +84,14 @@ fn past_the_end_names_the_row_and_its_length() {
     let e = x
         .index(&[Index::ALL, Index::slice(None, None, 0)])
         .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Index);
-    assert!(e.message().contains("step cannot be zero (axis 1)"), "{e}");
+    assert_error(&e, ErrorKind::Index, "step cannot be zero (axis 1)");
 }
 
 #[test]
 fn slices_under_a_fixed_dim_are_views_with_new_rows() {
     let x = json("3 * var * int32", "[[1,2,3],[4],[5,6]]");
     let v = x.index(&[Index::ALL, (1..3).into()]).unwrap();
-    assert_eq!(v.tp().to_string(), "3 * var * int32");
-    assert_eq!(v.to_json(), "[[2,3],[],[6]]");
+    assert_eq!(show(&v), pair("3 * var * int32", "[[2,3],[],[6]]"));
     let rev = x
         .index(&[Index::ALL, Index::slice(None, None, -1)])
         .unwrap();
@@ -181,12 +176,16 @@ fn strings_and_structs_in_rows() {
 fn permute_keeps_var_dims_in_place() {
     let a = json("2 * 3 * var * int32", "[[[1],[2,3],[]],[[4],[],[5,6]]]");
     let t = a.permute(&[1, 0, 2]).unwrap();
-    assert_eq!(t.tp().to_string(), "3 * 2 * var * int32");
-    assert_eq!(t.to_json(), "[[[1],[4]],[[2,3],[]],[[],[5,6]]]");
+    assert_eq!(
+        show(&t),
+        pair("3 * 2 * var * int32", "[[[1],[4]],[[2,3],[]],[[],[5,6]]]")
+    );
     let b = json("var * 2 * 3 * int32", "[[[1,2,3],[4,5,6]]]");
     let t = b.permute(&[0, 2, 1]).unwrap();
-    assert_eq!(t.tp().to_string(), "var * 3 * 2 * int32");
-    assert_eq!(t.to_json(), "[[[1,4],[2,5],[3,6]]]");
+    assert_eq!(
+        show(&t),
+        pair("var * 3 * 2 * int32", "[[[1,4],[2,5],[3,6]]]")
+    );
     let c = json("2 * var * 2 * int32", "[[[1,2]],[[3,4],[5,6]]]");
     let t = c.permute(&[0, 1, 2]).unwrap();
     assert_eq!(t.to_json(), c.to_json());

@@ -49,25 +49,15 @@ fn a_packed_result_shares_the_row_descriptors_and_computes_every_value() {
 fn writing_into_a_shared_result_leaves_the_argument_alone() {
     let x = a("4 * var * float64", ROWS);
     let y = compute::negative(&x).unwrap();
-    y.assign(
-        &a("4 * var * float64", "[[7, 7, 7], [], [7], [7, 7]]"),
-        ErrorMode::Default,
-    )
-    .unwrap();
+    // Assigns `json` into `y`, as `4 * var * float64`.
+    let assign = |json| y.assign(&a("4 * var * float64", json), ErrorMode::Default);
+    assign("[[7, 7, 7], [], [7], [7, 7]]").unwrap();
     assert_eq!(y.to_json(), "[[7.0,7.0,7.0],[],[7.0],[7.0,7.0]]");
     assert_eq!(x.to_json(), "[[1.0,2.0,3.0],[],[4.0],[5.0,6.0]]");
     // Rows keep their sizes: a row of another size (not 1) is an error, as
     // for any var array with its rows set; a row of 1 broadcasts.
-    let e = y.assign(
-        &a("4 * var * float64", "[[1, 2], [], [1], [1, 1]]"),
-        ErrorMode::Default,
-    );
-    assert!(e.is_err());
-    y.assign(
-        &a("4 * var * float64", "[[1], [], [2], [3, 4]]"),
-        ErrorMode::Default,
-    )
-    .unwrap();
+    assert!(assign("[[1, 2], [], [1], [1, 1]]").is_err());
+    assign("[[1], [], [2], [3, 4]]").unwrap();
     assert_eq!(y.to_json(), "[[1.0,1.0,1.0],[],[2.0],[3.0,4.0]]");
     assert_eq!(x.to_json(), "[[1.0,2.0,3.0],[],[4.0],[5.0,6.0]]");
 }

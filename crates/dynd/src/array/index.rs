@@ -138,10 +138,21 @@ fn resolve(index: Index, size: usize, axis: usize) -> Result<(isize, Option<usiz
 }
 
 /// One piece of the view's arrmeta, written when the view is built.
+#[derive(Clone, Copy)]
 enum Piece {
     Fixed(FixedDimMeta),
     /// A var dim's arrmeta, shared (its blockref gets a new reference).
     Var(VarDimMeta),
+}
+
+impl Piece {
+    /// The dim's size: `None` for a var dim, whose rows have their own.
+    fn size(&self) -> Option<usize> {
+        match self {
+            Piece::Fixed(m) => Some(m.dim_size as usize),
+            Piece::Var(_) => None,
+        }
+    }
 }
 
 /// A view under construction: the dims kept so far, where the data is.
@@ -171,13 +182,18 @@ impl View {
     /// when an integer index dropped the dim: `count` is `None`).
     fn keep_fixed(&mut self, count: Option<usize>, stride: isize) {
         if let Some(n) = count {
-            self.pieces.push(Piece::Fixed(FixedDimMeta {
+            self.keep(Piece::Fixed(FixedDimMeta {
                 dim_size: n as isize,
                 stride,
             }));
-            self.dims.push(Some(n));
-            self.single = false;
         }
+    }
+
+    /// Keeps a dim whose arrmeta is `piece`.
+    fn keep(&mut self, piece: Piece) {
+        self.dims.push(piece.size());
+        self.pieces.push(piece);
+        self.single = false;
     }
 
     /// Moves the selected element `bytes` further: inside the innermost
@@ -314,9 +330,7 @@ impl Array {
                     if ix.is_all() {
                         // The same rows: share the var arrmeta. (When
                         // `single`, the data is the one row's descriptor.)
-                        view.pieces.push(Piece::Var(m));
-                        view.dims.push(None);
-                        view.single = false;
+                        view.keep(Piece::Var(m));
                     } else if let (true, Index::At(_)) = (view.single, ix) {
                         // SAFETY: `single` means the data is one var element.
                         let d: VarDimData = unsafe { arrmeta::read(view.data) };
@@ -385,26 +399,13 @@ impl Array {
         let mut tp = self.tp().clone();
         let mut meta = self.arrmeta_ptr();
         loop {
+            // SAFETY: `meta` is `tp`'s arrmeta in `self`, moved along by `read_dim`.
+            if let Some((piece, elem, next)) = unsafe { read_dim(&tp, meta) } {
+                view.keep(piece);
+                (tp, meta) = (elem, next);
+                continue;
+            }
             match tp.kind().clone() {
-                TypeKind::FixedDim { elem, .. } => {
-                    // SAFETY: fixed dim arrmeta starts here; the element's follows.
-                    unsafe {
-                        let m: FixedDimMeta = arrmeta::read(meta);
-                        view.pieces.push(Piece::Fixed(m));
-                        view.dims.push(Some(m.dim_size as usize));
-                        meta = meta.add(size_of::<FixedDimMeta>());
-                    }
-                    tp = elem;
-                }
-                TypeKind::VarDim { elem } => {
-                    // SAFETY: var dim arrmeta starts here; the element's follows.
-                    unsafe {
-                        view.pieces.push(Piece::Var(arrmeta::read(meta)));
-                        view.dims.push(None);
-                        meta = meta.add(size_of::<VarDimMeta>());
-                    }
-                    tp = elem;
-                }
                 TypeKind::Struct(fields) => {
                     let Some(i) = fields.index_of(name) else {
                         return Err(Error::index(format!(
@@ -412,16 +413,8 @@ impl Array {
                             fields.names().join(", ")
                         )));
                     };
-                    let off = fields.data_offsets()[i] as isize;
-                    // The field sits `off` bytes into each struct: add that to
-                    // the innermost var dim's offset, or to the data pointer.
-                    match view.pieces.iter_mut().rev().find_map(|p| match p {
-                        Piece::Var(v) => Some(v),
-                        Piece::Fixed(_) => None,
-                    }) {
-                        Some(v) => v.offset += off,
-                        None => view.data = view.data.wrapping_offset(off),
-                    }
+                    // The field sits this far into each struct.
+                    view.shift(fields.data_offsets()[i] as isize);
                     let ftp = fields.types()[i].clone();
                     // SAFETY: the field's arrmeta is at its recorded offset.
                     let fmeta = unsafe { meta.add(fields.arrmeta_offsets()[i]) };
@@ -485,29 +478,17 @@ impl Array {
         let mut tp = self.tp().clone();
         let mut meta = self.arrmeta_ptr();
         for _ in 0..k {
-            match tp.kind().clone() {
-                TypeKind::FixedDim { elem, .. } => {
-                    // SAFETY: fixed dim arrmeta starts here; the element's follows.
-                    unsafe {
-                        pieces.push(Piece::Fixed(arrmeta::read::<FixedDimMeta>(meta)));
-                        meta = meta.add(size_of::<FixedDimMeta>());
-                    }
-                    segment.push(vars);
-                    tp = elem;
-                }
-                TypeKind::VarDim { elem } => {
-                    // SAFETY: var dim arrmeta starts here; the element's follows.
-                    unsafe {
-                        pieces.push(Piece::Var(arrmeta::read::<VarDimMeta>(meta)));
-                        meta = meta.add(size_of::<VarDimMeta>());
-                    }
-                    segment.push(vars);
-                    vars += 1;
-                    tp = elem;
-                }
-                // `k <= ndim` leaves a dim at every one of the k levels.
-                _ => unreachable_dim()?,
+            // SAFETY: `meta` is `tp`'s arrmeta in `self`, moved along by `read_dim`.
+            // `k <= ndim` leaves a dim at every one of the k levels.
+            let Some((piece, elem, next)) = (unsafe { read_dim(&tp, meta) }) else {
+                return unreachable_dim();
+            };
+            segment.push(vars);
+            if let Piece::Var(_) = piece {
+                vars += 1;
             }
+            pieces.push(piece);
+            (tp, meta) = (elem, next);
         }
         for (i, &a) in axes.iter().enumerate() {
             let var = |x: usize| matches!(pieces[x], Piece::Var(_));
@@ -530,22 +511,12 @@ impl Array {
         let mut view = View::new(self);
         view.single = false;
         for &a in axes {
-            match pieces[a] {
-                Piece::Fixed(m) => {
-                    view.pieces.push(Piece::Fixed(m));
-                    view.dims.push(Some(m.dim_size as usize));
-                }
-                Piece::Var(m) => {
-                    view.pieces.push(Piece::Var(m));
-                    view.dims.push(None);
-                }
-            }
+            view.keep(pieces[a]);
         }
         Ok(view.finish(self, &tp, meta))
     }
 }
 
-/// The error for a dim that the type's `ndim` promised.
 /// Allocates a destination var row of `size` elements of `csize` bytes
 /// (aligned to `calign`) from the arena of `dm`, writes its descriptor at
 /// `dst`, and returns the row's begin.
@@ -569,8 +540,34 @@ unsafe fn new_row(
     Ok(begin)
 }
 
-fn unreachable_dim() -> Result<()> {
+/// The error for a dim that the type's `ndim` promised.
+fn unreachable_dim<T>() -> Result<T> {
     Err(Error::type_error("the type has fewer dims than its ndim"))
+}
+
+/// The leading dim of `tp`: its arrmeta (at `meta`), its element type and
+/// where the element's arrmeta starts; `None` when `tp` is not a fixed or
+/// var dim.
+///
+/// # Safety
+/// 1. `meta` is valid arrmeta of `tp`.
+unsafe fn read_dim(tp: &Type, meta: *const u8) -> Option<(Piece, Type, *const u8)> {
+    // SAFETY: (1), with DESIGN §4's layouts: a dim's arrmeta starts `meta`,
+    // its element's follows.
+    let (piece, next) = unsafe {
+        match tp.kind() {
+            TypeKind::FixedDim { .. } => {
+                let (m, next) = arrmeta::read_dim(meta);
+                (Piece::Fixed(m), next)
+            }
+            TypeKind::VarDim { .. } => {
+                let (m, next) = arrmeta::read_dim(meta);
+                (Piece::Var(m), next)
+            }
+            _ => return None,
+        }
+    };
+    Some((piece, tp.dim_elem()?.clone(), next))
 }
 
 /// One row's position in the kept dims, as `[i, j]`.
@@ -595,45 +592,28 @@ fn ragged(head: &Array, k: usize, ix: Index, axis: usize) -> Result<(Array, usiz
         )));
     }
     // The type and arrmeta offset of each level, down to the var dim.
-    let mut levels: Vec<(Type, usize)> = Vec::with_capacity(k + 1);
-    let mut tp = head.tp().clone();
-    let mut off = 0;
-    for _ in 0..=k {
-        let (elem, size) = match tp.kind() {
-            TypeKind::FixedDim { elem, .. } => (elem.clone(), size_of::<FixedDimMeta>()),
-            TypeKind::VarDim { elem } => (elem.clone(), size_of::<VarDimMeta>()),
-            _ => {
-                return Err(Error::index(format!(
-                    "cannot index axis {axis} of {}: it is not a dim",
-                    head.tp()
-                )));
-            }
-        };
-        levels.push((tp, off));
-        off += size;
-        tp = elem;
-    }
-    let elem = tp;
+    let (levels, elem, off) = leading_dims(head.tp(), k + 1).ok_or_else(|| {
+        Error::index(format!(
+            "cannot index axis {axis} of {}: it is not a dim",
+            head.tp()
+        ))
+    })?;
     let slice = matches!(ix, Index::Slice { .. });
-    let out_tp = if slice {
-        head.tp().clone()
+    // What the walk over the kept dims writes at each of their elements:
+    // the var dim itself (a slice) or one element of its rows (an integer).
+    let out_elem = if slice {
+        levels[k].0.clone()
     } else {
-        levels[..k]
-            .iter()
-            .rev()
-            .fold(elem.clone(), |t, (d, _)| match d.kind() {
-                TypeKind::FixedDim { size, .. } => Type::fixed_dim(*size, t),
-                _ => Type::var_dim(t),
-            })
+        elem.clone()
     };
-    let out = Array::empty(out_tp)?;
+    let out = Array::empty(over_dims(&levels[..k], out_elem.clone()))?;
     let dmeta = out.arrmeta_ptr() as *mut u8;
     let smeta = head.arrmeta_ptr();
-    // SAFETY: `levels` walked `head`'s type, so `smeta + off` is the var
+    let var_off = levels[k].1;
+    // SAFETY: `levels` walked `head`'s type, so `smeta + var_off` is the var
     // dim's arrmeta there; `out` is fresh and only reached through here, and
     // has the same dims (so the same offsets) down to the var dim.
-    let vm: VarDimMeta = unsafe { arrmeta::read(smeta.add(off - size_of::<VarDimMeta>())) };
-    let var_off = off - size_of::<VarDimMeta>();
+    let vm: VarDimMeta = unsafe { arrmeta::read(smeta.add(var_off)) };
     if let Index::Slice { step: s, .. } = ix {
         // SAFETY: the same var dim and element arrmeta in both (equal
         // types): drop out's defaults and share head's, so that the rows
@@ -654,20 +634,36 @@ fn ragged(head: &Array, k: usize, ix: Index, axis: usize) -> Result<(Array, usiz
             arrmeta::copy(&elem, d.add(size_of::<VarDimMeta>()), smeta.add(off));
         }
     }
-    let walk = Walk {
-        levels: &levels,
-        elem: &elem,
-        ix,
-        axis,
-        vm,
-        dmeta,
-        smeta,
-        elem_meta_dst: if slice { off } else { var_off },
+    let mut each = |src: *const u8, dst: *mut u8, row: &[usize]| -> Result<()> {
+        // SAFETY: the walk hands one row descriptor of the var dim in head's
+        // data and the matching writable `out_elem` in out's; the var dim's
+        // arrmeta is `vm`, its element's at `off` in head and (an integer
+        // gives `D... * E`) at `var_off` in out.
+        unsafe {
+            let d: VarDimData = arrmeta::read(src);
+            match ix {
+                Index::At(i) => {
+                    let j = at_in_row(i, axis, row, d.size)?;
+                    let at = d.begin.wrapping_offset(vm.offset + j * vm.stride);
+                    super::copy::copy(&elem, dmeta.add(var_off), dst, smeta.add(off), at)
+                }
+                Index::Slice { .. } => {
+                    let (start, count, _) = resolve(ix, d.size, axis)?;
+                    arrmeta::write(
+                        dst,
+                        VarDimData {
+                            begin: d.begin.wrapping_offset(start * vm.stride),
+                            size: count.unwrap_or(0),
+                        },
+                    );
+                    Ok(())
+                }
+            }
+        }
     };
-    let mut row = Vec::with_capacity(k);
-    // SAFETY: `head`'s data and arrmeta are valid for its type; `out` is a
-    // fresh, writable array of `out_tp`.
-    unsafe { walk.fill(0, head.data_ptr(), out.data_ptr(), &mut row)? };
+    // SAFETY: `leading_dims` gave `levels`; `out` is fresh, of those dims
+    // over `out_elem`.
+    unsafe { each_element(head, &levels[..k], &out, &out_elem, &mut each)? };
     if slice {
         // The rows reach head's elements: no more writable than head.
         Ok((out.with_flags(head.flags()), k + 1))
@@ -676,123 +672,35 @@ fn ragged(head: &Array, k: usize, ix: Index, axis: usize) -> Result<(Array, usiz
     }
 }
 
-/// The walk of [`ragged`] over the kept dims.
-struct Walk<'a> {
-    levels: &'a [(Type, usize)],
-    elem: &'a Type,
-    ix: Index,
-    axis: usize,
-    /// The var dim's arrmeta in `head`.
-    vm: VarDimMeta,
-    dmeta: *mut u8,
-    smeta: *const u8,
-    /// Offset of the element arrmeta in the output's arrmeta.
-    elem_meta_dst: usize,
+/// A dim's type and the offset of its arrmeta in the array's.
+type Level = (Type, usize);
+
+/// The type and arrmeta offset of each of the `k` leading dims of `tp`
+/// (fixed or var), the type under them and the offset of its arrmeta;
+/// `None` when fewer than `k` dims lead `tp`.
+fn leading_dims(tp: &Type, k: usize) -> Option<(Vec<Level>, Type, usize)> {
+    let mut levels = Vec::with_capacity(k);
+    let mut tp = tp.clone();
+    let mut off = 0;
+    for _ in 0..k {
+        let (elem, size) = match tp.kind() {
+            TypeKind::FixedDim { elem, .. } => (elem.clone(), size_of::<FixedDimMeta>()),
+            TypeKind::VarDim { elem } => (elem.clone(), size_of::<VarDimMeta>()),
+            _ => return None,
+        };
+        levels.push((tp, off));
+        off += size;
+        tp = elem;
+    }
+    Some((levels, tp, off))
 }
 
-impl Walk<'_> {
-    /// # Safety
-    /// 1. `src` is data of `levels[level]` in `head` (arrmeta `smeta`
-    ///    at the level's offset); `dst` is writable data of the output's
-    ///    matching level (of `elem` when `level` is the var dim and `ix`
-    ///    an integer).
-    unsafe fn fill(
-        &self,
-        level: usize,
-        src: *const u8,
-        dst: *mut u8,
-        row: &mut Vec<usize>,
-    ) -> Result<()> {
-        let k = self.levels.len() - 1;
-        let (tp, off) = &self.levels[level];
-        // SAFETY: (1), with DESIGN §4's layouts: each level's arrmeta is at
-        // its offset in both arrays (the same dims), its data at `src`/`dst`.
-        unsafe {
-            if level == k {
-                let d: VarDimData = arrmeta::read(src);
-                match self.ix {
-                    Index::At(i) => {
-                        let n = d.size as isize;
-                        let j = if i < 0 { i + n } else { i };
-                        if j < 0 || j >= n {
-                            return Err(Error::index(format!(
-                                "index {i} is out of range for axis {} in row {}, which has length {}",
-                                self.axis,
-                                row_text(row),
-                                d.size
-                            )));
-                        }
-                        let at = d.begin.wrapping_offset(self.vm.offset + j * self.vm.stride);
-                        super::copy::copy(
-                            self.elem,
-                            self.dmeta.add(self.elem_meta_dst),
-                            dst,
-                            self.smeta.add(off + size_of::<VarDimMeta>()),
-                            at,
-                        )?;
-                    }
-                    Index::Slice { .. } => {
-                        let (start, count, _) = resolve(self.ix, d.size, self.axis)?;
-                        let count = count.unwrap_or(0);
-                        arrmeta::write(
-                            dst,
-                            VarDimData {
-                                begin: d.begin.wrapping_offset(start * self.vm.stride),
-                                size: count,
-                            },
-                        );
-                    }
-                }
-                return Ok(());
-            }
-            let child = &self.levels[level + 1].0;
-            match tp.kind() {
-                TypeKind::FixedDim { .. } => {
-                    let sm: FixedDimMeta = arrmeta::read(self.smeta.add(*off));
-                    let dm: FixedDimMeta = arrmeta::read(self.dmeta.add(*off));
-                    for i in 0..sm.dim_size {
-                        row.push(i as usize);
-                        self.fill(
-                            level + 1,
-                            src.wrapping_offset(i * sm.stride),
-                            dst.wrapping_offset(i * dm.stride),
-                            row,
-                        )?;
-                        row.pop();
-                    }
-                }
-                _ => {
-                    let sm: VarDimMeta = arrmeta::read(self.smeta.add(*off));
-                    let dm: VarDimMeta = arrmeta::read(self.dmeta.add(*off));
-                    let d: VarDimData = arrmeta::read(src);
-                    // The child of the output's var dim: the var dim itself
-                    // for a slice, the element for an integer.
-                    let csize = if level + 1 == k && matches!(self.ix, Index::At(_)) {
-                        self.elem.data_size()
-                    } else {
-                        child.data_size()
-                    };
-                    let calign = if level + 1 == k && matches!(self.ix, Index::At(_)) {
-                        self.elem.data_alignment()
-                    } else {
-                        child.data_alignment()
-                    };
-                    let begin = new_row(dst, &dm, d.size, (csize, calign))?;
-                    for i in 0..d.size as isize {
-                        row.push(i as usize);
-                        self.fill(
-                            level + 1,
-                            d.begin.wrapping_offset(sm.offset + i * sm.stride),
-                            begin.wrapping_offset(dm.offset + i * dm.stride),
-                            row,
-                        )?;
-                        row.pop();
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
+/// `elem` under dims like those of `levels` (fixed of the same sizes, or var).
+fn over_dims(levels: &[Level], elem: Type) -> Type {
+    levels.iter().rev().fold(elem, |t, (d, _)| match d.kind() {
+        TypeKind::FixedDim { size, .. } => Type::fixed_dim(*size, t),
+        _ => Type::var_dim(t),
+    })
 }
 
 // ------------------------------------------------------- through options
@@ -989,21 +897,9 @@ fn field_type(tp: &Type, name: &str, whole: &Type) -> Result<Type> {
 /// value's data (DESIGN §4), so no view of the results has one where it
 /// belongs. `whole` is the indexed array's type, for messages.
 fn through_option(head: &Array, k: usize, op: Through<'_>, whole: &Type) -> Result<Array> {
-    // The type and arrmeta offset of each of the k levels.
-    let mut levels: Vec<(Type, usize)> = Vec::with_capacity(k);
-    let mut tp = head.tp().clone();
-    let mut off = 0;
-    for _ in 0..k {
-        let (elem, size) = match tp.kind() {
-            TypeKind::FixedDim { elem, .. } => (elem.clone(), size_of::<FixedDimMeta>()),
-            TypeKind::VarDim { elem } => (elem.clone(), size_of::<VarDimMeta>()),
-            _ => return unreachable_dim().map(|()| head.clone()),
-        };
-        levels.push((tp, off));
-        off += size;
-        tp = elem;
-    }
-    let opt = tp;
+    let Some((levels, opt, off)) = leading_dims(head.tp(), k) else {
+        return unreachable_dim();
+    };
     let Some(value) = opt.option_value() else {
         return Err(Error::type_error(format!(
             "{opt} is not an option type to index through"
@@ -1011,14 +907,7 @@ fn through_option(head: &Array, k: usize, op: Through<'_>, whole: &Type) -> Resu
     };
     let r = op.result_type(value, whole)?;
     let out_elem = optional(r.clone())?;
-    let out_tp = levels
-        .iter()
-        .rev()
-        .fold(out_elem.clone(), |t, (d, _)| match d.kind() {
-            TypeKind::FixedDim { size, .. } => Type::fixed_dim(*size, t),
-            _ => Type::var_dim(t),
-        });
-    let out = Array::empty(out_tp)?;
+    let out = Array::empty(over_dims(&levels, out_elem.clone()))?;
     let (smeta, dmeta) = (head.arrmeta_ptr(), out.arrmeta_ptr() as *mut u8);
     // SAFETY: `levels` walked head's type: its option's arrmeta is at `off`.
     let vmeta = unsafe { smeta.add(off) };
@@ -1064,6 +953,29 @@ fn through_option(head: &Array, k: usize, op: Through<'_>, whole: &Type) -> Resu
         }
         Ok(())
     };
+    // SAFETY: `leading_dims` gave `levels`; `out` is fresh, of those dims
+    // over `out_elem`.
+    unsafe { each_element(head, &levels, &out, &out_elem, &mut each)? };
+    Ok(out)
+}
+
+/// Calls `each(src, dst, row)` for every element under the dims `levels`
+/// of `head` and under the same dims of `out`, `row` its position in them,
+/// allocating `out`'s var rows as it goes.
+///
+/// # Safety
+/// 1. `levels` are leading dims of `head`'s type, as [`leading_dims`]
+///    gives them.
+/// 2. `out` is a fresh array of the same dims over `out_elem` (as
+///    [`over_dims`] builds its type), reached only through here.
+unsafe fn each_element(
+    head: &Array,
+    levels: &[Level],
+    out: &Array,
+    out_elem: &Type,
+    each: &mut PerElement<'_>,
+) -> Result<()> {
+    let k = levels.len();
     let mut out_levels = Vec::with_capacity(k);
     let mut t = out.tp();
     while let (true, Some(e)) = (out_levels.len() < k, t.dim_elem()) {
@@ -1071,17 +983,17 @@ fn through_option(head: &Array, k: usize, op: Through<'_>, whole: &Type) -> Resu
         t = e;
     }
     let walk = EachElem {
-        levels: &levels,
+        levels,
         out_levels: &out_levels,
-        out_elem: &out_elem,
-        smeta,
-        dmeta,
+        out_elem,
+        smeta: head.arrmeta_ptr(),
+        dmeta: out.arrmeta_ptr() as *mut u8,
     };
     let mut row = Vec::with_capacity(k);
-    // SAFETY: head's data and arrmeta are valid for its type; `out` is a
-    // fresh, writable array of the same dims.
-    unsafe { walk.each(0, head.data_ptr(), out.data_ptr(), &mut row, &mut each)? };
-    Ok(out)
+    // SAFETY: (1) and (2): head's data and arrmeta are valid for its type;
+    // `out`'s data is writable, of the same dims, its var rows not
+    // allocated yet.
+    unsafe { walk.each(0, head.data_ptr(), out.data_ptr(), &mut row, each) }
 }
 
 /// What [`EachElem`] does with each element: `(src, dst, row)`.
@@ -1093,7 +1005,7 @@ type PerElement<'a> = dyn FnMut(*const u8, *mut u8, &[usize]) -> Result<()> + 'a
 struct EachElem<'a> {
     /// The source's type and arrmeta offset at each dim (the same offsets
     /// in the output: the same dims).
-    levels: &'a [(Type, usize)],
+    levels: &'a [Level],
     /// The output's type at each dim.
     out_levels: &'a [Type],
     /// The output's element type.
@@ -1172,32 +1084,18 @@ pub(super) fn shape(a: &Array) -> Vec<Option<usize>> {
     let mut out = Vec::new();
     let mut tp = a.tp().clone();
     let mut meta = a.arrmeta_ptr();
-    loop {
-        match tp.kind().clone() {
-            TypeKind::FixedDim { elem, .. } => {
-                // SAFETY: fixed dim arrmeta starts here; the element's follows.
-                unsafe {
-                    out.push(Some(arrmeta::read::<FixedDimMeta>(meta).dim_size as usize));
-                    meta = meta.add(size_of::<FixedDimMeta>());
-                }
-                tp = elem;
+    // SAFETY: `meta` is `tp`'s arrmeta in `a`, moved along by `read_dim`.
+    while let Some((piece, elem, next)) = unsafe { read_dim(&tp, meta) } {
+        out.push(match piece {
+            Piece::Var(_) if out.is_empty() => {
+                // SAFETY: the outermost var dim's data is one element.
+                Some(unsafe { arrmeta::read::<VarDimData>(a.data_ptr()) }.size)
             }
-            TypeKind::VarDim { elem } => {
-                if out.is_empty() {
-                    // SAFETY: the outermost var dim's data is one element.
-                    out.push(Some(
-                        unsafe { arrmeta::read::<VarDimData>(a.data_ptr()) }.size,
-                    ));
-                } else {
-                    out.push(None);
-                }
-                // SAFETY: the element's arrmeta follows.
-                meta = unsafe { meta.add(size_of::<VarDimMeta>()) };
-                tp = elem;
-            }
-            _ => return out,
-        }
+            _ => piece.size(),
+        });
+        (tp, meta) = (elem, next);
     }
+    out
 }
 
 #[cfg(test)]

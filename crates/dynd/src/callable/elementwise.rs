@@ -453,6 +453,26 @@ fn call_flat(f: &Callable, out: Option<&Array>, args: &[&Array]) -> Option<Resul
     Some(run_flat(f, &out, &dtype, &flat, args).map(|()| out))
 }
 
+/// Builds scalar callable `f`'s strided kernel, missing values handled,
+/// for these element types at offset 0 of the fresh builder `ckb`.
+///
+/// # Safety
+/// 1. `out_meta` and `metas` are arrmeta of `dtype` and `dtypes` (null for
+///    a type without arrmeta) that outlive the kernel.
+/// 2. `dtype` is what `f` resolved for `dtypes`.
+unsafe fn build_strided(
+    f: &Callable,
+    ckb: Pin<&mut CKernelBuilder>,
+    dtype: &Type,
+    out_meta: *const u8,
+    dtypes: &[Type],
+    metas: &[*const u8],
+) -> Result<()> {
+    let args = KernelArgs::new(dtype, out_meta, dtypes, metas, KernelRequest::Strided);
+    // SAFETY: a fresh builder's offset 0 is free; (1) and (2).
+    unsafe { missing::instantiate(f.implementation(), ckb, 0, args) }.map(|_| ())
+}
+
 fn run_flat(
     f: &Callable,
     out: &Array,
@@ -469,23 +489,10 @@ fn run_flat(
         unsafe { out.arrmeta_ptr().add(nd * size_of::<FixedDimMeta>()) }
     };
     let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: a new builder; the element arrmeta pointers lie inside the
-    // arrays' arrmeta, which outlive the call; `dtype` is what the scalar
+    // SAFETY: (1) the element arrmeta pointers lie inside the arrays'
+    // arrmeta, which outlive the call; (2) `dtype` is what the scalar
     // callable resolved for these element types.
-    unsafe {
-        missing::instantiate(
-            f.implementation(),
-            ckb.as_mut(),
-            0,
-            KernelArgs::new(
-                dtype,
-                out_meta,
-                &flat.dtypes,
-                &flat.metas,
-                KernelRequest::Strided,
-            ),
-        )?;
-    }
+    unsafe { build_strided(f, ckb.as_mut(), dtype, out_meta, &flat.dtypes, &flat.metas)? };
     let srcs: SmallVec<[*const u8; 4]> = args.iter().map(|a| a.data_ptr() as *const u8).collect();
     // SAFETY: (1) built for Strided on the element types above; (2)
     // `count` elements at these strides lie in each array's data
@@ -768,23 +775,19 @@ impl RaggedRun<'_> {
         }
         let (dtype, esize, strides) = (self.dtype, self.dtype.data_size(), self.strides);
         let mut ckb = pin!(CKernelBuilder::new());
-        // SAFETY: a new builder; element arrmeta of live arrays (a dtype
-        // without arrmeta reads none); `dtype` is what the scalar callable
+        // SAFETY: (1) element arrmeta of live arrays (a dtype without
+        // arrmeta reads none); (2) `dtype` is what the scalar callable
         // resolved for these element types.
         unsafe {
-            missing::instantiate(
-                f.implementation(),
+            build_strided(
+                f,
                 ckb.as_mut(),
-                0,
-                KernelArgs::new(
-                    dtype,
-                    std::ptr::null(),
-                    self.dtypes,
-                    self.metas,
-                    KernelRequest::Strided,
-                ),
-            )?;
-        }
+                dtype,
+                std::ptr::null(),
+                self.dtypes,
+                self.metas,
+            )?
+        };
         for seg in segments {
             // SAFETY: (1) built for Strided above; (2) a run's elements lie one
             // after another in every var argument (that is how runs were cut),

@@ -13,10 +13,9 @@ use super::CallableImpl;
 use crate::error::{Error, Result};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
 use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest, lift};
-use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
+use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta, arrmeta};
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
-use std::mem::size_of;
 use std::pin::Pin;
 use std::ptr::NonNull;
 
@@ -192,12 +191,7 @@ impl RowIn {
             TypeKind::FixedDim { size, .. } => {
                 // SAFETY: (1) a fixed dim's arrmeta starts with FixedDimMeta,
                 // and the element's follows.
-                let (m, em) = unsafe {
-                    (
-                        meta.cast::<FixedDimMeta>().read_unaligned(),
-                        meta.add(size_of::<FixedDimMeta>()),
-                    )
-                };
+                let (m, em) = unsafe { arrmeta::read_dim::<FixedDimMeta>(meta) };
                 let stride = m.stride;
                 Ok((
                     RowIn::Fixed {
@@ -210,12 +204,7 @@ impl RowIn {
             TypeKind::VarDim { .. } => {
                 // SAFETY: (1) a var dim's arrmeta starts with VarDimMeta, and
                 // the element's follows.
-                let (m, em) = unsafe {
-                    (
-                        meta.cast::<VarDimMeta>().read_unaligned(),
-                        meta.add(size_of::<VarDimMeta>()),
-                    )
-                };
+                let (m, em) = unsafe { arrmeta::read_dim::<VarDimMeta>(meta) };
                 let (stride, offset) = (m.stride, m.offset);
                 Ok((RowIn::Var { stride, offset }, em))
             }
@@ -269,12 +258,7 @@ impl VarAlloc {
         };
         // SAFETY: (1) a var dim's arrmeta starts with VarDimMeta, and the
         // element's follows.
-        let (m, em) = unsafe {
-            (
-                meta.cast::<VarDimMeta>().read_unaligned(),
-                meta.add(size_of::<VarDimMeta>()),
-            )
-        };
+        let (m, em) = unsafe { arrmeta::read_dim::<VarDimMeta>(meta) };
         if m.offset != 0 || m.stride != elem.data_size() as isize {
             return Err(Error::invalid_argument(format!(
                 "{name} cannot allocate {tp} elements through a view with offset {} and stride {}",
@@ -356,12 +340,7 @@ impl RowOut {
             TypeKind::FixedDim { size, .. } => {
                 // SAFETY: (1) a fixed dim's arrmeta starts with FixedDimMeta,
                 // and the element's follows.
-                let (m, em) = unsafe {
-                    (
-                        meta.cast::<FixedDimMeta>().read_unaligned(),
-                        meta.add(size_of::<FixedDimMeta>()),
-                    )
-                };
+                let (m, em) = unsafe { arrmeta::read_dim::<FixedDimMeta>(meta) };
                 let out = RowOut::Fixed {
                     size: *size,
                     stride: m.stride,

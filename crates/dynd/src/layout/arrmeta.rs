@@ -95,6 +95,17 @@ pub(crate) unsafe fn read<T: Copy>(p: *const u8) -> T {
     unsafe { std::ptr::read_unaligned(p as *const T) }
 }
 
+/// Reads a dim's arrmeta `T` (a [`FixedDimMeta`] or a [`VarDimMeta`]) at
+/// `meta`, with where its element's arrmeta starts: just after it.
+///
+/// # Safety
+/// 1. `meta` is a dim's arrmeta of type `T`, followed by its element's.
+#[inline]
+pub(crate) unsafe fn read_dim<T: Copy>(meta: *const u8) -> (T, *const u8) {
+    // SAFETY: (1): a `T` at `meta`, and the element's arrmeta after it.
+    unsafe { (read(meta), meta.add(size_of::<T>())) }
+}
+
 /// Writes a `T` to possibly unaligned memory.
 ///
 /// # Safety

@@ -99,7 +99,9 @@ impl State {
         Ok(())
     }
 
-    fn allocate(&mut self, size: usize, align: usize) -> Result<usize> {
+    /// The errors of an allocation at `align`, before any size: a
+    /// finalized block, an alignment that is not a power of two up to 4096.
+    fn check_allocation(&self, align: usize) -> Result<()> {
         if self.finalized {
             return Err(Error::invalid_argument(
                 "cannot allocate from a finalized memory block",
@@ -110,6 +112,11 @@ impl State {
                 "allocation alignment {align} is not a power of two up to 4096"
             )));
         }
+        Ok(())
+    }
+
+    fn allocate(&mut self, size: usize, align: usize) -> Result<usize> {
+        self.check_allocation(align)?;
         let fits = |s: &State| {
             s.last_range().and_then(|(base, len)| {
                 let begin = align_up(base + s.cursor, align);
@@ -210,16 +217,7 @@ impl PodAllocator<'_> {
             return self.allocate(size, align);
         }
         let mut state = self.lock();
-        if state.finalized {
-            return Err(Error::invalid_argument(
-                "cannot allocate from a finalized memory block",
-            ));
-        }
-        if !align.is_power_of_two() || align > 4096 {
-            return Err(Error::invalid_argument(format!(
-                "allocation alignment {align} is not a power of two up to 4096"
-            )));
-        }
+        state.check_allocation(align)?;
         let chunk = Buffer::new(size, align.max(16), false)?;
         let begin = chunk.ptr();
         // The chunk is full: the next allocation starts a new (zeroed)
@@ -341,6 +339,42 @@ fn report(r: Result<()>) -> i32 {
     }
 }
 
+/// What the C allocate and resize calls share: checks `block` and the two
+/// range pointers (`{ptrs}_begin` and `{ptrs}_end`, for messages), converts `size_bytes`, gets the
+/// range's begin from `f` and writes `[begin, begin + size)` out; the
+/// status the ABI returns.
+///
+/// # Safety
+/// 1. `block` is null or a memory block from this library; `begin` and
+///    `end` are null or readable and writable (ABI contract).
+unsafe fn c_range(
+    op: &str,
+    ptrs: &str,
+    block: *mut MemoryBlockHeader,
+    size_bytes: isize,
+    (begin, end): (*mut *mut u8, *mut *mut u8),
+    f: impl FnOnce(PodAllocator<'_>, usize) -> Result<*mut u8>,
+) -> i32 {
+    report((|| {
+        // SAFETY: (1).
+        let arena = unsafe { c_arena(block) }?;
+        if begin.is_null() || end.is_null() {
+            return Err(Error::invalid_argument(format!(
+                "{op}: {ptrs}_begin or {ptrs}_end is NULL"
+            )));
+        }
+        let size = usize::try_from(size_bytes)
+            .map_err(|_| Error::invalid_argument(format!("{op}: negative size {size_bytes}")))?;
+        let first = f(PodAllocator { block: arena }, size)?;
+        // SAFETY: both checked non-null; writable (1).
+        unsafe {
+            *begin = first;
+            *end = first.add(size);
+        }
+        Ok(())
+    })())
+}
+
 unsafe extern "C" fn c_allocate(
     block: *mut MemoryBlockHeader,
     size_bytes: isize,
@@ -348,28 +382,23 @@ unsafe extern "C" fn c_allocate(
     out_begin: *mut *mut u8,
     out_end: *mut *mut u8,
 ) -> i32 {
-    report((|| {
-        // SAFETY: the C caller passes a block from this library (ABI contract).
-        let arena = unsafe { c_arena(block) }?;
-        if out_begin.is_null() || out_end.is_null() {
-            return Err(Error::invalid_argument(
-                "allocate: out_begin or out_end is NULL",
-            ));
-        }
-        let size = usize::try_from(size_bytes).map_err(|_| {
-            Error::invalid_argument(format!("allocate: negative size {size_bytes}"))
-        })?;
+    let allocate = |a: PodAllocator<'_>, size| {
         let align = usize::try_from(alignment)
             .map_err(|_| Error::invalid_argument(format!("allocate: bad alignment {alignment}")))?;
-        let begin = PodAllocator { block: arena }.allocate(size, align)?;
-        // SAFETY: both out pointers were checked non-null; the caller gives
-        // writable locations (ABI contract).
-        unsafe {
-            *out_begin = begin;
-            *out_end = begin.add(size);
-        }
-        Ok(())
-    })())
+        a.allocate(size, align)
+    };
+    // SAFETY: the C caller passes a block from this library and writable
+    // out pointers, or nulls (ABI contract).
+    unsafe {
+        c_range(
+            "allocate",
+            "out",
+            block,
+            size_bytes,
+            (out_begin, out_end),
+            allocate,
+        )
+    }
 }
 
 unsafe extern "C" fn c_resize(
@@ -378,26 +407,22 @@ unsafe extern "C" fn c_resize(
     inout_begin: *mut *mut u8,
     inout_end: *mut *mut u8,
 ) -> i32 {
-    report((|| {
-        // SAFETY: the C caller passes a block from this library (ABI contract).
-        let arena = unsafe { c_arena(block) }?;
-        if inout_begin.is_null() || inout_end.is_null() {
-            return Err(Error::invalid_argument(
-                "resize: inout_begin or inout_end is NULL",
-            ));
-        }
-        let size = usize::try_from(size_bytes)
-            .map_err(|_| Error::invalid_argument(format!("resize: negative size {size_bytes}")))?;
-        // SAFETY: checked non-null; readable and writable (ABI contract).
-        let begin = unsafe { *inout_begin };
-        let new_begin = PodAllocator { block: arena }.resize(begin, size)?;
-        // SAFETY: checked non-null; readable and writable (ABI contract).
-        unsafe {
-            *inout_begin = new_begin;
-            *inout_end = new_begin.add(size);
-        }
-        Ok(())
-    })())
+    let resize = |a: PodAllocator<'_>, size| {
+        // SAFETY: `c_range` checked it non-null; readable (ABI contract).
+        a.resize(unsafe { *inout_begin }, size)
+    };
+    // SAFETY: the C caller passes a block from this library and readable,
+    // writable range pointers, or nulls (ABI contract).
+    unsafe {
+        c_range(
+            "resize",
+            "inout",
+            block,
+            size_bytes,
+            (inout_begin, inout_end),
+            resize,
+        )
+    }
 }
 
 unsafe extern "C" fn c_finalize(block: *mut MemoryBlockHeader) {

@@ -21,7 +21,7 @@ mod print;
 
 pub use builtin::{BUILTIN_TYPE_ID_LIMIT, BuiltinType, FLOAT128_TYPE_ID};
 pub use native::{B8, NativeType};
-pub(crate) use print::is_identifier;
+pub(crate) use print::{Quoting, is_identifier, write_escaped};
 
 use crate::error::{Error, Result};
 use std::fmt;

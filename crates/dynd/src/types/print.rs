@@ -17,19 +17,47 @@ pub(crate) fn is_identifier(name: &str) -> bool {
 
 /// Writes `s` as a single-quoted datashape string.
 pub(crate) fn write_quoted(s: &str, f: &mut impl Write) -> fmt::Result {
-    f.write_char('\'')?;
+    write_escaped(s, Quoting::Datashape, f)
+}
+
+/// Which quoted string [`write_escaped`] writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Quoting {
+    /// A JSON string: double quotes, `\b` and `\f` for backspace and form
+    /// feed, DEL as itself.
+    Json,
+    /// A datashape string: single quotes, DEL escaped as the other
+    /// control characters.
+    Datashape,
+}
+
+/// Writes `s` quoted as `style` says: the quote, `\`, `\n`, `\r` and `\t`
+/// escaped by a backslash, other control characters as `\uXXXX`.
+pub(crate) fn write_escaped(s: &str, style: Quoting, f: &mut impl Write) -> fmt::Result {
+    let quote = match style {
+        Quoting::Json => '"',
+        Quoting::Datashape => '\'',
+    };
+    let json = style == Quoting::Json;
+    f.write_char(quote)?;
     for c in s.chars() {
         match c {
-            '\'' => f.write_str("\\'")?,
-            '\\' => f.write_str("\\\\")?,
+            c if c == quote || c == '\\' => {
+                f.write_char('\\')?;
+                f.write_char(c)?
+            }
             '\n' => f.write_str("\\n")?,
             '\r' => f.write_str("\\r")?,
             '\t' => f.write_str("\\t")?,
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => write!(f, "\\u{:04x}", c as u32)?,
+            '\u{8}' if json => f.write_str("\\b")?,
+            '\u{c}' if json => f.write_str("\\f")?,
+            c if (c as u32) < 0x20 || (c as u32 == 0x7f && !json) => {
+                write!(f, "\\u{:04x}", c as u32)?
+            }
             c => f.write_char(c)?,
         }
     }
-    f.write_char('\'')
+    f.write_char(quote)
 }
 
 fn write_name(name: &str, f: &mut impl Write) -> fmt::Result {

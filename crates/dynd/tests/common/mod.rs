@@ -1,9 +1,10 @@
 //! Helpers shared by several integration tests of this crate: building an
 //! assignment or callable kernel by hand, the element arrmeta of a 1-d array, and JSON
-//! string literals; the end of a bad-input sweep. Each test binary uses a
+//! string literals; table-driven assignment; the end of a bad-input sweep. Each test binary uses a
 //! part of them.
 #![allow(dead_code)]
 
+pub mod assign;
 pub mod sweep;
 
 use dynd::array::FixedDimMeta;
@@ -137,6 +138,13 @@ pub fn json_quote(s: &str) -> String {
 /// An array of type `tp` from JSON; panics naming both when it fails.
 pub fn a(tp: &str, json: &str) -> Array {
     Array::from_json(tp, json).unwrap_or_else(|e| panic!("{tp} <- {json}: {e}"))
+}
+
+/// Checks that `e` is of `kind` and that its message contains `needle`.
+#[track_caller]
+pub fn assert_error(e: &dynd::Error, kind: dynd::ErrorKind, needle: &str) {
+    assert_eq!(e.kind(), kind, "{e}");
+    assert!(e.message().contains(needle), "{e}");
 }
 
 /// `(type, json)` of a result.

@@ -6,28 +6,14 @@ use crate::layout::na;
 // fixed_string encoding and decoding are shared with the text assignment
 // kernels, so JSON and casts validate alike.
 use crate::layout::text::decode;
-use crate::types::{BuiltinType, NativeType, Type, TypeKind};
+use crate::types::{BuiltinType, Fields, NativeType, Quoting, Type, TypeKind, write_escaped};
 use crate::with_native;
 use std::fmt::{self, Write};
 use std::mem::size_of;
 
 /// Writes `s` as a JSON string.
 pub(crate) fn write_json_string(s: &str, out: &mut impl Write) -> fmt::Result {
-    out.write_char('"')?;
-    for c in s.chars() {
-        match c {
-            '"' => out.write_str("\\\"")?,
-            '\\' => out.write_str("\\\\")?,
-            '\n' => out.write_str("\\n")?,
-            '\r' => out.write_str("\\r")?,
-            '\t' => out.write_str("\\t")?,
-            '\u{8}' => out.write_str("\\b")?,
-            '\u{c}' => out.write_str("\\f")?,
-            c if (c as u32) < 0x20 => write!(out, "\\u{:04x}", c as u32)?,
-            c => out.write_char(c)?,
-        }
-    }
-    out.write_char('"')
+    write_escaped(s, Quoting::Json, out)
 }
 
 pub(in crate::array) fn to_json(a: &Array, pretty: bool) -> String {
@@ -61,6 +47,50 @@ struct Writer {
 impl Writer {
     fn sep(&self, out: &mut String) {
         out.push_str(if self.pretty { ", " } else { "," });
+    }
+
+    /// Writes `n` items between the two characters of `brackets`, with
+    /// separators.
+    fn seq(
+        &self,
+        brackets: &str,
+        n: usize,
+        out: &mut String,
+        mut item: impl FnMut(usize, &mut String),
+    ) {
+        let mut b = brackets.chars();
+        out.extend(b.next());
+        for i in 0..n {
+            if i > 0 {
+                self.sep(out);
+            }
+            item(i, out);
+        }
+        out.extend(b.next());
+    }
+
+    /// Writes field `i` of a struct or tuple.
+    ///
+    /// # Safety
+    /// 1. `data` / `meta` are valid data and arrmeta of the struct or tuple
+    ///    whose fields are `fields`.
+    unsafe fn field(
+        &self,
+        fields: &Fields,
+        i: usize,
+        meta: *const u8,
+        data: *const u8,
+        out: &mut String,
+    ) {
+        // SAFETY: (1): the field's data and arrmeta lie at its offsets.
+        unsafe {
+            self.value(
+                &fields.types()[i],
+                meta.add(fields.arrmeta_offsets()[i]),
+                data.add(fields.data_offsets()[i]),
+                out,
+            )
+        }
     }
 
     /// # Safety
@@ -102,68 +132,31 @@ impl Writer {
                 }
                 TypeKind::FixedDim { elem, .. } => {
                     let m: FixedDimMeta = arrmeta::read(meta);
-                    out.push('[');
-                    for i in 0..m.dim_size {
-                        if i > 0 {
-                            self.sep(out);
-                        }
-                        self.value(
-                            elem,
-                            meta.add(size_of::<FixedDimMeta>()),
-                            data.offset(i * m.stride),
-                            out,
-                        );
-                    }
-                    out.push(']');
+                    let em = meta.add(size_of::<FixedDimMeta>());
+                    self.seq("[]", m.dim_size as usize, out, |i, out| {
+                        self.value(elem, em, data.offset(i as isize * m.stride), out)
+                    });
                 }
                 TypeKind::VarDim { elem } => {
                     let m: VarDimMeta = arrmeta::read(meta);
                     let d: VarDimData = arrmeta::read(data);
-                    out.push('[');
-                    for i in 0..d.size as isize {
-                        if i > 0 {
-                            self.sep(out);
-                        }
-                        self.value(
-                            elem,
-                            meta.add(size_of::<VarDimMeta>()),
-                            d.begin.wrapping_offset(m.offset + i * m.stride),
-                            out,
-                        );
-                    }
-                    out.push(']');
+                    let em = meta.add(size_of::<VarDimMeta>());
+                    self.seq("[]", d.size, out, |i, out| {
+                        let at = d.begin.wrapping_offset(m.offset + i as isize * m.stride);
+                        self.value(elem, em, at, out)
+                    });
                 }
                 TypeKind::Struct(fields) => {
-                    out.push('{');
-                    for i in 0..fields.len() {
-                        if i > 0 {
-                            self.sep(out);
-                        }
+                    self.seq("{}", fields.len(), out, |i, out| {
                         let _ = write_json_string(&fields.names()[i], out);
                         out.push_str(if self.pretty { ": " } else { ":" });
-                        self.value(
-                            &fields.types()[i],
-                            meta.add(fields.arrmeta_offsets()[i]),
-                            data.add(fields.data_offsets()[i]),
-                            out,
-                        );
-                    }
-                    out.push('}');
+                        self.field(fields, i, meta, data, out)
+                    });
                 }
                 TypeKind::Tuple(fields) => {
-                    out.push('[');
-                    for i in 0..fields.len() {
-                        if i > 0 {
-                            self.sep(out);
-                        }
-                        self.value(
-                            &fields.types()[i],
-                            meta.add(fields.arrmeta_offsets()[i]),
-                            data.add(fields.data_offsets()[i]),
-                            out,
-                        );
-                    }
-                    out.push(']');
+                    self.seq("[]", fields.len(), out, |i, out| {
+                        self.field(fields, i, meta, data, out)
+                    });
                 }
                 TypeKind::Pointer(target) => {
                     let p: usize = arrmeta::read(data);

@@ -229,27 +229,15 @@ unsafe fn lift_rows(
 /// 16); `None` for other sizes.
 macro_rules! by_size {
     ($size:expr, |$U:ident| $body:expr) => {
+        $crate::callable::select::by_size!(@widths $size, |$U| $body;
+            1 => u8, 2 => u16, 4 => u32, 8 => u64, 16 => u128)
+    };
+    (@widths $size:expr, |$U:ident| $body:expr; $($n:literal => $t:ty),*) => {
         match $size {
-            1 => {
-                type $U = u8;
+            $($n => {
+                type $U = $t;
                 Some($body)
-            }
-            2 => {
-                type $U = u16;
-                Some($body)
-            }
-            4 => {
-                type $U = u32;
-                Some($body)
-            }
-            8 => {
-                type $U = u64;
-                Some($body)
-            }
-            16 => {
-                type $U = u128;
-                Some($body)
-            }
+            })*
             _ => None,
         }
     };

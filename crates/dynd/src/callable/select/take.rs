@@ -11,7 +11,7 @@ use crate::callable::missing::{Bits, CHUNK};
 use crate::callable::rows::VarAlloc;
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
-use crate::layout::{FixedDimMeta, VarDimData, na};
+use crate::layout::{FixedDimMeta, VarDimData, arrmeta, na};
 use crate::types::{BuiltinType, Type, TypeKind};
 use crate::{for_each_native, with_native};
 use rayon::prelude::*;
@@ -119,12 +119,7 @@ impl CallableImpl for Take {
                 TypeKind::FixedDim { .. } => {
                     // SAFETY: a fixed dim's arrmeta starts with FixedDimMeta;
                     // the element's follows.
-                    let (m, em) = unsafe {
-                        (
-                            dst_meta.cast::<FixedDimMeta>().read_unaligned(),
-                            dst_meta.add(size_of::<FixedDimMeta>()),
-                        )
-                    };
+                    let (m, em) = unsafe { arrmeta::read_dim::<FixedDimMeta>(dst_meta) };
                     (OutRow::Fixed { stride: m.stride }, em)
                 }
                 // SAFETY: a var dim's arrmeta, valid (lift_rows' promise);

@@ -287,13 +287,10 @@ where
         }
     }
     unsafe fn fold<M: Mode>(&mut self, p: *const u8, s: isize, n: usize) {
-        if n == 0 {
-            return;
-        }
         // SAFETY: (1) n readable elements.
-        let (sum, _) = unsafe { fold_run::<SumK, S, A, M>(p, s, n) };
-        // SAFETY: (1).
-        let (count, _) = unsafe { fold_run::<CountK, S, i64, M>(p, s, n) };
+        let Some((sum, count)) = (unsafe { sum_and_count::<S, A, M>(p, s, n) }) else {
+            return;
+        };
         self.sum = <SumK as Combine<A>>::combine(self.sum, sum);
         self.count += count;
     }
@@ -304,6 +301,28 @@ where
         // NumPy's mean of nothing: 0/0.
         Some(self_nan::<A>())
     }
+}
+
+/// The sum (as `A`) and the count of the present values of a run of `n`
+/// elements, as mean and variance fold them; `None` for an empty run.
+///
+/// # Safety
+/// 1. `p + j * s` is a readable `S` for every `j < n`.
+unsafe fn sum_and_count<S, A, M>(p: *const u8, s: isize, n: usize) -> Option<(A, i64)>
+where
+    S: NaRaw + Cvt<A> + Cvt<i64>,
+    A: Copy + Send,
+    M: Mode,
+    SumK: Combine<A>,
+{
+    if n == 0 {
+        return None;
+    }
+    // SAFETY: (1), and n >= 1.
+    let (sum, _) = unsafe { fold_run::<SumK, S, A, M>(p, s, n) };
+    // SAFETY: (1), and n >= 1.
+    let (count, _) = unsafe { fold_run::<CountK, S, i64, M>(p, s, n) };
+    Some((sum, count))
 }
 
 /// 0/0 of a mean's accumulator.
@@ -336,13 +355,10 @@ where
         }
     }
     unsafe fn fold<M: Mode>(&mut self, p: *const u8, s: isize, n: usize) {
-        if n == 0 {
-            return;
-        }
         // SAFETY: (1) n readable elements.
-        let (sum, _) = unsafe { fold_run::<SumK, S, f64, M>(p, s, n) };
-        // SAFETY: (1).
-        let (count, _) = unsafe { fold_run::<CountK, S, i64, M>(p, s, n) };
+        let Some((sum, count)) = (unsafe { sum_and_count::<S, f64, M>(p, s, n) }) else {
+            return;
+        };
         if count == 0 {
             return;
         }

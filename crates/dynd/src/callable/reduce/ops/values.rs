@@ -60,54 +60,27 @@ pub(in crate::callable::reduce) trait NaRaw: Pod {
     fn is_na(self) -> bool;
 }
 
-/// `NaRaw` for raw types compared as themselves.
-macro_rules! na_eq {
-    ($($t:ty),*) => {$(
+/// `NaRaw` for raw types: compared as themselves (`eq`), floats by their
+/// bits (`bits`: a NaN that is not the NA is a value), complex numbers of a
+/// float NA in both parts (`complex`; none of 16-bit floats).
+macro_rules! na_raw {
+    (eq: $($t:ty),*) => {$( na_raw!(@impl $t, |x| x == <$t as NaRaw>::NA); )*};
+    (bits: $($t:ty),*) => {$( na_raw!(@impl $t, |x| x.to_bits() == <$t as NaRaw>::NA.to_bits()); )*};
+    (complex: $($t:ty),*) => {$( na_raw!(@impl Complex<$t>, |x| x.re.is_na() & x.im.is_na()); )*};
+    (@impl $t:ty, |$x:ident| $is_na:expr) => {
         impl NaRaw for $t {
             const NA: $t = <$t as NativeType>::NA;
             #[inline(always)]
             fn is_na(self) -> bool {
-                self == <Self as NaRaw>::NA
+                let $x = self;
+                $is_na
             }
         }
-    )*};
+    };
 }
-na_eq!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, B8);
-
-/// `NaRaw` for floats, compared by their bits.
-macro_rules! na_bits {
-    ($($t:ty),*) => {$(
-        impl NaRaw for $t {
-            const NA: $t = <$t as NativeType>::NA;
-            #[inline(always)]
-            fn is_na(self) -> bool {
-                self.to_bits() == <Self as NaRaw>::NA.to_bits()
-            }
-        }
-        impl NaRaw for Complex<$t> {
-            const NA: Complex<$t> = <Complex<$t> as NativeType>::NA;
-            #[inline(always)]
-            fn is_na(self) -> bool {
-                self.re.is_na() & self.im.is_na()
-            }
-        }
-    )*};
-}
-na_bits!(f32, f64);
-
-/// `NaRaw` for 16-bit floats (no complex of them).
-macro_rules! na_half {
-    ($($t:ty),*) => {$(
-        impl NaRaw for $t {
-            const NA: $t = <$t as NativeType>::NA;
-            #[inline(always)]
-            fn is_na(self) -> bool {
-                self.to_bits() == <Self as NaRaw>::NA.to_bits()
-            }
-        }
-    )*};
-}
-na_half!(half::f16, half::bf16);
+na_raw!(eq: i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, B8);
+na_raw!(bits: f32, f64, half::f16, half::bf16);
+na_raw!(complex: f32, f64);
 
 /// How a reduction treats missing values: whether its source is an option
 /// (`SKIP`: NA elements are read as the identity and do not count as
@@ -120,28 +93,24 @@ pub(in crate::callable::reduce) trait Mode: 'static {
     const OPT: bool;
 }
 
-/// Neither.
-pub(in crate::callable::reduce) struct Plain;
-/// An optional result from plain values (min of a var dim).
-pub(in crate::callable::reduce) struct Opt;
-/// Skips missing values, a plain result (sum of `?T`).
-pub(in crate::callable::reduce) struct Skip;
-/// Skips missing values, an optional result (min of `?T`).
-pub(in crate::callable::reduce) struct SkipOpt;
-
-impl Mode for Plain {
-    const SKIP: bool = false;
-    const OPT: bool = false;
+/// The four modes, each a unit type with its two flags.
+macro_rules! modes {
+    ($($(#[$doc:meta])* $name:ident: $skip:literal, $opt:literal;)*) => {$(
+        $(#[$doc])*
+        pub(in crate::callable::reduce) struct $name;
+        impl Mode for $name {
+            const SKIP: bool = $skip;
+            const OPT: bool = $opt;
+        }
+    )*};
 }
-impl Mode for Opt {
-    const SKIP: bool = false;
-    const OPT: bool = true;
-}
-impl Mode for Skip {
-    const SKIP: bool = true;
-    const OPT: bool = false;
-}
-impl Mode for SkipOpt {
-    const SKIP: bool = true;
-    const OPT: bool = true;
+modes! {
+    /// Neither.
+    Plain: false, false;
+    /// An optional result from plain values (min of a var dim).
+    Opt: false, true;
+    /// Skips missing values, a plain result (sum of `?T`).
+    Skip: true, false;
+    /// Skips missing values, an optional result (min of `?T`).
+    SkipOpt: true, true;
 }
