@@ -1,18 +1,13 @@
 //! `filter(x, mask)`: the elements of `x` the mask keeps, along the mask's
 //! innermost dim, which becomes var (awkward's `x[mask]`).
 
-use super::{
-    RowIn, Rows, arity, by_size, child_slot, emplace_with_copy, lift_rows, plain_width, row_dim,
-    under_dims,
-};
-use crate::callable::CallableImpl;
+use super::{RowBuilt, RowIn, RowSelect, Rows, arity, by_size, child_slot, plain_width};
 use crate::callable::rows::VarAlloc;
 use crate::error::{Error, Result};
-use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
+use crate::kernels::{Kernel, KernelRef, Strided};
 use crate::layout::VarDimData;
 use crate::types::{BuiltinType, Type};
 use std::mem::size_of;
-use std::pin::Pin;
 
 /// `filter(x, mask)`: sees whole types, and lifts itself over the outer
 /// dims.
@@ -20,9 +15,17 @@ pub(super) struct Filter {
     pub(super) sig: Type,
 }
 
-impl Filter {
+impl RowSelect for Filter {
     /// The lined-up rows, the mask's NA byte (0 for a plain bool: no byte
     /// but 0 means false then) and the result row `var * E`.
+    type Parts = (Rows, u8, Type);
+
+    const NAME: &'static str = "filter";
+
+    fn sig(&self) -> &Type {
+        &self.sig
+    }
+
     fn parts(&self, args: &[Type]) -> Result<(Rows, u8, Type)> {
         let [x, mask] = args else {
             return Err(arity("filter", "x, mask", args.len()));
@@ -46,74 +49,35 @@ impl Filter {
         let elem = rows.x_row.dim_elem().cloned().unwrap_or_else(Type::bool);
         Ok((rows, na, Type::var_dim(elem)))
     }
-}
 
-impl CallableImpl for Filter {
-    fn name(&self) -> &str {
-        "filter"
+    fn rows_of((rows, _, out_row): &Self::Parts) -> (&Rows, &Type) {
+        (rows, out_row)
     }
 
-    fn signature(&self) -> &Type {
-        &self.sig
-    }
+    type Kernel = FilterRow;
 
-    fn is_scalar(&self) -> bool {
-        false
-    }
-
-    fn resolve(&self, args: &[Type]) -> Result<Type> {
-        let (rows, _, row) = self.parts(args)?;
-        Ok(under_dims(&rows.dims, row))
-    }
-
-    unsafe fn instantiate(
+    unsafe fn row_kernel(
         &self,
-        ckb: Pin<&mut CKernelBuilder>,
-        offset: usize,
-        args: KernelArgs<'_>,
-    ) -> Result<usize> {
-        let (rows, na, out_row) = self.parts(args.src_tps)?;
-        let top = rows.dims.is_empty();
-        let mut leaf = |ckb: Pin<&mut CKernelBuilder>,
-                        at: usize,
-                        dst_meta: *const u8,
-                        metas: [*const u8; 2],
-                        req: KernelRequest| {
-            // SAFETY: lift_rows hands each row's arrmeta, valid for the row
-            // types.
-            let ((x, elem, elem_meta), (mask, _, _), out) = unsafe {
-                (
-                    row_dim(&rows.x_row, metas[0])?,
-                    row_dim(&rows.by_row, metas[1])?,
-                    VarAlloc::of("filter", &out_row, dst_meta)?.0,
-                )
-            };
-            let width = plain_width(elem);
-            let k = FilterRow {
-                x,
-                mask,
-                na,
-                out,
-                width,
-                top,
-                child: [child_slot::<FilterRow>(width)],
-            };
-            // SAFETY: `at` is free (lift_rows' promise); both arrmeta are
-            // the element's (the output's follows its var dim's).
-            unsafe {
-                emplace_with_copy(
-                    ckb,
-                    at,
-                    req,
-                    k,
-                    width,
-                    (elem, dst_meta.add(size_of::<crate::layout::VarDimMeta>())),
-                    (elem, elem_meta),
-                )
-            }
+        (rows, na, out_row): &Self::Parts,
+        dst_meta: *const u8,
+        (x, elem, _): (RowIn, &Type, *const u8),
+        mask: RowIn,
+    ) -> Result<RowBuilt<FilterRow>> {
+        // SAFETY: (1) `dst_meta` is the result row's arrmeta.
+        let out = unsafe { VarAlloc::of("filter", out_row, dst_meta) }?.0;
+        let width = plain_width(elem);
+        let k = FilterRow {
+            x,
+            mask,
+            na: *na,
+            out,
+            width,
+            top: rows.dims.is_empty(),
+            child: [child_slot::<FilterRow>(width)],
         };
-        // SAFETY: the caller's promises; the types were resolved above.
-        unsafe { lift_rows("filter", ckb, offset, args, &rows, &out_row, &mut leaf) }
+        // The output's element arrmeta follows its var dim's.
+        let out_elem_meta = dst_meta.wrapping_add(size_of::<crate::layout::VarDimMeta>());
+        Ok((k, width, (elem.clone(), out_elem_meta)))
     }
 }
 
@@ -177,7 +141,7 @@ unsafe fn compact<U: Copy>(
 }
 
 /// One output row `var * E` per row of `x` and of the mask.
-struct FilterRow {
+pub(super) struct FilterRow {
     x: RowIn,
     mask: RowIn,
     /// The mask's NA byte (0 for a plain bool).

@@ -56,7 +56,7 @@ mod where_;
 use super::registry::builtin_callables;
 pub(super) use super::rows::under_dims;
 use super::rows::{RowIn, as_cell, copy_kernel};
-use super::{Callable, arity, signature, type_list};
+use super::{Callable, CallableImpl, arity, signature, type_list};
 use crate::error::{Error, Result};
 use crate::kernels::broadcast::{Mismatch, broadcast_error, combine, dims_of};
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRequest, kernel_size, lift};
@@ -225,6 +225,111 @@ unsafe fn lift_rows(
     }
 }
 
+/// What [`RowSelect::row_kernel`] gives: the row kernel, the width its
+/// elements move at as plain bits (`None`: through the element copy), and
+/// the result elements' type and arrmeta.
+type RowBuilt<K> = (K, Option<usize>, (Type, *const u8));
+
+/// A selection of `x`'s elements row by row, by a second argument (`filter`
+/// by a mask, `take` by indices): what a call resolves to and the kernel of
+/// one row. [`Select`] makes it a callable that sees whole types and lifts
+/// its row kernel over the outer dims.
+trait RowSelect: Send + Sync + 'static {
+    /// What a call resolves to: at least the lined-up rows and the result
+    /// row ([`RowSelect::rows_of`]).
+    type Parts;
+
+    /// The callable's name.
+    const NAME: &'static str;
+
+    /// The callable's signature.
+    fn sig(&self) -> &Type;
+
+    /// What a call on argument types `args` resolves to; the errors of a
+    /// call that does not fit.
+    fn parts(&self, args: &[Type]) -> Result<Self::Parts>;
+
+    /// The lined-up rows and the result row of `p`.
+    fn rows_of(p: &Self::Parts) -> (&Rows, &Type);
+
+    /// The kernel of one row.
+    type Kernel: Kernel;
+
+    /// The kernel of one row, whether its elements move as plain bits of
+    /// a width, and the result elements' type and arrmeta (what the
+    /// element copy, when there is one, writes): `x` is `x`'s row reader
+    /// with its element type and the element's arrmeta, `by` the reader of
+    /// the mask's or indices' row.
+    ///
+    /// # Safety
+    /// 1. `dst_meta` is valid arrmeta of the result row of `p`, and `x` and
+    ///    `by` were read from valid arrmeta of its rows.
+    unsafe fn row_kernel(
+        &self,
+        p: &Self::Parts,
+        dst_meta: *const u8,
+        x: (RowIn, &Type, *const u8),
+        by: RowIn,
+    ) -> Result<RowBuilt<Self::Kernel>>;
+}
+
+/// The callable of a [`RowSelect`]: the result is the outer dims over the
+/// result row; the row kernel is lifted over them ([`lift_rows`]).
+struct Select<S>(S);
+
+impl<S: RowSelect> CallableImpl for Select<S> {
+    fn name(&self) -> &str {
+        S::NAME
+    }
+
+    fn signature(&self) -> &Type {
+        self.0.sig()
+    }
+
+    fn is_scalar(&self) -> bool {
+        false
+    }
+
+    fn resolve(&self, args: &[Type]) -> Result<Type> {
+        let p = self.0.parts(args)?;
+        let (rows, out_row) = S::rows_of(&p);
+        Ok(under_dims(&rows.dims, out_row.clone()))
+    }
+
+    unsafe fn instantiate(
+        &self,
+        ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        args: KernelArgs<'_>,
+    ) -> Result<usize> {
+        let p = self.0.parts(args.src_tps)?;
+        let (rows, out_row) = S::rows_of(&p);
+        let mut leaf = |ckb: Pin<&mut CKernelBuilder>,
+                        at: usize,
+                        dst_meta: *const u8,
+                        metas: [*const u8; 2],
+                        req: KernelRequest| {
+            // SAFETY: lift_rows hands each row's arrmeta, valid for the row
+            // types.
+            let (x, (by, _, _)) = unsafe {
+                (
+                    row_dim(&rows.x_row, metas[0])?,
+                    row_dim(&rows.by_row, metas[1])?,
+                )
+            };
+            let (elem, elem_meta) = (x.1, x.2);
+            // SAFETY: (1) `dst_meta` is the result row's arrmeta (lift_rows'
+            // promise); the rows were read above.
+            let (k, width, dst) = unsafe { self.0.row_kernel(&p, dst_meta, x, by) }?;
+            // SAFETY: `at` is free (lift_rows' promise); each arrmeta is its
+            // element's.
+            unsafe { emplace_with_copy(ckb, at, req, k, width, (&dst.0, dst.1), (elem, elem_meta)) }
+        };
+        // SAFETY: the caller's promises; the types were resolved above.
+        unsafe { lift_rows(S::NAME, ckb, offset, args, rows, out_row, &mut leaf) }
+    }
+}
+
 /// Runs `f` with `$U` the unsigned integer of `$size` bytes (1, 2, 4, 8 or
 /// 16); `None` for other sizes.
 macro_rules! by_size {
@@ -297,13 +402,13 @@ builtin_callables! {
         sig: signature("(bool, T, T) -> T"),
     });
     /// The built-in `filter`.
-    pub fn filter() = Callable::new(filter::Filter {
+    pub fn filter() = Callable::new(Select(filter::Filter {
         sig: signature("(Dims... * N * T, Dims... * N * bool) -> Dims... * var * T"),
-    });
+    }));
     /// The built-in `take`.
-    pub fn take() = Callable::new(take::Take {
+    pub fn take() = Callable::new(Select(take::Take {
         sig: signature("(Dims... * N * T, Dims... * M * int64) -> Dims... * M * T"),
-    });
+    }));
 }
 
 #[cfg(test)]

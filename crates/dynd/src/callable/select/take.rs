@@ -2,21 +2,16 @@
 //! dim the indices' innermost dim aligns with, row by row (NumPy's
 //! `a[idx]`, awkward's jagged `x[idx]`).
 
-use super::{
-    RowIn, Rows, arity, by_size, child_slot, emplace_with_copy, lift_rows, plain_width, row_dim,
-    under_dims,
-};
-use crate::callable::CallableImpl;
+use super::{RowBuilt, RowIn, RowSelect, Rows, arity, by_size, child_slot, plain_width};
 use crate::callable::missing::{Bits, CHUNK};
 use crate::callable::rows::VarAlloc;
 use crate::error::{Error, Result};
-use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
+use crate::kernels::{Kernel, KernelRef, Strided};
 use crate::layout::{FixedDimMeta, VarDimData, arrmeta, na};
 use crate::types::{BuiltinType, Type, TypeKind};
 use crate::{for_each_native, with_native};
 use rayon::prelude::*;
 use std::mem::size_of;
-use std::pin::Pin;
 
 /// `take(x, idx)`: sees whole types, and lifts itself over the outer dims.
 pub(super) struct Take {
@@ -25,14 +20,22 @@ pub(super) struct Take {
 
 /// What `take` resolves: the lined-up rows, the index type, whether the
 /// indices are optional, and the result row.
-struct Parts {
+pub(super) struct Parts {
     rows: Rows,
     index: BuiltinType,
     optional: bool,
     out_row: Type,
 }
 
-impl Take {
+impl RowSelect for Take {
+    type Parts = Parts;
+
+    const NAME: &'static str = "take";
+
+    fn sig(&self) -> &Type {
+        &self.sig
+    }
+
     fn parts(&self, args: &[Type]) -> Result<Parts> {
         let [x, idx] = args else {
             return Err(arity("take", "x, idx", args.len()));
@@ -73,103 +76,62 @@ impl Take {
             out_row,
         })
     }
-}
 
-impl CallableImpl for Take {
-    fn name(&self) -> &str {
-        "take"
+    fn rows_of(p: &Parts) -> (&Rows, &Type) {
+        (&p.rows, &p.out_row)
     }
 
-    fn signature(&self) -> &Type {
-        &self.sig
-    }
+    type Kernel = TakeRow;
 
-    fn is_scalar(&self) -> bool {
-        false
-    }
-
-    fn resolve(&self, args: &[Type]) -> Result<Type> {
-        let p = self.parts(args)?;
-        Ok(under_dims(&p.rows.dims, p.out_row))
-    }
-
-    unsafe fn instantiate(
+    unsafe fn row_kernel(
         &self,
-        ckb: Pin<&mut CKernelBuilder>,
-        offset: usize,
-        args: KernelArgs<'_>,
-    ) -> Result<usize> {
-        let p = self.parts(args.src_tps)?;
+        p: &Parts,
+        dst_meta: *const u8,
+        (x, elem, _): (RowIn, &Type, *const u8),
+        idx: RowIn,
+    ) -> Result<RowBuilt<TakeRow>> {
         let top = p.rows.dims.is_empty();
         let out_elem = p.out_row.dim_elem().cloned().unwrap_or_else(Type::bool);
-        let mut leaf = |ckb: Pin<&mut CKernelBuilder>,
-                        at: usize,
-                        dst_meta: *const u8,
-                        metas: [*const u8; 2],
-                        req: KernelRequest| {
-            // SAFETY: lift_rows hands each row's arrmeta, valid for the row
-            // types.
-            let ((x, elem, elem_meta), (idx, _, _)) = unsafe {
-                (
-                    row_dim(&p.rows.x_row, metas[0])?,
-                    row_dim(&p.rows.by_row, metas[1])?,
-                )
-            };
-            let (out, out_elem_meta) = match p.out_row.kind() {
-                TypeKind::FixedDim { .. } => {
-                    // SAFETY: a fixed dim's arrmeta starts with FixedDimMeta;
-                    // the element's follows.
-                    let (m, em) = unsafe { arrmeta::read_dim::<FixedDimMeta>(dst_meta) };
-                    (OutRow::Fixed { stride: m.stride }, em)
-                }
-                // SAFETY: a var dim's arrmeta, valid (lift_rows' promise);
+        let (out, out_elem_meta) = match p.out_row.kind() {
+            TypeKind::FixedDim { .. } => {
+                // SAFETY: a fixed dim's arrmeta starts with FixedDimMeta;
                 // the element's follows.
-                _ => {
-                    // SAFETY: the output row's arrmeta (lift_rows' promise).
-                    let (alloc, em) = unsafe { VarAlloc::of("take", &p.out_row, dst_meta) }?;
-                    (OutRow::Var(alloc), em)
-                }
-            };
-            // Bits move when the element and the output element are the same
-            // builtin bits (an option of a builtin is its value's bits).
-            let width = plain_width(elem).filter(|_| {
-                out_elem.option_value().unwrap_or(&out_elem) == elem.option_value().unwrap_or(elem)
-            });
-            let out_na = match (
-                p.optional,
-                out_elem.option_value().and_then(Type::as_builtin),
-            ) {
-                (true, Some(b)) => na::builtin_na(b),
-                _ => None,
-            };
-            let k = TakeRow {
-                x,
-                idx,
-                index: p.index,
-                idx_na: p.optional.then(|| Bits::of(p.index)),
-                out,
-                width,
-                out_na,
-                out_elem: out_elem.clone(),
-                top,
-                child: [child_slot::<TakeRow>(width)],
-            };
-            // SAFETY: `at` is free (lift_rows' promise); each arrmeta is
-            // its element's.
-            unsafe {
-                emplace_with_copy(
-                    ckb,
-                    at,
-                    req,
-                    k,
-                    width,
-                    (&out_elem, out_elem_meta),
-                    (elem, elem_meta),
-                )
+                let (m, em) = unsafe { arrmeta::read_dim::<FixedDimMeta>(dst_meta) };
+                (OutRow::Fixed { stride: m.stride }, em)
+            }
+            // SAFETY: a var dim's arrmeta, valid (1);
+            // the element's follows.
+            _ => {
+                // SAFETY: (1) the output row's arrmeta.
+                let (alloc, em) = unsafe { VarAlloc::of("take", &p.out_row, dst_meta) }?;
+                (OutRow::Var(alloc), em)
             }
         };
-        // SAFETY: the caller's promises; the types were resolved above.
-        unsafe { lift_rows("take", ckb, offset, args, &p.rows, &p.out_row, &mut leaf) }
+        // Bits move when the element and the output element are the same
+        // builtin bits (an option of a builtin is its value's bits).
+        let width = plain_width(elem).filter(|_| {
+            out_elem.option_value().unwrap_or(&out_elem) == elem.option_value().unwrap_or(elem)
+        });
+        let out_na = match (
+            p.optional,
+            out_elem.option_value().and_then(Type::as_builtin),
+        ) {
+            (true, Some(b)) => na::builtin_na(b),
+            _ => None,
+        };
+        let k = TakeRow {
+            x,
+            idx,
+            index: p.index,
+            idx_na: p.optional.then(|| Bits::of(p.index)),
+            out,
+            width,
+            out_na,
+            out_elem: out_elem.clone(),
+            top,
+            child: [child_slot::<TakeRow>(width)],
+        };
+        Ok((k, width, (out_elem, out_elem_meta)))
     }
 }
 
@@ -222,7 +184,7 @@ enum OutRow {
 }
 
 /// One output row per row of `x` and of the indices.
-struct TakeRow {
+pub(super) struct TakeRow {
     x: RowIn,
     idx: RowIn,
     index: BuiltinType,
