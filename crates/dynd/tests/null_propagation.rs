@@ -3,7 +3,7 @@
 //! logic for logical_and / logical_or; no error from a missing element.
 
 mod common;
-use common::{a, assert_error, ok, pair, show};
+use common::{a, assert_error, assert_ok, pair, show};
 
 use dynd::callable::{Callable, lookup};
 use dynd::{Array, ErrorKind, Index, Type, compute};
@@ -12,48 +12,37 @@ use dynd::{Array, ErrorKind, Index, Type, compute};
 fn arithmetic_on_options_is_missing_where_an_argument_is() {
     let x = a("4 * ?int32", "[1, null, 3, null]");
     let y = a("4 * int32", "[10, 20, 30, 40]");
-    assert_eq!(
-        ok(compute::add(&x, &y)),
-        pair("4 * ?int32", "[11,null,33,null]")
-    );
-    assert_eq!(
-        ok(compute::add(&y, &x)),
-        pair("4 * ?int32", "[11,null,33,null]")
-    );
+    assert_ok(compute::add(&x, &y), "4 * ?int32", "[11,null,33,null]");
+    assert_ok(compute::add(&y, &x), "4 * ?int32", "[11,null,33,null]");
     let z = a("4 * ?float64", "[null, 0.5, 1.5, 2.5]");
-    assert_eq!(
-        ok(compute::multiply(&x, &z)),
-        pair("4 * ?float64", "[null,null,4.5,null]")
+    assert_ok(
+        compute::multiply(&x, &z),
+        "4 * ?float64",
+        "[null,null,4.5,null]",
     );
     // A scalar broadcasts, optional or not.
-    assert_eq!(
-        ok(compute::add(&x, &Array::from(1i32))),
-        pair("4 * ?int32", "[2,null,4,null]")
+    assert_ok(
+        compute::add(&x, &Array::from(1i32)),
+        "4 * ?int32",
+        "[2,null,4,null]",
     );
     let na = a("?int32", "null");
-    assert_eq!(
-        ok(compute::add(&y, &na)),
-        pair("4 * ?int32", "[null,null,null,null]")
-    );
+    assert_ok(compute::add(&y, &na), "4 * ?int32", "[null,null,null,null]");
     // One argument.
-    assert_eq!(
-        ok(compute::negative(&x)),
-        pair("4 * ?int32", "[-1,null,-3,null]")
-    );
+    assert_ok(compute::negative(&x), "4 * ?int32", "[-1,null,-3,null]");
     let c = a("2 * ?complex[float64]", "[[3, 4], null]");
-    assert_eq!(ok(compute::abs(&c)), pair("2 * ?float64", "[5.0,null]"));
-    assert_eq!(
-        ok(compute::sqrt(&z)),
-        pair(
-            "4 * ?float64",
-            "[null,0.7071067811865476,1.224744871391589,1.5811388300841898]"
-        )
+    assert_ok(compute::abs(&c), "2 * ?float64", "[5.0,null]");
+    assert_ok(
+        compute::sqrt(&z),
+        "4 * ?float64",
+        "[null,0.7071067811865476,1.224744871391589,1.5811388300841898]",
     );
     // A NaN is a value, not missing.
     let nan = a("2 * ?float64", "[NaN, null]");
-    assert_eq!(
-        ok(compute::add(&nan, &Array::from(1.0f64))),
-        pair("2 * ?float64", "[NaN,null]")
+    assert_ok(
+        compute::add(&nan, &Array::from(1.0f64)),
+        "2 * ?float64",
+        "[NaN,null]",
     );
 }
 
@@ -61,14 +50,8 @@ fn arithmetic_on_options_is_missing_where_an_argument_is() {
 fn comparisons_give_optional_bools() {
     let x = a("3 * ?float64", "[1, null, 3]");
     let y = a("3 * float64", "[2, 2, 2]");
-    assert_eq!(
-        ok(compute::less(&x, &y)),
-        pair("3 * ?bool", "[true,null,false]")
-    );
-    assert_eq!(
-        ok(compute::equal(&x, &x)),
-        pair("3 * ?bool", "[true,null,true]")
-    );
+    assert_ok(compute::less(&x, &y), "3 * ?bool", "[true,null,false]");
+    assert_ok(compute::equal(&x, &x), "3 * ?bool", "[true,null,true]");
 }
 
 #[test]
@@ -81,35 +64,26 @@ fn logical_functions_use_kleene_logic() {
         "9 * ?bool",
         "[true, false, null, true, false, null, true, false, null]",
     );
-    assert_eq!(
-        ok(compute::logical_and(&t, &u)),
-        pair(
-            "9 * ?bool",
-            "[true,false,null,false,false,false,null,false,null]"
-        )
+    assert_ok(
+        compute::logical_and(&t, &u),
+        "9 * ?bool",
+        "[true,false,null,false,false,false,null,false,null]",
     );
-    assert_eq!(
-        ok(compute::logical_or(&t, &u)),
-        pair(
-            "9 * ?bool",
-            "[true,true,true,true,false,null,true,null,null]"
-        )
+    assert_ok(
+        compute::logical_or(&t, &u),
+        "9 * ?bool",
+        "[true,true,true,true,false,null,true,null,null]",
     );
     // Numbers by truthiness.
     let n = a("3 * ?int32", "[0, 5, null]");
     let m = a("3 * ?float64", "[null, null, 0]");
-    assert_eq!(
-        ok(compute::logical_and(&n, &m)),
-        pair("3 * ?bool", "[false,null,false]")
+    assert_ok(
+        compute::logical_and(&n, &m),
+        "3 * ?bool",
+        "[false,null,false]",
     );
-    assert_eq!(
-        ok(compute::logical_or(&n, &m)),
-        pair("3 * ?bool", "[null,true,null]")
-    );
-    assert_eq!(
-        ok(compute::logical_not(&n)),
-        pair("3 * ?bool", "[true,false,null]")
-    );
+    assert_ok(compute::logical_or(&n, &m), "3 * ?bool", "[null,true,null]");
+    assert_ok(compute::logical_not(&n), "3 * ?bool", "[true,false,null]");
 }
 
 #[test]
@@ -118,13 +92,11 @@ fn a_missing_element_never_raises_an_error() {
     // an NA sentinel: neither is an error.
     let x = a("4 * ?int32", "[null, 6, null, 7]");
     let y = a("4 * ?int32", "[0, 2, -1, null]");
-    assert_eq!(
-        ok(compute::divide(&x, &y)),
-        pair("4 * ?int32", "[null,3,null,null]")
-    );
-    assert_eq!(
-        ok(compute::floor_divide(&x, &y)),
-        pair("4 * ?int32", "[null,3,null,null]")
+    assert_ok(compute::divide(&x, &y), "4 * ?int32", "[null,3,null,null]");
+    assert_ok(
+        compute::floor_divide(&x, &y),
+        "4 * ?int32",
+        "[null,3,null,null]",
     );
     // A present zero divisor still is.
     let e = compute::divide(&a("2 * ?int32", "[null, 6]"), &a("2 * int32", "[1, 0]")).unwrap_err();
@@ -135,15 +107,17 @@ fn a_missing_element_never_raises_an_error() {
 #[test]
 fn through_var_dims_views_and_long_runs() {
     let x = a("3 * var * ?float64", "[[1, null], [], [null, 4, 5]]");
-    assert_eq!(
-        ok(compute::add(&x, &Array::from(1.0f64))),
-        pair("3 * var * ?float64", "[[2.0,null],[],[null,5.0,6.0]]")
+    assert_ok(
+        compute::add(&x, &Array::from(1.0f64)),
+        "3 * var * ?float64",
+        "[[2.0,null],[],[null,5.0,6.0]]",
     );
     let y = a("3 * 2 * int32", "[[1, 2], [3, 4], [5, 6]]");
     let z = a("3 * var * ?int32", "[[1, null], [null], [5, 6]]");
-    assert_eq!(
-        ok(compute::add(&y, &z)),
-        pair("3 * 2 * ?int32", "[[2,null],[null,null],[10,12]]")
+    assert_ok(
+        compute::add(&y, &z),
+        "3 * 2 * ?int32",
+        "[[2,null],[null,null],[10,12]]",
     );
     // Reversed views, and more elements than a chunk, on one thread and
     // (past the parallel threshold) on several.
@@ -248,10 +222,7 @@ fn rust_closures_get_missing_values_without_doing_anything() {
     let f = Callable::from_fn2("hyp", |x: f64, y: f64| (x * x + y * y).sqrt());
     let x = a("3 * ?float64", "[3, null, 5]");
     let y = a("3 * float64", "[4, 1, 12]");
-    assert_eq!(
-        ok(f.call(&[&x, &y])),
-        pair("3 * ?float64", "[5.0,null,13.0]")
-    );
+    assert_ok(f.call(&[&x, &y]), "3 * ?float64", "[5.0,null,13.0]");
     // The closure never sees the NA payload: a closure that fails on NaN
     // still succeeds.
     let g = Callable::try_from_fn1("strict", |x: f64| {
@@ -261,7 +232,7 @@ fn rust_closures_get_missing_values_without_doing_anything() {
             Ok(x * 2.0)
         }
     });
-    assert_eq!(ok(g.call(&[&x])), pair("3 * ?float64", "[6.0,null,10.0]"));
+    assert_ok(g.call(&[&x]), "3 * ?float64", "[6.0,null,10.0]");
     assert_eq!(
         g.call(&[&a("float64", "NaN")]).unwrap_err().message(),
         "saw a NaN"

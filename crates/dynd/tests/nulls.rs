@@ -5,7 +5,7 @@
 //! with a plain loop), and the errors.
 
 mod common;
-use common::{a, ok, pair};
+use common::{a, assert_ok, ok, pair};
 
 use dynd::callable::lookup;
 use dynd::{Array, ErrorKind, Index, compute};
@@ -82,31 +82,25 @@ fn every_element_kind() {
 #[test]
 fn types_that_are_not_options() {
     let x = a("2 * var * {a: int32}", r#"[[{"a":1}],[]]"#);
-    assert_eq!(
-        ok(compute::is_null(&x)),
-        pair("2 * var * bool", "[[false],[]]")
+    assert_ok(compute::is_null(&x), "2 * var * bool", "[[false],[]]");
+    assert_ok(
+        compute::fill_null(&x, &a("{a: int32}", r#"{"a":0}"#)),
+        "2 * var * {a: int32}",
+        r#"[[{"a":1}],[]]"#,
     );
-    assert_eq!(
-        ok(compute::fill_null(&x, &a("{a: int32}", r#"{"a":0}"#))),
-        pair("2 * var * {a: int32}", r#"[[{"a":1}],[]]"#)
-    );
-    assert_eq!(
-        ok(compute::drop_null(&x)),
-        pair("2 * var * {a: int32}", r#"[[{"a":1}],[]]"#)
+    assert_ok(
+        compute::drop_null(&x),
+        "2 * var * {a: int32}",
+        r#"[[{"a":1}],[]]"#,
     );
     let s = a("3 * float64", "[1, NaN, 3]");
     assert_eq!(ok(compute::is_null(&s)).1, "[false,false,false]");
-    assert_eq!(
-        ok(compute::is_null(&a("int32", "5"))),
-        pair("bool", "false")
-    );
-    assert_eq!(
-        ok(compute::is_null(&a("?int32", "null"))),
-        pair("bool", "true")
-    );
-    assert_eq!(
-        ok(compute::fill_null(&a("?int32", "null"), &a("int32", "4"))),
-        pair("int32", "4")
+    assert_ok(compute::is_null(&a("int32", "5")), "bool", "false");
+    assert_ok(compute::is_null(&a("?int32", "null")), "bool", "true");
+    assert_ok(
+        compute::fill_null(&a("?int32", "null"), &a("int32", "4")),
+        "int32",
+        "4",
     );
 }
 
@@ -118,11 +112,8 @@ fn options_of_records_and_lists_are_one_bool_each() {
     );
     assert_eq!(ok(compute::is_null(&x)).1, "[false,true,false]");
     let y = a("2 * ?3 * int32", "[null,[1,2,3]]");
-    assert_eq!(ok(compute::is_null(&y)), pair("2 * bool", "[true,false]"));
-    assert_eq!(
-        ok(compute::drop_null(&y)),
-        pair("var * 3 * int32", "[[1,2,3]]")
-    );
+    assert_ok(compute::is_null(&y), "2 * bool", "[true,false]");
+    assert_ok(compute::drop_null(&y), "var * 3 * int32", "[[1,2,3]]");
 }
 
 #[test]
@@ -144,20 +135,16 @@ fn the_fill_value_broadcasts() {
     }
     // Over var rows, a fill per row.
     let r = a("3 * var * ?float64", "[[null,2],[],[null]]");
-    assert_eq!(
-        ok(compute::fill_null(
-            &r,
-            &a("3 * 1 * float64", "[[-1],[-2],[-3]]")
-        )),
-        pair("3 * var * float64", "[[-1.0,2.0],[],[-3.0]]")
+    assert_ok(
+        compute::fill_null(&r, &a("3 * 1 * float64", "[[-1],[-2],[-3]]")),
+        "3 * var * float64",
+        "[[-1.0,2.0],[],[-3.0]]",
     );
     // The fill may be larger than x, and then x broadcasts.
-    assert_eq!(
-        ok(compute::fill_null(
-            &a("?int32", "null"),
-            &a("3 * int32", "[1,2,3]")
-        )),
-        pair("3 * int32", "[1,2,3]")
+    assert_ok(
+        compute::fill_null(&a("?int32", "null"), &a("3 * int32", "[1,2,3]")),
+        "3 * int32",
+        "[1,2,3]",
     );
 }
 
@@ -165,32 +152,34 @@ fn the_fill_value_broadcasts() {
 fn an_optional_fill_value_coalesces() {
     let x = a("4 * ?int32", "[1,null,null,4]");
     let v = a("4 * ?int32", "[null,2,null,null]");
-    assert_eq!(
-        ok(compute::fill_null(&x, &v)),
-        pair("4 * ?int32", "[1,2,null,4]")
-    );
+    assert_ok(compute::fill_null(&x, &v), "4 * ?int32", "[1,2,null,4]");
     // A scalar optional fill: the fast path for numbers.
-    assert_eq!(
-        ok(compute::fill_null(&x, &a("?int64", "null"))),
-        pair("4 * ?int32", "[1,null,null,4]")
+    assert_ok(
+        compute::fill_null(&x, &a("?int64", "null")),
+        "4 * ?int32",
+        "[1,null,null,4]",
     );
-    assert_eq!(
-        ok(compute::fill_null(&x, &a("?int64", "9"))),
-        pair("4 * ?int32", "[1,9,9,4]")
+    assert_ok(
+        compute::fill_null(&x, &a("?int64", "9")),
+        "4 * ?int32",
+        "[1,9,9,4]",
     );
     let f = a("3 * ?{a: int8}", r#"[null,{"a":2},null]"#);
-    assert_eq!(
-        ok(compute::fill_null(&f, &a("?{a: int8}", r#"{"a":7}"#))),
-        pair("3 * ?{a: int8}", r#"[{"a":7},{"a":2},{"a":7}]"#)
+    assert_ok(
+        compute::fill_null(&f, &a("?{a: int8}", r#"{"a":7}"#)),
+        "3 * ?{a: int8}",
+        r#"[{"a":7},{"a":2},{"a":7}]"#,
     );
-    assert_eq!(
-        ok(compute::fill_null(&f, &a("?{a: int8}", "null"))),
-        pair("3 * ?{a: int8}", r#"[null,{"a":2},null]"#)
+    assert_ok(
+        compute::fill_null(&f, &a("?{a: int8}", "null")),
+        "3 * ?{a: int8}",
+        r#"[null,{"a":2},null]"#,
     );
     let s = a("2 * ?string", r#"[null,"b"]"#);
-    assert_eq!(
-        ok(compute::fill_null(&s, &a("?string", r#""z""#))),
-        pair("2 * ?string", r#"["z","b"]"#)
+    assert_ok(
+        compute::fill_null(&s, &a("?string", r#""z""#)),
+        "2 * ?string",
+        r#"["z","b"]"#,
     );
 }
 
@@ -249,14 +238,11 @@ fn strided_and_reversed_views() {
     let col = m
         .index(&[Index::slice(None, None, 1), Index::slice(None, None, -2)])
         .unwrap();
-    assert_eq!(
-        ok(compute::drop_null(&col)),
-        pair("2 * var * int32", "[[3,1],[6]]")
-    );
+    assert_ok(compute::drop_null(&col), "2 * var * int32", "[[3,1],[6]]");
     // A var dim sliced keeps its kind, with an offset and a stride.
     let v = a("var * ?int32", "[1,null,3,null,null,6]");
     let vs = v.index(&[Index::slice(Some(1), None, 2)]).unwrap();
-    assert_eq!(ok(compute::drop_null(&vs)), pair("var * int32", "[6]"));
+    assert_ok(compute::drop_null(&vs), "var * int32", "[6]");
     assert_eq!(ok(compute::is_null(&vs)).1, "[true,true,false]");
     assert_eq!(ok(compute::fill_null(&vs, &a("int32", "0"))).1, "[0,0,6]");
 }
@@ -376,9 +362,10 @@ fn results_compute_on() {
     // is_null's bools and fill_null's values feed other callables.
     let x = a("2 * var * ?float64", "[[1,null],[null,4]]");
     let f = compute::fill_null(&x, &a("float64", "0")).unwrap();
-    assert_eq!(
-        ok(compute::add(&f, &a("float64", "1"))),
-        pair("2 * var * float64", "[[2.0,1.0],[1.0,5.0]]")
+    assert_ok(
+        compute::add(&f, &a("float64", "1")),
+        "2 * var * float64",
+        "[[2.0,1.0],[1.0,5.0]]",
     );
     let n = compute::is_null(&x).unwrap();
     assert_eq!(
@@ -386,9 +373,10 @@ fn results_compute_on() {
         "[[true,false],[false,true]]"
     );
     let d = compute::drop_null(&x).unwrap();
-    assert_eq!(
-        ok(compute::multiply(&d, &a("float64", "2"))),
-        pair("2 * var * float64", "[[2.0],[8.0]]")
+    assert_ok(
+        compute::multiply(&d, &a("float64", "2")),
+        "2 * var * float64",
+        "[[2.0],[8.0]]",
     );
 }
 
@@ -435,49 +423,55 @@ fn filling_options_of_dims() {
     }
     // A var outer dim; a 0-d x, which broadcasts against the fill's
     // outer dims; a value of two dims filled by one row.
-    assert_eq!(
-        ok(compute::fill_null(
+    assert_ok(
+        compute::fill_null(
             &a("var * ?2 * int16", "[null,[1,2],null]"),
-            &a("2 * int16", "[0,-1]")
-        )),
-        pair("var * 2 * int16", "[[0,-1],[1,2],[0,-1]]")
+            &a("2 * int16", "[0,-1]"),
+        ),
+        "var * 2 * int16",
+        "[[0,-1],[1,2],[0,-1]]",
     );
-    assert_eq!(
-        ok(compute::fill_null(
+    assert_ok(
+        compute::fill_null(
             &a("?3 * int32", "null"),
-            &a("2 * 3 * int32", "[[1,2,3],[4,5,6]]")
-        )),
-        pair("2 * 3 * int32", "[[1,2,3],[4,5,6]]")
+            &a("2 * 3 * int32", "[[1,2,3],[4,5,6]]"),
+        ),
+        "2 * 3 * int32",
+        "[[1,2,3],[4,5,6]]",
     );
-    assert_eq!(
-        ok(compute::fill_null(
+    assert_ok(
+        compute::fill_null(
             &a("2 * ?2 * 3 * int8", "[null,[[1,2,3],[4,5,6]]]"),
-            &a("3 * int8", "[7,8,9]")
-        )),
-        pair("2 * 2 * 3 * int8", "[[[7,8,9],[7,8,9]],[[1,2,3],[4,5,6]]]")
+            &a("3 * int8", "[7,8,9]"),
+        ),
+        "2 * 2 * 3 * int8",
+        "[[[7,8,9],[7,8,9]],[[1,2,3],[4,5,6]]]",
     );
-    assert_eq!(
-        ok(compute::fill_null(
+    assert_ok(
+        compute::fill_null(
             &a("2 * ?2 * var * int8", "[null,[[1],[]]]"),
-            &a("var * int8", "[7]")
-        )),
-        pair("2 * 2 * var * int8", "[[[7],[7]],[[1],[]]]")
+            &a("var * int8", "[7]"),
+        ),
+        "2 * 2 * var * int8",
+        "[[[7],[7]],[[1],[]]]",
     );
     // A fill with more outer dims than x: x repeats over them.
-    assert_eq!(
-        ok(compute::fill_null(
+    assert_ok(
+        compute::fill_null(
             &x,
-            &a("2 * 2 * 3 * int32", "[[[0,0,0],[4,5,6]],[[0,0,0],[7,8,9]]]")
-        )),
-        pair("2 * 2 * 3 * int32", "[[[1,2,3],[4,5,6]],[[1,2,3],[7,8,9]]]")
+            &a("2 * 2 * 3 * int32", "[[[0,0,0],[4,5,6]],[[0,0,0],[7,8,9]]]"),
+        ),
+        "2 * 2 * 3 * int32",
+        "[[[1,2,3],[4,5,6]],[[1,2,3],[7,8,9]]]",
     );
     // Nothing missing: the fill is checked by type, never used.
-    assert_eq!(
-        ok(compute::fill_null(
+    assert_ok(
+        compute::fill_null(
             &a("2 * ?3 * int8", "[[1,2,3],[4,5,6]]"),
-            &a("3 * int64", "[300,300,300]")
-        )),
-        pair("2 * 3 * int8", "[[1,2,3],[4,5,6]]")
+            &a("3 * int64", "[300,300,300]"),
+        ),
+        "2 * 3 * int8",
+        "[[1,2,3],[4,5,6]]",
     );
 }
 

@@ -5,7 +5,7 @@
 
 mod common;
 use common::assign::{Message::Exact, assign, check_rows};
-use common::{a, assert_error, ok, pair};
+use common::{a, assert_error, assert_ok, ok, pair};
 
 use dynd::kernels::assign::ErrorMode;
 use dynd::layout::na;
@@ -529,29 +529,21 @@ fn fields_through_options_are_missing_where_the_record_is() {
     }
     // Chained: a field of the optional record just made.
     let q = x.field("p").and_then(|p| p.field("q"));
-    assert_eq!(ok(q), pair("3 * ?int16", "[5,null,6]"));
+    assert_ok(q, "3 * ?int16", "[5,null,6]");
     // Nested options, var dims outside, a 0-d option, an option of a dim.
     let n = a(
         "2 * var * ?{b: ?{c: int8}}",
         r#"[[{"b":{"c":1}},{"b":null},null],[]]"#,
     );
-    assert_eq!(
-        ok(n.field("b").and_then(|b| b.field("c"))),
-        pair("2 * var * ?int8", "[[1,null,null],[]]")
+    assert_ok(
+        n.field("b").and_then(|b| b.field("c")),
+        "2 * var * ?int8",
+        "[[1,null,null],[]]",
     );
-    assert_eq!(
-        ok(a("?{a: int32}", "null").field("a")),
-        pair("?int32", "null")
-    );
-    assert_eq!(
-        ok(a("?{a: int32}", r#"{"a":4}"#).field("a")),
-        pair("?int32", "4")
-    );
+    assert_ok(a("?{a: int32}", "null").field("a"), "?int32", "null");
+    assert_ok(a("?{a: int32}", r#"{"a":4}"#).field("a"), "?int32", "4");
     let rows = a("3 * ?var * {a: int32}", r#"[[{"a":1},{"a":2}],null,[]]"#);
-    assert_eq!(
-        ok(rows.field("a")),
-        pair("3 * ?var * int32", "[[1,2],null,[]]")
-    );
+    assert_ok(rows.field("a"), "3 * ?var * int32", "[[1,2],null,[]]");
     // A view stays a view where no option is crossed.
     let plain = a("2 * {a: int32}", r#"[{"a":1},{"a":2}]"#);
     assert_eq!(

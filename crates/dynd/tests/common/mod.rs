@@ -161,3 +161,10 @@ pub fn ok(r: dynd::Result<Array>) -> (String, String) {
 pub fn pair(tp: &str, json: &str) -> (String, String) {
     (tp.to_string(), json.to_string())
 }
+
+/// Checks that `r` is an array of type `tp` holding `json` (compared as
+/// [`ok`] and [`pair`] give them).
+#[track_caller]
+pub fn assert_ok(r: dynd::Result<Array>, tp: &str, json: &str) {
+    assert_eq!(ok(r), pair(tp, json));
+}
