@@ -12,7 +12,9 @@
 
 use crate::element::Num;
 use crate::mapped::{IndexMap, Injective, Line, Mapped};
-use crate::operator::{Expr, LvalueOp, Operator, default_fill_line, forward_hooks, read_line};
+use crate::operator::{
+    Expr, LvalueOp, Operator, default_fill_line, forward_access, forward_hooks, read_line,
+};
 use crate::rank::{AddDim, Shape, check_axis, fmt_shape, index_from, rank_at_least};
 use dynd::{Error, Result};
 use std::ops::Range;
@@ -820,24 +822,7 @@ where
     fn sizes(&self) -> O::Shape {
         self.inner.sizes()
     }
-    #[inline(always)]
-    fn get(&self, idx: O::Shape) -> O::Elem {
-        self.inner.get(idx)
-    }
-    #[inline(always)]
-    fn fill_line(&self, idx: O::Shape, axis: usize, step: isize, out: &mut [O::Elem]) {
-        self.inner.fill_line(idx, axis, step, out)
-    }
-    #[inline(always)]
-    fn contiguous_line(
-        &self,
-        idx: O::Shape,
-        axis: usize,
-        step: isize,
-        len: usize,
-    ) -> Option<&[O::Elem]> {
-        self.inner.contiguous_line(idx, axis, step, len)
-    }
+    forward_access!(inner);
     fn name(&self) -> String {
         format!("{}<by {}>", self.inner.name(), self.amount.name())
     }

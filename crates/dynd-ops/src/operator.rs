@@ -327,6 +327,33 @@ macro_rules! forward_hooks {
 }
 pub(crate) use forward_hooks;
 
+/// Implements `get`, `fill_line` and `contiguous_line` by forwarding to the
+/// named child field, for an operator whose elements are its child's at the
+/// same index.
+macro_rules! forward_access {
+    ($child:tt) => {
+        #[inline(always)]
+        fn get(&self, idx: Self::Shape) -> Self::Elem {
+            self.$child.get(idx)
+        }
+        #[inline(always)]
+        fn fill_line(&self, idx: Self::Shape, axis: usize, step: isize, out: &mut [Self::Elem]) {
+            self.$child.fill_line(idx, axis, step, out)
+        }
+        #[inline(always)]
+        fn contiguous_line(
+            &self,
+            idx: Self::Shape,
+            axis: usize,
+            step: isize,
+            len: usize,
+        ) -> Option<&[Self::Elem]> {
+            self.$child.contiguous_line(idx, axis, step, len)
+        }
+    };
+}
+pub(crate) use forward_access;
+
 /// Implements `prepare` and `finish` for an operator with no children
 /// (memory it reads it reports itself, in `visit_memory`).
 macro_rules! leaf_hooks {
@@ -396,24 +423,7 @@ impl<O: Operator> Operator for Expr<O> {
     fn sizes(&self) -> O::Shape {
         self.0.sizes()
     }
-    #[inline(always)]
-    fn get(&self, idx: O::Shape) -> O::Elem {
-        self.0.get(idx)
-    }
-    #[inline(always)]
-    fn fill_line(&self, idx: O::Shape, axis: usize, step: isize, out: &mut [O::Elem]) {
-        self.0.fill_line(idx, axis, step, out)
-    }
-    #[inline(always)]
-    fn contiguous_line(
-        &self,
-        idx: O::Shape,
-        axis: usize,
-        step: isize,
-        len: usize,
-    ) -> Option<&[O::Elem]> {
-        self.0.contiguous_line(idx, axis, step, len)
-    }
+    forward_access!(0);
     fn name(&self) -> String {
         self.0.name()
     }
