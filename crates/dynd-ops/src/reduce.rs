@@ -718,6 +718,19 @@ pub enum PercentileMethod {
 }
 
 impl PercentileMethod {
+    /// Every method, in the order declared.
+    pub const ALL: [PercentileMethod; 9] = [
+        PercentileMethod::Linear,
+        PercentileMethod::Lower,
+        PercentileMethod::Higher,
+        PercentileMethod::Hazen,
+        PercentileMethod::Weibull,
+        PercentileMethod::MedianUnbiased,
+        PercentileMethod::NormalUnbiased,
+        PercentileMethod::Midpoint,
+        PercentileMethod::Nearest,
+    ];
+
     /// `(alpha, beta)` of a continuous method.
     fn alpha_beta(self) -> Option<(f64, f64)> {
         match self {

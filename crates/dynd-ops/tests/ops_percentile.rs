@@ -8,17 +8,7 @@ use dynd_ops::*;
 
 use PercentileMethod::*;
 
-const METHODS: [PercentileMethod; 9] = [
-    Linear,
-    Lower,
-    Higher,
-    Hazen,
-    Weibull,
-    MedianUnbiased,
-    NormalUnbiased,
-    Midpoint,
-    Nearest,
-];
+const METHODS: [PercentileMethod; 9] = PercentileMethod::ALL;
 
 /// NumPy's `percentile(x, q, method=...)` for sorted `x`.
 fn numpy(x: &[f64], q: f64, m: PercentileMethod) -> f64 {
