@@ -571,10 +571,13 @@ fn run_flat(
             }
             let ckb = Rc::new(ckb);
             if let Some(key) = key {
-                key.keep(KeptKernel {
-                    dtype: dtype.clone(),
-                    kernel: ckb.clone(),
-                });
+                key.keep(
+                    f,
+                    KeptKernel {
+                        dtype: dtype.clone(),
+                        kernel: ckb.clone(),
+                    },
+                );
             }
             ckb
         }
@@ -614,16 +617,26 @@ thread_local! {
     /// (`a + b` in a loop), and a kernel found here spares such a call the
     /// resolution, the checks and the build. Per thread, so a kernel is
     /// only ever called, and dropped, by the thread that built it.
-    static KEPT: RefCell<Vec<(KernelKey, KeptKernel)>> = const { RefCell::new(Vec::new()) };
+    static KEPT: RefCell<Vec<Kept>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A kept kernel and its key.
+struct Kept {
+    /// The callable of the key, held so that its address is not reused
+    /// while the kernel is kept.
+    _f: Callable,
+    key: KernelKey,
+    kernel: KeptKernel,
 }
 
 /// What a flat call's kernel depends on, for a callable that says its
 /// kernels depend on nothing else ([`super::CallableImpl::reuses_kernels`]):
 /// the callable and its arguments' element types, all builtin (which have
 /// no arrmeta for a kernel to read).
+#[derive(PartialEq, Eq)]
 struct KernelKey {
-    /// The callable (held, so that its address is not reused while kept).
-    f: Callable,
+    /// The callable's address ([`Kept`] holds the callable).
+    f: *const (),
     dtypes: [Option<BuiltinType>; MAX_KEPT_ARGS],
 }
 
@@ -642,13 +655,9 @@ impl KernelKey {
             *k = Some(t.as_builtin()?);
         }
         Some(KernelKey {
-            f: f.clone(),
+            f: f.addr(),
             dtypes: key,
         })
-    }
-
-    fn matches(&self, other: &KernelKey) -> bool {
-        self.f.ptr_eq(&other.f) && self.dtypes == other.dtypes
     }
 
     /// The kernel kept for this key on this thread.
@@ -658,22 +667,26 @@ impl KernelKey {
             let kept = kept.borrow();
             kept.iter()
                 .rev()
-                .find(|(k, _)| k.matches(self))
-                .map(|(_, v)| v.clone())
+                .find(|k| k.key == *self)
+                .map(|k| k.kernel.clone())
         })
         .ok()
         .flatten()
     }
 
-    /// Keeps `kernel` for this key on this thread (forgetting the oldest
-    /// kept when full).
-    fn keep(self, kernel: KeptKernel) {
+    /// Keeps `kernel` for this key, of callable `f`, on this thread
+    /// (forgetting the oldest kept when full).
+    fn keep(self, f: &Callable, kernel: KeptKernel) {
         let _ = KEPT.try_with(|kept| {
             let mut kept = kept.borrow_mut();
             if kept.len() == KEPT_KERNELS {
                 kept.remove(0);
             }
-            kept.push((self, kernel));
+            kept.push(Kept {
+                _f: f.clone(),
+                key: self,
+                kernel,
+            });
         });
     }
 }

@@ -178,9 +178,10 @@ impl Callable {
         &*self.0
     }
 
-    /// `true` when both handles share one callable.
-    pub fn ptr_eq(&self, other: &Callable) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+    /// The shared callable's address: equal for handles of one callable,
+    /// and not reused while a handle lives.
+    pub(crate) fn addr(&self) -> *const () {
+        Arc::as_ptr(&self.0).cast()
     }
 
     /// The output type of a call with arguments of these (whole) types:
