@@ -647,21 +647,36 @@ impl PyArray {
         name: &str,
         reflected: bool,
     ) -> PyResult<Py<PyAny>> {
-        let Some(other) = self.operand(py, o)? else {
-            return Ok(py.NotImplemented());
+        // Another dynd array is borrowed, not cloned (a small call's time
+        // is mostly such bookkeeping).
+        let converted;
+        let other: &Array = match o.cast::<PyArray>() {
+            Ok(a) => &a.get().a,
+            Err(_) => match self.operand(py, o)? {
+                Some(a) => {
+                    converted = a;
+                    &converted
+                }
+                None => return Ok(py.NotImplemented()),
+            },
         };
         let (x, y) = if reflected {
-            (other, self.a.clone())
+            (other, &self.a)
         } else {
-            (self.a.clone(), other)
+            (&self.a, other)
         };
-        let out = crate::gil::run(py, crate::gil::is_small(&[&x, &y]), || {
+        let out = crate::gil::run(py, crate::gil::is_small(&[x, y]), || {
             if name == "true_divide" {
-                let x = if needs_float(&x) { as_float(&x)? } else { x };
-                let y = if needs_float(&y) { as_float(&y)? } else { y };
-                compute::divide(&x, &y)
+                let float = |a: &Array| {
+                    if needs_float(a) {
+                        as_float(a)
+                    } else {
+                        Ok(a.clone())
+                    }
+                };
+                compute::divide(&float(x)?, &float(y)?)
             } else {
-                compute::call(name, &[&x, &y])
+                compute::call(name, &[x, y])
             }
         })
         .or_raise(py)?;

@@ -1002,3 +1002,46 @@ fn every_function_is_registered_and_has_a_face() {
     let e = func::call("no_such_function", &[&x]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 }
+
+// ------------------------------------------------------------ kept kernels
+
+#[test]
+fn kept_kernels_compute_what_new_ones_do() {
+    // More type pairs than a thread keeps kernels for, three rounds: the
+    // later calls run kept kernels (or rebuild evicted ones). Each result
+    // equals the general path's on a strided view of the same values, and
+    // a call on another thread (its own kernels) agrees.
+    let types = [
+        "int8", "int32", "int64", "uint16", "float32", "float64", "bool",
+    ];
+    let view = |t: &str, vals: &str| {
+        let wide = a("6 * int8", vals)
+            .cast(format!("6 * {t}").as_str(), ErrorMode::NoCheck)
+            .unwrap();
+        slice(&wide, None, None, 2)
+    };
+    for _ in 0..3 {
+        for t in types {
+            for u in types {
+                let x = view(t, "[1, 0, 2, 0, 3, 0]");
+                let y = view(u, "[4, 0, 0, 0, 1, 0]");
+                let show = |r: dynd::Result<Array>| {
+                    r.map(|r| (r.tp().to_string(), r.to_json()))
+                        .map_err(|e| e.to_string())
+                };
+                let want = show(func::multiply(&x, &y));
+                let (xc, yc) = (x.copy().unwrap(), y.copy().unwrap());
+                let got = show(func::multiply(&xc, &yc));
+                assert_eq!(got, want, "{t} * {u}");
+                let there = std::thread::spawn(move || show(func::multiply(&xc, &yc)));
+                assert_eq!(there.join().unwrap(), want, "{t} * {u} on another thread");
+            }
+        }
+    }
+    // An error still comes from each call, kept kernel or not.
+    for _ in 0..3 {
+        let e = func::floor_divide(&Array::from(vec![1i32, 2]), &Array::from(vec![1i32, 0]))
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    }
+}

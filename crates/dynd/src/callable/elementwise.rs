@@ -34,11 +34,13 @@ use crate::kernels::loops::{MAX_ROW_OPERANDS, RowCutter, RowRun, Rows};
 use crate::kernels::{CKernelBuilder, KernelRequest};
 use crate::kernels::{KernelArgs, lift};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
-use crate::types::{Type, TypeKind};
+use crate::types::{BuiltinType, Type, TypeKind};
 use rayon::prelude::*;
 use smallvec::SmallVec;
+use std::cell::RefCell;
 use std::mem::size_of;
 use std::pin::{Pin, pin};
+use std::rc::Rc;
 
 /// The broadcast of the arguments' leading dims (`Some(n)` fixed, `None` var),
 /// by the one rule of `kernels::broadcast`.
@@ -367,16 +369,70 @@ struct FlatArgs<'a> {
     strides: SmallVec<[isize; 4]>,
     /// An argument with the common shape (its type gives the dims), if any.
     shaped: Option<&'a Array>,
-    /// The common shape.
-    shape: SmallVec<[usize; 4]>,
+    /// The number of dims of the common shape.
+    ndim: usize,
     /// Elements in the shape.
     count: usize,
 }
 
-/// `a`'s shape, element type and element arrmeta when it is C-contiguous
-/// fixed dims over a non-dim element ([`Array::c_contiguous_parts`]).
-fn contiguous_fixed(a: &Array) -> Option<(SmallVec<[usize; 4]>, &Type, *const u8)> {
-    a.c_contiguous_parts()
+/// One argument of a flat call: C-contiguous fixed dims over a non-dim
+/// element ([`Array::c_contiguous_parts`], without collecting the shape).
+struct Contiguous<'a> {
+    /// The element type.
+    dtype: &'a Type,
+    /// The element's arrmeta.
+    meta: *const u8,
+    /// The number of fixed dims.
+    ndim: usize,
+    /// The number of elements (`None`: it overflows).
+    count: Option<usize>,
+}
+
+/// `a` as a [`Contiguous`] argument, or `None` when it is not one.
+fn contiguous(a: &Array) -> Option<Contiguous<'_>> {
+    let mut tp = a.tp();
+    let mut meta = a.arrmeta_ptr();
+    let mut ndim = 0;
+    let mut count = Some(1usize);
+    // Walk the dims, checking C order from the outside in: each stride
+    // must be the size of its element (dims of size 1 take any stride).
+    while let TypeKind::FixedDim { size, elem } = tp.kind() {
+        // SAFETY: a fixed dim's arrmeta starts with its FixedDimMeta, and
+        // the element's arrmeta follows (DESIGN §4).
+        let m = unsafe { std::ptr::read_unaligned(meta as *const FixedDimMeta) };
+        if *size != 1 && m.stride != elem.data_size() as isize {
+            return None;
+        }
+        // SAFETY: as above.
+        meta = unsafe { meta.add(size_of::<FixedDimMeta>()) };
+        tp = elem;
+        ndim += 1;
+        count = count.and_then(|c| c.checked_mul(*size));
+    }
+    if tp.is_dim() {
+        return None;
+    }
+    Some(Contiguous {
+        dtype: tp,
+        meta,
+        ndim,
+        count,
+    })
+}
+
+/// `true` when `a` and `b` have the same `ndim` leading fixed dims.
+fn same_dims(a: &Type, b: &Type, ndim: usize) -> bool {
+    let (mut a, mut b) = (a, b);
+    for _ in 0..ndim {
+        match (a.kind(), b.kind()) {
+            (
+                TypeKind::FixedDim { size: n, elem: ea },
+                TypeKind::FixedDim { size: m, elem: eb },
+            ) if n == m => (a, b) = (ea, eb),
+            _ => return false,
+        }
+    }
+    true
 }
 
 fn flat_args<'a>(args: &[&'a Array]) -> Option<FlatArgs<'a>> {
@@ -385,29 +441,29 @@ fn flat_args<'a>(args: &[&'a Array]) -> Option<FlatArgs<'a>> {
         metas: SmallVec::new(),
         strides: SmallVec::new(),
         shaped: None,
-        shape: SmallVec::new(),
+        ndim: 0,
         count: 1,
     };
     for a in args {
-        let (shape, dtype, meta) = contiguous_fixed(a)?;
-        flat.strides.push(if shape.is_empty() {
+        let c = contiguous(a)?;
+        flat.strides.push(if c.ndim == 0 {
             0
         } else {
-            dtype.data_size() as isize
+            c.dtype.data_size() as isize
         });
-        flat.dtypes.push(dtype.clone());
-        flat.metas.push(meta);
-        if shape.is_empty() {
+        flat.dtypes.push(c.dtype.clone());
+        flat.metas.push(c.meta);
+        if c.ndim == 0 {
             continue;
         }
         match flat.shaped {
             None => {
-                flat.count = shape.iter().try_fold(1usize, |c, &n| c.checked_mul(n))?;
-                flat.shape = shape;
+                flat.count = c.count?;
+                flat.ndim = c.ndim;
                 flat.shaped = Some(a);
             }
             // Different shapes broadcast (or fail): the general path.
-            Some(_) if shape != flat.shape => return None,
+            Some(s) if c.ndim != flat.ndim || !same_dims(s.tp(), a.tp(), c.ndim) => return None,
             Some(_) => {}
         }
     }
@@ -420,11 +476,20 @@ fn flat_args<'a>(args: &[&'a Array]) -> Option<FlatArgs<'a>> {
 fn call_flat(f: &Callable, out: Option<&Array>, args: &[&Array]) -> Option<Result<Array>> {
     let flat = flat_args(args)?;
     let imp = f.implementation();
-    let dtype = missing::resolve(imp, &flat.dtypes).ok()?;
+    let key = KernelKey::of(f, &flat.dtypes);
+    let cached = key.as_ref().and_then(KernelKey::find);
+    let dtype = match &cached {
+        Some(k) => k.dtype.clone(),
+        None => missing::resolve(imp, &flat.dtypes).ok()?,
+    };
     let out = match out {
         Some(out) => {
-            let (shape, odtype, _) = contiguous_fixed(out)?;
-            if shape != flat.shape || odtype != &dtype {
+            let c = contiguous(out)?;
+            let same_shape = match flat.shaped {
+                Some(s) => c.ndim == flat.ndim && same_dims(s.tp(), out.tp(), c.ndim),
+                None => c.ndim == 0,
+            };
+            if !same_shape || c.dtype != &dtype {
                 return None;
             }
             out.clone()
@@ -434,12 +499,7 @@ fn call_flat(f: &Callable, out: Option<&Array>, args: &[&Array]) -> Option<Resul
                 return None;
             }
             let tp = match flat.shaped {
-                Some(a) if a.tp().dtype() == &dtype => a.tp().clone(),
-                Some(_) => flat
-                    .shape
-                    .iter()
-                    .rev()
-                    .fold(dtype.clone(), |t, &n| Type::fixed_dim(n, t)),
+                Some(a) => with_dtype(a.tp(), flat.ndim, &dtype),
                 None => dtype.clone(),
             };
             // Every element is written by the loop (or the array is dropped
@@ -450,7 +510,7 @@ fn call_flat(f: &Callable, out: Option<&Array>, args: &[&Array]) -> Option<Resul
             }
         }
     };
-    Some(run_flat(f, &out, &dtype, &flat, args).map(|()| out))
+    Some(run_flat(f, &out, &dtype, &flat, args, key, cached).map(|()| out))
 }
 
 /// Builds scalar callable `f`'s strided kernel, missing values handled,
@@ -473,26 +533,62 @@ unsafe fn build_strided(
     unsafe { missing::instantiate(f.implementation(), ckb, 0, args) }.map(|_| ())
 }
 
+/// The `ndim` leading fixed dims of `tp` over `dtype` (`tp` itself when
+/// its element is `dtype` already).
+fn with_dtype(tp: &Type, ndim: usize, dtype: &Type) -> Type {
+    match tp.kind() {
+        _ if ndim == 0 => dtype.clone(),
+        TypeKind::FixedDim { size, elem } => {
+            if tp.dtype() == dtype {
+                tp.clone()
+            } else {
+                Type::fixed_dim(*size, with_dtype(elem, ndim - 1, dtype))
+            }
+        }
+        _ => dtype.clone(),
+    }
+}
+
+/// Runs a flat call into `out`: with the kernel `cached` for its key, or
+/// with one built now (and kept for the next call when there is a `key`).
 fn run_flat(
     f: &Callable,
     out: &Array,
     dtype: &Type,
     flat: &FlatArgs<'_>,
     args: &[&Array],
+    key: Option<KernelKey>,
+    cached: Option<KeptKernel>,
 ) -> Result<()> {
     if flat.count == 0 {
         return Ok(());
     }
-    let out_meta = {
-        let nd = flat.shape.len();
-        // SAFETY: the output has `nd` fixed dims, whose arrmeta comes first.
-        unsafe { out.arrmeta_ptr().add(nd * size_of::<FixedDimMeta>()) }
+    let ckb = match cached {
+        Some(k) => k.kernel,
+        None => {
+            let out_meta = {
+                let nd = flat.ndim;
+                // SAFETY: the output has `nd` fixed dims, whose arrmeta comes first.
+                unsafe { out.arrmeta_ptr().add(nd * size_of::<FixedDimMeta>()) }
+            };
+            let mut ckb = Box::pin(CKernelBuilder::new());
+            // SAFETY: (1) the element arrmeta pointers lie inside the
+            // arrays' arrmeta, which outlive the call; (2) `dtype` is what
+            // the scalar callable resolved for these element types.
+            unsafe { build_strided(f, ckb.as_mut(), dtype, out_meta, &flat.dtypes, &flat.metas)? };
+            let ckb = Rc::new(ckb);
+            if let Some(key) = key {
+                key.keep(
+                    f,
+                    KeptKernel {
+                        dtype: dtype.clone(),
+                        kernel: ckb.clone(),
+                    },
+                );
+            }
+            ckb
+        }
     };
-    let mut ckb = pin!(CKernelBuilder::new());
-    // SAFETY: (1) the element arrmeta pointers lie inside the arrays'
-    // arrmeta, which outlive the call; (2) `dtype` is what the scalar
-    // callable resolved for these element types.
-    unsafe { build_strided(f, ckb.as_mut(), dtype, out_meta, &flat.dtypes, &flat.metas)? };
     let srcs: SmallVec<[*const u8; 4]> = args.iter().map(|a| a.data_ptr() as *const u8).collect();
     // SAFETY: (1) built for Strided on the element types above; (2)
     // `count` elements at these strides lie in each array's data
@@ -507,6 +603,98 @@ fn run_flat(
             flat.count,
             TASK_ELEMENTS,
         )
+    }
+}
+
+/// How many kernels of flat calls each thread keeps.
+const KEPT_KERNELS: usize = 8;
+
+/// A flat call's kernel kept for later calls ([`KernelKey`]), and the
+/// element type it computes.
+#[derive(Clone)]
+struct KeptKernel {
+    dtype: Type,
+    /// Built for `KernelRequest::Strided`; never moved (pinned in its box).
+    kernel: Rc<Pin<Box<CKernelBuilder>>>,
+}
+
+thread_local! {
+    /// The kernels this thread's flat calls built lately, newest last: a
+    /// program calls the same function on the same types again and again
+    /// (`a + b` in a loop), and a kernel found here spares such a call the
+    /// resolution, the checks and the build. Per thread, so a kernel is
+    /// only ever called, and dropped, by the thread that built it.
+    static KEPT: RefCell<Vec<Kept>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A kept kernel and its key.
+struct Kept {
+    /// The callable of the key, held so that its address is not reused
+    /// while the kernel is kept.
+    _f: Callable,
+    key: KernelKey,
+    kernel: KeptKernel,
+}
+
+/// What a flat call's kernel depends on, for a callable that says its
+/// kernels depend on nothing else ([`super::CallableImpl::reuses_kernels`]):
+/// the callable and its arguments' element types, all builtin (which have
+/// no arrmeta for a kernel to read).
+#[derive(PartialEq, Eq)]
+struct KernelKey {
+    /// The callable's address ([`Kept`] holds the callable).
+    f: *const (),
+    dtypes: [Option<BuiltinType>; MAX_KEPT_ARGS],
+}
+
+/// The most arguments a kept kernel takes.
+const MAX_KEPT_ARGS: usize = 4;
+
+impl KernelKey {
+    /// The key of a flat call of `f` on element types `dtypes`, when its
+    /// kernel may be kept.
+    fn of(f: &Callable, dtypes: &[Type]) -> Option<KernelKey> {
+        if dtypes.len() > MAX_KEPT_ARGS || !f.implementation().reuses_kernels() {
+            return None;
+        }
+        let mut key = [None; MAX_KEPT_ARGS];
+        for (k, t) in key.iter_mut().zip(dtypes) {
+            *k = Some(t.as_builtin()?);
+        }
+        Some(KernelKey {
+            f: f.addr(),
+            dtypes: key,
+        })
+    }
+
+    /// The kernel kept for this key on this thread.
+    fn find(&self) -> Option<KeptKernel> {
+        // `try_with`: during the thread's teardown, build anew.
+        KEPT.try_with(|kept| {
+            let kept = kept.borrow();
+            kept.iter()
+                .rev()
+                .find(|k| k.key == *self)
+                .map(|k| k.kernel.clone())
+        })
+        .ok()
+        .flatten()
+    }
+
+    /// Keeps `kernel` for this key, of callable `f`, on this thread
+    /// (forgetting the oldest kept when full).
+    fn keep(self, f: &Callable, kernel: KeptKernel) {
+        let _ = KEPT.try_with(|kept| {
+            let mut kept = kept.borrow_mut();
+            if kept.len() == KEPT_KERNELS {
+                kept.remove(0);
+            }
+            kept.push(Kept {
+                _f: f.clone(),
+                key: self,
+                kernel,
+            });
+        });
     }
 }
 

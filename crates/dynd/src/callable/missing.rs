@@ -69,11 +69,13 @@ fn values(dtypes: &[Type]) -> Option<SmallVec<[Type; 4]>> {
 /// its own resolution, or, where it does not take the option types given,
 /// the option of its result on their value types.
 pub(crate) fn resolve(imp: &dyn CallableImpl, dtypes: &[Type]) -> Result<Type> {
-    let own = imp.resolve(dtypes);
-    match (own, values(dtypes)) {
-        (Ok(t), _) => Ok(t),
-        (Err(e), None) => Err(e),
-        (Err(e), Some(v)) => match imp.resolve(&v) {
+    let e = match imp.resolve(dtypes) {
+        Ok(t) => return Ok(t),
+        Err(e) => e,
+    };
+    match values(dtypes) {
+        None => Err(e),
+        Some(v) => match imp.resolve(&v) {
             Ok(r) if r.option_value().is_some() => Ok(r),
             Ok(r) => Type::option(r),
             // Neither: the error for the types as given.
@@ -94,12 +96,13 @@ pub(crate) unsafe fn instantiate(
     offset: usize,
     el: KernelArgs<'_>,
 ) -> Result<usize> {
-    let wrapped = imp.resolve(el.src_tps).is_err();
-    let vals = values(el.src_tps).filter(|_| wrapped);
+    // Wrapped when an argument is optional and `imp` does not take the
+    // types as they are (resolved only then: no option, no wrapper).
+    let vals = values(el.src_tps).filter(|_| imp.resolve(el.src_tps).is_err());
     let Some(vals) = vals else {
-        imp.check_args(&el)?;
-        // SAFETY: the caller's promises; the types are ones `imp` accepts.
-        return unsafe { imp.instantiate(ckb, offset, el) };
+        // SAFETY: the caller's promises; check_and_instantiate checks the
+        // types.
+        return unsafe { imp.check_and_instantiate(ckb, offset, el) };
     };
     let n = el.nsrc();
     if n > MAX_ARGS {

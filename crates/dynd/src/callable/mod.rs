@@ -104,6 +104,18 @@ pub trait CallableImpl: Send + Sync + 'static {
         true
     }
 
+    /// `true` when a kernel it builds for builtin element types (which have
+    /// no arrmeta) depends on nothing but those types and the request: a
+    /// call may then keep the kernel and run it again in later calls on the
+    /// same types, on the same thread, instead of resolving and building
+    /// anew (what makes a 10-element call cheap). The built-in arithmetic
+    /// says so; the default is `false`, so that the kernels of callables
+    /// written elsewhere (closures, third parties' deferred ckernels) are
+    /// built for each call, as they were.
+    fn reuses_kernels(&self) -> bool {
+        false
+    }
+
     /// Checks the operands `instantiate` is to be given: one arrmeta pointer
     /// per source type, source types [`CallableImpl::resolve`] accepts, and
     /// `dst_tp` the type it gives for them; the errors name the callable and
@@ -112,6 +124,27 @@ pub trait CallableImpl: Send + Sync + 'static {
     /// types the lifter reaches), so implementations need not check again.
     fn check_args(&self, args: &KernelArgs<'_>) -> Result<()> {
         check_operands(self.name(), args, |s| self.resolve(s))
+    }
+
+    /// [`CallableImpl::check_args`], then [`CallableImpl::instantiate`]:
+    /// what the lifter calls for each element kernel. An implementation
+    /// whose check and build share work (resolving the types, as the
+    /// built-in arithmetic does) may override it to do that work once; it
+    /// must refuse exactly what `check_args` refuses, with the same errors.
+    ///
+    /// # Safety
+    /// As [`CallableImpl::instantiate`], except that the types need not be
+    /// ones [`CallableImpl::resolve`] accepts (they are checked here).
+    unsafe fn check_and_instantiate(
+        &self,
+        ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        args: KernelArgs<'_>,
+    ) -> Result<usize> {
+        self.check_args(&args)?;
+        // SAFETY: the caller's promises; the types are ones resolve
+        // accepted (just checked).
+        unsafe { self.instantiate(ckb, offset, args) }
     }
 }
 
@@ -145,6 +178,12 @@ impl Callable {
         &*self.0
     }
 
+    /// The shared callable's address: equal for handles of one callable,
+    /// and not reused while a handle lives.
+    pub(crate) fn addr(&self) -> *const () {
+        Arc::as_ptr(&self.0).cast()
+    }
+
     /// The output type of a call with arguments of these (whole) types:
     /// for a scalar callable, the broadcast dims over the element result.
     pub fn resolve(&self, args: &[Type]) -> Result<Type> {
@@ -172,10 +211,8 @@ impl Callable {
             // SAFETY: the caller's promises.
             unsafe { elementwise::instantiate(self, ckb, offset, args) }
         } else {
-            self.0.check_args(&args)?;
-            // SAFETY: the caller's promises; the types are ones resolve
-            // accepted (just checked).
-            unsafe { self.0.instantiate(ckb, offset, args) }
+            // SAFETY: the caller's promises.
+            unsafe { self.0.check_and_instantiate(ckb, offset, args) }
         }
     }
 
@@ -273,8 +310,13 @@ pub(crate) fn check_operands(
     resolve: impl FnOnce(&[Type]) -> Result<Type>,
 ) -> Result<()> {
     args.check_counts(name)?;
-    let want = resolve(args.src_tps)?;
-    if want != *args.dst_tp {
+    check_result(name, args, &resolve(args.src_tps)?)
+}
+
+/// The second half of [`check_operands`], for a result already resolved:
+/// `want` (what the sources give) must be `args.dst_tp`.
+pub(crate) fn check_result(name: &str, args: &KernelArgs<'_>, want: &Type) -> Result<()> {
+    if *want != *args.dst_tp {
         return Err(Error::type_error(format!(
             "{name} computes {want} for ({}), not {}",
             type_list(args.src_tps),

@@ -2,7 +2,9 @@
 
 use super::Callable;
 use crate::error::{Error, Result};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, RwLock};
 
 static REGISTRY: LazyLock<RwLock<BTreeMap<String, Callable>>> = LazyLock::new(|| {
@@ -11,8 +13,68 @@ static REGISTRY: LazyLock<RwLock<BTreeMap<String, Callable>>> = LazyLock::new(||
     RwLock::new(map)
 });
 
+/// Counts the changes to the registry: a callable remembered at an older
+/// generation may have been replaced since.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// How many names each thread remembers.
+const RECENT: usize = 8;
+
+/// Callables looked up at one generation of the registry, by name.
+struct Recent {
+    generation: u64,
+    found: Vec<(Box<str>, Callable)>,
+}
+
+thread_local! {
+    /// The callables this thread looked up lately: a program calls a few
+    /// functions (`a + b` in a loop), and a name found here costs no lock
+    /// and no search of the registry.
+    static RECENT_LOOKUPS: RefCell<Recent> = const {
+        RefCell::new(Recent { generation: 0, found: Vec::new() })
+    };
+}
+
 /// The callable registered as `name` (`"add"`, `"sum"`, ...).
 pub fn lookup(name: &str) -> Result<Callable> {
+    // Acquire, before reading the registry: a lookup that sees a
+    // registration's generation also sees its callable (the Release in
+    // `register`), and a callable found under an older generation is
+    // remembered under that one, so it is looked up again once the
+    // generation moves on.
+    let generation = GENERATION.load(Ordering::Acquire);
+    // `try_with`: a lookup from another thread-local's destructor, after
+    // this one is gone, goes to the registry.
+    let hit = RECENT_LOOKUPS
+        .try_with(|r| {
+            let r = r.borrow();
+            (r.generation == generation)
+                .then(|| r.found.iter().find(|(n, _)| **n == *name))
+                .flatten()
+                .map(|(_, f)| f.clone())
+        })
+        .ok()
+        .flatten();
+    if let Some(f) = hit {
+        return Ok(f);
+    }
+    let f = lookup_locked(name)?;
+    let _ = RECENT_LOOKUPS.try_with(|r| {
+        let mut r = r.borrow_mut();
+        if r.generation != generation {
+            r.generation = generation;
+            r.found.clear();
+        }
+        if r.found.len() == RECENT {
+            r.found.remove(0);
+        }
+        r.found.push((name.into(), f.clone()));
+    });
+    Ok(f)
+}
+
+/// [`lookup`] in the registry itself.
+fn lookup_locked(name: &str) -> Result<Callable> {
     let map = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
     map.get(name).cloned().ok_or_else(|| {
         let known: Vec<&str> = map.keys().map(String::as_str).collect();
@@ -25,10 +87,11 @@ pub fn lookup(name: &str) -> Result<Callable> {
 
 /// Registers `f` under `name`, replacing any callable of that name.
 pub fn register(name: &str, f: Callable) {
-    REGISTRY
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(name.to_string(), f);
+    let mut map = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
+    map.insert(name.to_string(), f);
+    // Release, with the new callable in the map (and the lock still held,
+    // so generations follow the order of the changes): see `lookup`.
+    GENERATION.fetch_add(1, Ordering::Release);
 }
 
 /// The registered names, sorted.
@@ -91,3 +154,37 @@ macro_rules! builtin_callables {
     };
 }
 pub(crate) use builtin_callables;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::Array;
+
+    #[test]
+    fn a_registration_replaces_what_this_and_other_threads_looked_up() {
+        let name = "registry_test_replaced";
+        register(name, Callable::from_fn1(name, |x: f64| x + 1.0));
+        let x = Array::from(vec![1.0f64]);
+        // Looked up twice: the second comes from this thread's recent ones.
+        for _ in 0..2 {
+            assert_eq!(
+                lookup(name).unwrap().call(&[&x]).unwrap().to_json(),
+                "[2.0]"
+            );
+        }
+        let other = std::thread::spawn(move || lookup(name).unwrap().name().to_string());
+        assert_eq!(other.join().unwrap(), name);
+        register(name, Callable::from_fn1(name, |x: f64| x * 10.0));
+        assert_eq!(
+            lookup(name).unwrap().call(&[&x]).unwrap().to_json(),
+            "[10.0]"
+        );
+        let x2 = Array::from(vec![2.0f64]);
+        let other =
+            std::thread::spawn(move || lookup(name).unwrap().call(&[&x2]).unwrap().to_json());
+        assert_eq!(other.join().unwrap(), "[20.0]");
+        // Unknown names are still errors, and are not remembered.
+        assert!(lookup("registry_test_unknown").is_err());
+        assert!(lookup("registry_test_unknown").is_err());
+    }
+}

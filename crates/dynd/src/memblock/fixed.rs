@@ -48,6 +48,9 @@ enum How {
     Mapped { base: *mut libc::c_void, len: usize },
     /// Zero bytes: a dangling, aligned pointer.
     Empty,
+    /// Inside the allocation of the block that owns the buffer (a small
+    /// fixed block's data, see [`INLINE_MAX`]): freed with that block.
+    Inline,
 }
 
 // SAFETY: a Buffer uniquely owns its allocation; the raw pointers are not
@@ -266,7 +269,7 @@ impl Drop for Buffer {
                 // unmapped exactly once, here.
                 unsafe { libc::munmap(base, len) };
             }
-            How::Empty => {}
+            How::Empty | How::Inline => {}
         }
     }
 }
@@ -285,15 +288,79 @@ unsafe impl BlockStruct for FixedBlock {
 
 static FIXED_VTABLE: BlockVTable = BlockVTable { free: free_fixed };
 
+/// Data of at most this many bytes (aligned to at most [`INLINE_ALIGN`])
+/// lies in the block's own allocation, right after the struct: a small
+/// array's data then costs no allocation of its own (and no calloc, which
+/// glibc does not serve from its per-thread cache).
+const INLINE_MAX: usize = 256;
+/// The alignment of inline data (malloc's own).
+const INLINE_ALIGN: usize = 16;
+/// Where inline data starts in the block's allocation.
+const INLINE_OFFSET: usize = std::mem::size_of::<FixedBlock>().next_multiple_of(INLINE_ALIGN);
+const _: () = assert!(std::mem::align_of::<FixedBlock>() <= INLINE_ALIGN);
+
+/// The allocation of a block with `size` (at most [`INLINE_MAX`]) bytes of
+/// inline data.
+fn inline_layout(size: usize) -> Layout {
+    debug_assert!(size <= INLINE_MAX);
+    // SAFETY: INLINE_ALIGN is a power of two, and INLINE_OFFSET + size (at
+    // most a few hundred bytes) does not overflow isize when rounded up.
+    unsafe { Layout::from_size_align_unchecked(INLINE_OFFSET + size, INLINE_ALIGN) }
+}
+
 /// # Safety
 /// See [`BlockVTable::free`].
 unsafe fn free_fixed(block: NonNull<MemoryBlockHeader>) {
-    // SAFETY: (1) the block was made by `new` as a Box<FixedBlock>; (2) it is
-    // ours alone now.
-    drop(unsafe { Box::from_raw(block.cast::<FixedBlock>().as_ptr()) });
+    let p = block.cast::<FixedBlock>().as_ptr();
+    // SAFETY: (1) the block was made by `new`: by `new_inline` when its
+    // buffer is inline (an allocation of inline_layout(size)), otherwise as
+    // a Box<FixedBlock>; (2) it is ours alone now, so it is dropped once.
+    unsafe {
+        if matches!((*p).buffer.how, How::Inline) {
+            let layout = inline_layout((*p).buffer.size);
+            std::ptr::drop_in_place(p);
+            std::alloc::dealloc(p as *mut u8, layout);
+        } else {
+            drop(Box::from_raw(p));
+        }
+    }
+}
+
+/// A fixed block of `size` (1 to [`INLINE_MAX`]) zero bytes in its own
+/// allocation, aligned to [`INLINE_ALIGN`].
+fn new_inline(size: usize) -> Result<MemBlock> {
+    let layout = inline_layout(size);
+    // SAFETY: the layout has a non-zero size (the struct).
+    let raw = unsafe { std::alloc::alloc(layout) };
+    let block = NonNull::new(raw)
+        .ok_or_else(|| Error::alloc(format!("out of memory allocating {size} bytes")))?;
+    // SAFETY: the allocation holds a FixedBlock (aligned: INLINE_ALIGN is at
+    // least its alignment) and then `size` bytes from INLINE_OFFSET, which
+    // are zeroed before the buffer hands them out.
+    unsafe {
+        let data = raw.add(INLINE_OFFSET);
+        std::ptr::write_bytes(data, 0, size);
+        std::ptr::write(
+            raw as *mut FixedBlock,
+            FixedBlock {
+                prefix: BlockPrefix::new(MemoryBlockKind::FixedSizePod, &FIXED_VTABLE),
+                buffer: Buffer {
+                    ptr: NonNull::new_unchecked(data),
+                    size,
+                    how: How::Inline,
+                },
+            },
+        );
+        // The struct starts with its header (BlockStruct 1) and holds the
+        // one reference BlockPrefix::new counts.
+        Ok(MemBlock::from_raw(block.cast()))
+    }
 }
 
 pub(super) fn new(size: usize, align: usize, zero: bool) -> Result<MemBlock> {
+    if (1..=INLINE_MAX).contains(&size) && align.is_power_of_two() && align <= INLINE_ALIGN {
+        return new_inline(size);
+    }
     let buffer = Buffer::new(size, align, zero)?;
     Ok(boxed_block(Box::new(FixedBlock {
         prefix: BlockPrefix::new(MemoryBlockKind::FixedSizePod, &FIXED_VTABLE),

@@ -55,6 +55,33 @@ fn fixed_blocks_are_zeroed_and_aligned() {
 }
 
 #[test]
+fn small_fixed_blocks_hold_their_data_inline_zeroed_and_aligned() {
+    // Sizes around the inline limit (256 bytes), every small alignment, in
+    // both modes; a reused allocation is zeroed again.
+    for round in 0..2 {
+        for size in [1, 7, 16, 80, 255, 256, 257] {
+            for align in [1, 2, 4, 8, 16, 32] {
+                for b in [
+                    MemBlock::new_fixed(size, align).unwrap(),
+                    MemBlock::new_fixed_for_overwrite(size, align).unwrap(),
+                ] {
+                    let (ptr, len) = b.fixed_data().unwrap();
+                    assert_eq!(len, size);
+                    assert_eq!(ptr as usize % align, 0, "size {size} align {align}");
+                    // SAFETY: the block owns `len` writable bytes at `ptr`.
+                    let bytes = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+                    assert!(bytes.iter().all(|&x| x == 0), "round {round}");
+                    bytes.fill(0xA5);
+                    let c = b.clone();
+                    drop(b);
+                    assert_eq!(c.use_count(), 1);
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn large_fixed_blocks_use_huge_page_aligned_mappings() {
     let size = 5 << 20;
     let b = MemBlock::new_fixed(size, 8).unwrap();

@@ -427,6 +427,11 @@ impl CallableImpl for Arith {
         self.op.missing
     }
 
+    /// Its kernels are plain functions of the element types.
+    fn reuses_kernels(&self) -> bool {
+        true
+    }
+
     unsafe fn instantiate(
         &self,
         ckb: Pin<&mut CKernelBuilder>,
@@ -435,17 +440,51 @@ impl CallableImpl for Arith {
     ) -> Result<usize> {
         let (c, k) = self.plan(args.src_tps)?;
         // SAFETY: (1) and (2) of CallableImpl::instantiate are build's.
-        unsafe {
-            kernels::build(
-                ckb,
-                offset,
-                args.req,
-                c,
-                k.emplace,
-                args.src_tps,
-                args.src_metas,
-            )
-        }
+        unsafe { build(ckb, offset, &args, c, k) }
+    }
+
+    /// The check and the build from one plan (a small call's time is
+    /// mostly this bookkeeping): refuses what `check_args` refuses, with
+    /// its errors — the plan's, then a result other than `dst_tp`.
+    unsafe fn check_and_instantiate(
+        &self,
+        ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        args: KernelArgs<'_>,
+    ) -> Result<usize> {
+        args.check_counts(self.name())?;
+        let (c, k) = self.plan(args.src_tps)?;
+        super::check_result(self.name(), &args, &Type::builtin(k.out))?;
+        // SAFETY: (1) and (2) of CallableImpl::instantiate are the caller's;
+        // the types are ones resolve accepts (the plan succeeded, and gives
+        // `dst_tp`).
+        unsafe { build(ckb, offset, &args, c, k) }
+    }
+}
+
+/// Builds the kernel of plan `(c, k)` for `args`.
+///
+/// # Safety
+/// As [`CallableImpl::instantiate`], with `(c, k)` the plan of
+/// `args.src_tps`.
+unsafe fn build(
+    ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    args: &KernelArgs<'_>,
+    c: BuiltinType,
+    k: CoreKernel,
+) -> Result<usize> {
+    // SAFETY: (1) and (2) of CallableImpl::instantiate are build's.
+    unsafe {
+        kernels::build(
+            ckb,
+            offset,
+            args.req,
+            c,
+            k.emplace,
+            args.src_tps,
+            args.src_metas,
+        )
     }
 }
 
