@@ -11,7 +11,7 @@
 # malloc/free. Builds go to target/asan so the normal build stays warm.
 #
 #   scripts/asan-tests.sh                 # dynd, dynd-capi, dynd-ops
-#   scripts/asan-tests.sh -- stress       # extra arguments go to cargo test
+#   scripts/asan-tests.sh -- stress::     # extra arguments go to cargo test
 #
 # Not run: doc tests (rustdoc does not pass the sanitizer to its
 # binaries), and dynd-capi's c_tests.rs, which links C programs against the
@@ -32,20 +32,12 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target/asan}"
 # Property tests: fewer cases, as under valgrind (ASan runs ~2-3x slower).
 export PROPTEST_CASES="${PROPTEST_CASES:-32}"
 
-# Every integration test of dynd-capi except the C programs.
-capi_tests=()
-for f in crates/dynd-capi/tests/*.rs; do
-  name=$(basename "$f" .rs)
-  [[ "$name" == c_tests ]] && continue
-  capi_tests+=(--test "$name")
-done
-
 # --target keeps build scripts and proc macros uninstrumented (they run on
 # the host, outside the sanitizer runtime).
 echo "== ASan: dynd (lib + tests)"
 cargo +nightly test --target "$host" -p dynd --lib --tests "$@"
 echo "== ASan: dynd-capi (lib + Rust tests)"
-cargo +nightly test --target "$host" -p dynd-capi --lib "${capi_tests[@]}" "$@"
+cargo +nightly test --target "$host" -p dynd-capi --lib --test integration "$@"
 echo "== ASan: dynd-ops (lib + tests)"
 cargo +nightly test --target "$host" -p dynd-ops --lib --tests "$@"
 echo "== ASan: no reports"

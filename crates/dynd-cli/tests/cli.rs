@@ -1,6 +1,6 @@
 //! The `dynd` binary: exact output and error format of DESIGN §8.
 
-mod common;
+use crate::common;
 use common::{assert_errors, dynd};
 use std::process::Command;
 

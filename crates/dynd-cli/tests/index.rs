@@ -1,6 +1,6 @@
 //! `dynd index` (DESIGN §8) and JSON arguments from stdin and files.
 
-mod common;
+use crate::common;
 use common::{assert_errors, dynd, dynd_stdin};
 
 #[test]

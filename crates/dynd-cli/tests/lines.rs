@@ -1,6 +1,6 @@
 //! `dynd parse --lines` and `dynd infer [--lines]` (DESIGN §8, wave 2).
 
-mod common;
+use crate::common;
 use common::{dynd, dynd_stdin, dynd_with};
 use std::io::Write;
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! `dynd call` of `is_null`, `fill_null` and `drop_null` (DESIGN §8):
 //! exact output, and the error lines.
 
-mod common;
+use crate::common;
 use common::{assert_error_lines, assert_prints};
 
 #[test]

@@ -1,7 +1,7 @@
 //! `dynd call` of `where`, `filter` and `take` (DESIGN §8): exact output,
 //! and the error lines.
 
-mod common;
+use crate::common;
 use common::{assert_prints, call};
 
 #[test]

@@ -1,6 +1,6 @@
 //! The reference cases of MatX's operator tests, each on every executor.
 
-mod common;
+use crate::common;
 use common::{both, t10_12_14};
 use dynd_ops::*;
 

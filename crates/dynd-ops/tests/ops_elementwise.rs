@@ -1,6 +1,6 @@
 //! Elementwise operators and generators, each on every executor.
 
-mod common;
+use crate::common;
 use common::{both, executors, irregular};
 use dynd::ErrorKind;
 use dynd_ops::*;

@@ -1,6 +1,6 @@
 //! FFTs against a direct DFT written here, on every executor.
 
-mod common;
+use crate::common;
 use common::both;
 use dynd_ops::*;
 use std::f64::consts::PI;

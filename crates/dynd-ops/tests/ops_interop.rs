@@ -1,7 +1,7 @@
 //! dynd arrays as operators and outputs, assignment errors, overlapping
 //! outputs, executors and tracing.
 
-mod common;
+use crate::common;
 use common::{both, executors, set_error};
 use dynd::{Array, ErrorKind};
 use dynd_ops::*;

@@ -2,7 +2,7 @@
 //! the FFT shifts, linspace over columns, broadcasting across ranks and
 //! complex elements; expected values by plain loops, on every executor.
 
-mod common;
+use crate::common;
 use common::{both, both_set, irregular};
 use dynd::ErrorKind;
 use dynd_ops::*;

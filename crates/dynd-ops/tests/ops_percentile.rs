@@ -1,7 +1,7 @@
 //! Percentiles against NumPy's definitions, written out here, on every
 //! executor.
 
-mod common;
+use crate::common;
 use common::{both, irregular};
 use dynd::ErrorKind;
 use dynd_ops::*;

@@ -1,6 +1,6 @@
 //! Reductions and transforms, on every executor.
 
-mod common;
+use crate::common;
 use common::{both, irregular};
 use dynd::ErrorKind;
 use dynd_ops::*;

@@ -1,6 +1,6 @@
 //! Shape operators (reading and, for lvalues, writing), on every executor.
 
-mod common;
+use crate::common;
 use common::{both, both_set, irregular, t10_12_14};
 use dynd::ErrorKind;
 use dynd_ops::*;

@@ -1,7 +1,7 @@
 //! len, iteration, equality, Rust values out, reshape and the summarising
 //! repr.
 
-mod common;
+use crate::common;
 use common::{a as json, assert_error, pair, show};
 
 use dynd::{Array, ErrorKind, Index};

@@ -1,6 +1,6 @@
 //! Arrays: construction, views without copies, copies, repr, index errors.
 
-mod common;
+use crate::common;
 use common::{a as json, assert_error, pair, show};
 
 use dynd::{Array, ErrorKind, Index, Type};

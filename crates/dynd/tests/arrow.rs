@@ -5,7 +5,7 @@
 
 #![cfg(feature = "arrow")]
 
-mod common;
+use crate::common;
 use common::assert_error;
 
 use arrow_array::Array as _;

@@ -1,7 +1,7 @@
 //! Array-level assignment between types: dims with broadcasting, var dims,
 //! structs by name, tuples by position, options, pointers, error modes.
 
-mod common;
+use crate::common;
 
 use common::assign::{Message::Contains, assign, check_rows};
 use common::{a, assert_error, scalar, with_assign_kernel};

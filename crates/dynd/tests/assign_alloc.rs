@@ -1,43 +1,18 @@
 //! Building a scalar or 1-d strided assignment kernel allocates nothing,
-//! and neither does calling it (a counting global allocator watches).
+//! and neither does calling it (the test binary's counting global allocator watches).
 
-mod common;
+use crate::common;
 
 use common::{scalar, whole, with_assign_kernel};
 use dynd::kernels::KernelRequest::{Single, Strided};
 use dynd::kernels::assign::ErrorMode;
 use dynd::{Array, Type};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
-struct Counting;
-thread_local! { static COUNT: Cell<usize> = const { Cell::new(0) }; }
-
-// SAFETY: forwards to the system allocator, only counting calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        COUNT.with(|c| c.set(c.get() + 1));
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: forwarded.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        COUNT.with(|c| c.set(c.get() + 1));
-        // SAFETY: forwarded.
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
+/// Runs `f`; returns its result and how many allocations it made on this
+/// thread.
 fn allocations<R>(f: impl FnOnce() -> R) -> (R, usize) {
-    let before = COUNT.with(Cell::get);
-    let r = f();
-    (r, COUNT.with(Cell::get) - before)
+    let (n, r) = common::alloc::allocations(f);
+    (r, n)
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! invalid source data; strided, reversed and unaligned data; one kernel
 //! called from several threads at once; and property tests for round trips.
 
-mod common;
+use crate::common;
 
 use common::{elems, json_quote, scalar, whole, with_assign_kernel};
 use dynd::array::StringData;

@@ -7,7 +7,7 @@
 //! `catch_unwind`: a panic is a failure of the row, never of the sweep, so one
 //! run reports every row that is wrong.
 
-mod common;
+use crate::common;
 
 use common::sweep;
 use dynd::kernels::assign::ErrorMode;

@@ -7,7 +7,7 @@
 //! uint8 convert exactly, so they promote to bfloat16; wider integers go
 //! to float32 or float64 as they do with float16.
 
-mod common;
+use crate::common;
 use common::a;
 
 use dynd::compute;

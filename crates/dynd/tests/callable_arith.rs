@@ -4,7 +4,7 @@
 //! strided and reversed views, parallel against serial, dispatch, and the
 //! `dynd::compute` faces and operators.
 
-mod common;
+use crate::common;
 use common::{a, assert_error, show};
 
 use dynd::callable::arith::{self, comparison_overloads, function, functions};

@@ -2,7 +2,7 @@
 //! raw deferred ckernel, lifted over fixed and var dims with broadcasting;
 //! parallel and serial execution agree.
 
-mod common;
+use crate::common;
 use common::{a, assert_error};
 
 use dynd::callable::Callable;

@@ -2,7 +2,7 @@
 //! over fixed and var dims, checked against a plain Rust reference;
 //! parallel and serial runs agree bit for bit.
 
-mod common;
+use crate::common;
 use common::{a, assert_error, ok};
 
 use dynd::callable::reduce::{BuiltinReduction, Reduction, reduce_with};

@@ -4,7 +4,7 @@
 //! the registry, large calls on several threads, and property tests against
 //! Rust's `str` methods.
 
-mod common;
+use crate::common;
 use common::{Side, a, elems, whole, with_callable_kernel};
 
 use dynd::callable::lookup;

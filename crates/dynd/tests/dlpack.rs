@@ -4,7 +4,7 @@
 //! tensor run exactly once — after the last view is gone, or when the
 //! import fails (wrong device, data type or version).
 
-mod common;
+use crate::common;
 use common::assert_error;
 
 use dynd::interop::dlpack::{

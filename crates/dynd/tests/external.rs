@@ -4,7 +4,7 @@
 //! gone, or when construction fails — and bad layouts are typed errors.
 //! These run under valgrind in CI (`scripts/valgrind-tests.sh`).
 
-mod common;
+use crate::common;
 use common::assert_error;
 
 use dynd::kernels::assign::ErrorMode;

@@ -1,7 +1,7 @@
 //! JSON in and out for every type, DESIGN §8's conventions, and every bad
 //! input kind: bad tokens, wrong shapes, out-of-range values, bad paths.
 
-mod common;
+use crate::common;
 
 use common::{assert_error, json_quote};
 use dynd::{Array, ErrorKind};

@@ -3,10 +3,10 @@
 //! child, a dim kernel over a strided child), kernels written "in C" (only
 //! the prefix known), failure halfway through construction, errors and
 //! panics, calls from several threads at once, and no heap allocation for
-//! small kernels (this binary counts allocations with its own global
-//! allocator).
+//! small kernels (the test binary's global allocator counts them).
 
-mod common;
+use crate::common;
+use common::alloc::allocations as allocations_in;
 use common::assert_error;
 
 use dynd::error::{clear_last_error, set_last_error};
@@ -14,68 +14,10 @@ use dynd::kernels::{
     CKernelBuilder, CKernelPrefix, Kernel, KernelRef, KernelRequest, Strided, kernel_size,
 };
 use dynd::{Error, ErrorKind, Result};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::mem::size_of;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-// ---------------------------------------------------------------------------
-// Allocation counting: per thread, only while a test asks for it.
-
-struct CountingAllocator;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note_allocation() {
-    // try_with: allocations during thread teardown are not ours to count.
-    let _ = COUNTING.try_with(|on| {
-        if on.get() {
-            ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        }
-    });
-}
-
-// SAFETY: every method forwards to the system allocator with the caller's
-// arguments unchanged; counting touches only const-initialised thread-locals
-// with no destructors, which never allocate.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: the caller's guarantees, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: the caller's guarantees, forwarded.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        // SAFETY: the caller's guarantees, forwarded.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's guarantees, forwarded.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
-
-/// Runs `f` and returns how many heap allocations it made on this thread.
-fn allocations_in<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    ALLOCATIONS.with(|n| n.set(0));
-    COUNTING.with(|on| on.set(true));
-    let result = f();
-    COUNTING.with(|on| on.set(false));
-    (ALLOCATIONS.with(Cell::get), result)
-}
 
 // ---------------------------------------------------------------------------
 // Helpers.

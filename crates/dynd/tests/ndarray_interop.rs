@@ -6,7 +6,7 @@
 
 #![cfg(feature = "ndarray")]
 
-mod common;
+use crate::common;
 use common::assert_error;
 
 use dynd::interop::ndarray::{with_view, with_view_mut};
@@ -222,10 +222,13 @@ fn an_escaped_clone_aborts() {
         return;
     }
     let exe = std::env::current_exe().unwrap();
+    // The test's name in the test binary: its module path without the
+    // binary's own name.
+    let (_, module) = module_path!().split_once("::").unwrap();
     let out = std::process::Command::new(exe)
         .args([
             "--exact",
-            "an_escaped_clone_aborts",
+            &format!("{module}::an_escaped_clone_aborts"),
             "--nocapture",
             "--test-threads=1",
         ])

@@ -2,7 +2,7 @@
 //! arguments give `?R`, missing where any argument is missing; Kleene
 //! logic for logical_and / logical_or; no error from a missing element.
 
-mod common;
+use crate::common;
 use common::{a, assert_error, assert_ok, pair, show};
 
 use dynd::callable::{Callable, lookup};

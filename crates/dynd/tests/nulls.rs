@@ -4,7 +4,7 @@
 //! reversed views, empty arrays, long arrays (the fast paths, compared
 //! with a plain loop), and the errors.
 
-mod common;
+use crate::common;
 use common::{a, assert_ok, ok, pair};
 
 use dynd::callable::lookup;

@@ -3,7 +3,7 @@
 //! flag byte after T's data. Their layout, datashape, JSON in and out,
 //! display, copies, views and assignment in every direction.
 
-mod common;
+use crate::common;
 use common::assign::{Message::Exact, assign, check_rows};
 use common::{a, assert_error, assert_ok, ok, pair};
 

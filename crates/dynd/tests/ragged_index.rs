@@ -1,7 +1,7 @@
 //! Indexing var dims row by row (`x[:, i]`, `x[:, a:b]`) and permuting
 //! over var dims: checked against plain loops over random ragged data.
 
-mod common;
+use crate::common;
 use common::{a as json, assert_error, pair, show};
 
 use dynd::{ErrorKind, Index};

@@ -3,7 +3,7 @@
 //! offset maps them into the result's values): values, views, assignment,
 //! lifetimes and the cases that must not share.
 
-mod common;
+use crate::common;
 use common::a;
 
 use dynd::kernels::assign::ErrorMode;

@@ -3,7 +3,7 @@
 //! negative axes; unequal var rows combined position by position; errors;
 //! and a property test against plain loops that skip missing values.
 
-mod common;
+use crate::common;
 use common::a;
 
 use dynd::callable::lookup;

@@ -4,7 +4,7 @@
 //! (the fast paths and the threaded gather), and the errors with their
 //! messages.
 
-mod common;
+use crate::common;
 use common::{a, assert_ok, ok, pair};
 
 use dynd::callable::lookup;

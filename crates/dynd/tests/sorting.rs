@@ -3,7 +3,7 @@
 //! ordering, stability, descending, strided views, scan result types and
 //! overflow, concatenation of fixed and var dims, and the errors.
 
-mod common;
+use crate::common;
 use common::{a, assert_ok, ok, pair};
 
 use dynd::callable::lookup;

@@ -8,7 +8,7 @@
 //! (about 4·10^5 kernel calls and refcount operations in all); they run
 //! under ASan and valgrind too (scripts/asan-tests.sh, valgrind-tests.sh).
 
-mod common;
+use crate::common;
 
 use common::{elem_meta, elems, scalar, whole, with_assign_kernel, with_callable_kernel};
 use dynd::array::BlockrefMeta;

@@ -4,6 +4,7 @@
 //! part of them.
 #![allow(dead_code)]
 
+pub mod alloc;
 pub mod assign;
 pub mod sweep;
 
