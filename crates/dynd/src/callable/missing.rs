@@ -153,6 +153,17 @@ pub(crate) unsafe fn instantiate(
             imp.name()
         )));
     }
+    if rule == Missing::Propagate && all_numbers {
+        let flags: SmallVec<[bool; MAX_ARGS]> = optional[..n].iter().map(Option::is_some).collect();
+        let inner = KernelArgs::new(&r, el.dst_meta, &vals, el.src_metas, el.req);
+        // SAFETY: `offset` is free (the caller's promise); the types are
+        // value types `imp` accepts (resolved above), laid out as the
+        // options given (DESIGN §4).
+        let fused = unsafe { imp.instantiate_propagating(ckb.as_mut(), offset, inner, &flags) };
+        if let Some(end) = fused? {
+            return Ok(end);
+        }
+    }
     let vals_builtin: [Option<BuiltinType>; MAX_ARGS] =
         std::array::from_fn(|i| vals.get(i).and_then(Type::as_builtin));
     macro_rules! build {
@@ -320,6 +331,96 @@ pub(crate) unsafe fn fill_where(
             unsafe { where_as::<U, V>((src.0, src.1, sna), (dst.0, dst.1, dna), n, from) }
         })
     })
+}
+
+/// Writes `dst_na` to element `j` of `dst` wherever element `j` of `src`
+/// is `src_na`, and leaves every other element as it is: a compare pass
+/// over the source that gathers 64 elements' tests into one bit mask, then
+/// a store at each set bit only. Missing values are usually few, so this
+/// stores far less than a blend, and unlike an in-place blend it never
+/// becomes a masked vector store (microcoded, and slow, on some CPUs).
+///
+/// # Safety
+/// 1. `n` elements of `src`'s width at `sstride` are readable, and `n` of
+///    `dst`'s at `dstride` writable; `dst`'s range does not overlap `src`'s.
+pub(crate) unsafe fn patch_where(
+    src: (*const u8, isize, Bits),
+    dst: (*mut u8, isize, Bits),
+    n: usize,
+) {
+    by_width!(src.2, |U, sna| {
+        by_width!(dst.2, |V, dna| {
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: (1), for these widths; the CPU has AVX2.
+                return unsafe { patch_avx2::<U, V>((src.0, src.1, sna), (dst.0, dst.1, dna), n) };
+            }
+            // SAFETY: (1), for these widths.
+            unsafe { patch_as::<U, V>((src.0, src.1, sna), (dst.0, dst.1, dna), n) }
+        })
+    })
+}
+
+/// [`patch_as`] compiled for AVX2.
+///
+/// # Safety
+/// 1. As [`patch_where`]; the CPU supports AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn patch_avx2<U: bytemuck::Pod + PartialEq, V: bytemuck::Pod>(
+    src: (*const u8, isize, U),
+    dst: (*mut u8, isize, V),
+    n: usize,
+) {
+    // SAFETY: (1).
+    unsafe { patch_as::<U, V>(src, dst, n) }
+}
+
+/// [`patch_where`] for source width `U` and output width `V`.
+///
+/// # Safety
+/// As [`patch_where`].
+#[inline(always)]
+unsafe fn patch_as<U: bytemuck::Pod + PartialEq, V: bytemuck::Pod>(
+    (src, sstride, sna): (*const u8, isize, U),
+    (dst, dstride, dna): (*mut u8, isize, V),
+    n: usize,
+) {
+    let contiguous = sstride == size_of::<U>() as isize && src.align_offset(align_of::<U>()) == 0;
+    let mut done = 0;
+    while done < n {
+        let m = (n - done).min(64);
+        let at = src.wrapping_offset(done as isize * sstride);
+        let mut bits = 0u64;
+        if contiguous && m == 64 {
+            // SAFETY: (1): 64 contiguous, aligned, readable elements.
+            let s = unsafe { &*at.cast::<[U; 64]>() };
+            for (k, v) in s.iter().enumerate() {
+                bits |= u64::from(*v == sna) << k;
+            }
+        } else {
+            for k in 0..m {
+                // SAFETY: (1) element done + k is readable.
+                let v = unsafe {
+                    at.wrapping_offset(k as isize * sstride)
+                        .cast::<U>()
+                        .read_unaligned()
+                };
+                bits |= u64::from(v == sna) << k;
+            }
+        }
+        while bits != 0 {
+            let k = (done + bits.trailing_zeros() as usize) as isize;
+            // SAFETY: (1) element k < n of the output is writable.
+            unsafe {
+                dst.wrapping_offset(k * dstride)
+                    .cast::<V>()
+                    .write_unaligned(dna)
+            };
+            bits &= bits - 1;
+        }
+        done += m;
+    }
 }
 
 /// Scratch room for one block of [`BLOCK`] elements of any builtin width,
@@ -663,6 +764,39 @@ impl<const N: usize> Kernel for Propagate<N> {
             // block, then NA wherever an argument is NA, while the block is
             // in cache. Should the kernel fail, the masked path finds out
             // whether a present element did.
+            if !self.output_overlaps_a_source(&run) {
+                // The output is apart from every argument: the kernel
+                // writes it directly, then NA goes where an argument was
+                // missing (read again while the block is in cache). Should
+                // the kernel fail, the masked path redoes the block; it
+                // overwrote no argument.
+                return by_windows::<N>(&run, BLOCK, |block| {
+                    let (srcs, n) = (block.src, block.count);
+                    // SAFETY: the block's ranges are valid (Kernel::strided
+                    // 1).
+                    let ran = unsafe {
+                        child.call_strided(block.dst, block.dst_stride, srcs, block.src_stride, n)
+                    };
+                    if ran.is_err() {
+                        // SAFETY: as above.
+                        return unsafe { self.masked(k, block) };
+                    }
+                    for (i, bits) in self.optional.iter().enumerate() {
+                        if let Some(bits) = bits {
+                            // SAFETY: the block's ranges are valid and the
+                            // output overlaps no argument.
+                            unsafe {
+                                patch_where(
+                                    (srcs[i], run.src_stride[i], *bits),
+                                    (block.dst, block.dst_stride, fill),
+                                    n,
+                                )
+                            };
+                        }
+                    }
+                    Ok(())
+                });
+            }
             let mut scratch = scratch();
             return by_windows::<N>(&run, BLOCK, |block| {
                 let (srcs, n) = (block.src, block.count);
@@ -721,17 +855,28 @@ impl<const N: usize> Propagate<N> {
     /// in-place call): the missing elements must then be marked before
     /// the kernel overwrites them.
     fn output_overlaps_an_option(&self, run: &Strided<'_>) -> bool {
-        let span = |p: *const u8, stride: isize, size: usize| {
-            let last = p.wrapping_offset(stride.wrapping_mul(run.count.saturating_sub(1) as isize));
-            let (lo, hi) = if stride < 0 { (last, p) } else { (p, last) };
-            (lo as usize, (hi as usize).saturating_add(size))
-        };
-        let out = span(run.dst, run.dst_stride, self.fill.map_or(16, |b| b.size));
+        let out = span(
+            run.dst,
+            run.dst_stride,
+            run.count,
+            self.fill.map_or(16, |b| b.size),
+        );
         self.optional.iter().enumerate().any(|(i, bits)| {
             bits.is_some_and(|b| {
-                let s = span(run.src[i], run.src_stride[i], b.size);
-                s.0 < out.1 && out.0 < s.1
+                spans_overlap(out, span(run.src[i], run.src_stride[i], run.count, b.size))
             })
+        })
+    }
+
+    /// `true` when the output's range overlaps any argument's.
+    fn output_overlaps_a_source(&self, run: &Strided<'_>) -> bool {
+        let out_size = self.fill.map_or(16, |b| b.size);
+        (0..N).any(|i| {
+            let size = self.optional[i].map_or(16, |b| b.size);
+            spans_overlap(
+                span(run.dst, run.dst_stride, run.count, out_size),
+                span(run.src[i], run.src_stride[i], run.count, size),
+            )
         })
     }
 
@@ -784,6 +929,19 @@ impl<const N: usize> Propagate<N> {
     }
 }
 
+/// The bytes `[lo, hi)` that `count` elements of `size` bytes, `stride`
+/// apart from `p`, span (an element of an unknown size counts as 16).
+fn span(p: *const u8, stride: isize, count: usize, size: usize) -> (usize, usize) {
+    let last = p.wrapping_offset(stride.wrapping_mul(count.saturating_sub(1) as isize));
+    let (lo, hi) = if stride < 0 { (last, p) } else { (p, last) };
+    (lo as usize, (hi as usize).saturating_add(size))
+}
+
+/// Whether two byte spans share a byte.
+fn spans_overlap(a: (usize, usize), b: (usize, usize)) -> bool {
+    a.0 < b.1 && b.0 < a.1
+}
+
 /// Calls `f` on `run` cut into windows of at most `size` elements, each a
 /// run of its own (its `N` sources moved to the window's start); stops at
 /// the first error.
@@ -808,4 +966,64 @@ fn by_windows<const N: usize>(
         done += n;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `patch_where` against a plain loop: every length up to past two
+    /// masks, contiguous and strided sources and outputs, 8- and 4-byte
+    /// elements.
+    #[test]
+    fn patch_where_writes_na_exactly_where_the_source_is_na() {
+        let f64_bits = Bits::of(BuiltinType::Float64);
+        let i32_bits = Bits::of(BuiltinType::Int32);
+        let (f64_na, i32_na) = (<f64 as NativeType>::NA, <i32 as NativeType>::NA);
+        for n in (0..200).chain([511, 512, 513, 4097]) {
+            for (sstep, dstep) in [(1usize, 1usize), (2, 1), (1, 3)] {
+                let src: Vec<f64> = (0..n * sstep)
+                    .map(|i| {
+                        if (i * 7919) % 13 < 2 {
+                            f64_na
+                        } else {
+                            i as f64
+                        }
+                    })
+                    .collect();
+                let mut dst = vec![1.5f64; n * dstep];
+                let mut want = dst.clone();
+                for j in 0..n {
+                    if src[j * sstep].to_bits() == f64_na.to_bits() {
+                        want[j * dstep] = f64_na;
+                    }
+                }
+                // SAFETY: n elements at these strides are in the vectors,
+                // which do not overlap.
+                unsafe {
+                    patch_where(
+                        (src.as_ptr().cast(), 8 * sstep as isize, f64_bits),
+                        (dst.as_mut_ptr().cast(), 8 * dstep as isize, f64_bits),
+                        n,
+                    )
+                };
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&dst), bits(&want), "n {n}, steps {sstep} {dstep}");
+                // A float64 source into an int32 output.
+                let mut out = vec![5i32; n];
+                // SAFETY: as above.
+                unsafe {
+                    patch_where(
+                        (src.as_ptr().cast(), 8 * sstep as isize, f64_bits),
+                        (out.as_mut_ptr().cast(), 4, i32_bits),
+                        n,
+                    )
+                };
+                for (j, x) in out.iter().enumerate() {
+                    let missing = src[j * sstep].to_bits() == f64_na.to_bits();
+                    assert_eq!(*x, if missing { i32_na } else { 5 }, "n {n} at {j}");
+                }
+            }
+        }
+    }
 }

@@ -104,6 +104,33 @@ pub trait CallableImpl: Send + Sync + 'static {
         true
     }
 
+    /// Builds, when it has one, a kernel over option arguments of builtin
+    /// numbers that writes the result's NA where an argument is NA in the
+    /// same loop as the values (one pass over memory: the built-in
+    /// arithmetic that cannot fail has one); `Ok(None)` when it has none,
+    /// and [`missing`]'s wrapper runs its plain kernel instead (the
+    /// default). `args` holds the value types (options stripped) and the
+    /// result's value type; `optional[i]` says that argument `i` is an
+    /// option. Called only where [`CallableImpl::runs_over_missing`] holds,
+    /// missing is missing ([`missing::Missing::Propagate`]), and the value
+    /// types are ones [`CallableImpl::resolve`] accepts.
+    ///
+    /// # Safety
+    /// As [`CallableImpl::instantiate`], for the value types; the data and
+    /// arrmeta are the option types', laid out as the value types' (an
+    /// option of a builtin number is its value with an NA bit pattern,
+    /// DESIGN §4).
+    unsafe fn instantiate_propagating(
+        &self,
+        ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        args: KernelArgs<'_>,
+        optional: &[bool],
+    ) -> Result<Option<usize>> {
+        let _ = (ckb, offset, args, optional);
+        Ok(None)
+    }
+
     /// `true` when a kernel it builds for builtin element types (which have
     /// no arrmeta) depends on nothing but those types and the request: a
     /// call may then keep the kernel and run it again in later calls on the

@@ -67,6 +67,9 @@ pub trait BinaryOp<T: NativeType>: Send + Sync + 'static {
 pub(crate) trait Core: Kernel + Default {
     /// The result type.
     const OUT: BuiltinType;
+    /// Builds the kernel's variant over option arguments, when it has one
+    /// ([`EmplaceNa`]).
+    const EMPLACE_NA: Option<EmplaceNa> = None;
 }
 
 /// Builds a same-type kernel at a free slot and returns the offset past
@@ -74,6 +77,16 @@ pub(crate) trait Core: Kernel + Default {
 /// builder (as [`CKernelBuilder::emplace`] 1).
 pub(crate) type Emplace =
     unsafe fn(Pin<&mut CKernelBuilder>, usize, KernelRequest) -> Result<usize>;
+
+/// Builds, at a free slot, the variant of a binary same-type kernel that
+/// takes option arguments (`optional[i]`: argument `i` is one) and writes
+/// the result's NA wherever an argument is NA, in the same loop as the
+/// values: one pass over memory, where a kernel then a fix-up would make
+/// two. Only operations that cannot fail have one (the values under an NA
+/// are computed too, and must not raise an error). The function is
+/// `unsafe` as [`Emplace`] is.
+pub(crate) type EmplaceNa =
+    unsafe fn(Pin<&mut CKernelBuilder>, usize, KernelRequest, [bool; 2]) -> Result<usize>;
 
 /// [`Emplace`] for `K`.
 ///
@@ -95,6 +108,8 @@ pub(crate) struct CoreKernel {
     pub emplace: Emplace,
     /// Its result type.
     pub out: BuiltinType,
+    /// Builds its variant over option arguments, when it has one.
+    pub emplace_na: Option<EmplaceNa>,
 }
 
 /// The [`CoreKernel`] for `K`.
@@ -102,6 +117,7 @@ pub(crate) fn core<K: Core>() -> CoreKernel {
     CoreKernel {
         emplace: emplace_core::<K>,
         out: K::OUT,
+        emplace_na: K::EMPLACE_NA,
     }
 }
 
@@ -266,10 +282,14 @@ impl<T: NativeType, Op: UnaryOp<T>> Kernel for Unary<T, Op> {
 
 // ----------------------------------------------------------------- binary
 
-/// `Op` on `T`, two sources.
-pub(crate) struct Binary<T, Op>(PhantomData<fn() -> (T, Op)>);
+/// `Op` on `T`, two sources; with `A` (`B`) the first (second) source is
+/// an option of `T` and the result is `Op::Out`'s NA wherever it is NA
+/// (only for operations that cannot fail: [`EmplaceNa`]).
+pub(crate) struct Binary<T, Op, const A: bool = false, const B: bool = false>(
+    PhantomData<fn() -> (T, Op)>,
+);
 
-impl<T, Op> Default for Binary<T, Op> {
+impl<T, Op, const A: bool, const B: bool> Default for Binary<T, Op, A, B> {
     fn default() -> Self {
         Binary(PhantomData)
     }
@@ -277,12 +297,69 @@ impl<T, Op> Default for Binary<T, Op> {
 
 impl<T: NativeType, Op: BinaryOp<T>> Core for Binary<T, Op> {
     const OUT: BuiltinType = <Op::Out as NativeType>::TYPE;
+    const EMPLACE_NA: Option<EmplaceNa> = if Op::CHECKED {
+        None
+    } else {
+        Some(emplace_na::<T, Op>)
+    };
+}
+
+/// [`EmplaceNa`] for `Op` on `T`.
+///
+/// # Safety
+/// 1. `offset` is a free slot of `ckb` (as [`CKernelBuilder::emplace`]).
+unsafe fn emplace_na<T: NativeType, Op: BinaryOp<T>>(
+    ckb: Pin<&mut CKernelBuilder>,
+    offset: usize,
+    req: KernelRequest,
+    optional: [bool; 2],
+) -> Result<usize> {
+    // SAFETY: (1); the kernels have no children.
+    unsafe {
+        match optional {
+            [true, true] => ckb.emplace(offset, req, Binary::<T, Op, true, true>::default()),
+            [true, false] => ckb.emplace(offset, req, Binary::<T, Op, true, false>::default()),
+            [false, true] => ckb.emplace(offset, req, Binary::<T, Op, false, true>::default()),
+            [false, false] => ckb.emplace(offset, req, Binary::<T, Op>::default()),
+        }
+    }
+}
+
+/// `true` when `x` is `na` bit for bit (a float NA is a NaN, which `==`
+/// never matches): one integer compare of the element's width, which
+/// vectorises.
+#[inline(always)]
+fn same_bits<R: bytemuck::Pod>(x: R, na: R) -> bool {
+    macro_rules! as_int {
+        ($($n:literal => $u:ty),*) => {
+            match size_of::<R>() {
+                $($n => bytemuck::cast::<R, $u>(x) == bytemuck::cast::<R, $u>(na),)*
+                _ => bytemuck::bytes_of(&x) == bytemuck::bytes_of(&na),
+            }
+        };
+    }
+    as_int!(1 => u8, 2 => u16, 4 => u32, 8 => u64, 16 => u128)
+}
+
+/// The result of `Op` on one pair, or NA where an optional argument is
+/// NA (`A`, `B` as [`Binary`]).
+#[inline(always)]
+fn apply_or_na<T: NativeType, Op: BinaryOp<T>, const A: bool, const B: bool>(
+    x: T::Raw,
+    y: T::Raw,
+) -> <Op::Out as NativeType>::Raw {
+    let r = Op::apply(T::from_raw(x), T::from_raw(y)).to_raw();
+    if (A && same_bits(x, T::NA)) | (B && same_bits(y, T::NA)) {
+        <Op::Out as NativeType>::NA
+    } else {
+        r
+    }
 }
 
 /// The contiguous loop: plain when the operation cannot fail, else a
 /// branch-free check per chunk, then the chunk.
 #[inline(always)]
-fn binary_loop<T: NativeType, Op: BinaryOp<T>>(
+fn binary_loop<T: NativeType, Op: BinaryOp<T>, const A: bool, const B: bool>(
     out: &mut [<Op::Out as NativeType>::Raw],
     a: impl Lane<T::Raw>,
     b: impl Lane<T::Raw>,
@@ -290,9 +367,9 @@ fn binary_loop<T: NativeType, Op: BinaryOp<T>>(
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, the only requirement of the AVX2 build.
-        return unsafe { binary_loop_avx2::<T, Op>(out, a, b) };
+        return unsafe { binary_loop_avx2::<T, Op, A, B>(out, a, b) };
     }
-    binary_loop_body::<T, Op>(out, a, b)
+    binary_loop_body::<T, Op, A, B>(out, a, b)
 }
 
 /// [`binary_loop_body`] compiled for AVX2 (picked at run time, as NumPy
@@ -303,26 +380,28 @@ fn binary_loop<T: NativeType, Op: BinaryOp<T>>(
 /// 1. The CPU supports AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn binary_loop_avx2<T: NativeType, Op: BinaryOp<T>>(
+unsafe fn binary_loop_avx2<T: NativeType, Op: BinaryOp<T>, const A: bool, const B: bool>(
     out: &mut [<Op::Out as NativeType>::Raw],
     a: impl Lane<T::Raw>,
     b: impl Lane<T::Raw>,
 ) -> Result<()> {
-    binary_loop_body::<T, Op>(out, a, b)
+    binary_loop_body::<T, Op, A, B>(out, a, b)
 }
 
 #[inline(always)]
-fn binary_loop_body<T: NativeType, Op: BinaryOp<T>>(
+fn binary_loop_body<T: NativeType, Op: BinaryOp<T>, const A: bool, const B: bool>(
     out: &mut [<Op::Out as NativeType>::Raw],
     a: impl Lane<T::Raw>,
     b: impl Lane<T::Raw>,
 ) -> Result<()> {
     if !Op::CHECKED {
         for ((o, x), y) in out.iter_mut().zip(a.values()).zip(b.values()) {
-            *o = Op::apply(T::from_raw(x), T::from_raw(y)).to_raw();
+            *o = apply_or_na::<T, Op, A, B>(x, y);
         }
         return Ok(());
     }
+    // Only the operations that cannot fail have option variants.
+    debug_assert!(!A && !B);
     let mut start = 0;
     for chunk in out.chunks_mut(CHUNK) {
         let n = chunk.len();
@@ -346,23 +425,24 @@ fn binary_loop_body<T: NativeType, Op: BinaryOp<T>>(
     Ok(())
 }
 
-impl<T: NativeType, Op: BinaryOp<T>> Kernel for Binary<T, Op> {
+impl<T: NativeType, Op: BinaryOp<T>, const A: bool, const B: bool> Kernel for Binary<T, Op, A, B> {
     const NSRC: usize = 2;
 
     unsafe fn single(&self, _k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
         // SAFETY: (1) each source holds a T; unaligned reads, as the data
         // may be.
-        let (a, b) = unsafe {
+        let (x, y) = unsafe {
             (
-                T::from_raw(std::ptr::read_unaligned(src[0].cast::<T::Raw>())),
-                T::from_raw(std::ptr::read_unaligned(src[1].cast::<T::Raw>())),
+                std::ptr::read_unaligned(src[0].cast::<T::Raw>()),
+                std::ptr::read_unaligned(src[1].cast::<T::Raw>()),
             )
         };
+        let (a, b) = (T::from_raw(x), T::from_raw(y));
         if Op::CHECKED && Op::bad(a, b) {
             return Err(Op::error(a, b));
         }
         // SAFETY: (1) dst has room for the result.
-        unsafe { std::ptr::write_unaligned(dst.cast(), Op::apply(a, b).to_raw()) };
+        unsafe { std::ptr::write_unaligned(dst.cast(), apply_or_na::<T, Op, A, B>(x, y)) };
         Ok(())
     }
 
@@ -384,31 +464,30 @@ impl<T: NativeType, Op: BinaryOp<T>> Kernel for Binary<T, Op> {
                 )
             };
             match (a, b) {
-                (Access::Slice(a), Access::Slice(b)) => return binary_loop::<T, Op>(out, a, b),
+                (Access::Slice(a), Access::Slice(b)) => {
+                    return binary_loop::<T, Op, A, B>(out, a, b);
+                }
                 (Access::Slice(a), Access::Splat(b)) => {
-                    return binary_loop::<T, Op>(out, a, Splat(b));
+                    return binary_loop::<T, Op, A, B>(out, a, Splat(b));
                 }
                 (Access::Splat(a), Access::Slice(b)) => {
-                    return binary_loop::<T, Op>(out, Splat(a), b);
+                    return binary_loop::<T, Op, A, B>(out, Splat(a), b);
                 }
                 (Access::Splat(a), Access::Splat(b)) => {
-                    return binary_loop::<T, Op>(out, Splat(a), Splat(b));
+                    return binary_loop::<T, Op, A, B>(out, Splat(a), Splat(b));
                 }
                 _ => {}
             }
         }
         for j in 0..count as isize {
             // SAFETY: (1) element j of each source.
-            let (a, b) = unsafe {
+            let (x, y) = unsafe {
                 (
-                    T::from_raw(std::ptr::read_unaligned(
-                        src[0].offset(j * src_stride[0]).cast::<T::Raw>(),
-                    )),
-                    T::from_raw(std::ptr::read_unaligned(
-                        src[1].offset(j * src_stride[1]).cast::<T::Raw>(),
-                    )),
+                    std::ptr::read_unaligned(src[0].offset(j * src_stride[0]).cast::<T::Raw>()),
+                    std::ptr::read_unaligned(src[1].offset(j * src_stride[1]).cast::<T::Raw>()),
                 )
             };
+            let (a, b) = (T::from_raw(x), T::from_raw(y));
             if Op::CHECKED && Op::bad(a, b) {
                 return Err(Op::error(a, b));
             }
@@ -416,7 +495,7 @@ impl<T: NativeType, Op: BinaryOp<T>> Kernel for Binary<T, Op> {
             unsafe {
                 std::ptr::write_unaligned(
                     dst.offset(j * dst_stride).cast(),
-                    Op::apply(a, b).to_raw(),
+                    apply_or_na::<T, Op, A, B>(x, y),
                 )
             };
         }

@@ -443,6 +443,30 @@ impl CallableImpl for Arith {
         unsafe { build(ckb, offset, &args, c, k) }
     }
 
+    /// The binary operations that cannot fail, on two arguments of their
+    /// compute type: the kernel writes NA where an optional argument is
+    /// NA, in its own loop.
+    unsafe fn instantiate_propagating(
+        &self,
+        ckb: Pin<&mut CKernelBuilder>,
+        offset: usize,
+        args: KernelArgs<'_>,
+        optional: &[bool],
+    ) -> Result<Option<usize>> {
+        let (c, k) = self.plan(args.src_tps)?;
+        let (Some(emplace_na), &[a, b]) = (k.emplace_na, optional) else {
+            return Ok(None);
+        };
+        if args.src_tps.iter().any(|t| t.as_builtin() != Some(c)) {
+            // A promotion first: the generic wrapper.
+            return Ok(None);
+        }
+        // SAFETY: (1) of CallableImpl::instantiate: `offset` is free; the
+        // kernel reads two `c` values per element (an option of `c` lies
+        // as a `c`) and writes one of its result type.
+        unsafe { emplace_na(ckb, offset, args.req, [a, b]) }.map(Some)
+    }
+
     /// The check and the build from one plan (a small call's time is
     /// mostly this bookkeeping): refuses what `check_args` refuses, with
     /// its errors — the plan's, then a result other than `dst_tp`.
