@@ -5,7 +5,7 @@
 //! with a plain loop), and the errors.
 
 use crate::common;
-use common::{a, assert_ok, ok, pair};
+use common::{Typed, a, assert_ok, check_binary, ok, pair};
 
 use dynd::callable::lookup;
 use dynd::{Array, ErrorKind, Index, compute};
@@ -107,9 +107,6 @@ fn options_of_records_and_lists_are_one_bool_each() {
     assert_ok(compute::drop_null(&y), "var * 3 * int32", "[[1,2,3]]");
 }
 
-/// An array as `(type, JSON)`.
-type Typed = (&'static str, &'static str);
-
 /// `fill_null(x, v)`, one row each: `(x, v, result)`.
 #[rustfmt::skip]
 const FILLS: &[(Typed, Typed, Typed)] = &[
@@ -170,10 +167,7 @@ const FILLS: &[(Typed, Typed, Typed)] = &[
 
 #[test]
 fn fill_null_table() {
-    for &((xt, xj), (vt, vj), (rt, rj)) in FILLS {
-        let got = ok(compute::fill_null(&a(xt, xj), &a(vt, vj)));
-        assert_eq!(got, pair(rt, rj), "fill_null({xt} {xj}, {vt} {vj})");
-    }
+    check_binary("fill_null", compute::fill_null, FILLS);
 }
 
 #[test]
