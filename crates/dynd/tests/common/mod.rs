@@ -206,3 +206,18 @@ pub fn check_calls(cases: &[Call]) {
         assert_eq!(show(&got), pair(rt, rj), "{call}");
     }
 }
+
+/// Field `c` of a `2 * {a: int32, c: complex[float32]}`, `[[1,2],[3,4]]`:
+/// 8-byte elements at the struct's 12-byte stride, which is not a whole
+/// number of elements. The struct itself is dropped; the view keeps its
+/// data.
+pub fn complex_field_at_a_12_byte_stride() -> Array {
+    let s = a(
+        "2 * {a: int32, c: complex[float32]}",
+        "[[1, [1, 2]], [2, [3, 4]]]",
+    );
+    s.field("c").unwrap()
+}
+
+/// A function of two arrays, as `compute` has them, for tables of cases.
+pub type BinaryFn = fn(&Array, &Array) -> dynd::Result<Array>;
