@@ -1,7 +1,7 @@
 //! The `dynd` binary: exact output and error format of DESIGN §8.
 
 use crate::common;
-use common::{assert_errors, dynd};
+use common::{assert_errors, assert_prints, dynd};
 use std::process::Command;
 
 #[test]
@@ -58,18 +58,13 @@ fn errors_go_to_stderr_with_their_kind_and_exit_1() {
 
 #[test]
 fn assign_converts_under_each_mode() {
-    let (code, out, err) = dynd(&[
-        "assign",
-        "2 * 3 * int32",
-        "2 * var * float64",
-        "[[1, 2, 3], [4]]",
-    ]);
-    assert_eq!((code, err.as_str()), (0, ""));
-    assert_eq!(out, "[[1,2,3],[4,4,4]]\n");
-    let (_, out, _) = dynd(&["assign", "--errmode", "nocheck", "uint16", "int32", "-1"]);
-    assert_eq!(out, "65535\n");
-    let (_, out, _) = dynd(&["assign", "--errmode=overflow", "int8", "float64", "1.25"]);
-    assert_eq!(out, "1\n");
+    #[rustfmt::skip]
+    let converted: &[(&[&str], &str)] = &[
+        (&["2 * 3 * int32", "2 * var * float64", "[[1, 2, 3], [4]]"], "[[1,2,3],[4,4,4]]\n"),
+        (&["--errmode", "nocheck", "uint16", "int32", "-1"], "65535\n"),
+        (&["--errmode=overflow", "int8", "float64", "1.25"], "1\n"),
+    ];
+    assert_prints(&["assign"], converted);
     #[rustfmt::skip]
     let cases: &[(&[&str], &str)] = &[
         (&["assign", "int8", "float64", "1.25"], "error[fractional]: float64 value 1.25 has a fractional part"),

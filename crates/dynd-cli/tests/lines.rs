@@ -1,7 +1,7 @@
 //! `dynd parse --lines` and `dynd infer [--lines]` (DESIGN §8, wave 2).
 
 use crate::common;
-use common::{dynd, dynd_stdin, dynd_with};
+use common::{assert_prints, dynd, dynd_stdin, dynd_with};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -46,14 +46,12 @@ fn infer_examples_from_the_design() {
 
 #[test]
 fn parse_lines_prints_the_array() {
-    let (code, out, err) = dynd(&[
-        "parse",
-        "--lines",
-        "var * {x: int32, s: ?string}",
-        "{\"x\": 1, \"s\": \"a\"}\n{\"x\": 2}\n",
-    ]);
-    assert_eq!((code, err.as_str()), (0, ""));
-    assert_eq!(out, "[{\"x\":1,\"s\":\"a\"},{\"x\":2,\"s\":null}]\n");
+    let records = "{\"x\": 1, \"s\": \"a\"}\n{\"x\": 2}\n";
+    let printed = "[{\"x\":1,\"s\":\"a\"},{\"x\":2,\"s\":null}]\n";
+    assert_prints(
+        &["parse", "--lines"],
+        &[(&["var * {x: int32, s: ?string}", records], printed)],
+    );
     let (code, out, _) = dynd_stdin(
         &["parse", "--lines", "2 * var * int8", "-"],
         b"[1, 2]\r\n\r\n[]\r\n",

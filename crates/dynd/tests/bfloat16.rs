@@ -8,7 +8,7 @@
 //! to float32 or float64 as they do with float16.
 
 use crate::common;
-use common::a;
+use common::{BinaryFn, a};
 
 use dynd::compute;
 use dynd::kernels::assign::ErrorMode::{self, *};
@@ -196,18 +196,14 @@ fn arithmetic_computes_in_float32_and_rounds_once() {
     assert_eq!(tp(&add), "4 * bfloat16");
     // 256 + 1 rounds back to 256 (8 significant bits).
     assert_eq!(add.to_json(), "[3.5,0.3,-3.0,256.0]");
-    assert_eq!(
-        compute::subtract(&x, &y).unwrap().to_json(),
-        "[-0.5,-0.1,-3.0,255.0]"
-    );
-    assert_eq!(
-        compute::multiply(&x, &y).unwrap().to_json(),
-        "[3.0,0.02,-0.0,256.0]"
-    );
-    assert_eq!(
-        compute::divide(&x, &y).unwrap().to_json(),
-        "[0.75,0.5,-Infinity,256.0]"
-    );
+    let rest: [(&str, BinaryFn, &str); 3] = [
+        ("subtract", compute::subtract, "[-0.5,-0.1,-3.0,255.0]"),
+        ("multiply", compute::multiply, "[3.0,0.02,-0.0,256.0]"),
+        ("divide", compute::divide, "[0.75,0.5,-Infinity,256.0]"),
+    ];
+    for (name, f, want) in rest {
+        assert_eq!(f(&x, &y).unwrap().to_json(), want, "{name}");
+    }
     // Each result is the float32 result rounded once.
     for (i, r) in [
         compute::add(&x, &y),

@@ -5,7 +5,7 @@
 //! `dynd::compute` faces and operators.
 
 use crate::common;
-use common::{a, assert_error, show};
+use common::{BinaryFn, a, assert_error, show};
 
 use dynd::callable::arith::{self, comparison_overloads, function, functions};
 use dynd::callable::{Callable, lookup, names, register};
@@ -363,14 +363,14 @@ fn floor_divide_and_remainder_match_numpy() {
         "15 * float64",
         "[2, 2, -2, -2, -3, 3, 0, 0, 0, 2, Infinity, Infinity, 1, 0.5, 1]",
     );
-    assert_eq!(
-        func::floor_divide(&x, &y).unwrap().to_json(),
-        "[3.0,-4.0,-4.0,3.0,-0.0,-0.0,Infinity,-Infinity,NaN,NaN,0.0,-1.0,NaN,11.0,-1.0]"
-    );
-    assert_eq!(
-        func::remainder(&x, &y).unwrap().to_json(),
-        "[1.0,1.0,-1.0,-1.0,-0.0,0.0,NaN,NaN,NaN,NaN,2.0,Infinity,NaN,0.0,1.0]"
-    );
+    #[rustfmt::skip]
+    let results: [(&str, BinaryFn, &str); 2] = [
+        ("floor_divide", func::floor_divide, "[3.0,-4.0,-4.0,3.0,-0.0,-0.0,Infinity,-Infinity,NaN,NaN,0.0,-1.0,NaN,11.0,-1.0]"),
+        ("remainder", func::remainder, "[1.0,1.0,-1.0,-1.0,-0.0,0.0,NaN,NaN,NaN,NaN,2.0,Infinity,NaN,0.0,1.0]"),
+    ];
+    for (name, f, want) in results {
+        assert_eq!(f(&x, &y).unwrap().to_json(), want, "{name}");
+    }
     // float16 through float32; bool and complex have neither.
     let h = func::floor_divide(&a("2 * float16", "[7, -7]"), &a("float16", "2")).unwrap();
     assert_eq!(

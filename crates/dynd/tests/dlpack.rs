@@ -124,12 +124,7 @@ fn arrays_dlpack_cannot_express_are_typed_errors() {
     assert_error(&e, ErrorKind::Type, "string");
 
     // complex[float32] (8 bytes) at a 12-byte stride: not whole elements.
-    let s = Array::from_json(
-        "2 * {a: int32, c: complex[float32]}",
-        "[[1, [1, 2]], [2, [3, 4]]]",
-    )
-    .unwrap();
-    let c = s.field("c").unwrap();
+    let c = common::complex_field_at_a_12_byte_stride();
     let e = c.to_dlpack().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(

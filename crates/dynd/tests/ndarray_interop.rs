@@ -195,13 +195,7 @@ fn arrays_that_do_not_fit_are_typed_errors() {
     let e = r.as_ndarray::<i32>().unwrap_err();
     assert_error(&e, ErrorKind::Type, "var");
     // A struct field: strides of the struct's size, not the field's.
-    let st = Array::from_json(
-        "2 * {a: int32, c: complex[float32]}",
-        "[[1, [1, 2]], [2, [3, 4]]]",
-    )
-    .unwrap();
-    let c = st.field("c").unwrap();
-    drop(st);
+    let c = common::complex_field_at_a_12_byte_stride();
     let c = c.into_immutable().unwrap();
     let e = c.as_ndarray::<Complex<f32>>().unwrap_err();
     assert_error(&e, ErrorKind::InvalidArgument, "dim 0");

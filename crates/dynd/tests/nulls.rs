@@ -5,7 +5,7 @@
 //! with a plain loop), and the errors.
 
 use crate::common;
-use common::{a, assert_ok, ok, pair};
+use common::{Typed, a, assert_ok, check_binary, ok, pair};
 
 use dynd::callable::lookup;
 use dynd::{Array, ErrorKind, Index, compute};
@@ -84,11 +84,6 @@ fn types_that_are_not_options() {
     let x = a("2 * var * {a: int32}", r#"[[{"a":1}],[]]"#);
     assert_ok(compute::is_null(&x), "2 * var * bool", "[[false],[]]");
     assert_ok(
-        compute::fill_null(&x, &a("{a: int32}", r#"{"a":0}"#)),
-        "2 * var * {a: int32}",
-        r#"[[{"a":1}],[]]"#,
-    );
-    assert_ok(
         compute::drop_null(&x),
         "2 * var * {a: int32}",
         r#"[[{"a":1}],[]]"#,
@@ -97,11 +92,7 @@ fn types_that_are_not_options() {
     assert_eq!(ok(compute::is_null(&s)).1, "[false,false,false]");
     assert_ok(compute::is_null(&a("int32", "5")), "bool", "false");
     assert_ok(compute::is_null(&a("?int32", "null")), "bool", "true");
-    assert_ok(
-        compute::fill_null(&a("?int32", "null"), &a("int32", "4")),
-        "int32",
-        "4",
-    );
+    // Their fill_null: see FILLS.
 }
 
 #[test]
@@ -116,71 +107,67 @@ fn options_of_records_and_lists_are_one_bool_each() {
     assert_ok(compute::drop_null(&y), "var * 3 * int32", "[[1,2,3]]");
 }
 
-#[test]
-fn the_fill_value_broadcasts() {
-    let x = a("2 * 3 * ?int32", "[[1,null,3],[null,5,null]]");
-    // A scalar, one per row, one per column, one per element.
-    for (vt, vj, want) in [
-        ("int32", "0", "[[1,0,3],[0,5,0]]"),
-        ("2 * 1 * int32", "[[10],[20]]", "[[1,10,3],[20,5,20]]"),
-        ("3 * int32", "[7,8,9]", "[[1,8,3],[7,5,9]]"),
-        ("2 * 3 * float64", "[[0,1,2],[3,4,5]]", "[[1,1,3],[3,5,5]]"),
-        ("2 * var * int32", "[[6],[7,8,9]]", "[[1,6,3],[7,5,9]]"),
-    ] {
-        assert_eq!(
-            ok(compute::fill_null(&x, &a(vt, vj))),
-            pair("2 * 3 * int32", want),
-            "{vt}"
-        );
-    }
+/// `fill_null(x, v)`, one row each: `(x, v, result)`.
+#[rustfmt::skip]
+const FILLS: &[(Typed, Typed, Typed)] = &[
+    // Types that are not options: x comes back as it is, or cast.
+    (("2 * var * {a: int32}", r#"[[{"a":1}],[]]"#), ("{a: int32}", r#"{"a":0}"#), ("2 * var * {a: int32}", r#"[[{"a":1}],[]]"#)),
+    (("?int32", "null"), ("int32", "4"), ("int32", "4")),
+    // The fill value broadcasts: a scalar, one per row, one per column, one per element.
+    (("2 * 3 * ?int32", "[[1,null,3],[null,5,null]]"), ("int32", "0"), ("2 * 3 * int32", "[[1,0,3],[0,5,0]]")),
+    (("2 * 3 * ?int32", "[[1,null,3],[null,5,null]]"), ("2 * 1 * int32", "[[10],[20]]"), ("2 * 3 * int32", "[[1,10,3],[20,5,20]]")),
+    (("2 * 3 * ?int32", "[[1,null,3],[null,5,null]]"), ("3 * int32", "[7,8,9]"), ("2 * 3 * int32", "[[1,8,3],[7,5,9]]")),
+    (("2 * 3 * ?int32", "[[1,null,3],[null,5,null]]"), ("2 * 3 * float64", "[[0,1,2],[3,4,5]]"), ("2 * 3 * int32", "[[1,1,3],[3,5,5]]")),
+    (("2 * 3 * ?int32", "[[1,null,3],[null,5,null]]"), ("2 * var * int32", "[[6],[7,8,9]]"), ("2 * 3 * int32", "[[1,6,3],[7,5,9]]")),
     // Over var rows, a fill per row.
-    let r = a("3 * var * ?float64", "[[null,2],[],[null]]");
-    assert_ok(
-        compute::fill_null(&r, &a("3 * 1 * float64", "[[-1],[-2],[-3]]")),
-        "3 * var * float64",
-        "[[-1.0,2.0],[],[-3.0]]",
-    );
+    (("3 * var * ?float64", "[[null,2],[],[null]]"), ("3 * 1 * float64", "[[-1],[-2],[-3]]"), ("3 * var * float64", "[[-1.0,2.0],[],[-3.0]]")),
     // The fill may be larger than x, and then x broadcasts.
-    assert_ok(
-        compute::fill_null(&a("?int32", "null"), &a("3 * int32", "[1,2,3]")),
-        "3 * int32",
-        "[1,2,3]",
-    );
-}
+    (("?int32", "null"), ("3 * int32", "[1,2,3]"), ("3 * int32", "[1,2,3]")),
+    // An optional fill coalesces: missing where both are.
+    (("4 * ?int32", "[1,null,null,4]"), ("4 * ?int32", "[null,2,null,null]"), ("4 * ?int32", "[1,2,null,4]")),
+    // A scalar optional fill: the fast path for numbers.
+    (("4 * ?int32", "[1,null,null,4]"), ("?int64", "null"), ("4 * ?int32", "[1,null,null,4]")),
+    (("4 * ?int32", "[1,null,null,4]"), ("?int64", "9"), ("4 * ?int32", "[1,9,9,4]")),
+    (("3 * ?{a: int8}", r#"[null,{"a":2},null]"#), ("?{a: int8}", r#"{"a":7}"#), ("3 * ?{a: int8}", r#"[{"a":7},{"a":2},{"a":7}]"#)),
+    (("3 * ?{a: int8}", r#"[null,{"a":2},null]"#), ("?{a: int8}", "null"), ("3 * ?{a: int8}", r#"[null,{"a":2},null]"#)),
+    (("2 * ?string", r#"[null,"b"]"#), ("?string", r#""z""#), ("2 * ?string", r#"["z","b"]"#)),
+    // Options of dims: the fill's innermost dims are the option's value's
+    // (its core dims), the dims outside them broadcast against x's outer dims.
+    // One row for every missing row, cast to the value's type.
+    (("2 * ?3 * int32", "[[1,2,3],null]"), ("3 * int32", "[7,8,9]"), ("2 * 3 * int32", "[[1,2,3],[7,8,9]]")),
+    (("2 * ?3 * int32", "[[1,2,3],null]"), ("3 * int64", "[7,8,9]"), ("2 * 3 * int32", "[[1,2,3],[7,8,9]]")),
+    // A scalar (or a row of 1) fills every slot of a missing fixed row.
+    (("2 * ?3 * int32", "[[1,2,3],null]"), ("int32", "0"), ("2 * 3 * int32", "[[1,2,3],[0,0,0]]")),
+    (("2 * ?3 * int32", "[[1,2,3],null]"), ("1 * int8", "[5]"), ("2 * 3 * int32", "[[1,2,3],[5,5,5]]")),
+    // Dims outside the row broadcast against x's outer dims.
+    (("2 * ?3 * int32", "[[1,2,3],null]"), ("2 * 3 * int32", "[[0,0,0],[4,5,6]]"), ("2 * 3 * int32", "[[1,2,3],[4,5,6]]")),
+    (("2 * ?3 * int32", "[[1,2,3],null]"), ("2 * 1 * int32", "[[8],[9]]"), ("2 * 3 * int32", "[[1,2,3],[9,9,9]]")),
+    (("2 * ?3 * int32", "[[1,2,3],null]"), ("1 * 3 * int32", "[[4,5,6]]"), ("2 * 3 * int32", "[[1,2,3],[4,5,6]]")),
+    // An optional fill coalesces: missing where both are.
+    (("2 * ?3 * int32", "[[1,2,3],null]"), ("?3 * int32", "null"), ("2 * ?3 * int32", "[[1,2,3],null]")),
+    (("2 * ?3 * int32", "[[1,2,3],null]"), ("?3 * int32", "[4,5,6]"), ("2 * ?3 * int32", "[[1,2,3],[4,5,6]]")),
+    (("2 * ?3 * int32", "[[1,2,3],null]"), ("2 * ?3 * int32", "[null,[4,5,6]]"), ("2 * ?3 * int32", "[[1,2,3],[4,5,6]]")),
+    // Var rows: a var or fixed row fills them.
+    (("3 * ?var * int32", "[[1],null,[]]"), ("var * int32", "[9,9]"), ("3 * var * int32", "[[1],[9,9],[]]")),
+    (("3 * ?var * int32", "[[1],null,[]]"), ("2 * int32", "[7,8]"), ("3 * var * int32", "[[1],[7,8],[]]")),
+    (("3 * ?var * int32", "[[1],null,[]]"), ("0 * int32", "[]"), ("3 * var * int32", "[[1],[],[]]")),
+    (("3 * ?var * int32", "[[1],null,[]]"), ("3 * var * int8", "[[],[5],[6]]"), ("3 * var * int32", "[[1],[5],[]]")),
+    (("3 * ?var * int32", "[[1],null,[]]"), ("3 * 1 * int8", "[[0],[5],[6]]"), ("3 * var * int32", "[[1],[5],[]]")),
+    // A var outer dim; a 0-d x, which broadcasts against the fill's outer
+    // dims; a value of two dims filled by one row.
+    (("var * ?2 * int16", "[null,[1,2],null]"), ("2 * int16", "[0,-1]"), ("var * 2 * int16", "[[0,-1],[1,2],[0,-1]]")),
+    (("?3 * int32", "null"), ("2 * 3 * int32", "[[1,2,3],[4,5,6]]"), ("2 * 3 * int32", "[[1,2,3],[4,5,6]]")),
+    (("2 * ?2 * 3 * int8", "[null,[[1,2,3],[4,5,6]]]"), ("3 * int8", "[7,8,9]"), ("2 * 2 * 3 * int8", "[[[7,8,9],[7,8,9]],[[1,2,3],[4,5,6]]]")),
+    (("2 * ?2 * var * int8", "[null,[[1],[]]]"), ("var * int8", "[7]"), ("2 * 2 * var * int8", "[[[7],[7]],[[1],[]]]")),
+    // A fill with more outer dims than x: x repeats over them.
+    (("2 * ?3 * int32", "[[1,2,3],null]"), ("2 * 2 * 3 * int32", "[[[0,0,0],[4,5,6]],[[0,0,0],[7,8,9]]]"), ("2 * 2 * 3 * int32", "[[[1,2,3],[4,5,6]],[[1,2,3],[7,8,9]]]")),
+    // Nothing missing: the fill is checked by type, never used.
+    (("2 * ?3 * int8", "[[1,2,3],[4,5,6]]"), ("3 * int64", "[300,300,300]"), ("2 * 3 * int8", "[[1,2,3],[4,5,6]]")),
+];
 
 #[test]
-fn an_optional_fill_value_coalesces() {
-    let x = a("4 * ?int32", "[1,null,null,4]");
-    let v = a("4 * ?int32", "[null,2,null,null]");
-    assert_ok(compute::fill_null(&x, &v), "4 * ?int32", "[1,2,null,4]");
-    // A scalar optional fill: the fast path for numbers.
-    assert_ok(
-        compute::fill_null(&x, &a("?int64", "null")),
-        "4 * ?int32",
-        "[1,null,null,4]",
-    );
-    assert_ok(
-        compute::fill_null(&x, &a("?int64", "9")),
-        "4 * ?int32",
-        "[1,9,9,4]",
-    );
-    let f = a("3 * ?{a: int8}", r#"[null,{"a":2},null]"#);
-    assert_ok(
-        compute::fill_null(&f, &a("?{a: int8}", r#"{"a":7}"#)),
-        "3 * ?{a: int8}",
-        r#"[{"a":7},{"a":2},{"a":7}]"#,
-    );
-    assert_ok(
-        compute::fill_null(&f, &a("?{a: int8}", "null")),
-        "3 * ?{a: int8}",
-        r#"[null,{"a":2},null]"#,
-    );
-    let s = a("2 * ?string", r#"[null,"b"]"#);
-    assert_ok(
-        compute::fill_null(&s, &a("?string", r#""z""#)),
-        "2 * ?string",
-        r#"["z","b"]"#,
-    );
+fn fill_null_table() {
+    check_binary("fill_null", compute::fill_null, FILLS);
 }
 
 #[test]
@@ -361,118 +348,13 @@ fn errors_name_what_and_where() {
 fn results_compute_on() {
     // is_null's bools and fill_null's values feed other callables.
     let x = a("2 * var * ?float64", "[[1,null],[null,4]]");
-    let f = compute::fill_null(&x, &a("float64", "0")).unwrap();
-    assert_ok(
-        compute::add(&f, &a("float64", "1")),
-        "2 * var * float64",
-        "[[2.0,1.0],[1.0,5.0]]",
-    );
-    let n = compute::is_null(&x).unwrap();
-    assert_eq!(
-        ok(compute::logical_not(&n)).1,
-        "[[true,false],[false,true]]"
-    );
-    let d = compute::drop_null(&x).unwrap();
-    assert_ok(
-        compute::multiply(&d, &a("float64", "2")),
-        "2 * var * float64",
-        "[[2.0],[8.0]]",
-    );
-}
-
-/// `fill_null` where x's element is an option of a dim: the fill's
-/// innermost dims are the option's value's (its core dims), the dims
-/// outside them broadcast against x's outer dims.
-#[test]
-fn filling_options_of_dims() {
-    let x = a("2 * ?3 * int32", "[[1,2,3],null]");
-    #[rustfmt::skip]
-    let cases: &[(&str, &str, &str, &str)] = &[
-        // One row for every missing row, cast to the value's type.
-        ("3 * int32", "[7,8,9]", "2 * 3 * int32", "[[1,2,3],[7,8,9]]"),
-        ("3 * int64", "[7,8,9]", "2 * 3 * int32", "[[1,2,3],[7,8,9]]"),
-        // A scalar (or a row of 1) fills every slot of a missing fixed row.
-        ("int32", "0", "2 * 3 * int32", "[[1,2,3],[0,0,0]]"),
-        ("1 * int8", "[5]", "2 * 3 * int32", "[[1,2,3],[5,5,5]]"),
-        // Dims outside the row broadcast against x's outer dims.
-        ("2 * 3 * int32", "[[0,0,0],[4,5,6]]", "2 * 3 * int32", "[[1,2,3],[4,5,6]]"),
-        ("2 * 1 * int32", "[[8],[9]]", "2 * 3 * int32", "[[1,2,3],[9,9,9]]"),
-        ("1 * 3 * int32", "[[4,5,6]]", "2 * 3 * int32", "[[1,2,3],[4,5,6]]"),
-        // An optional fill coalesces: missing where both are.
-        ("?3 * int32", "null", "2 * ?3 * int32", "[[1,2,3],null]"),
-        ("?3 * int32", "[4,5,6]", "2 * ?3 * int32", "[[1,2,3],[4,5,6]]"),
-        ("2 * ?3 * int32", "[null,[4,5,6]]", "2 * ?3 * int32", "[[1,2,3],[4,5,6]]"),
-    ];
-    for (vt, vj, rt, rj) in cases {
-        assert_eq!(ok(compute::fill_null(&x, &a(vt, vj))), pair(rt, rj), "{vt}");
-    }
-    // Var rows: a var or fixed row fills them.
-    let r = a("3 * ?var * int32", "[[1],null,[]]");
-    for (vt, vj, rj) in [
-        ("var * int32", "[9,9]", "[[1],[9,9],[]]"),
-        ("2 * int32", "[7,8]", "[[1],[7,8],[]]"),
-        ("0 * int32", "[]", "[[1],[],[]]"),
-        ("3 * var * int8", "[[],[5],[6]]", "[[1],[5],[]]"),
-        ("3 * 1 * int8", "[[0],[5],[6]]", "[[1],[5],[]]"),
-    ] {
-        assert_eq!(
-            ok(compute::fill_null(&r, &a(vt, vj))),
-            pair("3 * var * int32", rj),
-            "{vt}"
-        );
-    }
-    // A var outer dim; a 0-d x, which broadcasts against the fill's
-    // outer dims; a value of two dims filled by one row.
-    assert_ok(
-        compute::fill_null(
-            &a("var * ?2 * int16", "[null,[1,2],null]"),
-            &a("2 * int16", "[0,-1]"),
-        ),
-        "var * 2 * int16",
-        "[[0,-1],[1,2],[0,-1]]",
-    );
-    assert_ok(
-        compute::fill_null(
-            &a("?3 * int32", "null"),
-            &a("2 * 3 * int32", "[[1,2,3],[4,5,6]]"),
-        ),
-        "2 * 3 * int32",
-        "[[1,2,3],[4,5,6]]",
-    );
-    assert_ok(
-        compute::fill_null(
-            &a("2 * ?2 * 3 * int8", "[null,[[1,2,3],[4,5,6]]]"),
-            &a("3 * int8", "[7,8,9]"),
-        ),
-        "2 * 2 * 3 * int8",
-        "[[[7,8,9],[7,8,9]],[[1,2,3],[4,5,6]]]",
-    );
-    assert_ok(
-        compute::fill_null(
-            &a("2 * ?2 * var * int8", "[null,[[1],[]]]"),
-            &a("var * int8", "[7]"),
-        ),
-        "2 * 2 * var * int8",
-        "[[[7],[7]],[[1],[]]]",
-    );
-    // A fill with more outer dims than x: x repeats over them.
-    assert_ok(
-        compute::fill_null(
-            &x,
-            &a("2 * 2 * 3 * int32", "[[[0,0,0],[4,5,6]],[[0,0,0],[7,8,9]]]"),
-        ),
-        "2 * 2 * 3 * int32",
-        "[[[1,2,3],[4,5,6]],[[1,2,3],[7,8,9]]]",
-    );
-    // Nothing missing: the fill is checked by type, never used.
-    assert_ok(
-        compute::fill_null(
-            &a("2 * ?3 * int8", "[[1,2,3],[4,5,6]]"),
-            &a("3 * int64", "[300,300,300]"),
-        ),
-        "2 * 3 * int8",
-        "[[1,2,3],[4,5,6]]",
-    );
+    let filled = compute::fill_null(&x, &a("float64", "0")).unwrap();
+    let plus_one = compute::add(&filled, &a("float64", "1"));
+    assert_ok(plus_one, "2 * var * float64", "[[2.0,1.0],[1.0,5.0]]");
+    let not_null = compute::logical_not(&compute::is_null(&x).unwrap());
+    assert_eq!(ok(not_null).1, "[[true,false],[false,true]]");
+    let doubled = compute::multiply(&compute::drop_null(&x).unwrap(), &a("float64", "2"));
+    assert_ok(doubled, "2 * var * float64", "[[2.0],[8.0]]");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! messages.
 
 use crate::common;
-use common::{a, assert_ok, ok, pair};
+use common::{Call, a, assert_ok, check_calls, ok, pair};
 
 use dynd::callable::lookup;
 use dynd::{Array, ErrorKind, Index, compute};
@@ -15,124 +15,73 @@ fn err(r: dynd::Result<Array>) -> (ErrorKind, String) {
     (e.kind(), e.message().to_string())
 }
 
-// ------------------------------------------------------------------ where
+// ---------------------------------------------- where, filter and take
 
-#[test]
-fn where_picks_and_promotes() {
-    let c = a("4 * bool", "[true, false, false, true]");
-    let x = a("4 * int32", "[1, 2, 3, 4]");
-    let y = a("4 * float32", "[0.5, 1.5, 2.5, 3.5]");
-    assert_ok(
-        compute::where_(&c, &x, &y),
-        "4 * float64",
-        "[1.0,1.5,2.5,4.0]",
-    );
-    assert_ok(compute::where_(&c, &x, &x), "4 * int32", "[1,2,3,4]");
-    // Scalars broadcast on either side.
-    assert_ok(
-        compute::where_(&c, &x, &Array::from(0i32)),
-        "4 * int32",
-        "[1,0,0,4]",
-    );
-    assert_ok(
-        compute::where_(&c, &Array::from(9u8), &x),
-        "4 * int32",
-        "[9,2,3,9]",
-    );
+/// Calls of `where`, `filter` and `take` and their results, one row each.
+#[rustfmt::skip]
+const CALLS: &[Call] = &[
+    // where(cond, x, y): picks and promotes; scalars broadcast on either side.
+    ("where", &[("4 * bool", "[true, false, false, true]"), ("4 * int32", "[1, 2, 3, 4]"), ("4 * float32", "[0.5, 1.5, 2.5, 3.5]")], ("4 * float64", "[1.0,1.5,2.5,4.0]")),
+    ("where", &[("4 * bool", "[true, false, false, true]"), ("4 * int32", "[1, 2, 3, 4]"), ("4 * int32", "[1, 2, 3, 4]")], ("4 * int32", "[1,2,3,4]")),
+    ("where", &[("4 * bool", "[true, false, false, true]"), ("4 * int32", "[1, 2, 3, 4]"), ("int32", "0")], ("4 * int32", "[1,0,0,4]")),
+    ("where", &[("4 * bool", "[true, false, false, true]"), ("uint8", "9"), ("4 * int32", "[1, 2, 3, 4]")], ("4 * int32", "[9,2,3,9]")),
     // Truthy numbers as conditions.
-    let cn = a("4 * float64", "[0.0, 2.0, -0.0, NaN]");
-    assert_ok(
-        compute::where_(&cn, &Array::from(1i64), &Array::from(0i64)),
-        "4 * int64",
-        "[0,1,0,1]",
-    );
-    // Through the registry, as the CLI and the C ABI reach it.
-    assert_ok(
-        lookup("where").unwrap().call(&[&c, &x, &x]),
-        "4 * int32",
-        "[1,2,3,4]",
-    );
-}
-
-#[test]
-fn where_broadcasts_over_fixed_and_var_dims() {
-    let c = a("2 * var * bool", "[[true, false, true], []]");
-    let x = a("2 * 1 * int64", "[[10], [20]]");
-    let y = a("3 * int64", "[1, 2, 3]");
-    assert_ok(
-        compute::where_(
-            &a("2 * 3 * bool", "[[true,false,true],[false,false,true]]"),
-            &x,
-            &y,
-        ),
-        "2 * 3 * int64",
-        "[[10,2,10],[1,2,20]]",
-    );
-    assert_ok(
-        compute::where_(&c, &x, &Array::from(0i64)),
-        "2 * var * int64",
-        "[[10,0,10],[]]",
-    );
-    let ragged = a("2 * var * float64", "[[1, 2, 3], [4]]");
-    let c2 = a("2 * var * bool", "[[false, true, false], [true]]");
-    assert_ok(
-        compute::where_(&c2, &ragged, &Array::from(-1.0f64)),
-        "2 * var * float64",
-        "[[-1.0,2.0,-1.0],[4.0]]",
-    );
-    let (kind, msg) = err(compute::where_(
-        &a("3 * bool", "[true,true,true]"),
-        &a("2 * int8", "[1,2]"),
-        &Array::from(0i8),
-    ));
-    assert_eq!(kind, ErrorKind::Broadcast);
-    assert!(msg.contains("(3)") && msg.contains("(2)"), "{msg}");
-}
-
-#[test]
-fn where_with_missing_values() {
-    let c = a("4 * ?bool", "[true, null, false, true]");
-    let x = a("4 * ?int32", "[1, 2, null, null]");
-    let y = a("4 * int32", "[5, 6, 7, 8]");
+    ("where", &[("4 * float64", "[0.0, 2.0, -0.0, NaN]"), ("int64", "1"), ("int64", "0")], ("4 * int64", "[0,1,0,1]")),
+    // Broadcasting over fixed and var dims.
+    ("where", &[("2 * 3 * bool", "[[true,false,true],[false,false,true]]"), ("2 * 1 * int64", "[[10], [20]]"), ("3 * int64", "[1, 2, 3]")], ("2 * 3 * int64", "[[10,2,10],[1,2,20]]")),
+    ("where", &[("2 * var * bool", "[[true, false, true], []]"), ("2 * 1 * int64", "[[10], [20]]"), ("int64", "0")], ("2 * var * int64", "[[10,0,10],[]]")),
+    ("where", &[("2 * var * bool", "[[false, true, false], [true]]"), ("2 * var * float64", "[[1, 2, 3], [4]]"), ("float64", "-1")], ("2 * var * float64", "[[-1.0,2.0,-1.0],[4.0]]")),
     // Missing where cond is, and where the chosen value is.
-    assert_ok(compute::where_(&c, &x, &y), "4 * ?int32", "[1,null,7,null]");
-    let c2 = a("4 * bool", "[false, false, true, false]");
-    assert_ok(compute::where_(&c2, &x, &y), "4 * ?int32", "[5,6,null,8]");
+    ("where", &[("4 * ?bool", "[true, null, false, true]"), ("4 * ?int32", "[1, 2, null, null]"), ("4 * int32", "[5, 6, 7, 8]")], ("4 * ?int32", "[1,null,7,null]")),
+    ("where", &[("4 * bool", "[false, false, true, false]"), ("4 * ?int32", "[1, 2, null, null]"), ("4 * int32", "[5, 6, 7, 8]")], ("4 * ?int32", "[5,6,null,8]")),
     // Promoted through options.
-    assert_ok(
-        compute::where_(&c, &x, &a("4 * float64", "[0.5, 0.5, 0.5, 0.5]")),
-        "4 * ?float64",
-        "[1.0,null,0.5,null]",
-    );
+    ("where", &[("4 * ?bool", "[true, null, false, true]"), ("4 * ?int32", "[1, 2, null, null]"), ("4 * float64", "[0.5, 0.5, 0.5, 0.5]")], ("4 * ?float64", "[1.0,null,0.5,null]")),
     // An optional number as the condition.
-    let cn = a("3 * ?int8", "[0, null, 3]");
-    assert_ok(
-        compute::where_(&cn, &Array::from(1.5f64), &Array::from(2.5f64)),
-        "3 * ?float64",
-        "[2.5,null,1.5]",
-    );
-}
+    ("where", &[("3 * ?int8", "[0, null, 3]"), ("float64", "1.5"), ("float64", "2.5")], ("3 * ?float64", "[2.5,null,1.5]")),
+    // filter(x, mask)
+    ("filter", &[("4 * int32", "[1, 2, 3, 4]"), ("4 * bool", "[true, false, false, true]")], ("var * int32", "[1,4]")),
+    ("filter", &[("3 * var * float64", "[[1, 2, 3], [], [4, 5]]"), ("3 * var * bool", "[[true, false, true], [], [false, false]]")], ("3 * var * float64", "[[1.0,3.0],[],[]]")),
+    // A fixed inner dim against a var mask, and a fixed mask against var x.
+    ("filter", &[("2 * 3 * int8", "[[1, 2, 3], [4, 5, 6]]"), ("2 * var * bool", "[[true, true, false], [false, true, true]]")], ("2 * var * int8", "[[1,2],[5,6]]")),
+    ("filter", &[("2 * var * int8", "[[1, 2], [3, 4]]"), ("2 * 2 * bool", "[[true, false], [false, true]]")], ("2 * var * int8", "[[1],[4]]")),
+    // Elements below the filtered dim go whole.
+    ("filter", &[("3 * 2 * int64", "[[1, 2], [3, 4], [5, 6]]"), ("3 * bool", "[false, true, true]")], ("var * 2 * int64", "[[3,4],[5,6]]")),
+    // Two outer dims.
+    ("filter", &[("2 * 2 * var * int16", "[[[1, 2], [3]], [[], [4, 5, 6]]]"), ("2 * 2 * var * bool", "[[[true, false], [true]], [[], [true, false, true]]]")], ("2 * 2 * var * int16", "[[[1],[3]],[[],[4,6]]]")),
+    // Empty.
+    ("filter", &[("0 * int32", "[]"), ("0 * bool", "[]")], ("var * int32", "[]")),
+    ("filter", &[("0 * var * int32", "[]"), ("0 * var * bool", "[]")], ("0 * var * int32", "[]")),
+    // Option masks (missing is false) and option elements.
+    ("filter", &[("2 * var * ?int32", "[[1, null, 3], [4]]"), ("2 * var * ?bool", "[[true, true, null], [null]]")], ("2 * var * ?int32", "[[1,null],[]]")),
+    // take(x, idx)
+    ("take", &[("5 * int32", "[10, 11, 12, 13, 14]"), ("3 * int64", "[4, -1, 0]")], ("3 * int32", "[14,14,10]")),
+    ("take", &[("5 * int32", "[10, 11, 12, 13, 14]"), ("var * uint8", "[1, 1]")], ("var * int32", "[11,11]")),
+    ("take", &[("5 * int32", "[10, 11, 12, 13, 14]"), ("0 * int16", "[]")], ("0 * int32", "[]")),
+    ("take", &[("3 * var * float64", "[[1, 2, 3], [], [4, 5]]"), ("3 * var * int64", "[[2, 0, -3], [], [1, 1, 0, -2]]")], ("3 * var * float64", "[[3.0,1.0,1.0],[],[5.0,5.0,4.0,4.0]]")),
+    // A fixed index row into var rows keeps the fixed dim.
+    ("take", &[("3 * var * float64", "[[1, 2, 3], [7], [4, 5]]"), ("3 * 2 * int32", "[[0, 0], [0, 0], [1, 0]]")], ("3 * 2 * float64", "[[1.0,1.0],[7.0,7.0],[5.0,4.0]]")),
+    // Rows of a dim below.
+    ("take", &[("3 * 2 * int8", "[[1, 2], [3, 4], [5, 6]]"), ("2 * int64", "[2, 0]")], ("2 * 2 * int8", "[[5,6],[1,2]]")),
+    // Option indices give option elements.
+    ("take", &[("3 * float64", "[1.5, 2.5, 3.5]"), ("4 * ?int64", "[2, null, -3, null]")], ("4 * ?float64", "[3.5,null,1.5,null]")),
+    // Missing indices into empty rows are fine; present ones are not.
+    ("take", &[("2 * var * int32", "[[], [7]]"), ("2 * var * ?int32", "[[null], [0, null]]")], ("2 * var * ?int32", "[[null],[7,null]]")),
+    // Option elements.
+    ("take", &[("3 * ?int16", "[1, null, 3]"), ("3 * int64", "[1, 2, 1]")], ("3 * ?int16", "[null,3,null]")),
+    // Strings and records as elements.
+    ("where", &[("3 * ?bool", "[true, false, null]"), ("3 * string", r#"["a", "b", "c"]"#), ("3 * ?string", r#"["x", null, "z"]"#)], ("3 * ?string", r#"["a",null,null]"#)),
+    ("where", &[("2 * bool", "[false, true]"), ("2 * {a: int32, s: string}", r#"[{"a": 1, "s": "p"}, {"a": 2, "s": "q"}]"#), ("{a: int32, s: string}", r#"{"a": 0, "s": "-"}"#)], ("2 * {a: int32, s: string}", r#"[{"a":0,"s":"-"},{"a":2,"s":"q"}]"#)),
+    ("filter", &[("3 * ?string", r#"["a", null, "c"]"#), ("3 * bool", "[false, true, true]")], ("var * ?string", r#"[null,"c"]"#)),
+    ("filter", &[("2 * var * {a: int32, s: string}", r#"[[{"a": 1, "s": "x"}, {"a": 2, "s": "y"}], [{"a": 3, "s": "z"}]]"#), ("2 * var * bool", "[[false, true], [true]]")], ("2 * var * {a: int32, s: string}", r#"[[{"a":2,"s":"y"}],[{"a":3,"s":"z"}]]"#)),
+    ("filter", &[("3 * ?{a: int8}", r#"[{"a": 1}, null, {"a": 3}]"#), ("3 * bool", "[true, true, false]")], ("var * ?{a: int8}", r#"[{"a":1},null]"#)),
+    ("take", &[("3 * string", r#"["a", "bb", "ccc"]"#), ("4 * ?int8", "[2, null, 0, 2]")], ("4 * ?string", r#"["ccc",null,"a","ccc"]"#)),
+    ("take", &[("2 * var * {a: int32, s: string}", r#"[[{"a": 1, "s": "x"}, {"a": 2, "s": "y"}], []]"#), ("2 * var * int64", "[[1, 0, 1], []]")], ("2 * var * {a: int32, s: string}", r#"[[{"a":2,"s":"y"},{"a":1,"s":"x"},{"a":2,"s":"y"}],[]]"#)),
+    ("take", &[("2 * var * {a: int32, s: string}", r#"[[{"a": 1, "s": "x"}, {"a": 2, "s": "y"}], []]"#), ("2 * var * ?int64", "[[null, 0], []]")], ("2 * var * ?{a: int32, s: string}", r#"[[null,{"a":1,"s":"x"}],[]]"#)),
+];
 
 #[test]
-fn where_over_strings_and_records() {
-    let c = a("3 * ?bool", "[true, false, null]");
-    let x = a("3 * string", r#"["a", "b", "c"]"#);
-    let y = a("3 * ?string", r#"["x", null, "z"]"#);
-    assert_ok(
-        compute::where_(&c, &x, &y),
-        "3 * ?string",
-        r#"["a",null,null]"#,
-    );
-    let r1 = a(
-        "2 * {a: int32, s: string}",
-        r#"[{"a": 1, "s": "p"}, {"a": 2, "s": "q"}]"#,
-    );
-    let r2 = a("{a: int32, s: string}", r#"{"a": 0, "s": "-"}"#);
-    assert_ok(
-        compute::where_(&a("2 * bool", "[false, true]"), &r1, &r2),
-        "2 * {a: int32, s: string}",
-        r#"[{"a":0,"s":"-"},{"a":2,"s":"q"}]"#,
-    );
+fn where_filter_and_take_table() {
+    check_calls(CALLS);
 }
 
 #[test]
@@ -174,102 +123,16 @@ fn where_bad_inputs() {
     let (kind, msg) = err(lookup("where").unwrap().call(&[&c, &c]));
     assert_eq!(kind, ErrorKind::InvalidArgument);
     assert!(msg.contains("takes 3 arguments"), "{msg}");
+    let (kind, msg) = err(compute::where_(
+        &a("3 * bool", "[true,true,true]"),
+        &a("2 * int8", "[1,2]"),
+        &Array::from(0i8),
+    ));
+    assert_eq!(kind, ErrorKind::Broadcast);
+    assert!(msg.contains("(3)") && msg.contains("(2)"), "{msg}");
 }
 
 // ----------------------------------------------------------------- filter
-
-#[test]
-fn filter_fixed_and_var() {
-    assert_ok(
-        compute::filter(
-            &a("4 * int32", "[1, 2, 3, 4]"),
-            &a("4 * bool", "[true, false, false, true]"),
-        ),
-        "var * int32",
-        "[1,4]",
-    );
-    let x = a("3 * var * float64", "[[1, 2, 3], [], [4, 5]]");
-    let m = a(
-        "3 * var * bool",
-        "[[true, false, true], [], [false, false]]",
-    );
-    assert_ok(
-        compute::filter(&x, &m),
-        "3 * var * float64",
-        "[[1.0,3.0],[],[]]",
-    );
-    // A fixed inner dim against a var mask, and a fixed mask against var x.
-    let xf = a("2 * 3 * int8", "[[1, 2, 3], [4, 5, 6]]");
-    let mv = a(
-        "2 * var * bool",
-        "[[true, true, false], [false, true, true]]",
-    );
-    assert_ok(compute::filter(&xf, &mv), "2 * var * int8", "[[1,2],[5,6]]");
-    let mf = a("2 * 2 * bool", "[[true, false], [false, true]]");
-    assert_ok(
-        compute::filter(&a("2 * var * int8", "[[1, 2], [3, 4]]"), &mf),
-        "2 * var * int8",
-        "[[1],[4]]",
-    );
-    // Elements below the filtered dim go whole.
-    let x3 = a("3 * 2 * int64", "[[1, 2], [3, 4], [5, 6]]");
-    assert_ok(
-        compute::filter(&x3, &a("3 * bool", "[false, true, true]")),
-        "var * 2 * int64",
-        "[[3,4],[5,6]]",
-    );
-    // Two outer dims.
-    let x4 = a("2 * 2 * var * int16", "[[[1, 2], [3]], [[], [4, 5, 6]]]");
-    let m4 = a(
-        "2 * 2 * var * bool",
-        "[[[true, false], [true]], [[], [true, false, true]]]",
-    );
-    assert_ok(
-        compute::filter(&x4, &m4),
-        "2 * 2 * var * int16",
-        "[[[1],[3]],[[],[4,6]]]",
-    );
-    // Empty.
-    assert_ok(
-        compute::filter(&a("0 * int32", "[]"), &a("0 * bool", "[]")),
-        "var * int32",
-        "[]",
-    );
-    assert_ok(
-        compute::filter(&a("0 * var * int32", "[]"), &a("0 * var * bool", "[]")),
-        "0 * var * int32",
-        "[]",
-    );
-}
-
-#[test]
-fn filter_option_masks_and_elements() {
-    let x = a("2 * var * ?int32", "[[1, null, 3], [4]]");
-    let m = a("2 * var * ?bool", "[[true, true, null], [null]]");
-    assert_ok(compute::filter(&x, &m), "2 * var * ?int32", "[[1,null],[]]");
-    let s = a("3 * ?string", r#"["a", null, "c"]"#);
-    assert_ok(
-        compute::filter(&s, &a("3 * bool", "[false, true, true]")),
-        "var * ?string",
-        r#"[null,"c"]"#,
-    );
-    let recs = a(
-        "2 * var * {a: int32, s: string}",
-        r#"[[{"a": 1, "s": "x"}, {"a": 2, "s": "y"}], [{"a": 3, "s": "z"}]]"#,
-    );
-    let rm = a("2 * var * bool", "[[false, true], [true]]");
-    assert_ok(
-        compute::filter(&recs, &rm),
-        "2 * var * {a: int32, s: string}",
-        r#"[[{"a":2,"s":"y"}],[{"a":3,"s":"z"}]]"#,
-    );
-    let orecs = a("3 * ?{a: int8}", r#"[{"a": 1}, null, {"a": 3}]"#);
-    assert_ok(
-        compute::filter(&orecs, &a("3 * bool", "[true, true, false]")),
-        "var * ?{a: int8}",
-        r#"[{"a":1},null]"#,
-    );
-}
 
 #[test]
 fn filter_strided_views_and_long_rows() {
@@ -342,38 +205,8 @@ fn filter_bad_inputs() {
 // ------------------------------------------------------------------- take
 
 #[test]
-fn take_fixed_and_var() {
+fn every_integer_type_indexes() {
     let x = a("5 * int32", "[10, 11, 12, 13, 14]");
-    assert_ok(
-        compute::take(&x, &a("3 * int64", "[4, -1, 0]")),
-        "3 * int32",
-        "[14,14,10]",
-    );
-    assert_ok(
-        compute::take(&x, &a("var * uint8", "[1, 1]")),
-        "var * int32",
-        "[11,11]",
-    );
-    assert_ok(compute::take(&x, &a("0 * int16", "[]")), "0 * int32", "[]");
-    let j = a("3 * var * float64", "[[1, 2, 3], [], [4, 5]]");
-    let idx = a("3 * var * int64", "[[2, 0, -3], [], [1, 1, 0, -2]]");
-    assert_ok(
-        compute::take(&j, &idx),
-        "3 * var * float64",
-        "[[3.0,1.0,1.0],[],[5.0,5.0,4.0,4.0]]",
-    );
-    // A fixed index row into var rows keeps the fixed dim.
-    let fi = a(
-        "3 * 2 * int32",
-        "[[0, 0], [], [1, 0]]".replace("[]", "[0, 0]").as_str(),
-    );
-    let j2 = a("3 * var * float64", "[[1, 2, 3], [7], [4, 5]]");
-    assert_ok(
-        compute::take(&j2, &fi),
-        "3 * 2 * float64",
-        "[[1.0,1.0],[7.0,7.0],[5.0,4.0]]",
-    );
-    // Every integer type indexes.
     for t in [
         "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "int128",
         "uint128",
@@ -384,56 +217,6 @@ fn take_fixed_and_var() {
             "{t}"
         );
     }
-    // Rows of a dim below.
-    let m = a("3 * 2 * int8", "[[1, 2], [3, 4], [5, 6]]");
-    assert_ok(
-        compute::take(&m, &a("2 * int64", "[2, 0]")),
-        "2 * 2 * int8",
-        "[[5,6],[1,2]]",
-    );
-}
-
-#[test]
-fn take_option_indices_and_elements() {
-    let x = a("3 * float64", "[1.5, 2.5, 3.5]");
-    assert_ok(
-        compute::take(&x, &a("4 * ?int64", "[2, null, -3, null]")),
-        "4 * ?float64",
-        "[3.5,null,1.5,null]",
-    );
-    // Missing indices into empty rows are fine; present ones are not.
-    let j = a("2 * var * int32", "[[], [7]]");
-    assert_ok(
-        compute::take(&j, &a("2 * var * ?int32", "[[null], [0, null]]")),
-        "2 * var * ?int32",
-        "[[null],[7,null]]",
-    );
-    let s = a("3 * string", r#"["a", "bb", "ccc"]"#);
-    assert_ok(
-        compute::take(&s, &a("4 * ?int8", "[2, null, 0, 2]")),
-        "4 * ?string",
-        r#"["ccc",null,"a","ccc"]"#,
-    );
-    let recs = a(
-        "2 * var * {a: int32, s: string}",
-        r#"[[{"a": 1, "s": "x"}, {"a": 2, "s": "y"}], []]"#,
-    );
-    assert_ok(
-        compute::take(&recs, &a("2 * var * int64", "[[1, 0, 1], []]")),
-        "2 * var * {a: int32, s: string}",
-        r#"[[{"a":2,"s":"y"},{"a":1,"s":"x"},{"a":2,"s":"y"}],[]]"#,
-    );
-    assert_ok(
-        compute::take(&recs, &a("2 * var * ?int64", "[[null, 0], []]")),
-        "2 * var * ?{a: int32, s: string}",
-        r#"[[null,{"a":1,"s":"x"}],[]]"#,
-    );
-    let ox = a("3 * ?int16", "[1, null, 3]");
-    assert_ok(
-        compute::take(&ox, &a("3 * int64", "[1, 2, 1]")),
-        "3 * ?int16",
-        "[null,3,null]",
-    );
 }
 
 #[test]

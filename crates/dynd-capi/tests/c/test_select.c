@@ -16,93 +16,76 @@
 #include <stdint.h>
 #include <string.h>
 
-/* ------------------------------------------------------------------ filter */
+/* One call f(x, arg) of a selection callable looked up by name, its
+ * arguments built from datashape and JSON. With code DYND_OK it must return
+ * an array of type want[0] holding want[1]; otherwise no result, that error
+ * code, and a message containing want[0] and (when not NULL) want[1]. */
+typedef struct {
+  const char *callable;
+  const char *x[2], *arg[2];
+  int code;
+  const char *want[2];
+} select_case;
 
-static void test_filter_by_name(void) {
+static const select_case cases[] = {
+    /* filter: a ragged array by a ragged mask: the innermost dim stays var. */
+    {"filter", {"3 * var * int32", "[[1, 2, 3], [], [4, 5]]"}, {"3 * var * bool", "[[true, false, true], [], [false, true]]"}, DYND_OK, {"3 * var * int32", "[[1,3],[],[5]]"}},
+    /* A fixed array by a fixed mask: the filtered dim becomes var. */
+    {"filter", {"4 * float64", "[0.5, 1.5, 2.5, 3.5]"}, {"4 * bool", "[false, true, true, false]"}, DYND_OK, {"var * float64", "[1.5,2.5]"}},
+    /* Row 2 of the mask is one element short: a broadcast error naming the
+     * row, and no result. */
+    {"filter", {"3 * var * int32", "[[1, 2, 3], [], [4, 5]]"}, {"3 * var * bool", "[[true, false, true], [], [true]]"}, DYND_ERR_BROADCAST, {"row 2", "filter"}},
+    /* A mask that is not bool is a type error. */
+    {"filter", {"3 * var * int32", "[[1, 2, 3], [], [4, 5]]"}, {"3 * var * int32", "[[1, 0, 1], [], [0, 1]]"}, DYND_ERR_TYPE, {"filter", NULL}},
+    /* take: per-row indices into a ragged array; negative ones count from
+     * the end of their row. */
+    {"take", {"3 * var * int32", "[[10, 20, 30], [], [40, 50]]"}, {"3 * var * int64", "[[2, -3, -1], [], [-1, 0, 1]]"}, DYND_OK, {"3 * var * int32", "[[30,10,30],[],[50,40,50]]"}},
+    /* A fixed array by fixed indices, and optional indices giving optional
+     * elements. */
+    {"take", {"5 * float64", "[0.5, 1.5, 2.5, 3.5, 4.5]"}, {"3 * int32", "[-1, 0, 3]"}, DYND_OK, {"3 * float64", "[4.5,0.5,3.5]"}},
+    {"take", {"5 * float64", "[0.5, 1.5, 2.5, 3.5, 4.5]"}, {"3 * ?int64", "[1, null, -2]"}, DYND_OK, {"3 * ?float64", "[1.5,null,3.5]"}},
+    /* Index -3 in row 2 (length 2) is out of range: an index error naming
+     * the row and the index, and no result. */
+    {"take", {"3 * var * int32", "[[10, 20, 30], [], [40, 50]]"}, {"3 * var * int64", "[[0], [], [1, -3]]"}, DYND_ERR_INDEX, {"row 2", "-3"}},
+    /* Any index into an empty row is out of range. */
+    {"take", {"3 * var * int32", "[[10, 20, 30], [], [40, 50]]"}, {"3 * var * int64", "[[], [0], []]"}, DYND_ERR_INDEX, {"row 1", NULL}},
+    /* Float indices are a type error. */
+    {"take", {"3 * var * int32", "[[10, 20, 30], [], [40, 50]]"}, {"3 * var * float64", "[[0], [], [1]]"}, DYND_ERR_TYPE, {"take", NULL}},
+};
+
+static void test_filter_and_take_by_name(void) {
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const select_case *c = &cases[i];
+    dynd_callable f = dynd_callable_lookup(c->callable);
+    REQUIRE(f != NULL);
+    dynd_array x = arr(c->x[0], c->x[1]);
+    dynd_array arg = arr(c->arg[0], c->arg[1]);
+    if (c->code == DYND_OK) {
+      check_call2(f, x, arg, c->want[0], c->want[1]);
+    } else {
+      check_call2_fails(f, x, arg, c->code, c->want[0]);
+      if (c->want[1] != NULL) CHECK_CONTAINS(dynd_error_message(), c->want[1]);
+    }
+    dynd_array_decref(arg);
+    dynd_array_decref(x);
+    dynd_callable_decref(f);
+  }
+  dynd_error_clear();
+}
+
+/* The wrong number of arguments. */
+static void test_filter_arity(void) {
   dynd_callable filter = dynd_callable_lookup("filter");
   REQUIRE(filter != NULL);
-
-  /* A ragged array by a ragged mask: the innermost dim stays var. */
   dynd_array x = arr("3 * var * int32", "[[1, 2, 3], [], [4, 5]]");
-  dynd_array m = arr("3 * var * bool", "[[true, false, true], [], [false, true]]");
-  check_call2(filter, x, m, "3 * var * int32", "[[1,3],[],[5]]");
-
-  /* A fixed array by a fixed mask: the filtered dim becomes var. */
-  dynd_array xf = arr("4 * float64", "[0.5, 1.5, 2.5, 3.5]");
-  dynd_array mf = arr("4 * bool", "[false, true, true, false]");
-  check_call2(filter, xf, mf, "var * float64", "[1.5,2.5]");
-
-  /* Row 2 of the mask is one element short: a broadcast error naming the
-   * row, and no result. */
-  dynd_array bad = arr("3 * var * bool", "[[true, false, true], [], [true]]");
-  check_call2_fails(filter, x, bad, DYND_ERR_BROADCAST, "row 2");
-  CHECK_CONTAINS(dynd_error_message(), "filter");
-
-  /* A mask that is not bool is a type error. */
-  dynd_array notbool = arr("3 * var * int32", "[[1, 0, 1], [], [0, 1]]");
-  check_call2_fails(filter, x, notbool, DYND_ERR_TYPE, "filter");
-
-  /* The wrong number of arguments. */
   EXPECT_NULL_WITH(dynd_callable_call(filter, 1, &x), DYND_ERR_INVALID_ARGUMENT);
-
-  dynd_array_decref(notbool);
-  dynd_array_decref(bad);
-  dynd_array_decref(mf);
-  dynd_array_decref(xf);
-  dynd_array_decref(m);
   dynd_array_decref(x);
   dynd_callable_decref(filter);
   dynd_error_clear();
 }
 
-/* -------------------------------------------------------------------- take */
-
-static void test_take_by_name(void) {
-  dynd_callable take = dynd_callable_lookup("take");
-  REQUIRE(take != NULL);
-
-  /* Per-row indices into a ragged array; negative ones count from the end
-   * of their row. */
-  dynd_array x = arr("3 * var * int32", "[[10, 20, 30], [], [40, 50]]");
-  dynd_array idx = arr("3 * var * int64", "[[2, -3, -1], [], [-1, 0, 1]]");
-  check_call2(take, x, idx, "3 * var * int32", "[[30,10,30],[],[50,40,50]]");
-
-  /* A fixed array by fixed indices, and optional indices giving optional
-   * elements. */
-  dynd_array xf = arr("5 * float64", "[0.5, 1.5, 2.5, 3.5, 4.5]");
-  dynd_array fi = arr("3 * int32", "[-1, 0, 3]");
-  check_call2(take, xf, fi, "3 * float64", "[4.5,0.5,3.5]");
-  dynd_array oi = arr("3 * ?int64", "[1, null, -2]");
-  check_call2(take, xf, oi, "3 * ?float64", "[1.5,null,3.5]");
-
-  /* Index -3 in row 2 (length 2) is out of range: an index error naming the
-   * row and the index, and no result. */
-  dynd_array bad = arr("3 * var * int64", "[[0], [], [1, -3]]");
-  check_call2_fails(take, x, bad, DYND_ERR_INDEX, "row 2");
-  CHECK_CONTAINS(dynd_error_message(), "-3");
-
-  /* Any index into an empty row is out of range. */
-  dynd_array into_empty = arr("3 * var * int64", "[[], [0], []]");
-  check_call2_fails(take, x, into_empty, DYND_ERR_INDEX, "row 1");
-
-  /* Float indices are a type error. */
-  dynd_array fidx = arr("3 * var * float64", "[[0], [], [1]]");
-  check_call2_fails(take, x, fidx, DYND_ERR_TYPE, "take");
-
-  dynd_array_decref(fidx);
-  dynd_array_decref(into_empty);
-  dynd_array_decref(bad);
-  dynd_array_decref(oi);
-  dynd_array_decref(fi);
-  dynd_array_decref(xf);
-  dynd_array_decref(idx);
-  dynd_array_decref(x);
-  dynd_callable_decref(take);
-  dynd_error_clear();
-}
-
 int main(void) {
-  RUN(test_filter_by_name);
-  RUN(test_take_by_name);
+  RUN(test_filter_and_take_by_name);
+  RUN(test_filter_arity);
   return minitest_main_result();
 }

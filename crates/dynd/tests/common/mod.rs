@@ -169,3 +169,55 @@ pub fn pair(tp: &str, json: &str) -> (String, String) {
 pub fn assert_ok(r: dynd::Result<Array>, tp: &str, json: &str) {
     assert_eq!(ok(r), pair(tp, json));
 }
+
+/// An array in a table of cases, as `(type, JSON)`.
+pub type Typed = (&'static str, &'static str);
+
+/// Checks `f(x, y)` for each row `(x, y, result)` of a table of cases; a
+/// failure names the function `name` and the row's arguments.
+#[track_caller]
+pub fn check_binary(
+    name: &str,
+    f: impl Fn(&Array, &Array) -> dynd::Result<Array>,
+    cases: &[(Typed, Typed, Typed)],
+) {
+    for &((xt, xj), (yt, yj), (rt, rj)) in cases {
+        let call = format!("{name}({xt} {xj}, {yt} {yj})");
+        let got = f(&a(xt, xj), &a(yt, yj)).unwrap_or_else(|e| panic!("{call}: {e}"));
+        assert_eq!(show(&got), pair(rt, rj), "{call}");
+    }
+}
+
+/// A row of a table of calls: `(callable name, arguments, result)`.
+pub type Call = (&'static str, &'static [Typed], Typed);
+
+/// Checks each row of a table of calls: its callable, looked up by name
+/// (as the CLI and the C ABI reach it), applied to its arguments; a failure
+/// names the row.
+#[track_caller]
+pub fn check_calls(cases: &[Call]) {
+    for &(name, args, (rt, rj)) in cases {
+        let arrays: Vec<Array> = args.iter().map(|&(t, j)| a(t, j)).collect();
+        let refs: Vec<&Array> = arrays.iter().collect();
+        let call = format!("{name}{args:?}");
+        let got = dynd::callable::lookup(name)
+            .and_then(|f| f.call(&refs))
+            .unwrap_or_else(|e| panic!("{call}: {e}"));
+        assert_eq!(show(&got), pair(rt, rj), "{call}");
+    }
+}
+
+/// Field `c` of a `2 * {a: int32, c: complex[float32]}`, `[[1,2],[3,4]]`:
+/// 8-byte elements at the struct's 12-byte stride, which is not a whole
+/// number of elements. The struct itself is dropped; the view keeps its
+/// data.
+pub fn complex_field_at_a_12_byte_stride() -> Array {
+    let s = a(
+        "2 * {a: int32, c: complex[float32]}",
+        "[[1, [1, 2]], [2, [3, 4]]]",
+    );
+    s.field("c").unwrap()
+}
+
+/// A function of two arrays, as `compute` has them, for tables of cases.
+pub type BinaryFn = fn(&Array, &Array) -> dynd::Result<Array>;
