@@ -138,11 +138,11 @@ impl QuickNumber {
     /// for callers that look at it themselves.
     #[inline(always)]
     pub(super) fn scan_token(t: &[u8]) -> Option<(QuickNumber, usize)> {
-        let neg = t.first() == Some(&b'-');
-        let int_start = usize::from(neg);
-        if let Some(short) = QuickNumber::short(t, int_start, neg) {
+        if let Some(short) = QuickNumber::short(t) {
             return Some(short);
         }
+        let neg = t.first() == Some(&b'-');
+        let int_start = usize::from(neg);
         let mut mantissa = 0;
         let mut i = digits(t, int_start, &mut mantissa);
         let int_len = i - int_start;
@@ -190,15 +190,24 @@ impl QuickNumber {
         ))
     }
 
-    /// The commonest shapes on their own, read from one 8-byte word: an
-    /// integer, or integer digits, `.` and fraction digits, ending before
-    /// the word's last byte (at most 7 digits), with no exponent. Both ends
+    /// The commonest shapes on their own, read from one 8-byte word after
+    /// the sign (the text has 9 bytes left): an integer, or integer digits,
+    /// `.` and fraction digits, ending before the word's last byte (at most
+    /// 7 digits), with no exponent. Both ends
     /// come from one mask, so the next number's position waits on few
     /// instructions. `None` leaves the number to the rest of
     /// [`QuickNumber::scan_token`].
     #[inline(always)]
-    fn short(t: &[u8], int_start: usize, neg: bool) -> Option<(QuickNumber, usize)> {
-        let x = u64::from_le_bytes(*t.get(int_start..)?.first_chunk::<8>()?);
+    fn short(t: &[u8]) -> Option<(QuickNumber, usize)> {
+        // Both words are loaded and one picked, rather than loading at a
+        // position that waits on the sign byte: the next number's position
+        // depends on this word.
+        let w = t.first_chunk::<9>()?;
+        let neg = w[0] == b'-';
+        let int_start = usize::from(neg);
+        let x0 = <[u8; 8]>::try_from(&w[..8]).ok()?;
+        let x1 = <[u8; 8]>::try_from(&w[1..]).ok()?;
+        let x = u64::from_le_bytes(if neg { x1 } else { x0 });
         let d = x ^ ZEROS;
         // Exact through the second byte that is not a digit when the first
         // is the point (see `non_digits`).
