@@ -270,3 +270,204 @@ proptest! {
         prop_assert_eq!(a.to_json(), format!("[{y},{y}]"));
     }
 }
+
+/// Tokens for whole arrays: the quick shape (short and up to 19 digits),
+/// values near 2^53, negative zero, long mantissas and exponents (which the
+/// tight loop leaves to the general path), so runs of quick numbers are
+/// broken at random places.
+fn array_token() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "-?(0|[1-9][0-9]{0,2})\\.[0-9]{3}",
+        "-?(0|[1-9][0-9]{0,9})(\\.[0-9]{1,9})?",
+        "-?(0|[1-9][0-9]{0,18})(\\.[0-9]{1,19})?",
+        (0u64..64, any::<bool>()).prop_map(|(d, neg)| {
+            let v = (1u64 << 53) - 32 + d;
+            format!("{}{v}", if neg { "-" } else { "" })
+        }),
+        Just("-0".to_string()),
+        Just("-0.0".to_string()),
+        long_token(),
+    ]
+}
+
+/// Separators between elements, as people and printers write them.
+fn separator() -> impl Strategy<Value = &'static str> {
+    prop_oneof![
+        Just(","),
+        Just(", "),
+        Just(" , "),
+        Just(",\n  "),
+        Just("\t,\r\n")
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// A whole array reads element by element as `str::parse` reads each
+    /// token alone, in `var * float64`, `N * float64` and `var * float32`;
+    /// where a token is out of range, the error names its element.
+    #[test]
+    fn arrays_of_numbers_read_as_each_token(
+        items in proptest::collection::vec((array_token(), separator()), 1..40),
+        open in prop_oneof![Just("["), Just("[ "), Just("[\n")],
+        close in prop_oneof![Just("]"), Just(" ]"), Just("\n]")],
+    ) {
+        let mut text = open.to_string();
+        for (k, (tok, sep)) in items.iter().enumerate() {
+            if k > 0 {
+                text.push_str(sep);
+            }
+            text.push_str(tok);
+        }
+        text.push_str(close);
+        let n = items.len();
+        let f64s: Vec<f64> = items.iter().map(|(t, _)| t.parse().expect("token")).collect();
+        for tp in ["var * float64".to_string(), format!("{n} * float64")] {
+            let got = Array::from_json(tp.as_str(), &text);
+            match f64s.iter().position(|v| v.is_infinite()) {
+                None => {
+                    let a = got.expect(&text);
+                    for (k, want) in f64s.iter().enumerate() {
+                        let v = a.index(&[k.into()])?.as_scalar::<f64>()?;
+                        prop_assert_eq!(v.to_bits(), want.to_bits(), "{} [{}] in {}", tp, k, text);
+                    }
+                }
+                Some(k) => {
+                    let e = got.expect_err(&text);
+                    prop_assert_eq!(e.kind(), ErrorKind::Overflow);
+                    let at = format!(" at [{k}]: ");
+                    prop_assert!(e.message().contains(&at), "{}", e);
+                }
+            }
+        }
+        let f32s: Vec<f32> = items.iter().map(|(t, _)| t.parse().expect("token")).collect();
+        let got = Array::from_json("var * float32", &text);
+        if f32s.iter().all(|v| v.is_finite()) {
+            let a = got.expect(&text);
+            for (k, want) in f32s.iter().enumerate() {
+                let v = a.index(&[k.into()])?.as_scalar::<f32>()?;
+                prop_assert_eq!(v.to_bits(), want.to_bits(), "float32 [{}] in {}", k, text);
+            }
+        }
+    }
+
+    /// Integer arrays: each element exactly, or the first element that
+    /// does not fit (or is not integral) named in the error.
+    #[test]
+    fn arrays_of_integers_read_exactly(
+        items in proptest::collection::vec(
+            prop_oneof![
+                any::<i64>().prop_map(|v| v.to_string()),
+                (-300i64..300).prop_map(|v| v.to_string()),
+                any::<u64>().prop_map(|v| v.to_string()),
+                Just("1.5".to_string()),
+                Just("2.0".to_string()),
+                Just("-0".to_string()),
+            ],
+            1..30,
+        ),
+    ) {
+        let text = format!("[{}]", items.join(", "));
+        for (tp, lo, hi) in [
+            ("var * int64", i128::from(i64::MIN), i128::from(i64::MAX)),
+            ("var * int16", i128::from(i16::MIN), i128::from(i16::MAX)),
+            ("var * uint8", 0, i128::from(u8::MAX)),
+        ] {
+            let vals: Vec<Option<i128>> = items
+                .iter()
+                .map(|t| match t.as_str() {
+                    "1.5" => None,
+                    "2.0" => Some(2),
+                    t => t.parse::<i128>().ok().filter(|v| (lo..=hi).contains(v)),
+                })
+                .collect();
+            let got = Array::from_json(tp, &text);
+            match vals.iter().position(Option::is_none) {
+                None => {
+                    let want: Vec<String> =
+                        vals.iter().map(|v| v.unwrap_or_default().to_string()).collect();
+                    prop_assert_eq!(got.expect(&text).to_json(), format!("[{}]", want.join(",")));
+                }
+                Some(k) => {
+                    let e = got.expect_err(&text);
+                    let at = format!(" at [{k}]: ");
+                    prop_assert!(e.message().contains(&at), "{} <- {}: {}", tp, text, e);
+                }
+            }
+        }
+    }
+}
+
+/// Errors and specials inside and right after a run of quick numbers
+/// (the tight loop stops before them and the general path reads them).
+#[test]
+fn loop_hands_over_errors_and_specials() {
+    for (tp, text, want) in [
+        (
+            "var * float64",
+            "[1.5, 2.5, 3.5 4.5]",
+            Err("JSON line 1, column 16: expected ',' or ']' in the array, found a number"),
+        ),
+        (
+            "var * float64",
+            "[1.5, 2.5, 3.5x]",
+            Err("JSON line 1, column 12 at [2]: malformed number"),
+        ),
+        (
+            "var * float64",
+            "[1.5, 2.5,, 3]",
+            Err("JSON line 1, column 11 at [2]: expected a number for float64, found ','"),
+        ),
+        (
+            "var * float64",
+            "[1.5, 2.5, 3.",
+            Err("JSON line 1, column 12 at [2]: malformed number"),
+        ),
+        (
+            "var * float64",
+            "[1.5, 2.5, 3.5",
+            Err(
+                "JSON line 1, column 15: expected ',' or ']' in the array, found the end of the text",
+            ),
+        ),
+        (
+            "4 * float64",
+            "[1.5, 2.5, 3.5, 4.5, 5.5]",
+            Err("JSON line 1, column 21 at [4]: too many elements for 4 * float64: expected 4"),
+        ),
+        (
+            "var * float64",
+            "[1, 2, NaN, 4, 1e400]",
+            Err("JSON line 1, column 16 at [4]: 1e400 is out of range for float64"),
+        ),
+        (
+            "var * float64",
+            "[1, 2, -Infinity, 4.25, 1e300, 0.1e-3, 12345678901234567890, 6]",
+            Ok("[1.0,2.0,-Infinity,4.25,1e300,0.0001,1.2345678901234567e19,6.0]"),
+        ),
+        ("var * int8", "[1, 2, 3, 127, -128]", Ok("[1,2,3,127,-128]")),
+        (
+            "var * int8",
+            "[1, 2, 3, 128]",
+            Err("JSON line 1, column 11 at [3]: 128 is out of range for int8"),
+        ),
+        (
+            "var * float16",
+            "[1.5, 2.5, 65504]",
+            Ok("[1.5,2.5,65504.0]"),
+        ),
+        (
+            "2 * var * float64",
+            "[[1.5, 2.5], [3.5, \"4\"]]",
+            Err("JSON line 1, column 20 at [1][1]: expected a number for float64, found a string"),
+        ),
+    ] {
+        let got = Array::from_json(tp, text).map(|a| a.to_json());
+        match (got, want) {
+            (Ok(json), Ok(w)) => assert_eq!(json, w, "{tp} from {text}"),
+            (Err(e), Err(w)) => assert_eq!(e.message(), w, "{tp} from {text}"),
+            (got, _) => panic!("{tp} from {text}: got {got:?}, want {want:?}"),
+        }
+    }
+}

@@ -22,14 +22,7 @@ pub(super) trait Cursor {
     #[inline]
     fn ws(&mut self) {
         let (text, pos) = self.parts();
-        while let Some(&b) = text.get(*pos) {
-            // Every token starts above b' ', which settles most calls in
-            // one comparison.
-            if b > b' ' || !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
-                break;
-            }
-            *pos += 1;
-        }
+        *pos = skip_ws(text, *pos);
     }
 
     /// The next byte after white space, not consumed.
@@ -70,6 +63,20 @@ pub(super) trait Cursor {
             .ok()
             .and_then(|s| u32::from_str_radix(s, 16).ok())
     }
+}
+
+/// The first byte at or after `pos` of `t` that is not white space.
+#[inline(always)]
+pub(super) fn skip_ws(t: &[u8], mut pos: usize) -> usize {
+    while let Some(&b) = t.get(pos) {
+        // Every token starts above b' ', which settles most calls in one
+        // comparison.
+        if b > b' ' || !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            break;
+        }
+        pos += 1;
+    }
+    pos
 }
 
 /// A path as the user reads it: `[1][0].x`, `["not an identifier"]`.
@@ -171,13 +178,18 @@ pub(super) fn scan_number(t: &[u8], start: usize) -> NumberToken {
         i = digits(s);
         bad |= i == s;
     }
-    bad |= t
-        .get(i)
-        .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.');
+    bad |= !may_follow_number(t.get(i));
     NumberToken {
         end: i,
         int_len,
         float,
         well_formed: !bad,
     }
+}
+
+/// Whether byte `b` (`None`: the end of the text) may follow a number
+/// token: anything but a letter, a digit or `.`.
+#[inline(always)]
+pub(super) fn may_follow_number(b: Option<&u8>) -> bool {
+    !b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.')
 }

@@ -1,5 +1,6 @@
 //! JSON number tokens into every number type.
 
+use super::cursor::may_follow_number;
 use crate::error::ErrorKind;
 use crate::layout::arrmeta::{self};
 // fixed_string encoding and decoding are shared with the text assignment
@@ -34,31 +35,111 @@ pub(super) struct QuickNumber {
 }
 
 /// Exact powers of ten in f64 (10^22 is the largest).
-const POW10_F64: [f64; 23] = [
+static POW10_F64: [f64; 23] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
 /// Exact powers of ten in f32 (10^10 is the largest).
-const POW10_F32: [f32; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
+static POW10_F32: [f32; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
+
+/// `10^n` for the digit runs of [`QuickNumber::scan`] (at most 8 digits a
+/// step).
+static POW10_U64: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
+/// Eight `b'0'` bytes: a word of text xor this holds each digit's value in
+/// its byte (byte k of the little-endian word is byte k of the text).
+const ZEROS: u64 = u64::from_le_bytes([b'0'; 8]);
+
+/// The high bit of each byte of `d` (a word of text xor [`ZEROS`]) that is
+/// not a digit (not below 10). A flag is wrong only through a carry out of
+/// the byte below, and only a byte of `d` at or above 0x8a carries: a text
+/// byte at or above 0xba, never a digit or ASCII punctuation. So the flags
+/// are exact up to and including the first such byte.
+#[inline(always)]
+fn non_digits(d: u64) -> u64 {
+    (d.wrapping_add(u64::from_le_bytes([0x76; 8])) | d) & u64::from_le_bytes([0x80; 8])
+}
+
+/// The index of the byte of the lowest flag in a [`non_digits`] mask; 8
+/// when there is none.
+#[inline(always)]
+fn first_flag(m: u64) -> usize {
+    m.trailing_zeros() as usize / 8
+}
+
+/// The value of the 8 digits of `d` (text bytes xor [`ZEROS`], the first
+/// in the lowest byte): pairs, then fours, then all eight, each a multiply
+/// (the method of simdjson and fast_float).
+#[inline(always)]
+fn eight_digits(d: u64) -> u64 {
+    const MASK: u64 = 0x0000_00ff_0000_00ff;
+    const MUL1: u64 = 100 + (1_000_000 << 32);
+    const MUL2: u64 = 1 + (10_000 << 32);
+    let d = d.wrapping_mul(10).wrapping_add(d >> 8);
+    ((d & MASK)
+        .wrapping_mul(MUL1)
+        .wrapping_add((d >> 16 & MASK).wrapping_mul(MUL2)))
+        >> 32
+}
+
+/// Reads the digits at byte `i` of `t` into `m` (`m * 10 + digit` each,
+/// wrapping: the caller rejects more than 19 digits); returns the byte
+/// after them. Eight bytes at a time while the text has them.
+#[inline(always)]
+fn digits(t: &[u8], mut i: usize, m: &mut u64) -> usize {
+    while let Some(word) = t.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+        let d = u64::from_le_bytes(*word) ^ ZEROS;
+        let n = first_flag(non_digits(d));
+        if n == 0 {
+            return i;
+        }
+        // The n digits move to the top bytes; the zero bytes below them
+        // are leading zeros. n is 1..=8, so the shift is 0..=56.
+        *m = m
+            .wrapping_mul(POW10_U64[n])
+            .wrapping_add(eight_digits(d << (64 - 8 * n)));
+        i += n;
+        if n < 8 {
+            return i;
+        }
+    }
+    while let Some(&c) = t.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    i
+}
 
 impl QuickNumber {
     /// Reads a number at the start of `t`; returns it and its length, or
     /// `None` when `t` does not start with a number of the quick shape
     /// followed by a delimiter.
-    #[inline]
+    #[inline(always)]
     pub(super) fn scan(t: &[u8]) -> Option<(QuickNumber, usize)> {
-        #[inline(always)]
-        fn digits(t: &[u8], mut i: usize, m: &mut u64) -> usize {
-            while let Some(&c) = t.get(i) {
-                let d = c.wrapping_sub(b'0');
-                if d > 9 {
-                    break;
-                }
-                *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
-                i += 1;
-            }
-            i
+        QuickNumber::scan_token(t).filter(|&(_, len)| may_follow_number(t.get(len)))
+    }
+
+    /// [`QuickNumber::scan`] without the look at the byte after the token,
+    /// for callers that look at it themselves.
+    #[inline(always)]
+    pub(super) fn scan_token(t: &[u8]) -> Option<(QuickNumber, usize)> {
+        if let Some(short) = QuickNumber::short(t) {
+            return Some(short);
         }
         let neg = t.first() == Some(&b'-');
         let int_start = usize::from(neg);
@@ -94,10 +175,7 @@ impl QuickNumber {
             // At most 999: exact in i32.
             exp = if exp_neg { -(e as i32) } else { e as i32 };
         }
-        if int_len + frac_len > 19
-            || t.get(i)
-                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.')
-        {
+        if int_len + frac_len > 19 {
             return None;
         }
         Some((
@@ -112,49 +190,143 @@ impl QuickNumber {
         ))
     }
 
-    /// Stores the value into `b` at `data` when that is exact and simple:
-    /// an integer without fraction digits or exponent that fits `b`, or a
-    /// float64 (float32) by Clinger's fast path — the mantissa at most 2^53
-    /// (2^24) and the power of ten exact, so one correctly rounded
-    /// multiplication or division gives the correctly rounded value.
-    /// Returns whether it stored.
+    /// The commonest shapes on their own, read from one 8-byte word after
+    /// the sign (the text has 9 bytes left): an integer, or integer digits,
+    /// `.` and fraction digits, ending before the word's last byte (at most
+    /// 7 digits), with no exponent. Both ends
+    /// come from one mask, so the next number's position waits on few
+    /// instructions. `None` leaves the number to the rest of
+    /// [`QuickNumber::scan_token`].
+    #[inline(always)]
+    fn short(t: &[u8]) -> Option<(QuickNumber, usize)> {
+        // Both words are loaded and one picked, rather than loading at a
+        // position that waits on the sign byte: the next number's position
+        // depends on this word.
+        let w = t.first_chunk::<9>()?;
+        let neg = w[0] == b'-';
+        let int_start = usize::from(neg);
+        let x0 = <[u8; 8]>::try_from(&w[..8]).ok()?;
+        let x1 = <[u8; 8]>::try_from(&w[1..]).ok()?;
+        let x = u64::from_le_bytes(if neg { x1 } else { x0 });
+        let d = x ^ ZEROS;
+        // Exact through the second byte that is not a digit when the first
+        // is the point (see `non_digits`).
+        let flags = non_digits(d);
+        let int_len = first_flag(flags);
+        // The first byte is a digit, and no integer part starts with 0
+        // unless it is just "0"; int_len == 8: no flag, the digits may go
+        // on past the word.
+        if int_len == 0 || int_len == 8 || (int_len > 1 && x as u8 == b'0') {
+            return None;
+        }
+        let byte = |k: usize| (x >> (8 * k)) as u8;
+        let (end, digits) = if byte(int_len) == b'.' {
+            // end == 8: no second flag, the fraction may go on past the
+            // word.
+            let end = first_flag(flags & flags.wrapping_sub(1));
+            if end == 8 || end < int_len + 2 {
+                return None;
+            }
+            // The digits without the point, in text order from the
+            // lowest byte. 2 <= end <= 7, so the shifts stay below 64.
+            let low = |k: usize| (1u64 << (8 * k)) - 1;
+            (
+                end,
+                (d & low(int_len)) | (d >> 8 & low(end - 1) & !low(int_len)),
+            )
+        } else {
+            (int_len, d)
+        };
+        if byte(end) | 0x20 == b'e' {
+            return None;
+        }
+        // At most 7 digits (1 <= n <= 7), moved to the top for
+        // `eight_digits`; the bytes below them are leading zeros.
+        let n = end - usize::from(end > int_len);
+        Some((
+            QuickNumber {
+                neg,
+                mantissa: eight_digits(digits << (64 - 8 * n)),
+                // At most 6 fraction digits.
+                exp10: (int_len as i32) - (n as i32),
+                integral: end == int_len,
+            },
+            int_start + end,
+        ))
+    }
+
+    /// Stores the value into `b` at `data` when [`QuickValue::from_quick`]
+    /// gives it. Returns whether it stored.
     ///
     /// # Safety
     /// `data` is writable data of `b`.
     #[inline]
     pub(super) unsafe fn store(self, b: BuiltinType, data: *mut u8) -> bool {
-        use BuiltinType::*;
-        let m = self.mantissa;
-        let mag = i128::from(m);
-        let int = if self.neg { -mag } else { mag };
-        let e = self.exp10.unsigned_abs() as usize;
-        match b {
-            Float64 if m <= 1 << 53 && e < POW10_F64.len() => {
-                let (m, p) = (m as f64, POW10_F64[e]);
-                let v = if self.exp10 < 0 { m / p } else { m * p };
-                // SAFETY: (caller) `data` holds one f64.
-                unsafe { arrmeta::write(data, if self.neg { -v } else { v }) };
+        with_native!(b, signed unsigned ieee => |T| match T::from_quick(self) {
+            Some(v) => {
+                // SAFETY: (caller) `data` holds one value of `b`.
+                unsafe { v.store(data) };
                 true
             }
-            Float32 if m <= 1 << 24 && e < POW10_F32.len() => {
-                let (m, p) = (m as f32, POW10_F32[e]);
-                let v = if self.exp10 < 0 { m / p } else { m * p };
-                // SAFETY: (caller) `data` holds one f32.
-                unsafe { arrmeta::write(data, if self.neg { -v } else { v }) };
-                true
-            }
-            _ => with_native!(b, signed unsigned => |T| match T::try_from(int) {
-                Ok(v) if self.integral => {
-                    // SAFETY: (caller) `data` holds one value of `b`.
-                    unsafe { v.store(data) };
-                    true
-                }
-                _ => false,
-            })
-            .unwrap_or(false),
-        }
+            None => false,
+        })
+        .unwrap_or(false)
     }
 }
+
+/// The number types a [`QuickNumber`] converts to without the general
+/// path: the integers and float32/float64.
+pub(super) trait QuickValue: NativeType {
+    /// The value when that is exact and simple: an integer without fraction
+    /// digits or exponent that fits, or a float64 (float32) by Clinger's
+    /// fast path — the mantissa at most 2^53 (2^24) and the power of ten
+    /// exact, so one correctly rounded multiplication or division gives the
+    /// correctly rounded value. `None` leaves the number to the general
+    /// path.
+    fn from_quick(q: QuickNumber) -> Option<Self>;
+}
+
+impl QuickValue for f64 {
+    #[inline(always)]
+    fn from_quick(q: QuickNumber) -> Option<f64> {
+        let e = q.exp10.unsigned_abs() as usize;
+        if q.mantissa > 1 << 53 || e >= POW10_F64.len() {
+            return None;
+        }
+        let (m, p) = (q.mantissa as f64, POW10_F64[e]);
+        let v = if q.exp10 < 0 { m / p } else { m * p };
+        Some(if q.neg { -v } else { v })
+    }
+}
+
+impl QuickValue for f32 {
+    #[inline(always)]
+    fn from_quick(q: QuickNumber) -> Option<f32> {
+        let e = q.exp10.unsigned_abs() as usize;
+        if q.mantissa > 1 << 24 || e >= POW10_F32.len() {
+            return None;
+        }
+        let (m, p) = (q.mantissa as f32, POW10_F32[e]);
+        let v = if q.exp10 < 0 { m / p } else { m * p };
+        Some(if q.neg { -v } else { v })
+    }
+}
+
+macro_rules! quick_int {
+    ($($t:ty),*) => {$(
+        impl QuickValue for $t {
+            #[inline(always)]
+            fn from_quick(q: QuickNumber) -> Option<$t> {
+                if !q.integral {
+                    return None;
+                }
+                let mag = i128::from(q.mantissa);
+                <$t>::try_from(if q.neg { -mag } else { mag }).ok()
+            }
+        }
+    )*};
+}
+crate::for_each_native!(signed unsigned => quick_int);
 
 /// Parses a float token into `b` at `data`.
 ///

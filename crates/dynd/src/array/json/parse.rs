@@ -1,7 +1,7 @@
 //! The streaming, type-directed JSON reader.
 
-use super::cursor::{Cursor, Seg, error_at, path_string, scan_number};
-use super::number::{QuickNumber, plain_number, store_float, store_int};
+use super::cursor::{Cursor, Seg, error_at, may_follow_number, path_string, scan_number, skip_ws};
+use super::number::{QuickNumber, QuickValue, plain_number, store_float, store_int};
 use crate::array::Array;
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::arrmeta::{self, FixedDimMeta, PointerMeta, VarDimData, VarDimMeta};
@@ -10,6 +10,7 @@ use crate::layout::na;
 // kernels, so JSON and casts validate alike.
 use crate::layout::text::encode;
 use crate::types::{BuiltinType, Type, TypeKind};
+use crate::with_native;
 use std::borrow::Cow;
 use std::fmt;
 use std::mem::size_of;
@@ -93,6 +94,15 @@ pub(super) unsafe fn parse_values_at(
         after = Some(p.pos);
     }
     Ok(())
+}
+
+/// Elements of a dim from one of them on: `len` elements at `data`,
+/// `stride` bytes apart.
+#[derive(Clone, Copy)]
+struct Run {
+    data: *mut u8,
+    stride: isize,
+    len: usize,
 }
 
 /// The fields of a struct already read from its object: a bit set, with
@@ -280,7 +290,12 @@ impl<'j, 't> Parser<'j, 't> {
                                 format!("too many elements for {tp}: expected {size}"),
                             ));
                         }
-                        p.element(elem, num, emeta, data.offset(i as isize * m.stride))
+                        let run = Run {
+                            data: data.offset(i as isize * m.stride),
+                            stride: m.stride,
+                            len: *size - i,
+                        };
+                        p.dim_elements(elem, num, emeta, run)
                     })
                     .and_then(|n| {
                         if n == *size {
@@ -406,11 +421,13 @@ impl<'j, 't> Parser<'j, 't> {
     }
 
     /// Parses `[a, b, ...]`, calling `each(parser, i)` for element i with the
-    /// path extended; returns the count.
+    /// path extended; returns the count. `each` reads element i and may go
+    /// on through more elements and their separating commas (the tight
+    /// loop of numbers): it returns how many elements it read, at least 1.
     fn sequence(
         &mut self,
         tp: &Type,
-        mut each: impl FnMut(&mut Self, usize) -> Result<()>,
+        mut each: impl FnMut(&mut Self, usize) -> Result<usize>,
     ) -> Result<usize> {
         if self.peek() != Some(b'[') {
             return Err(self.mismatch(tp, "an array"));
@@ -427,8 +444,7 @@ impl<'j, 't> Parser<'j, 't> {
         let mut i = 0;
         loop {
             self.path[depth] = Seg::Index(i);
-            each(self, i)?;
-            i += 1;
+            i += each(self, i)?;
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
@@ -468,6 +484,7 @@ impl<'j, 't> Parser<'j, 't> {
                     data.add(fields.data_offsets()[i]),
                 )
             }
+            .map(|()| 1)
         })?;
         if n != fields.len() {
             return Err(self.err(
@@ -507,17 +524,15 @@ impl<'j, 't> Parser<'j, 't> {
                         ),
                     ));
                 }
-                // SAFETY: element i < size of the existing element.
-                unsafe {
-                    p.element(
-                        elem,
-                        num,
-                        emeta,
-                        existing
-                            .begin
-                            .wrapping_offset(m.offset + i as isize * m.stride),
-                    )
-                }
+                let run = Run {
+                    data: existing
+                        .begin
+                        .wrapping_offset(m.offset + i as isize * m.stride),
+                    stride: m.stride,
+                    len: existing.size - i,
+                };
+                // SAFETY: elements i.. < size of the existing element.
+                unsafe { p.dim_elements(elem, num, emeta, run) }
             })?;
             if n != existing.size {
                 return Err(self.err(
@@ -563,8 +578,14 @@ impl<'j, 't> Parser<'j, 't> {
                 .map_err(|e| p.err(e.kind(), e.message()))?;
                 cap = new_cap;
             }
-            // SAFETY: i < cap elements are allocated at `begin`.
-            unsafe { p.element(elem, num, emeta, begin.add(i * esize)) }
+            let run = Run {
+                // SAFETY: i < cap elements are allocated at `begin`.
+                data: unsafe { begin.add(i * esize) },
+                stride: esize as isize,
+                len: cap - i,
+            };
+            // SAFETY: elements i..cap are allocated at `begin`.
+            unsafe { p.dim_elements(elem, num, emeta, run) }
         })?;
         if cap > 0 {
             // SAFETY: trim the latest allocation of the same block.
@@ -826,6 +847,81 @@ impl<'j, 't> Parser<'j, 't> {
         }
     }
 
+    /// Parses element `i` of a dim, the start of `run`, and when the
+    /// elements are plain numbers (`num`, as for [`Parser::element`]) as
+    /// many of the run's next elements as the tight loop of
+    /// [`Parser::number_run`] takes; returns how many it read (at least 1).
+    ///
+    /// # Safety
+    /// 1. The elements of `run` are writable data of `elem`, with arrmeta
+    ///    `meta` (which may be updated in place).
+    #[inline(always)]
+    unsafe fn dim_elements(
+        &mut self,
+        elem: &'t Type,
+        num: Option<BuiltinType>,
+        meta: *mut u8,
+        run: Run,
+    ) -> Result<usize> {
+        if let Some(b) = num {
+            // SAFETY: (1), and `elem` is `b`.
+            let n =
+                unsafe { with_native!(b, signed unsigned ieee => |T| self.number_run::<T>(run)) };
+            if let Some(n @ 1..) = n {
+                return Ok(n);
+            }
+        }
+        // SAFETY: (1) for the first element.
+        unsafe { self.element(elem, num, meta, run.data) }?;
+        Ok(1)
+    }
+
+    /// The tight loop for a dim of numbers: reads numbers of the quick shape
+    /// that [`QuickValue::from_quick`] converts, each followed by a comma and
+    /// the next, into the elements of `run`, and stops before anything else
+    /// (or at the run's end) with the cursor after the last number it took.
+    /// It takes nothing it is not sure of, so the general path sees what it
+    /// leaves (a closing bracket, a number it does not take, an error) as if
+    /// the loop had not run. Returns how many numbers it read.
+    ///
+    /// # Safety
+    /// 1. The elements of `run` are writable data of `T`.
+    #[inline(never)]
+    unsafe fn number_run<T: QuickValue>(&mut self, run: Run) -> usize {
+        let t = self.text;
+        let mut pos = self.pos;
+        let mut n = 0;
+        let mut out = run.data;
+        while n < run.len {
+            pos = skip_ws(t, pos);
+            let Some((q, len)) = t.get(pos..).and_then(QuickNumber::scan_token) else {
+                break;
+            };
+            let end = pos + len;
+            // A comma right after the number (the common case) both ends
+            // the token and separates.
+            let next = t.get(end);
+            let comma = next == Some(&b',');
+            if !comma && !may_follow_number(next) {
+                break;
+            }
+            let Some(v) = T::from_quick(q) else {
+                break;
+            };
+            // SAFETY: (1): element n < run.len.
+            unsafe { v.store(out) };
+            out = out.wrapping_offset(run.stride);
+            n += 1;
+            self.pos = end;
+            pos = if comma { end } else { skip_ws(t, end) };
+            if t.get(pos) != Some(&b',') {
+                break;
+            }
+            pos += 1;
+        }
+        n
+    }
+
     /// Parses a number into integer or real type `b` (`tp`) at `data`.
     ///
     /// # Safety
@@ -913,6 +1009,7 @@ impl<'j, 't> Parser<'j, 't> {
                         unsafe {
                             p.builtin(&part, part.as_builtin().unwrap_or(Float64), data.add(i * n))
                         }
+                        .map(|()| 1)
                     })?;
                     if count != 2 {
                         return Err(self.err(

@@ -1,3 +1,4 @@
+use super::cursor::scan_number;
 use super::number::{QuickNumber, store_float, store_int};
 use crate::array::Array;
 use crate::types::BuiltinType;
@@ -194,5 +195,47 @@ proptest! {
             exp.unwrap_or_default()
         );
         agrees(&tok, ", ");
+    }
+}
+
+/// Text after a number token: delimiters, and bytes that make the token
+/// malformed or longer (a point, an exponent, letters, non-ASCII).
+fn after_token() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        "[,\\] }:/ \t\n][0-9a-z,. ]{0,10}",
+        "[.eE][0-9+-]{0,4}",
+        "[a-zA-Z_:/é€][0-9]{0,3}",
+        "[0-9]{1,12}",
+    ]
+}
+
+proptest! {
+    /// Wherever the quick scan takes a number (the one-word shapes, the
+    /// digit runs, whatever follows), the general grammar agrees on the
+    /// token's extent, and both store the same bytes.
+    #[test]
+    fn quick_scan_agrees_with_the_grammar(
+        neg in any::<bool>(),
+        int in "(0|[1-9][0-9]{0,9}|[0-9]{1,3})",
+        frac in proptest::option::of("[0-9]{0,9}"),
+        exp in proptest::option::of("[eE][+-]?[0-9]{0,4}"),
+        after in after_token(),
+    ) {
+        let tok = format!(
+            "{}{int}{}{}",
+            if neg { "-" } else { "" },
+            frac.map(|f| format!(".{f}")).unwrap_or_default(),
+            exp.unwrap_or_default()
+        );
+        let text = format!("{tok}{after}");
+        let general = scan_number(text.as_bytes(), 0);
+        // The quick path may leave any well-formed number to the general
+        // path, but must leave every malformed one.
+        if let Some((_, len)) = QuickNumber::scan(text.as_bytes()) {
+            prop_assert!(general.well_formed, "{:?}: quick took {}", text, len);
+            prop_assert_eq!(len, general.end, "{:?}", text);
+            agrees(&text[..len], &text[len..]);
+        }
     }
 }
