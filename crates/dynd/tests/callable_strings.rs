@@ -5,7 +5,7 @@
 //! Rust's `str` methods.
 
 use crate::common;
-use common::{Side, a, elems, whole, with_callable_kernel};
+use common::{Call, Side, a, check_calls, elems, whole, with_callable_kernel};
 
 use dynd::callable::lookup;
 use dynd::compute as strings;
@@ -110,39 +110,28 @@ fn indexes_count_code_points() {
     assert_eq!(r.as_str().unwrap(), "·h·é·l·l·o·");
 }
 
-#[test]
-fn a_scalar_pattern_broadcasts_over_var_dims() {
-    let x = a(
-        "3 * var * string",
-        r#"[["abc", "xabc"], [], ["cab", "b", ""]]"#,
-    );
-    check_ok(
-        strings::find(&x, &s("b")),
-        "3 * var * int64",
-        "[[1,2],[],[2,0,-1]]",
-    );
-    check_ok(
-        strings::contains(&x, &s("ab")),
-        "3 * var * bool",
-        "[[true,true],[],[true,false,false]]",
-    );
-    check_ok(
-        strings::concat(&x, &s("!")),
-        "3 * var * string",
-        r#"[["abc!","xabc!"],[],["cab!","b!","!"]]"#,
-    );
-    check_ok(
-        strings::replace(&x, &s("b"), &s("BB")),
-        "3 * var * string",
-        r#"[["aBBc","xaBBc"],[],["caBB","BB",""]]"#,
-    );
+/// Calls lifted over dims: a scalar pattern broadcast over var dims, the
+/// pattern as the array, and missing values propagating. One row each.
+#[rustfmt::skip]
+const LIFTED: &[Call] = &[
+    // A scalar pattern broadcasts over var dims.
+    ("find", &[("3 * var * string", r#"[["abc", "xabc"], [], ["cab", "b", ""]]"#), ("string", r#""b""#)], ("3 * var * int64", "[[1,2],[],[2,0,-1]]")),
+    ("contains", &[("3 * var * string", r#"[["abc", "xabc"], [], ["cab", "b", ""]]"#), ("string", r#""ab""#)], ("3 * var * bool", "[[true,true],[],[true,false,false]]")),
+    ("concat", &[("3 * var * string", r#"[["abc", "xabc"], [], ["cab", "b", ""]]"#), ("string", r#""!""#)], ("3 * var * string", r#"[["abc!","xabc!"],[],["cab!","b!","!"]]"#)),
+    ("replace", &[("3 * var * string", r#"[["abc", "xabc"], [], ["cab", "b", ""]]"#), ("string", r#""b""#), ("string", r#""BB""#)], ("3 * var * string", r#"[["aBBc","xaBBc"],[],["caBB","BB",""]]"#)),
     // The pattern as the array: one string searched for many patterns.
-    let pats = a("2 * string", r#"["a", "c"]"#);
-    check_ok(
-        strings::startswith(&s("abc"), &pats),
-        "2 * bool",
-        "[true,false]",
-    );
+    ("startswith", &[("string", r#""abc""#), ("2 * string", r#"["a", "c"]"#)], ("2 * bool", "[true,false]")),
+    // Missing values propagate.
+    ("find", &[("3 * ?string", r#"["abc", null, ""]"#), ("string", r#""b""#)], ("3 * ?int64", "[1,null,-1]")),
+    ("count_substring", &[("3 * ?string", r#"["abc", null, ""]"#), ("string", r#""""#)], ("3 * ?int64", "[4,null,1]")),
+    ("endswith", &[("3 * ?string", r#"["abc", null, ""]"#), ("string", r#""c""#)], ("3 * ?bool", "[true,null,false]")),
+    ("concat", &[("string", r#""<""#), ("3 * ?string", r#"["abc", null, ""]"#)], ("3 * ?string", r#"["<abc",null,"<"]"#)),
+    ("replace", &[("string", r#""axb""#), ("3 * ?string", r#"[null, "x", ""]"#), ("string", r#""-""#)], ("3 * ?string", r#"[null,"a-b","-a-x-b-"]"#)),
+];
+
+#[test]
+fn scalar_patterns_broadcast_and_missing_values_propagate() {
+    check_calls(LIFTED);
 }
 
 #[test]
@@ -347,30 +336,8 @@ fn invalid_utf8_is_a_parse_error() {
 }
 
 #[test]
-fn missing_values_propagate() {
+fn split_refuses_missing_values() {
     let x = a("3 * ?string", r#"["abc", null, ""]"#);
-    check_ok(strings::find(&x, &s("b")), "3 * ?int64", "[1,null,-1]");
-    check_ok(
-        strings::count_substring(&x, &s("")),
-        "3 * ?int64",
-        "[4,null,1]",
-    );
-    check_ok(
-        strings::endswith(&x, &s("c")),
-        "3 * ?bool",
-        "[true,null,false]",
-    );
-    check_ok(
-        strings::concat(&s("<"), &x),
-        "3 * ?string",
-        r#"["<abc",null,"<"]"#,
-    );
-    let pats = a("3 * ?string", r#"[null, "x", ""]"#);
-    check_ok(
-        strings::replace(&s("axb"), &pats, &s("-")),
-        "3 * ?string",
-        r#"[null,"a-b","-a-x-b-"]"#,
-    );
     // split has no missing result: a Type error.
     let e = strings::split(&x, &s(",")).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Type, "{e}");

@@ -296,11 +296,12 @@ fn fixed_dims_of_option_structs() {
 // ------------------------------------------------------------- assignment
 
 #[test]
-fn assignment_between_options() {
+fn assignment_with_options_table() {
+    use ErrorKind::InvalidArgument as IA;
     use ErrorMode::*;
     #[rustfmt::skip]
     check_rows(Exact, &[
-        // ?T ← ?U
+        // ---- ?T ← ?U: between options.
         ("?{a: int64}", "?{a: int8}", r#"{"a":3}"#, Default, Ok(r#"{"a":3}"#)),
         ("?{a: int64}", "?{a: int8}", "null", Default, Ok("null")),
         ("3 * ?{a: ?int64, b: string}", "3 * ?{b: string, a: ?int8}", r#"[{"b":"x","a":null},null,{"b":"","a":1}]"#, Default, Ok(r#"[{"a":null,"b":"x"},null,{"a":1,"b":""}]"#)),
@@ -315,14 +316,7 @@ fn assignment_between_options() {
         // a value that does not fit is an error of its own kind, not "missing"
         ("?{a: int8}", "?{a: int32}", r#"{"a":300}"#, Default, Err((ErrorKind::Overflow, "int32 value 300 is out of range for int8"))),
         ("?var * int8", "?var * int32", "[1,300]", Overflow, Err((ErrorKind::Overflow, "int32 value 300 is out of range for int8"))),
-    ]);
-}
-
-#[test]
-fn assignment_from_t_to_option_t_never_fails_for_missing() {
-    use ErrorMode::*;
-    #[rustfmt::skip]
-    check_rows(Exact, &[
+        // ---- T → ?T never fails for missing.
         ("?{a: int32}", "{a: int32}", r#"{"a":-2147483648}"#, Default, Ok(r#"{"a":-2147483648}"#)),
         ("?3 * int32", "3 * int32", "[1,2,3]", Default, Ok("[1,2,3]")),
         ("?3 * int32", "int32", "7", Default, Ok("[7,7,7]")),
@@ -333,15 +327,7 @@ fn assignment_from_t_to_option_t_never_fails_for_missing() {
         ("?fixed_string[2]", "string", r#""hi""#, Default, Ok(r#""hi""#)),
         // the value's own conversion errors still apply
         ("?3 * int8", "3 * int32", "[1,2,300]", Default, Err((ErrorKind::Overflow, "int32 value 300 is out of range for int8"))),
-    ]);
-}
-
-#[test]
-fn assignment_from_option_t_to_t_names_the_missing_position() {
-    use ErrorKind::InvalidArgument as IA;
-    use ErrorMode::*;
-    #[rustfmt::skip]
-    check_rows(Exact, &[
+        // ---- ?T → T names the missing position.
         ("{a: int32}", "?{a: int32}", r#"{"a":1}"#, Default, Ok(r#"{"a":1}"#)),
         ("3 * int32", "?3 * int32", "[1,2,3]", Default, Ok("[1,2,3]")),
         ("var * int32", "?var * int8", "[1,2]", Default, Ok("[1,2]")),
@@ -362,14 +348,7 @@ fn assignment_from_option_t_to_t_names_the_missing_position() {
         ("2 * {'a b': int8}", "2 * {'a b': ?int8}", r#"[{"a b":1},{"a b":null}]"#, Default, Err((IA, r#"[1]["a b"]: a missing value cannot be assigned to int8"#))),
         ("2 * {a: int8}", "2 * ?{a: int8}", r#"[{"a":1},null]"#, Default, Err((IA, "[1]: a missing value cannot be assigned to {a: int8}"))),
         ("2 * var * int8", "2 * ?var * int8", "[[1],null]", Default, Err((IA, "[1]: a missing value cannot be assigned to var * int8"))),
-    ]);
-}
-
-#[test]
-fn assignment_broadcasts_options_over_dims() {
-    use ErrorMode::*;
-    #[rustfmt::skip]
-    check_rows(Exact, &[
+        // ---- Options broadcast over dims.
         // an option source repeated over the destination's extra dims
         ("2 * ?{a: int8}", "?{a: int8}", "null", Default, Ok("[null,null]")),
         ("2 * ?3 * int8", "?3 * int8", "[1,2,3]", Default, Ok("[[1,2,3],[1,2,3]]")),
@@ -386,6 +365,11 @@ fn assignment_broadcasts_options_over_dims() {
         ("2 * 3 * int32", "?3 * int8", "[1,2,3]", Default, Ok("[[1,2,3],[1,2,3]]")),
         ("var * ?2 * int32", "var * 2 * int32", "[[1,2]]", Default, Ok("[[1,2]]")),
     ]);
+}
+
+#[test]
+fn a_missing_scalar_into_a_plain_dim_is_an_error() {
+    use ErrorMode::*;
     // A missing scalar into a non-option dim is still an error.
     let e = assign("2 * int8", "?int8", "null", Default).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
@@ -404,6 +388,13 @@ fn type_errors_name_both_types() {
 }
 
 // --------------------------------------------------------------- proptest
+
+/// `v`'s JSON text, or `null` about half the time: the value of an option.
+fn or_null(v: impl Strategy<Value = String> + 'static) -> BoxedStrategy<String> {
+    (v, any::<bool>())
+        .prop_map(|(x, missing)| if missing { "null".to_string() } else { x })
+        .boxed()
+}
 
 /// A JSON value for a type built from a few option-of-compound shapes:
 /// (datashape, strategy for its JSON text).
@@ -436,55 +427,24 @@ fn option_value(depth: u32) -> BoxedStrategy<(String, BoxedStrategy<String>)> {
         prop_oneof![
             // ?{a: A, b: B}
             (inner.clone(), inner.clone()).prop_map(|((ta, va), (tb, vb))| {
-                let v = (va, vb, any::<bool>())
-                    .prop_map(|(x, y, missing)| {
-                        if missing {
-                            "null".to_string()
-                        } else {
-                            format!(r#"{{"a":{x},"b":{y}}}"#)
-                        }
-                    })
-                    .boxed();
-                (format!("?{{a: {ta}, b: {tb}}}"), v)
+                let v = (va, vb).prop_map(|(x, y)| format!(r#"{{"a":{x},"b":{y}}}"#));
+                (format!("?{{a: {ta}, b: {tb}}}"), or_null(v))
             }),
             // ?var * A
             inner.clone().prop_map(|(ta, va)| {
-                let v = (prop::collection::vec(va, 0..4), any::<bool>())
-                    .prop_map(|(xs, missing)| {
-                        if missing {
-                            "null".to_string()
-                        } else {
-                            format!("[{}]", xs.join(","))
-                        }
-                    })
-                    .boxed();
-                (format!("?var * {ta}"), v)
+                let v =
+                    prop::collection::vec(va, 0..4).prop_map(|xs| format!("[{}]", xs.join(",")));
+                (format!("?var * {ta}"), or_null(v))
             }),
             // ?2 * A
             inner.clone().prop_map(|(ta, va)| {
-                let v = (va.clone(), va, any::<bool>())
-                    .prop_map(|(x, y, missing)| {
-                        if missing {
-                            "null".to_string()
-                        } else {
-                            format!("[{x},{y}]")
-                        }
-                    })
-                    .boxed();
-                (format!("?2 * {ta}"), v)
+                let v = (va.clone(), va).prop_map(|(x, y)| format!("[{x},{y}]"));
+                (format!("?2 * {ta}"), or_null(v))
             }),
             // ?(A, B)
             (inner.clone(), inner).prop_map(|((ta, va), (tb, vb))| {
-                let v = (va, vb, any::<bool>())
-                    .prop_map(|(x, y, missing)| {
-                        if missing {
-                            "null".to_string()
-                        } else {
-                            format!("[{x},{y}]")
-                        }
-                    })
-                    .boxed();
-                (format!("?({ta}, {tb})"), v)
+                let v = (va, vb).prop_map(|(x, y)| format!("[{x},{y}]"));
+                (format!("?({ta}, {tb})"), or_null(v))
             }),
         ]
     })

@@ -4,7 +4,7 @@
 //! overflow, concatenation of fixed and var dims, and the errors.
 
 use crate::common;
-use common::{a, assert_ok, ok, pair};
+use common::{Typed, a, assert_ok, ok, pair};
 
 use dynd::callable::lookup;
 use dynd::compute::{self, SortOptions};
@@ -247,38 +247,32 @@ fn scans_wrap_on_overflow() {
     );
 }
 
+/// `concatenate`'s inputs and result, one row each: fixed and var dims
+/// mixed, one input, ragged rows, missing values, and empty inputs.
+#[rustfmt::skip]
+const CONCATENATED: &[(&[Typed], Typed)] = &[
+    (&[("2 * int32", "[1,2]"), ("3 * int32", "[3,4,5]")], ("5 * int32", "[1,2,3,4,5]")),
+    (&[("2 * int32", "[1,2]"), ("var * int32", "[6]"), ("3 * int32", "[3,4,5]")], ("var * int32", "[1,2,6,3,4,5]")),
+    (&[("var * int32", "[6]")], ("var * int32", "[6]")),
+    (&[("2 * var * string", r#"[["a"],[]]"#), ("var * var * string", r#"[["b","c"]]"#)], ("var * var * string", r#"[["a"],[],["b","c"]]"#)),
+    (&[("1 * 2 * ?float64", "[[1,null]]"), ("2 * 2 * ?float64", "[[3,4],[null,6]]")], ("3 * 2 * ?float64", "[[1.0,null],[3.0,4.0],[null,6.0]]")),
+    (&[("0 * int32", "[]"), ("0 * int32", "[]")], ("0 * int32", "[]")),
+];
+
 #[test]
 fn concatenate_fixed_and_var() {
-    let f2 = a("2 * int32", "[1,2]");
-    let f3 = a("3 * int32", "[3,4,5]");
-    let v = a("var * int32", "[6]");
-    assert_ok(
-        compute::concatenate(&[&f2, &f3]),
-        "5 * int32",
-        "[1,2,3,4,5]",
-    );
-    assert_ok(
-        compute::concatenate(&[&f2, &v, &f3]),
-        "var * int32",
-        "[1,2,6,3,4,5]",
-    );
-    assert_ok(compute::concatenate(&[&v]), "var * int32", "[6]");
-    let r1 = a("2 * var * string", r#"[["a"],[]]"#);
-    let r2 = a("var * var * string", r#"[["b","c"]]"#);
-    assert_ok(
-        compute::concatenate(&[&r1, &r2]),
-        "var * var * string",
-        r#"[["a"],[],["b","c"]]"#,
-    );
-    let m1 = a("1 * 2 * ?float64", "[[1,null]]");
-    let m2 = a("2 * 2 * ?float64", "[[3,4],[null,6]]");
-    assert_ok(
-        compute::concatenate(&[&m1, &m2]),
-        "3 * 2 * ?float64",
-        "[[1.0,null],[3.0,4.0],[null,6.0]]",
-    );
+    for &(inputs, (tp, json)) in CONCATENATED {
+        let arrays: Vec<Array> = inputs.iter().map(|&(t, j)| a(t, j)).collect();
+        let refs: Vec<&Array> = arrays.iter().collect();
+        assert_eq!(
+            ok(compute::concatenate(&refs)),
+            pair(tp, json),
+            "{inputs:?}"
+        );
+    }
     // Through the registry, with two arguments, and with many (the Rust
     // function groups them).
+    let f2 = a("2 * int32", "[1,2]");
     assert_eq!(
         ok(lookup("concatenate").unwrap().call(&[&f2, &f2])).1,
         "[1,2,1,2]"
@@ -286,8 +280,6 @@ fn concatenate_fixed_and_var() {
     let many: Vec<&Array> = std::iter::repeat_n(&f2, 20).collect();
     let r = compute::concatenate(&many).unwrap();
     assert_eq!(r.tp().to_string(), "40 * int32");
-    let e = a("0 * int32", "[]");
-    assert_ok(compute::concatenate(&[&e, &e]), "0 * int32", "[]");
 }
 
 #[test]
