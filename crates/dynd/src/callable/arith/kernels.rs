@@ -191,16 +191,23 @@ unsafe fn access<'a, R: Copy>(
     }
 }
 
-/// The output as a slice when it is contiguous and aligned.
+/// The output as a slice when it is contiguous and aligned, with its byte
+/// range (what [`access`] keeps a source's slice apart from).
 ///
 /// # Safety
 /// 1. `count` elements at `dst` with `stride` are writable, and nothing
 ///    else reads or writes them for `'a` (sources that overlap them are
 ///    read only through raw pointers, or once before the loop).
-unsafe fn out_slice<'a, R>(dst: *mut u8, stride: isize, count: usize) -> Option<&'a mut [R]> {
+unsafe fn out_slice<'a, R>(
+    dst: *mut u8,
+    stride: isize,
+    count: usize,
+) -> Option<(&'a mut [R], (*const u8, usize))> {
     if run_of(Operand::of::<R>(dst.cast_const(), stride)) == Run::Contiguous {
         // SAFETY: (1) `count` contiguous, aligned elements, ours alone.
-        Some(unsafe { std::slice::from_raw_parts_mut(dst.cast::<R>(), count) })
+        let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<R>(), count) };
+        let range = (dst.cast_const(), size_of_val(out));
+        Some((out, range))
     } else {
         None
     }
@@ -250,8 +257,7 @@ impl<T: NativeType, Op: UnaryOp<T>> Kernel for Unary<T, Op> {
             return Ok(());
         }
         // SAFETY: (1) of Kernel::strided: `count` writable output elements.
-        if let Some(out) = unsafe { out_slice(dst, dst_stride, count) } {
-            let out_range = (dst.cast_const(), size_of_val(out));
+        if let Some((out, out_range)) = unsafe { out_slice(dst, dst_stride, count) } {
             // SAFETY: (1) of Kernel::strided: `count` readable source
             // elements; `access` makes a slice only of one that does not
             // overlap the output.
@@ -452,8 +458,7 @@ impl<T: NativeType, Op: BinaryOp<T>, const A: bool, const B: bool> Kernel for Bi
             return Ok(());
         }
         // SAFETY: (1) of Kernel::strided: `count` writable output elements.
-        if let Some(out) = unsafe { out_slice(dst, dst_stride, count) } {
-            let out_range = (dst.cast_const(), size_of_val(out));
+        if let Some((out, out_range)) = unsafe { out_slice(dst, dst_stride, count) } {
             // SAFETY: (1) of Kernel::strided: `count` readable elements of
             // each source; `access` makes a slice only of one that does not
             // overlap the output.

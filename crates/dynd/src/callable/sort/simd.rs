@@ -265,17 +265,13 @@ mod avx512 {
 mod tests {
     use super::*;
 
-    /// A small deterministic generator (xorshift64*).
+    /// `n` pseudo-random keys below `modulo`, the same for the same seed
+    /// (proptest's deterministic generator).
     fn keys(n: usize, seed: u64, modulo: u64) -> Vec<u64> {
-        let mut s = seed | 1;
-        (0..n)
-            .map(|_| {
-                s ^= s >> 12;
-                s ^= s << 25;
-                s ^= s >> 27;
-                s.wrapping_mul(0x2545_F491_4F6C_DD1D) % modulo
-            })
-            .collect()
+        use proptest::prelude::RngCore;
+        use proptest::test_runner::{RngAlgorithm, TestRng};
+        let mut rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[seed.to_le_bytes(); 4].concat());
+        (0..n).map(|_| rng.next_u64() % modulo).collect()
     }
 
     fn check(mut v: Vec<u64>) {
