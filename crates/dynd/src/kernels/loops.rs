@@ -164,6 +164,70 @@ impl Rows {
     }
 }
 
+/// Outputs of at least this many bytes that a loop writes once, in order,
+/// and does not read back may bypass the cache ([`stream_store`]): at this
+/// size they no longer fit the core's L2 cache, so writing through it
+/// only costs a read of every line first (the "read for ownership") and
+/// evicts the sources. glibc's `memcpy` makes the same choice above a
+/// fraction of the cache.
+pub const STREAM_MIN_BYTES: usize = 4 << 20;
+
+/// Whether `n` outputs of `T`, `stride` bytes apart from `dst`, may be
+/// written by [`stream_store`]: on x86-64, for 4- and 8-byte elements,
+/// aligned and contiguous, [`STREAM_MIN_BYTES`] or more in all.
+#[inline]
+pub fn streams<T: bytemuck::Pod>(dst: *mut u8, stride: isize, n: usize) -> bool {
+    cfg!(target_arch = "x86_64")
+        && matches!(size_of::<T>(), 4 | 8)
+        && stride == size_of::<T>() as isize
+        && (dst as usize).is_multiple_of(size_of::<T>())
+        && n.saturating_mul(size_of::<T>()) >= STREAM_MIN_BYTES
+}
+
+/// Writes `v` at `p` past the cache (`movnti`). A run of them must end
+/// with [`stream_fence`] before anything else reads the outputs, another
+/// thread included.
+///
+/// # Safety
+/// 1. `p` is writable for a `T`, and aligned to its size.
+/// 2. [`streams`] said yes for the run `p` belongs to (so `T` is 4 or 8
+///    bytes and the target x86-64).
+#[inline(always)]
+pub unsafe fn stream_store<T: bytemuck::Pod>(p: *mut u8, v: T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_stream_si32, _mm_stream_si64};
+        if size_of::<T>() == 8 {
+            let bits: i64 = bytemuck::cast(v);
+            // SAFETY: (1) an aligned, writable 8 bytes; SSE2 is part of
+            // x86-64.
+            unsafe { _mm_stream_si64(p.cast::<i64>(), bits) };
+            return;
+        }
+        if size_of::<T>() == 4 {
+            let bits: i32 = bytemuck::cast(v);
+            // SAFETY: (1) an aligned, writable 4 bytes; SSE2 is part of
+            // x86-64.
+            unsafe { _mm_stream_si32(p.cast::<i32>(), bits) };
+            return;
+        }
+    }
+    // Not reached when `streams` said yes; a plain store otherwise.
+    // SAFETY: (1) `p` is writable for a `T`.
+    unsafe { p.cast::<T>().write_unaligned(v) }
+}
+
+/// Orders every [`stream_store`] of this thread before its later stores
+/// (`sfence`): call it after a run of them.
+#[inline(always)]
+pub fn stream_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `sfence` only orders stores; SSE is part of x86-64.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+}
+
 /// A run of rows whose elements lie one after another in every ragged
 /// operand: one strided call (or one segmented loop) covers it.
 #[derive(Clone, Debug)]
@@ -276,6 +340,36 @@ mod tests {
         assert_eq!(select(d, &[s], 0, true), Plan::Strided);
         let strided = Operand::of::<u32>(out.as_mut_ptr().cast(), 8);
         assert_eq!(select(strided, &[s], 8, true), Plan::Strided);
+    }
+
+    #[test]
+    fn streamed_stores_write_what_plain_ones_do() {
+        let n = STREAM_MIN_BYTES / 8;
+        let mut out = vec![0u64; n];
+        let mut small = vec![0f32; 16];
+        let p = out.as_mut_ptr().cast::<u8>();
+        assert_eq!(streams::<u64>(p, 8, n), cfg!(target_arch = "x86_64"));
+        // Too few, strided, unaligned, or a size it has no store for.
+        assert!(!streams::<u64>(p, 8, n - 1));
+        assert!(!streams::<u64>(p, 16, n));
+        assert!(!streams::<u64>(p.wrapping_add(4), 8, n));
+        assert!(!streams::<u16>(p, 2, 4 * n));
+        for (j, o) in out.iter_mut().enumerate() {
+            // SAFETY: an aligned u64 of `out`.
+            unsafe { stream_store(std::ptr::from_mut(o).cast::<u8>(), (j as u64) * 3 + 1) };
+        }
+        for (j, o) in small.iter_mut().enumerate() {
+            // SAFETY: an aligned f32 of `small`.
+            unsafe { stream_store(std::ptr::from_mut(o).cast::<u8>(), j as f32 - 0.5) };
+        }
+        stream_fence();
+        assert!(
+            out.iter()
+                .enumerate()
+                .all(|(j, &o)| o == (j as u64) * 3 + 1)
+        );
+        assert_eq!(small[0], -0.5);
+        assert_eq!(small[15], 14.5);
     }
 
     #[test]

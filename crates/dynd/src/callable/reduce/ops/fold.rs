@@ -2,6 +2,7 @@
 //! built-in reductions.
 
 use super::*;
+use crate::kernels::loops::{stream_fence, stream_store, streams};
 
 /// Combines the lanes, pairwise.
 #[inline(always)]
@@ -302,13 +303,15 @@ where
     /// [`ReduceOp::fold_rows`]'s loop: one pass, each row descriptor read
     /// once and each row folded straight into its output, with the same
     /// lanes and blocks as `fold` (so the same bits). Rows packed in order
-    /// in one block make this one forward sweep over the values. Returns
-    /// the values read.
+    /// in one block make this one forward sweep over the values. With
+    /// `STREAM` (first results into a large contiguous output, see
+    /// [`streams`]) the results bypass the cache. Returns the values read.
     ///
     /// # Safety
-    /// As [`ReduceOp::fold_rows`].
+    /// 1. As [`ReduceOp::fold_rows`].
+    /// 2. With `STREAM`: `first`, and [`streams`] said yes for the output.
     #[inline(always)]
-    unsafe fn rows(out: Span<'_>, rows: Rows, first: bool) -> usize
+    unsafe fn rows<const STREAM: bool>(out: Span<'_>, rows: Rows, first: bool) -> usize
     where
         S: NaRaw + Cvt<A>,
         A: Send,
@@ -319,12 +322,9 @@ where
             // SAFETY: the method's contract: j < rows.n, and every row
             // descriptor of `rows` is readable.
             let (p, n) = unsafe { rows.row(j) };
+            let dst = out.dst_at(j);
             let (r, seen) = if n == 0 {
-                if first {
-                    // SAFETY: the method's contract: dst[j] is writable.
-                    unsafe { st::<D>(out.dst_at(j), Self::empty()) };
-                }
-                continue;
+                (K::identity(), !M::SKIP)
             } else if n <= BLOCK {
                 // SAFETY: the method's contract: the row descriptor
                 // addresses its n readable elements, s bytes apart.
@@ -334,17 +334,64 @@ where
                 // addresses its n readable elements, s bytes apart.
                 unsafe { fold_run::<K, S, A, M>(p, s, n) }
             };
-            // SAFETY: the method's contract: dst[j] is writable, and holds
-            // a result unless `first`.
-            unsafe { Self::store(out.dst_at(j), r, seen, first) };
+            if STREAM {
+                // SAFETY: (2) dst[j] is an aligned element of a run that
+                // `streams` accepted.
+                unsafe { stream_store::<D>(dst, Self::first_result(r, seen, n)) };
+            } else if n == 0 {
+                if first {
+                    // SAFETY: the method's contract: dst[j] is writable.
+                    unsafe { st::<D>(dst, Self::empty()) };
+                }
+            } else {
+                // SAFETY: the method's contract: dst[j] is writable, and
+                // holds a result unless `first`.
+                unsafe { Self::store(dst, r, seen, first) };
+            }
             total += n;
+        }
+        if STREAM {
+            stream_fence();
         }
         total
     }
 
-    /// [`Self::rows`] compiled for AVX2 (picked at run time, as the
-    /// arithmetic loops are): float min and max over short rows gain from
-    /// the wider compares and blends; sums are left as they are.
+    /// A first store's value for a row of `n` values folded to `r`
+    /// (`seen`: one of them was present): what [`Self::store`] writes
+    /// when `first`.
+    #[inline(always)]
+    fn first_result(r: A, seen: bool, n: usize) -> D {
+        if n == 0 || (M::SKIP && !seen) {
+            Self::empty()
+        } else {
+            r.cvt()
+        }
+    }
+
+    /// [`Self::rows`], streaming its results when [`streams`] allows.
+    ///
+    /// # Safety
+    /// As [`ReduceOp::fold_rows`].
+    #[inline(always)]
+    unsafe fn rows_any(out: Span<'_>, rows: Rows, first: bool) -> usize
+    where
+        S: NaRaw + Cvt<A>,
+        A: Send,
+    {
+        if first && streams::<D>(out.dst, out.ds, rows.n) {
+            // SAFETY: the method's contract; `first`, and `streams` said yes.
+            unsafe { Self::rows::<true>(out, rows, first) }
+        } else {
+            // SAFETY: the method's contract.
+            unsafe { Self::rows::<false>(out, rows, first) }
+        }
+    }
+
+    /// [`Self::rows_any`] compiled for AVX2 (picked at run time, as the
+    /// arithmetic loops are): wider loads, compares and blends for the
+    /// lanes of each row, and for short rows fewer instructions each.
+    /// Nothing contracts into FMA, so the bits are those of the baseline
+    /// build.
     ///
     /// # Safety
     /// 1. The CPU supports AVX2.
@@ -357,7 +404,7 @@ where
         A: Send,
     {
         // SAFETY: (2).
-        unsafe { Self::rows(out, rows, first) }
+        unsafe { Self::rows_any(out, rows, first) }
     }
 
     /// What an output element that got no value holds.
@@ -429,13 +476,13 @@ where
             return Ok(None);
         }
         #[cfg(target_arch = "x86_64")]
-        if K::NAN_CHECK && std::is_x86_feature_detected!("avx2") {
+        if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (the AVX2 build's only requirement);
             // the method's contract is passed on.
             return Ok(Some(unsafe { Self::rows_avx2(out, rows, first) }));
         }
         // SAFETY: the method's contract.
-        Ok(Some(unsafe { Self::rows(out, rows, first) }))
+        Ok(Some(unsafe { Self::rows_any(out, rows, first) }))
     }
 
     unsafe fn fill(&self, r: Span<'_>) -> Result<()> {
