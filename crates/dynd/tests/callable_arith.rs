@@ -1045,3 +1045,98 @@ fn kept_kernels_compute_what_new_ones_do() {
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     }
 }
+
+#[test]
+fn large_new_outputs_written_past_the_cache_hold_the_same_values() {
+    // New outputs of 4 MiB and more (`kernels::loops::STREAM_MIN_BYTES`)
+    // of calls that read one array (the rest scalars) are computed in
+    // pieces and copied out with streaming stores; each element must be
+    // what the plain loop gives, at every piece boundary and in the last,
+    // partial piece, for 1- to 16-byte results, on one thread and on two.
+    // `a + b` of two arrays takes the plain loop: the same values.
+    let n = (4 << 20) / 8 + 1003;
+    let xs: Vec<f64> = (0..n).map(|i| (i % 1000) as f64 * 0.37 - 100.0).collect();
+    let ys: Vec<f64> = (0..n).map(|i| (i % 777) as f64 * -1.25 + 3.0).collect();
+    let x = Array::from_slice(&xs, &[n]).unwrap();
+    let y = Array::from_slice(&ys, &[n]).unwrap();
+    let pool = |t| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .unwrap()
+    };
+    let same = |got: Vec<f64>, want: &dyn Fn(usize) -> f64| {
+        got.len() == n
+            && got
+                .iter()
+                .enumerate()
+                .all(|(i, g)| g.to_bits() == want(i).to_bits())
+    };
+    for threads in [1, 2] {
+        pool(threads).install(|| {
+            let plus = func::add(&x, &a("float64", "0.125")).unwrap();
+            assert!(
+                same(plus.to_vec().unwrap(), &|i| xs[i] + 0.125),
+                "{threads}: x + c"
+            );
+            let minus = func::subtract(&a("float64", "2.5"), &x).unwrap();
+            assert!(
+                same(minus.to_vec().unwrap(), &|i| 2.5 - xs[i]),
+                "{threads}: c - x"
+            );
+            let both = func::add(&x, &y).unwrap();
+            assert!(
+                same(both.to_vec().unwrap(), &|i| xs[i] + ys[i]),
+                "{threads}: x + y"
+            );
+            // 1-byte results: 4M+ of them to pass the threshold.
+            let m = 4 << 20 | 5;
+            let b: Vec<i8> = (0..m).map(|i| (i % 251) as i8).collect();
+            let lt = func::call(
+                "less",
+                &[&Array::from_slice(&b, &[m]).unwrap(), &a("int8", "7")],
+            )
+            .unwrap()
+            .to_vec::<bool>()
+            .unwrap();
+            assert!(
+                lt.len() == m && lt.iter().zip(&b).all(|(&l, &b)| l == (b < 7)),
+                "{threads} threads: less"
+            );
+            // 16-byte results.
+            let k = (4 << 20) / 16 + 3;
+            let c: Vec<Complex<f64>> = (0..k)
+                .map(|i| Complex::new(i as f64, -(i as f64) / 2.0))
+                .collect();
+            let w = Complex::new(0.5, 2.0);
+            let prod = func::multiply(
+                &Array::from_slice(&c, &[k]).unwrap(),
+                &a("complex128", "[0.5, 2]"),
+            )
+            .unwrap()
+            .to_vec::<Complex<f64>>()
+            .unwrap();
+            assert!(
+                prod.len() == k && prod.iter().zip(&c).all(|(p, c)| *p == c * w),
+                "{threads} threads: complex multiply"
+            );
+        });
+    }
+}
+
+#[test]
+fn a_failure_in_a_large_new_output_is_the_small_one_s_error() {
+    // A zero divisor far into a streamed output (`c / x`, one array read):
+    // the same error as in a short array, and nothing written past it
+    // matters (the output is dropped).
+    let n = (4 << 20) / 4 + 17;
+    for at in [0, 1023, 1024, n / 2, n - 1] {
+        let mut den: Vec<i32> = (0..n).map(|i| (i % 7 + 1) as i32).collect();
+        den[at] = 0;
+        let err = func::divide(&a("int32", "1000"), &Array::from_slice(&den, &[n]).unwrap())
+            .expect_err("a zero divisor");
+        let small =
+            func::divide(&a("int32", "1000"), &a("1 * int32", "[0]")).expect_err("a zero divisor");
+        assert_eq!(err.to_string(), small.to_string(), "zero at {at}");
+    }
+}

@@ -295,3 +295,71 @@ fn folds_over_a_large_output_stream_it_with_the_same_bits() {
         }
     }
 }
+
+#[test]
+fn a_large_ragged_call_streams_its_new_values_with_the_same_bits() {
+    // 300,000 rows of 0–6 values each (about 900K float64, 7 MB): the
+    // new output's values pass `kernels::loops::STREAM_MIN_BYTES`, so the
+    // one run of packed rows is computed in pieces and copied out past the
+    // cache; a reversed view's rows are runs of their own, written as
+    // usual. Every value must be the plain `x + 1.5` (and `NA` where `x`
+    // is), on one thread and on two.
+    let rows = 300_000;
+    let mut rng = Rng(31337);
+    let mut want: Vec<Vec<Option<f64>>> = Vec::with_capacity(rows);
+    let text: Vec<String> = (0..rows)
+        .map(|i| {
+            let row: Vec<Option<f64>> = (0..i % 7)
+                .map(|_| (rng.below(9) != 0).then(|| rng.value()))
+                .collect();
+            let s: Vec<String> = row
+                .iter()
+                .map(|v| v.map_or("null".to_string(), |v| format!("{v:?}")))
+                .collect();
+            want.push(row);
+            format!("[{}]", s.join(","))
+        })
+        .collect();
+    let x = Array::from_json(
+        format!("{rows} * var * ?float64").as_str(),
+        &format!("[{}]", text.join(",")),
+    )
+    .unwrap();
+    let one_and_half = Array::from_json("float64", "1.5").unwrap();
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        for (what, v, reversed) in [
+            ("packed", x.clone(), false),
+            (
+                "reversed",
+                x.index(&[Index::slice(None, None, -1)]).unwrap(),
+                true,
+            ),
+        ] {
+            let got = pool.install(|| reduce::add(&v, &one_and_half)).unwrap();
+            // Every fifth row: all lengths 0–6 (a step of 7 would see only
+            // the empty rows).
+            for i in (0..rows).step_by(5).chain([rows - 1]) {
+                let src = if reversed { rows - 1 - i } else { i };
+                let row = got.index(&[i.into()]).unwrap();
+                let expect: Vec<String> = want[src]
+                    .iter()
+                    .map(|v| v.map_or("null".to_string(), |v| format!("{:?}", v + 1.5)))
+                    .collect();
+                let expect = Array::from_json(
+                    format!("{} * ?float64", expect.len()).as_str(),
+                    &format!("[{}]", expect.join(",")),
+                )
+                .unwrap();
+                assert_eq!(
+                    row.to_json(),
+                    expect.to_json(),
+                    "{what}, {threads} threads, row {i}"
+                );
+            }
+        }
+    }
+}

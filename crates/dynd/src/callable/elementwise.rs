@@ -30,7 +30,9 @@ use super::{Callable, missing, no_match};
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::kernels::broadcast::{self, Mismatch, dims_of, dims_through_options};
-use crate::kernels::loops::{MAX_ROW_OPERANDS, RowCutter, RowRun, Rows};
+use crate::kernels::loops::{
+    MAX_ROW_OPERANDS, RowCutter, RowRun, Rows, stream_copy, stream_fence, streams_bytes,
+};
 use crate::kernels::{CKernelBuilder, KernelRequest};
 use crate::kernels::{KernelArgs, lift};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
@@ -350,7 +352,18 @@ fn call_parallel(f: &Callable, out: &Array, args: &[&Array]) -> Result<()> {
     let rows = (TASK_ELEMENTS / per_row).max(1);
     // SAFETY: the kernel was built for Strided on the row types; the `n`
     // output rows are writable and every source row is readable.
-    unsafe { run_strided_split(ckb, out.data_ptr(), om.stride, &firsts, &strides, n, rows) }
+    unsafe {
+        run_strided_split(
+            ckb,
+            out.data_ptr(),
+            om.stride,
+            &firsts,
+            &strides,
+            n,
+            rows,
+            false,
+        )
+    }
 }
 
 // ------------------------------------------------------------------ flat case
@@ -482,6 +495,7 @@ fn call_flat(f: &Callable, out: Option<&Array>, args: &[&Array]) -> Option<Resul
         Some(k) => k.dtype.clone(),
         None => missing::resolve(imp, &flat.dtypes).ok()?,
     };
+    let fresh = out.is_none();
     let out = match out {
         Some(out) => {
             let c = contiguous(out)?;
@@ -510,7 +524,7 @@ fn call_flat(f: &Callable, out: Option<&Array>, args: &[&Array]) -> Option<Resul
             }
         }
     };
-    Some(run_flat(f, &out, &dtype, &flat, args, key, cached).map(|()| out))
+    Some(run_flat(f, &out, fresh, &dtype, &flat, args, key, cached).map(|()| out))
 }
 
 /// Builds scalar callable `f`'s strided kernel, missing values handled,
@@ -551,9 +565,11 @@ fn with_dtype(tp: &Type, ndim: usize, dtype: &Type) -> Type {
 
 /// Runs a flat call into `out`: with the kernel `cached` for its key, or
 /// with one built now (and kept for the next call when there is a `key`).
+#[allow(clippy::too_many_arguments)]
 fn run_flat(
     f: &Callable,
     out: &Array,
+    fresh: bool,
     dtype: &Type,
     flat: &FlatArgs<'_>,
     args: &[&Array],
@@ -592,7 +608,10 @@ fn run_flat(
     let srcs: SmallVec<[*const u8; 4]> = args.iter().map(|a| a.data_ptr() as *const u8).collect();
     // SAFETY: (1) built for Strided on the element types above; (2)
     // `count` elements at these strides lie in each array's data
-    // (C-contiguous of the common shape, or a scalar read with stride 0).
+    // (C-contiguous of the common shape, or a scalar read with stride 0);
+    // (3) a `fresh` output is the new array `call_flat` made, which no
+    // argument overlaps, of a dtype without arrmeta (it checked), and
+    // contiguous.
     unsafe {
         run_strided_split(
             &ckb,
@@ -602,6 +621,9 @@ fn run_flat(
             &flat.strides,
             flat.count,
             TASK_ELEMENTS,
+            fresh
+                && one_stream_read(&flat.strides)
+                && streams_bytes(dtype.data_size() as isize, dtype.data_size(), flat.count),
         )
     }
 }
@@ -976,11 +998,18 @@ impl RaggedRun<'_> {
                 self.metas,
             )?
         };
+        // The runs of one new output: large in all, it is written past the
+        // cache, whatever its runs' lengths (a JSON array's rows lie in
+        // arena chunks of their own).
+        let total: usize = segments.iter().map(|s| s.count).sum();
+        let stream = one_stream_read(strides) && streams_bytes(esize as isize, esize, total);
         for seg in segments {
             // SAFETY: (1) built for Strided above; (2) a run's elements lie one
             // after another in every var argument (that is how runs were cut),
             // scalars are read with stride 0, and the output has `total`
-            // elements from `base`, this run's from `seg.start`.
+            // elements from `base`, this run's from `seg.start`; (3) the
+            // output is new (no argument overlaps it) and its dtype has no
+            // arrmeta.
             unsafe {
                 run_strided_split(
                     &ckb,
@@ -990,6 +1019,9 @@ impl RaggedRun<'_> {
                     strides,
                     seg.count,
                     TASK_ELEMENTS,
+                    // Short runs (rows out of order) as usual: a few bytes
+                    // past the cache would only split its lines.
+                    stream && seg.count * esize >= STREAM_BUF,
                 )?;
             }
         }
@@ -999,12 +1031,17 @@ impl RaggedRun<'_> {
 
 /// Runs a built strided kernel over `n` elements: in one call, or as rayon
 /// tasks of `chunk` elements each when there are two chunks or more and
-/// two threads.
+/// two threads. With `stream` (the caller's new output, too large for
+/// the cache in all: [`streams_bytes`]), each call or task writes through
+/// [`call_streamed`].
 ///
 /// # Safety
 /// 1. `ckb` holds a kernel built for Strided on these element types.
 /// 2. `n` elements at the strides lie in the (writable) output and in each
 ///    source.
+/// 3. With `stream`: no source overlaps the output, whose element type
+///    has no arrmeta and is `dstride` bytes (contiguous).
+#[allow(clippy::too_many_arguments)]
 unsafe fn run_strided_split(
     ckb: &CKernelBuilder,
     dst: *mut u8,
@@ -1013,12 +1050,21 @@ unsafe fn run_strided_split(
     strides: &[isize],
     n: usize,
     chunk: usize,
+    stream: bool,
 ) -> Result<()> {
+    let call = |dst: *mut u8, srcs: &[*const u8], count: usize| {
+        if stream {
+            // SAFETY: (1), (2) and (3), for these `count` elements.
+            unsafe { call_streamed(ckb, dst, dstride.unsigned_abs(), srcs, strides, count) }
+        } else {
+            // SAFETY: (1) and (2), for these `count` elements.
+            unsafe { ckb.call_strided(dst, dstride, srcs, strides, count) }
+        }
+    };
     if n < 2 * chunk || rayon::current_num_threads() < 2 {
-        // SAFETY: (1) and (2).
-        return unsafe { ckb.call_strided(dst, dstride, srcs, strides, n) };
+        return call(dst, srcs, n);
     }
-    let (dst, srcs) = (Shared(dst), Shared(srcs));
+    let (dst, srcs, call) = (Shared(dst), Shared(srcs), Shared(call));
     (0..n.div_ceil(chunk)).into_par_iter().try_for_each(|task| {
         let (dst, srcs) = (*dst.get(), *srcs.get());
         let start = task * chunk;
@@ -1028,16 +1074,78 @@ unsafe fn run_strided_split(
             .zip(strides)
             .map(|(p, s)| p.wrapping_offset(start as isize * s))
             .collect();
-        // SAFETY: (1) and (2), for elements [start, start + count), which are this
-        // task's alone in the output.
-        unsafe {
-            ckb.call_strided(
-                dst.wrapping_offset(start as isize * dstride),
-                dstride,
-                &these,
-                strides,
-                count,
-            )
-        }
+        // Elements [start, start + count) are this task's alone in the
+        // output.
+        (call.get())(dst.wrapping_offset(start as isize * dstride), &these, count)
     })
+}
+
+/// Whether a call reads at most one source array (the others, if any, are
+/// scalars read with stride 0): `x + 1.0`, a cast, a math function. Only
+/// such calls write a large new output past the cache. Measured on the
+/// 2-core EPYC of docs/performance.md ("Streaming stores"): `x + 1.0`
+/// over 80 MB gains 10–20%, `a + b` nothing (the write-combining then
+/// competes with two read streams) and loses the pieces' call overhead.
+fn one_stream_read(strides: &[isize]) -> bool {
+    strides.iter().filter(|&&s| s != 0).count() <= 1
+}
+
+/// Bytes of output [`call_streamed`] computes at a time: small enough to
+/// stay in L1 beside the sources' lines.
+const STREAM_BUF: usize = 4096;
+
+/// The stack buffer [`call_streamed`] computes into (aligned for any
+/// builtin element).
+#[repr(C, align(64))]
+struct StreamBuf([u8; STREAM_BUF]);
+
+/// Runs a built strided kernel over `n` contiguous outputs of `esize`
+/// bytes in pieces of [`STREAM_BUF`] bytes: each piece into a buffer in
+/// L1, then copied to the output past the cache ([`stream_copy`]), so the
+/// output's lines are never read first (a "read for ownership") and do
+/// not evict the sources. Elements larger than the buffer take one plain
+/// call.
+///
+/// # Safety
+/// 1. `ckb` holds a kernel built for Strided on these element types.
+/// 2. `n` elements lie in the (writable) output, `esize` bytes apart, and
+///    at the strides in each source; no source overlaps the output.
+/// 3. The output's element type has no arrmeta, and is `esize` bytes.
+unsafe fn call_streamed(
+    ckb: &CKernelBuilder,
+    dst: *mut u8,
+    esize: usize,
+    srcs: &[*const u8],
+    strides: &[isize],
+    n: usize,
+) -> Result<()> {
+    let per = STREAM_BUF / esize.max(1);
+    if per == 0 {
+        // SAFETY: (1) and (2).
+        return unsafe { ckb.call_strided(dst, esize as isize, srcs, strides, n) };
+    }
+    let mut buf = StreamBuf([0; STREAM_BUF]);
+    let mut these: SmallVec<[*const u8; 4]> = srcs.into();
+    let mut done = 0usize;
+    let mut result = Ok(());
+    while done < n {
+        let count = per.min(n - done);
+        // SAFETY: (1); the buffer holds `count` outputs of `esize` bytes
+        // (3: plain data, no arrmeta to tie it to the output), aligned for
+        // any builtin; (2) the sources' elements done..done + count.
+        result =
+            unsafe { ckb.call_strided(buf.0.as_mut_ptr(), esize as isize, &these, strides, count) };
+        if result.is_err() {
+            break;
+        }
+        // SAFETY: (2) outputs done..done + count, which the buffer (on
+        // this stack) does not overlap.
+        unsafe { stream_copy(dst.add(done * esize), buf.0.as_ptr(), count * esize) };
+        done += count;
+        for (p, s) in these.iter_mut().zip(strides) {
+            *p = p.wrapping_offset(count as isize * s);
+        }
+    }
+    stream_fence();
+    result
 }

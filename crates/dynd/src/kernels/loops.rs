@@ -177,11 +177,56 @@ pub const STREAM_MIN_BYTES: usize = 4 << 20;
 /// aligned and contiguous, [`STREAM_MIN_BYTES`] or more in all.
 #[inline]
 pub fn streams<T: bytemuck::Pod>(dst: *mut u8, stride: isize, n: usize) -> bool {
-    cfg!(target_arch = "x86_64")
-        && matches!(size_of::<T>(), 4 | 8)
-        && stride == size_of::<T>() as isize
+    matches!(size_of::<T>(), 4 | 8)
         && (dst as usize).is_multiple_of(size_of::<T>())
-        && n.saturating_mul(size_of::<T>()) >= STREAM_MIN_BYTES
+        && streams_bytes(stride, size_of::<T>(), n)
+}
+
+/// Whether a run of `n` outputs of `size` bytes, `stride` apart, is one
+/// contiguous block large enough ([`STREAM_MIN_BYTES`]) to be written
+/// past the cache, by [`stream_store`] or [`stream_copy`] (x86-64 only).
+#[inline]
+pub fn streams_bytes(stride: isize, size: usize, n: usize) -> bool {
+    cfg!(target_arch = "x86_64")
+        && size > 0
+        && stride == size as isize
+        && n.saturating_mul(size) >= STREAM_MIN_BYTES
+}
+
+/// Copies `bytes` bytes from `src` to `dst`, writing the aligned middle
+/// past the cache (16-byte `movntdq`), the ends as usual. A run of them
+/// must end with [`stream_fence`], as for [`stream_store`].
+///
+/// # Safety
+/// 1. `src` is readable and `dst` writable for `bytes` bytes, and they do
+///    not overlap.
+#[inline]
+pub unsafe fn stream_copy(dst: *mut u8, src: *const u8, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let head = dst.align_offset(16).min(bytes);
+        // SAFETY: (1) the first `head` bytes of each.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, head) };
+        let mut at = head;
+        while at + 16 <= bytes {
+            // SAFETY: (1) bytes at..at + 16 of each; `dst + at` is 16-byte
+            // aligned (from `head` on, in steps of 16); SSE2 is part of
+            // x86-64.
+            unsafe {
+                let v = _mm_loadu_si128(src.add(at).cast::<__m128i>());
+                _mm_stream_si128(dst.add(at).cast::<__m128i>(), v);
+            }
+            at += 16;
+        }
+        // SAFETY: (1) the last `bytes - at` bytes of each.
+        unsafe { std::ptr::copy_nonoverlapping(src.add(at), dst.add(at), bytes - at) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: (1).
+    unsafe {
+        std::ptr::copy_nonoverlapping(src, dst, bytes)
+    };
 }
 
 /// Writes `v` at `p` past the cache (`movnti`). A run of them must end
@@ -370,6 +415,35 @@ mod tests {
         );
         assert_eq!(small[0], -0.5);
         assert_eq!(small[15], 14.5);
+    }
+
+    #[test]
+    fn streamed_copies_copy_every_byte_at_any_alignment() {
+        let src: Vec<u8> = (0..200u32).map(|i| (i * 7 + 3) as u8).collect();
+        for offset in 0..17 {
+            for bytes in [0, 1, 15, 16, 17, 31, 32, 33, 100, 183] {
+                let mut dst = vec![0xAAu8; 200];
+                // SAFETY: `bytes` bytes from `src` and, from `offset`, of
+                // `dst` (offset + bytes <= 200); two vectors do not overlap.
+                unsafe {
+                    stream_copy(dst.as_mut_ptr().add(offset), src.as_ptr(), bytes);
+                }
+                stream_fence();
+                assert_eq!(
+                    &dst[offset..offset + bytes],
+                    &src[..bytes],
+                    "{offset} {bytes}"
+                );
+                assert!(dst[..offset].iter().all(|&b| b == 0xAA));
+                assert!(dst[offset + bytes..].iter().all(|&b| b == 0xAA));
+            }
+        }
+        assert_eq!(
+            streams_bytes(8, 8, STREAM_MIN_BYTES / 8),
+            cfg!(target_arch = "x86_64")
+        );
+        assert!(!streams_bytes(16, 8, STREAM_MIN_BYTES));
+        assert!(!streams_bytes(0, 0, usize::MAX));
     }
 
     #[test]
