@@ -391,7 +391,7 @@ mod tests {
     fn streamed_stores_write_what_plain_ones_do() {
         let n = STREAM_MIN_BYTES / 8;
         let mut out = vec![0u64; n];
-        let mut small = vec![0f32; 16];
+        let mut small = [0f32; 16];
         let p = out.as_mut_ptr().cast::<u8>();
         assert_eq!(streams::<u64>(p, 8, n), cfg!(target_arch = "x86_64"));
         // Too few, strided, unaligned, or a size it has no store for.
