@@ -47,11 +47,13 @@ fn ragged(rng: &mut Rng, rows: usize, long: bool) -> Array {
             format!("[{}]", xs.join(","))
         })
         .collect();
-    Array::from_json(
-        format!("{rows} * var * float64").as_str(),
-        &format!("[{}]", text.join(",")),
-    )
-    .unwrap()
+    from_rows("float64", &text)
+}
+
+/// `rows` (each a JSON list) as `N * var * elem`.
+fn from_rows(elem: &str, rows: &[String]) -> Array {
+    let tp = format!("{} * var * {elem}", rows.len());
+    Array::from_json(tp.as_str(), &format!("[{}]", rows.join(","))).unwrap()
 }
 
 /// The views whose rows the segmented loops must handle.
@@ -256,11 +258,7 @@ fn folds_over_a_large_output_stream_it_with_the_same_bits() {
     };
     for (elem, opt) in [("float64", false), ("?float64", true)] {
         let text: Vec<String> = (0..rows).map(|i| row(&mut rng, i, opt)).collect();
-        let x = Array::from_json(
-            format!("{rows} * var * {elem}").as_str(),
-            &format!("[{}]", text.join(",")),
-        )
-        .unwrap();
+        let x = from_rows(elem, &text);
         type Fold = fn(&Array, Option<&[isize]>, bool) -> dynd::Result<Array>;
         let folds: [(&str, Fold); 4] = [
             ("sum", reduce::sum),
@@ -320,11 +318,7 @@ fn a_large_ragged_call_streams_its_new_values_with_the_same_bits() {
             format!("[{}]", s.join(","))
         })
         .collect();
-    let x = Array::from_json(
-        format!("{rows} * var * ?float64").as_str(),
-        &format!("[{}]", text.join(",")),
-    )
-    .unwrap();
+    let x = from_rows("?float64", &text);
     let one_and_half = Array::from_json("float64", "1.5").unwrap();
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new()

@@ -1032,8 +1032,8 @@ impl RaggedRun<'_> {
 /// Runs a built strided kernel over `n` elements: in one call, or as rayon
 /// tasks of `chunk` elements each when there are two chunks or more and
 /// two threads. With `stream` (the caller's new output, too large for
-/// the cache in all: [`streams_bytes`]), each call or task writes through
-/// [`call_streamed`].
+/// the cache in all: [`streams_bytes`]), each call or task writes its
+/// output past the cache.
 ///
 /// # Safety
 /// 1. `ckb` holds a kernel built for Strided on these element types.
@@ -1052,14 +1052,41 @@ unsafe fn run_strided_split(
     chunk: usize,
     stream: bool,
 ) -> Result<()> {
-    let call = |dst: *mut u8, srcs: &[*const u8], count: usize| {
-        if stream {
-            // SAFETY: (1), (2) and (3), for these `count` elements.
-            unsafe { call_streamed(ckb, dst, dstride.unsigned_abs(), srcs, strides, count) }
-        } else {
+    // Streamed: pieces of STREAM_BUF bytes, each computed into a buffer
+    // in L1 and copied to the output past the cache (`stream_copy`), so
+    // the output's lines are never read first (a "read for ownership")
+    // and do not evict the sources. Elements larger than the buffer take
+    // plain calls.
+    let esize = dstride.unsigned_abs();
+    let stream = stream && esize <= STREAM_BUF;
+    let call = |dst: *mut u8, srcs: &[*const u8], count: usize| -> Result<()> {
+        if !stream {
             // SAFETY: (1) and (2), for these `count` elements.
-            unsafe { ckb.call_strided(dst, dstride, srcs, strides, count) }
+            return unsafe { ckb.call_strided(dst, dstride, srcs, strides, count) };
         }
+        let per = STREAM_BUF / esize;
+        let mut buf = StreamBuf([0; STREAM_BUF]);
+        let mut these: SmallVec<[*const u8; 4]> = srcs.into();
+        let mut done = 0usize;
+        let mut result = Ok(());
+        while done < count && result.is_ok() {
+            let k = per.min(count - done);
+            // SAFETY: (1); the buffer holds `k` outputs of `esize` bytes
+            // (3: plain data, no arrmeta to tie it to the output), aligned
+            // for any builtin; (2) the sources' elements done..done + k.
+            result = unsafe { ckb.call_strided(buf.0.as_mut_ptr(), dstride, &these, strides, k) };
+            if result.is_ok() {
+                // SAFETY: (2) and (3): outputs done..done + k, contiguous,
+                // which the buffer (on this stack) does not overlap.
+                unsafe { stream_copy(dst.add(done * esize), buf.0.as_ptr(), k * esize) };
+            }
+            done += k;
+            for (p, s) in these.iter_mut().zip(strides) {
+                *p = p.wrapping_offset(k as isize * s);
+            }
+        }
+        stream_fence();
+        result
     };
     if n < 2 * chunk || rayon::current_num_threads() < 2 {
         return call(dst, srcs, n);
@@ -1090,62 +1117,11 @@ fn one_stream_read(strides: &[isize]) -> bool {
     strides.iter().filter(|&&s| s != 0).count() <= 1
 }
 
-/// Bytes of output [`call_streamed`] computes at a time: small enough to
-/// stay in L1 beside the sources' lines.
+/// Bytes of output a streamed [`run_strided_split`] computes at a time:
+/// small enough to stay in L1 beside the sources' lines.
 const STREAM_BUF: usize = 4096;
 
-/// The stack buffer [`call_streamed`] computes into (aligned for any
-/// builtin element).
+/// The stack buffer a streamed [`run_strided_split`] computes into
+/// (aligned for any builtin element).
 #[repr(C, align(64))]
 struct StreamBuf([u8; STREAM_BUF]);
-
-/// Runs a built strided kernel over `n` contiguous outputs of `esize`
-/// bytes in pieces of [`STREAM_BUF`] bytes: each piece into a buffer in
-/// L1, then copied to the output past the cache ([`stream_copy`]), so the
-/// output's lines are never read first (a "read for ownership") and do
-/// not evict the sources. Elements larger than the buffer take one plain
-/// call.
-///
-/// # Safety
-/// 1. `ckb` holds a kernel built for Strided on these element types.
-/// 2. `n` elements lie in the (writable) output, `esize` bytes apart, and
-///    at the strides in each source; no source overlaps the output.
-/// 3. The output's element type has no arrmeta, and is `esize` bytes.
-unsafe fn call_streamed(
-    ckb: &CKernelBuilder,
-    dst: *mut u8,
-    esize: usize,
-    srcs: &[*const u8],
-    strides: &[isize],
-    n: usize,
-) -> Result<()> {
-    let per = STREAM_BUF / esize.max(1);
-    if per == 0 {
-        // SAFETY: (1) and (2).
-        return unsafe { ckb.call_strided(dst, esize as isize, srcs, strides, n) };
-    }
-    let mut buf = StreamBuf([0; STREAM_BUF]);
-    let mut these: SmallVec<[*const u8; 4]> = srcs.into();
-    let mut done = 0usize;
-    let mut result = Ok(());
-    while done < n {
-        let count = per.min(n - done);
-        // SAFETY: (1); the buffer holds `count` outputs of `esize` bytes
-        // (3: plain data, no arrmeta to tie it to the output), aligned for
-        // any builtin; (2) the sources' elements done..done + count.
-        result =
-            unsafe { ckb.call_strided(buf.0.as_mut_ptr(), esize as isize, &these, strides, count) };
-        if result.is_err() {
-            break;
-        }
-        // SAFETY: (2) outputs done..done + count, which the buffer (on
-        // this stack) does not overlap.
-        unsafe { stream_copy(dst.add(done * esize), buf.0.as_ptr(), count * esize) };
-        done += count;
-        for (p, s) in these.iter_mut().zip(strides) {
-            *p = p.wrapping_offset(count as isize * s);
-        }
-    }
-    stream_fence();
-    result
-}
