@@ -269,11 +269,13 @@ impl QuickNumber {
 
     /// The number token of `len` bytes at the start of `t` (followed by a
     /// byte that is not part of a number; `t` holds at least 9 bytes), in
-    /// the same shapes as [`QuickNumber::short`]: after an optional sign,
+    /// the shapes [`QuickValue::from_short`] takes: after an optional sign,
     /// 1 to 8 bytes of digits with at most one point between two digits.
-    /// As the token's end is known, one mask of its non-digit bytes checks
-    /// the shape. `None` leaves the token to [`QuickNumber::scan_token`]
-    /// (exponents, longer tokens) or to the general path.
+    /// As the token's end is known, it is moved to the top of a word, the
+    /// bytes below it zeros (leading zeros for [`eight_digits`]), and one
+    /// mask of its non-digit bytes checks the shape. `None` leaves the
+    /// token to [`QuickNumber::scan_token`] (exponents, longer tokens) or
+    /// to the general path.
     #[inline(always)]
     pub(super) fn token(t: &[u8; 9], len: usize) -> Option<QuickNumber> {
         let neg = t[0] == b'-';
@@ -286,37 +288,45 @@ impl QuickNumber {
         if n.wrapping_sub(1) >= 8 {
             return None;
         }
-        let d = x ^ ZEROS;
-        // The token's n bytes (1 <= n <= 8), and which of them are not
-        // digits; only one of them, a point, is taken.
-        let keep = u64::MAX >> (64 - 8 * n);
-        let flags = non_digits(d) & keep;
+        // The n bytes of the token (1 <= n <= 8) at the top; the flags of
+        // its non-digit bytes are exact (see `non_digits`: they are all
+        // ASCII), the zeros below it are digits.
+        let top = (x ^ ZEROS) << (64 - 8 * n);
+        let flags = non_digits(top);
         let first_zero = x as u8 == b'0';
-        let (digits, k) = if flags == 0 {
-            (d, n)
-        } else {
-            let k = first_flag(flags);
-            // A point that is the only non-digit, with a digit on each
-            // side (1 <= k <= n - 2, so n >= 3).
-            if flags & (flags - 1) != 0 || (x >> (8 * k)) as u8 != b'.' || k == 0 || k + 2 > n {
+        if flags == 0 {
+            // No integer of more than one digit starts with 0.
+            if first_zero && n > 1 {
                 return None;
             }
-            let below = (1u64 << (8 * k)) - 1;
-            ((d & below) | (d >> 8 & !below), k)
-        };
-        // No integer part of more than one digit starts with 0.
-        if k > 1 && first_zero {
+            return Some(QuickNumber {
+                neg,
+                mantissa: eight_digits(top),
+                exp10: 0,
+                integral: true,
+            });
+        }
+        // Only a point at byte j (j <= 6: a digit above it), with
+        // int_len = j + n - 8 >= 1 digits below it, none a leading 0.
+        let j = first_flag(flags);
+        let int_len = (j + n).wrapping_sub(8);
+        if flags & (flags - 1) != 0
+            || (top >> (8 * j)) as u8 != (b'.' ^ b'0')
+            || j > 6
+            || int_len == 0
+            || (int_len > 1 && first_zero)
+        {
             return None;
         }
-        // The digits without the point: 1 to 8 of them, moved to the top
-        // for `eight_digits`, with zeros below.
-        let m = n - usize::from(k < n);
+        // The digits below the point move up over it.
+        let below = (1u64 << (8 * j)) - 1;
+        let above = !((0x100u64 << (8 * j)) - 1);
         Some(QuickNumber {
             neg,
-            mantissa: eight_digits(digits << (64 - 8 * m)),
-            // At most 6 fraction digits.
-            exp10: (k as i32) - (m as i32),
-            integral: k == n,
+            mantissa: eight_digits((top & above) | (top & below) << 8),
+            // 1 to 6 fraction digits.
+            exp10: j as i32 - 7,
+            integral: false,
         })
     }
 
@@ -349,6 +359,13 @@ pub(super) trait QuickValue: NativeType {
     /// correctly rounded value. `None` leaves the number to the general
     /// path.
     fn from_quick(q: QuickNumber) -> Option<Self>;
+
+    /// [`QuickValue::from_quick`] for what [`QuickNumber::token`] gives: a
+    /// mantissa below 10^8 and an exponent of -6 to 0.
+    #[inline(always)]
+    fn from_short(q: QuickNumber) -> Option<Self> {
+        Self::from_quick(q)
+    }
 }
 
 impl QuickValue for f64 {
@@ -362,6 +379,15 @@ impl QuickValue for f64 {
         let v = if q.exp10 < 0 { m / p } else { m * p };
         Some(if q.neg { -v } else { v })
     }
+
+    /// The mantissa is below 2^53, so Clinger's fast path always applies
+    /// (dividing by 10^0 = 1 is exact); the sign is the sign bit.
+    #[inline(always)]
+    fn from_short(q: QuickNumber) -> Option<f64> {
+        debug_assert!(q.mantissa < 100_000_000 && (-6..=0).contains(&q.exp10));
+        let v = q.mantissa as f64 / POW10_F64[(q.exp10.unsigned_abs() & 7) as usize];
+        Some(f64::from_bits(v.to_bits() | u64::from(q.neg) << 63))
+    }
 }
 
 impl QuickValue for f32 {
@@ -374,6 +400,17 @@ impl QuickValue for f32 {
         let (m, p) = (q.mantissa as f32, POW10_F32[e]);
         let v = if q.exp10 < 0 { m / p } else { m * p };
         Some(if q.neg { -v } else { v })
+    }
+
+    /// As for float64, when the mantissa is at most 2^24.
+    #[inline(always)]
+    fn from_short(q: QuickNumber) -> Option<f32> {
+        debug_assert!(q.mantissa < 100_000_000 && (-6..=0).contains(&q.exp10));
+        if q.mantissa > 1 << 24 {
+            return None;
+        }
+        let v = q.mantissa as f32 / POW10_F32[(q.exp10.unsigned_abs() & 7) as usize];
+        Some(f32::from_bits(v.to_bits() | u32::from(q.neg) << 31))
     }
 }
 
@@ -640,16 +677,21 @@ impl Classify for ByteClassifier {
     }
 }
 
-/// The AVX2 classifier; a value exists only where the CPU has AVX2.
+/// The AVX2 classifier; a value exists only where the CPU has AVX2, and
+/// the bit instructions the window loop is compiled with beside it (BMI1,
+/// BMI2, POPCNT, LZCNT: every AVX2 CPU has them).
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 pub(super) struct Avx2Classifier(());
 
 #[cfg(target_arch = "x86_64")]
 impl Avx2Classifier {
-    /// The classifier, when the CPU has AVX2.
+    /// The classifier, when the CPU has AVX2, BMI1, BMI2, POPCNT and
+    /// LZCNT.
     pub(super) fn detect() -> Option<Avx2Classifier> {
-        std::is_x86_feature_detected!("avx2").then_some(Avx2Classifier(()))
+        use std::is_x86_feature_detected as has;
+        let all = has!("avx2") && has!("bmi1") && has!("bmi2") && has!("popcnt") && has!("lzcnt");
+        all.then_some(Avx2Classifier(()))
     }
 }
 

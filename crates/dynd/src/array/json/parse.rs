@@ -935,7 +935,7 @@ impl<'j, 't> Parser<'j, 't> {
     /// 1. The elements of `run` are writable data of `T`.
     #[inline(never)]
     unsafe fn number_run<T: QuickValue>(&mut self, run: Run) -> usize {
-        // SAFETY: (1) for each.
+        // SAFETY: (1) for each; the classifier shows (2) of `avx2_run`.
         unsafe {
             match self.runs {
                 NumberRuns::Serial => self.serial_run::<T>(run),
@@ -950,13 +950,15 @@ impl<'j, 't> Parser<'j, 't> {
     }
 
     /// [`Parser::window_run`] with the AVX2 classifier, compiled for AVX2
-    /// so that the classifier's code joins the loop.
+    /// (so that the classifier's code joins the loop) and the bit
+    /// instructions of the same CPUs.
     ///
     /// # Safety
     /// 1. As [`Parser::number_run`].
-    /// 2. The CPU has AVX2 (as an [`Avx2Classifier`] shows).
+    /// 2. The CPU has AVX2, BMI1, BMI2, POPCNT and LZCNT (as an
+    ///    [`Avx2Classifier`] shows).
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,lzcnt")]
     unsafe fn avx2_run<T: QuickValue>(&mut self, k: Avx2Classifier, run: Run) -> usize {
         // SAFETY: (1).
         unsafe { self.window_run::<T, _>(k, run) }
@@ -1043,9 +1045,19 @@ impl<'j, 't> Parser<'j, 't> {
                 break;
             };
             let (mut starts, mut ends) = window_tokens(k.classify(w), w);
+            // No more starts than elements left (a window has at most 32).
+            let left = run.len - n;
+            if left < WINDOW {
+                let mut after = starts;
+                for _ in 0..left {
+                    after &= after.wrapping_sub(1);
+                }
+                starts ^= after;
+            }
+            let count = starts.count_ones() as usize;
             // The end of the last number taken from this window.
             let mut last = 0;
-            while starts != 0 && n < run.len {
+            while starts != 0 {
                 // Both below 64: `starts` is not 0, and its token ends.
                 let s = (starts.trailing_zeros() % 64) as usize;
                 let e = (ends.trailing_zeros() % 64) as usize;
@@ -1057,19 +1069,20 @@ impl<'j, 't> Parser<'j, 't> {
                 let token = &src[s..];
                 let len = e.wrapping_sub(s);
                 let v = match token.first_chunk::<9>().and_then(|t| QuickNumber::token(t, len)) {
-                    Some(q) => T::from_quick(q),
+                    Some(q) => T::from_short(q),
                     None => QuickNumber::whole_token_value::<T>(token, len),
                 };
                 let Some(v) = v else {
+                    // Taken: the starts before this one.
                     self.pos = p + last;
-                    return n;
+                    return n + count - starts.count_ones() as usize - 1;
                 };
-                // SAFETY: (1): element n < run.len.
+                // SAFETY: (1): there are no more starts than elements left.
                 unsafe { v.store(out) };
                 out = out.wrapping_offset(run.stride);
-                n += 1;
                 last = e;
             }
+            n += count;
             if last > 0 {
                 self.pos = p + last;
                 continue;

@@ -2,7 +2,8 @@ use super::cursor::scan_number;
 #[cfg(target_arch = "x86_64")]
 use super::number::Avx2Classifier;
 use super::number::{
-    Classify, QuickNumber, WINDOW, classify_bytes, store_float, store_int, window_tokens,
+    Classify, QuickNumber, QuickValue, WINDOW, classify_bytes, store_float, store_int,
+    window_tokens,
 };
 use super::parse::{NumberRuns, parse_str_with};
 use crate::array::Array;
@@ -524,7 +525,11 @@ proptest! {
         runs_agree("var * float32", &text).ok();
         runs_agree("var * int64", &text).ok();
         runs_agree(&format!("{} * float64", items.len()), &text).ok();
-        if let Ok(json) = got {
+        // With one comma between each two tokens, each is one element.
+        let one_comma = items.iter().skip(1).all(|(_, sep)| sep.matches(',').count() == 1);
+        if let Ok(json) = got
+            && one_comma
+        {
             let a = Array::from_json("var * float64", &json).expect("its own JSON");
             for (i, (tok, _)) in items.iter().enumerate() {
                 if let Ok(want) = tok.parse::<f64>()
@@ -535,6 +540,39 @@ proptest! {
                     prop_assert_eq!(got.expect("element").to_bits(), want.to_bits(), "{:?}", tok);
                 }
             }
+        }
+    }
+}
+
+proptest! {
+    /// Where [`QuickNumber::token`] takes a token (known to end where a
+    /// byte that is not part of a number follows), it reads what
+    /// [`QuickNumber::scan_token`] reads, the whole token, and
+    /// `from_short` gives `from_quick`'s value; it takes every token of
+    /// its shapes.
+    #[test]
+    fn token_agrees_with_the_scan(
+        tok in "-?[0-9.]{0,9}|[-+.eE0-9]{1,9}",
+        after in prop::sample::select(b", \t\n\r]}\0x\"".to_vec()),
+        pad in "[0-9., ]{0,9}",
+    ) {
+        let mut bytes = format!("{tok}{}{pad}", after as char).into_bytes();
+        bytes.resize(bytes.len().max(9), 0);
+        let t9 = bytes.first_chunk::<9>().expect("9 bytes");
+        let unsigned = tok.strip_prefix('-').unwrap_or(&tok);
+        let (int, frac) = unsigned.split_once('.').unwrap_or((unsigned, ""));
+        let shape = unsigned.len() <= 8
+            && !int.is_empty()
+            && int.bytes().all(|b| b.is_ascii_digit())
+            && (int == "0" || !int.starts_with('0'))
+            && (!unsigned.contains('.') || (!frac.is_empty() && frac.bytes().all(|b| b.is_ascii_digit())));
+        let got = QuickNumber::token(t9, tok.len());
+        prop_assert_eq!(got.is_some(), shape, "{:?}", tok);
+        if let Some(q) = got {
+            prop_assert_eq!(QuickNumber::scan_token(&bytes), Some((q, tok.len())), "{:?}", tok);
+            prop_assert_eq!(f64::from_short(q).map(f64::to_bits), f64::from_quick(q).map(f64::to_bits));
+            prop_assert_eq!(f32::from_short(q).map(f32::to_bits), f32::from_quick(q).map(f32::to_bits));
+            prop_assert_eq!(f64::from_short(q).map(f64::to_bits), tok.parse::<f64>().ok().map(f64::to_bits));
         }
     }
 }
