@@ -43,6 +43,20 @@ static POW10_F64: [f64; 23] = [
 /// Exact powers of ten in f32 (10^10 is the largest).
 static POW10_F32: [f32; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
 
+/// 10^0 to 10^7 in f64, then the same negated: a quotient by the second
+/// half is the negated quotient (`-0.0` for 0), as rounding to nearest is
+/// symmetric, so one division gives a signed number.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+static SIGNED_POW10_F64: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, -1e0, -1e1, -1e2, -1e3, -1e4, -1e5, -1e6, -1e7,
+];
+
+/// [`SIGNED_POW10_F64`] in f32.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+static SIGNED_POW10_F32: [f32; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, -1e0, -1e1, -1e2, -1e3, -1e4, -1e5, -1e6, -1e7,
+];
+
 /// `10^n` for the digit runs of [`QuickNumber::scan`] (at most 8 digits a
 /// step).
 static POW10_U64: [u64; 9] = [
@@ -261,6 +275,7 @@ impl QuickNumber {
     /// reads the whole token and [`QuickValue::from_quick`] converts it.
     /// Out of the loops' way.
     #[inline(never)]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(super) fn whole_token_value<T: QuickValue>(t: &[u8], len: usize) -> Option<T> {
         QuickNumber::scan_token(t)
             .filter(|&(_, l)| l == len)
@@ -277,6 +292,7 @@ impl QuickNumber {
     /// token to [`QuickNumber::scan_token`] (exponents, longer tokens) or
     /// to the general path.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(super) fn token(t: &[u8; 9], len: usize) -> Option<QuickNumber> {
         let neg = t[0] == b'-';
         // The 8 bytes after the sign, the first in the lowest byte.
@@ -363,6 +379,7 @@ pub(super) trait QuickValue: NativeType {
     /// [`QuickValue::from_quick`] for what [`QuickNumber::token`] gives: a
     /// mantissa below 10^8 and an exponent of -6 to 0.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     fn from_short(q: QuickNumber) -> Option<Self> {
         Self::from_quick(q)
     }
@@ -381,12 +398,12 @@ impl QuickValue for f64 {
     }
 
     /// The mantissa is below 2^53, so Clinger's fast path always applies
-    /// (dividing by 10^0 = 1 is exact); the sign is the sign bit.
+    /// (dividing by 10^0 = 1 is exact); the sign is the divisor's.
     #[inline(always)]
     fn from_short(q: QuickNumber) -> Option<f64> {
         debug_assert!(q.mantissa < 100_000_000 && (-6..=0).contains(&q.exp10));
-        let v = q.mantissa as f64 / POW10_F64[(q.exp10.unsigned_abs() & 7) as usize];
-        Some(f64::from_bits(v.to_bits() | u64::from(q.neg) << 63))
+        let k = usize::from(q.neg) << 3 | (q.exp10.unsigned_abs() & 7) as usize;
+        Some(q.mantissa as f64 / SIGNED_POW10_F64[k])
     }
 }
 
@@ -409,8 +426,8 @@ impl QuickValue for f32 {
         if q.mantissa > 1 << 24 {
             return None;
         }
-        let v = q.mantissa as f32 / POW10_F32[(q.exp10.unsigned_abs() & 7) as usize];
-        Some(f32::from_bits(v.to_bits() | u32::from(q.neg) << 31))
+        let k = usize::from(q.neg) << 3 | (q.exp10.unsigned_abs() & 7) as usize;
+        Some(q.mantissa as f32 / SIGNED_POW10_F32[k])
     }
 }
 
@@ -593,11 +610,13 @@ pub(super) unsafe fn store_int(
 }
 
 /// The bytes of a [`Classes`] window.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) const WINDOW: usize = 64;
 
 /// How many bytes a window's text must have: the window, and the 9 bytes
-/// [`QuickNumber::scan_token`] reads at once from a token starting in its
+/// [`QuickNumber::token`] reads at once from a token starting in its
 /// last byte.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) const WINDOW_TEXT: usize = WINDOW + 9;
 
 /// The classes of the bytes of a [`WINDOW`]-byte window of text, one bit
@@ -605,6 +624,7 @@ pub(super) const WINDOW_TEXT: usize = WINDOW + 9;
 /// number tokens (digits, `-`, `+`, `.`, `e`, `E`). Every other byte is in
 /// none of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) struct Classes {
     pub ws: u64,
     pub comma: u64,
@@ -660,6 +680,7 @@ pub(super) fn classify_bytes(w: &[u8; WINDOW]) -> Classes {
 }
 
 /// A way to classify a window, for the window loop of the number runs.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) trait Classify: Copy {
     fn classify(self, w: &[u8; WINDOW]) -> Classes;
 }
@@ -788,6 +809,7 @@ fn classify_avx2(w: &[u8; WINDOW]) -> Classes {
 /// it, landing on the first byte that is not white space; so does adding
 /// a token's end.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(super) fn window_tokens(c: Classes, w: &[u8; WINDOW]) -> (u64, u64) {
     let other = !(c.ws | c.comma | c.num);
     let limit = other.trailing_zeros() as usize;

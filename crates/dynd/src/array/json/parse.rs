@@ -1011,14 +1011,16 @@ impl<'j, 't> Parser<'j, 't> {
     /// classifier `k` marks the window's bytes, [`window_tokens`] gives the
     /// tokens the run may take, each token is read where it starts, so its
     /// position does not wait on the number before, and it is taken when
-    /// [`QuickNumber::scan_token`] reads all of it and
-    /// [`QuickValue::from_quick`] converts it. A window that takes no
+    /// [`QuickNumber::token`] and [`QuickValue::from_short`] (or, for other
+    /// shapes, [`QuickNumber::whole_token_value`]) convert all of it; at
+    /// the first token they do not, the run stops. A window that takes no
     /// number (a gap or a token longer than the window) hands one number to
     /// the serial reader.
     ///
     /// # Safety
     /// 1. The elements of `run` are writable data of `T`.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     unsafe fn window_run<T: QuickValue, K: Classify>(&mut self, k: K, run: Run) -> usize {
         let t = self.text;
         // SAFETY: (1): the first element.
@@ -1068,7 +1070,10 @@ impl<'j, 't> Parser<'j, 't> {
                 // in the text.
                 let token = &src[s..];
                 let len = e.wrapping_sub(s);
-                let v = match token.first_chunk::<9>().and_then(|t| QuickNumber::token(t, len)) {
+                let v = match token
+                    .first_chunk::<9>()
+                    .and_then(|t| QuickNumber::token(t, len))
+                {
                     Some(q) => T::from_short(q),
                     None => QuickNumber::whole_token_value::<T>(token, len),
                 };

@@ -283,8 +283,22 @@ fn runs_agree(tp: &str, text: &str) -> std::result::Result<String, String> {
 /// see: `count` of them, from `seed`.
 fn number_list(count: usize, seed: usize) -> Vec<String> {
     const TOKENS: [&str; 16] = [
-        "0", "-0", "7", "-12", "123.456", "-999.993", "0.5", "12345678", "-1234567", "1.25e3",
-        "-2E-2", "98765432109", "3.14159265358979", "0.000001", "4.5", "-88.0",
+        "0",
+        "-0",
+        "7",
+        "-12",
+        "123.456",
+        "-999.993",
+        "0.5",
+        "12345678",
+        "-1234567",
+        "1.25e3",
+        "-2E-2",
+        "98765432109",
+        "3.14159265358979",
+        "0.000001",
+        "4.5",
+        "-88.0",
     ];
     (0..count)
         .map(|i| TOKENS[(i * 7 + seed) % TOKENS.len()].to_string())
@@ -292,7 +306,16 @@ fn number_list(count: usize, seed: usize) -> Vec<String> {
 }
 
 /// Separators between numbers, white space of every kind around one comma.
-const SEPARATORS: [&str; 8] = [",", ", ", " ,", ",\n", "\t,\t", " \r\n, ", ",  \n\t  ", ",\n        "];
+const SEPARATORS: [&str; 8] = [
+    ",",
+    ", ",
+    " ,",
+    ",\n",
+    "\t,\t",
+    " \r\n, ",
+    ",  \n\t  ",
+    ",\n        ",
+];
 
 /// A JSON array of `tokens`, separator `k` of [`SEPARATORS`] (and its
 /// neighbours in turn) between them.
@@ -322,7 +345,11 @@ fn number_runs_across_windows_and_text_ends() {
             let a = Array::from_json("var * float64", &json).expect("its own JSON");
             for (i, w) in want.iter().enumerate() {
                 let got = a.index(&[i.into()]).and_then(|e| e.as_scalar::<f64>());
-                assert_eq!(got.expect("element").to_bits(), w.to_bits(), "{text:?} [{i}]");
+                assert_eq!(
+                    got.expect("element").to_bits(),
+                    w.to_bits(),
+                    "{text:?} [{i}]"
+                );
             }
             runs_agree(&format!("{count} * float64"), &text).expect("valid numbers");
             runs_agree(&format!("{count} * float32"), &text).expect("valid numbers");
@@ -365,10 +392,46 @@ fn number_runs_across_windows_and_text_ends() {
 #[test]
 fn number_runs_hand_over() {
     let odd = [
-        "1e400", "1e-400", "1.5e3", "2E+5", "123456789012345678901234", "0.1234567890123456789",
-        "NaN", "Infinity", "-Infinity", "null", "true", "\"1\"", "[1]", "01", "-", "--1", "+1",
-        "1.", ".5", "1.2.3", "1-2", "1e", "1e+", "1x", "1.5x", "1_0", "é", "1é", "-0.0", "00.5",
-        "1 2", "1,,2", "1, ,2", ",", "", "]", "300", "-129", "1e2", "18446744073709551616",
+        "1e400",
+        "1e-400",
+        "1.5e3",
+        "2E+5",
+        "123456789012345678901234",
+        "0.1234567890123456789",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "null",
+        "true",
+        "\"1\"",
+        "[1]",
+        "01",
+        "-",
+        "--1",
+        "+1",
+        "1.",
+        ".5",
+        "1.2.3",
+        "1-2",
+        "1e",
+        "1e+",
+        "1x",
+        "1.5x",
+        "1_0",
+        "é",
+        "1é",
+        "-0.0",
+        "00.5",
+        "1 2",
+        "1,,2",
+        "1, ,2",
+        ",",
+        "",
+        "]",
+        "300",
+        "-129",
+        "1e2",
+        "18446744073709551616",
     ];
     let types = [
         "var * float64",
@@ -411,7 +474,11 @@ fn classifiers_agree_on_every_byte() {
         let ws = matches!(b, b' ' | b'\t' | b'\n' | b'\r');
         let num = b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E');
         let all = |yes: bool| if yes { !0u64 } else { 0 };
-        assert_eq!((c.ws, c.comma, c.num), (all(ws), all(b == b','), all(num)), "{b:#x}");
+        assert_eq!(
+            (c.ws, c.comma, c.num),
+            (all(ws), all(b == b','), all(num)),
+            "{b:#x}"
+        );
         #[cfg(target_arch = "x86_64")]
         if let Some(k) = Avx2Classifier::detect() {
             for at in 0..WINDOW {
