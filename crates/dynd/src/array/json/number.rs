@@ -43,6 +43,20 @@ static POW10_F64: [f64; 23] = [
 /// Exact powers of ten in f32 (10^10 is the largest).
 static POW10_F32: [f32; 11] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
 
+/// 10^0 to 10^7 in f64, then the same negated: a quotient by the second
+/// half is the negated quotient (`-0.0` for 0), as rounding to nearest is
+/// symmetric, so one division gives a signed number.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+static SIGNED_POW10_F64: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, -1e0, -1e1, -1e2, -1e3, -1e4, -1e5, -1e6, -1e7,
+];
+
+/// [`SIGNED_POW10_F64`] in f32.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+static SIGNED_POW10_F32: [f32; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, -1e0, -1e1, -1e2, -1e3, -1e4, -1e5, -1e6, -1e7,
+];
+
 /// `10^n` for the digit runs of [`QuickNumber::scan`] (at most 8 digits a
 /// step).
 static POW10_U64: [u64; 9] = [
@@ -255,6 +269,83 @@ impl QuickNumber {
         ))
     }
 
+    /// The value of the number token of `len` bytes at the start of `t`,
+    /// followed by a byte that is not part of a number, for the shapes that
+    /// [`QuickNumber::token`] leaves: [`QuickNumber::scan_token`]'s when it
+    /// reads the whole token and [`QuickValue::from_quick`] converts it.
+    /// Out of the loops' way.
+    #[inline(never)]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(super) fn whole_token_value<T: QuickValue>(t: &[u8], len: usize) -> Option<T> {
+        QuickNumber::scan_token(t)
+            .filter(|&(_, l)| l == len)
+            .and_then(|(q, _)| T::from_quick(q))
+    }
+
+    /// The number token of `len` bytes at the start of `t` (followed by a
+    /// byte that is not part of a number; `t` holds at least 9 bytes), in
+    /// the shapes [`QuickValue::from_short`] takes: after an optional sign,
+    /// 1 to 8 bytes of digits with at most one point between two digits.
+    /// As the token's end is known, it is moved to the top of a word, the
+    /// bytes below it zeros (leading zeros for [`eight_digits`]), and one
+    /// mask of its non-digit bytes checks the shape. `None` leaves the
+    /// token to [`QuickNumber::scan_token`] (exponents, longer tokens) or
+    /// to the general path.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(super) fn token(t: &[u8; 9], len: usize) -> Option<QuickNumber> {
+        let neg = t[0] == b'-';
+        // The 8 bytes after the sign, the first in the lowest byte.
+        let x = match t[usize::from(neg)..].first_chunk::<8>() {
+            Some(w) => u64::from_le_bytes(*w),
+            None => return None,
+        };
+        let n = len.wrapping_sub(usize::from(neg));
+        if n.wrapping_sub(1) >= 8 {
+            return None;
+        }
+        // The n bytes of the token (1 <= n <= 8) at the top; the flags of
+        // its non-digit bytes are exact (see `non_digits`: they are all
+        // ASCII), the zeros below it are digits.
+        let top = (x ^ ZEROS) << (64 - 8 * n);
+        let flags = non_digits(top);
+        let first_zero = x as u8 == b'0';
+        if flags == 0 {
+            // No integer of more than one digit starts with 0.
+            if first_zero && n > 1 {
+                return None;
+            }
+            return Some(QuickNumber {
+                neg,
+                mantissa: eight_digits(top),
+                exp10: 0,
+                integral: true,
+            });
+        }
+        // Only a point at byte j (j <= 6: a digit above it), with
+        // int_len = j + n - 8 >= 1 digits below it, none a leading 0.
+        let j = first_flag(flags);
+        let int_len = (j + n).wrapping_sub(8);
+        if flags & (flags - 1) != 0
+            || (top >> (8 * j)) as u8 != (b'.' ^ b'0')
+            || j > 6
+            || int_len == 0
+            || (int_len > 1 && first_zero)
+        {
+            return None;
+        }
+        // The digits below the point move up over it.
+        let below = (1u64 << (8 * j)) - 1;
+        let above = !((0x100u64 << (8 * j)) - 1);
+        Some(QuickNumber {
+            neg,
+            mantissa: eight_digits((top & above) | (top & below) << 8),
+            // 1 to 6 fraction digits.
+            exp10: j as i32 - 7,
+            integral: false,
+        })
+    }
+
     /// Stores the value into `b` at `data` when [`QuickValue::from_quick`]
     /// gives it. Returns whether it stored.
     ///
@@ -284,6 +375,14 @@ pub(super) trait QuickValue: NativeType {
     /// correctly rounded value. `None` leaves the number to the general
     /// path.
     fn from_quick(q: QuickNumber) -> Option<Self>;
+
+    /// [`QuickValue::from_quick`] for what [`QuickNumber::token`] gives: a
+    /// mantissa below 10^8 and an exponent of -6 to 0.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    fn from_short(q: QuickNumber) -> Option<Self> {
+        Self::from_quick(q)
+    }
 }
 
 impl QuickValue for f64 {
@@ -297,6 +396,15 @@ impl QuickValue for f64 {
         let v = if q.exp10 < 0 { m / p } else { m * p };
         Some(if q.neg { -v } else { v })
     }
+
+    /// The mantissa is below 2^53, so Clinger's fast path always applies
+    /// (dividing by 10^0 = 1 is exact); the sign is the divisor's.
+    #[inline(always)]
+    fn from_short(q: QuickNumber) -> Option<f64> {
+        debug_assert!(q.mantissa < 100_000_000 && (-6..=0).contains(&q.exp10));
+        let k = usize::from(q.neg) << 3 | (q.exp10.unsigned_abs() & 7) as usize;
+        Some(q.mantissa as f64 / SIGNED_POW10_F64[k])
+    }
 }
 
 impl QuickValue for f32 {
@@ -309,6 +417,17 @@ impl QuickValue for f32 {
         let (m, p) = (q.mantissa as f32, POW10_F32[e]);
         let v = if q.exp10 < 0 { m / p } else { m * p };
         Some(if q.neg { -v } else { v })
+    }
+
+    /// As for float64, when the mantissa is at most 2^24.
+    #[inline(always)]
+    fn from_short(q: QuickNumber) -> Option<f32> {
+        debug_assert!(q.mantissa < 100_000_000 && (-6..=0).contains(&q.exp10));
+        if q.mantissa > 1 << 24 {
+            return None;
+        }
+        let k = usize::from(q.neg) << 3 | (q.exp10.unsigned_abs() & 7) as usize;
+        Some(q.mantissa as f32 / SIGNED_POW10_F32[k])
     }
 }
 
@@ -488,4 +607,233 @@ pub(super) unsafe fn store_int(
         unsafe { v.store(data) };
     })
     .ok_or_else(|| (ErrorKind::Type, format!("{b} is not an integer type")))
+}
+
+/// The bytes of a [`Classes`] window.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(super) const WINDOW: usize = 64;
+
+/// How many bytes a window's text must have: the window, and the 9 bytes
+/// [`QuickNumber::token`] reads at once from a token starting in its
+/// last byte.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(super) const WINDOW_TEXT: usize = WINDOW + 9;
+
+/// The classes of the bytes of a [`WINDOW`]-byte window of text, one bit
+/// per byte (bit k: byte k): JSON white space, commas, and the bytes of
+/// number tokens (digits, `-`, `+`, `.`, `e`, `E`). Every other byte is in
+/// none of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(super) struct Classes {
+    pub ws: u64,
+    pub comma: u64,
+    pub num: u64,
+}
+
+/// The class bits of one byte, for the byte-at-a-time classifier.
+#[cfg(test)]
+const WS: u8 = 1;
+#[cfg(test)]
+const COMMA: u8 = 2;
+#[cfg(test)]
+const NUM: u8 = 4;
+
+/// [`WS`], [`COMMA`] or [`NUM`] for each byte value (0: another byte).
+#[cfg(test)]
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b' ' as usize] = WS;
+    t[b'\t' as usize] = WS;
+    t[b'\n' as usize] = WS;
+    t[b'\r' as usize] = WS;
+    t[b',' as usize] = COMMA;
+    let mut d = b'0';
+    while d <= b'9' {
+        t[d as usize] = NUM;
+        d += 1;
+    }
+    t[b'-' as usize] = NUM;
+    t[b'+' as usize] = NUM;
+    t[b'.' as usize] = NUM;
+    t[b'e' as usize] = NUM;
+    t[b'E' as usize] = NUM;
+    t
+};
+
+/// Classifies a window byte by byte: the reference for the vector
+/// classifiers, and the one the tests run the window loop with.
+#[cfg(test)]
+pub(super) fn classify_bytes(w: &[u8; WINDOW]) -> Classes {
+    let mut c = Classes {
+        ws: 0,
+        comma: 0,
+        num: 0,
+    };
+    for (k, &b) in w.iter().enumerate() {
+        let class = BYTE_CLASS[usize::from(b)];
+        c.ws |= u64::from(class == WS) << k;
+        c.comma |= u64::from(class == COMMA) << k;
+        c.num |= u64::from(class == NUM) << k;
+    }
+    c
+}
+
+/// A way to classify a window, for the window loop of the number runs.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(super) trait Classify: Copy {
+    fn classify(self, w: &[u8; WINDOW]) -> Classes;
+}
+
+/// [`classify_bytes`] as a [`Classify`].
+#[cfg(test)]
+#[derive(Clone, Copy)]
+pub(super) struct ByteClassifier;
+
+#[cfg(test)]
+impl Classify for ByteClassifier {
+    #[inline(always)]
+    fn classify(self, w: &[u8; WINDOW]) -> Classes {
+        classify_bytes(w)
+    }
+}
+
+/// The AVX2 classifier; a value exists only where the CPU has AVX2, and
+/// the bit instructions the window loop is compiled with beside it (BMI1,
+/// BMI2, POPCNT, LZCNT: every AVX2 CPU has them).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(super) struct Avx2Classifier(());
+
+#[cfg(target_arch = "x86_64")]
+impl Avx2Classifier {
+    /// The classifier, when the CPU has AVX2, BMI1, BMI2, POPCNT and
+    /// LZCNT.
+    pub(super) fn detect() -> Option<Avx2Classifier> {
+        use std::is_x86_feature_detected as has;
+        let all = has!("avx2") && has!("bmi1") && has!("bmi2") && has!("popcnt") && has!("lzcnt");
+        all.then_some(Avx2Classifier(()))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Classify for Avx2Classifier {
+    #[inline(always)]
+    fn classify(self, w: &[u8; WINDOW]) -> Classes {
+        // SAFETY: an `Avx2Classifier` is made only by `detect`, where the
+        // CPU has AVX2, the only requirement of `classify_avx2`.
+        unsafe { classify_avx2(w) }
+    }
+}
+
+/// [`classify_bytes`] with AVX2, 32 bytes a step: each byte's class bits
+/// are the AND of two table lookups (`vpshufb`), one by its low nibble and
+/// one by its high nibble (simdjson's method). A class appears under
+/// several high nibbles, so it has one bit per high nibble, and a byte has
+/// a bit only when both its nibbles belong to one of the class's bytes:
+///
+/// | bit | bytes | high nibble | low nibbles |
+/// |---|---|---|---|
+/// | 0x01 | `\t \n \r` | 0 | 9, a, d |
+/// | 0x02 | space | 2 | 0 |
+/// | 0x04 | `,` | 2 | c |
+/// | 0x08 | `+ - .` | 2 | b, d, e |
+/// | 0x10 | digits | 3 | 0–9 |
+/// | 0x20 | `E e` | 4, 6 | 5 |
+///
+/// Bytes from 0x80 have high nibbles without bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn classify_avx2(w: &[u8; WINDOW]) -> Classes {
+    use std::arch::x86_64::*;
+    #[rustfmt::skip]
+    const LO: [i8; 16] = [
+        0x02 | 0x10, 0x10, 0x10, 0x10, 0x10, 0x10 | 0x20, 0x10, 0x10,
+        0x10, 0x01 | 0x10, 0x01, 0x08, 0x04, 0x01 | 0x08, 0x08, 0,
+    ];
+    #[rustfmt::skip]
+    const HI: [i8; 16] = [
+        0x01, 0, 0x02 | 0x04 | 0x08, 0x10, 0x20, 0, 0x20, 0,
+        0, 0, 0, 0, 0, 0, 0, 0,
+    ];
+    let table = |t: [i8; 16]| {
+        _mm256_setr_epi8(
+            t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12], t[13],
+            t[14], t[15], t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11],
+            t[12], t[13], t[14], t[15],
+        )
+    };
+    let (lo, hi) = (table(LO), table(HI));
+    let nibble = _mm256_set1_epi8(0x0f);
+    let zero = _mm256_setzero_si256();
+    // The bytes of `v` whose class bits meet `bits`, as a mask.
+    let any = |v: __m256i, bits: i8| {
+        let none = _mm256_cmpeq_epi8(_mm256_and_si256(v, _mm256_set1_epi8(bits)), zero);
+        !(_mm256_movemask_epi8(none) as u32)
+    };
+    let half = |k: usize| {
+        // SAFETY: bytes 32k..32k + 32 of the 64 are readable (k is 0 or
+        // 1); `loadu` reads unaligned.
+        let v = unsafe { _mm256_loadu_si256(w.as_ptr().add(32 * k).cast()) };
+        let class = _mm256_and_si256(
+            _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nibble)),
+            _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16::<4>(v), nibble)),
+        );
+        (any(class, 0x03), any(class, 0x04), any(class, 0x38))
+    };
+    let (a, b) = (half(0), half(1));
+    let join = |x: u32, y: u32| u64::from(x) | u64::from(y) << 32;
+    Classes {
+        ws: join(a.0, b.0),
+        comma: join(a.1, b.1),
+        num: join(a.2, b.2),
+    }
+}
+
+/// The number tokens of a window that a number run may take, in order,
+/// when the window starts right after a number the run took: their starts
+/// and ends (bit k: byte k; an end is the byte after a token; there may be
+/// ends after the last start).
+///
+/// A token is complete when a byte that may follow a number ends it inside
+/// the window. The run may take a token only when it is complete and what
+/// lies between the previous token (or the window start) and it is white
+/// space around exactly one comma; the starts stop before the first place
+/// where that fails (two commas, a token right after another, a token at
+/// the window start), and at the first byte of no class. Whether the
+/// tokens are numbers of the quick shape is the caller's to check.
+///
+/// The separators are checked with carries: adding a bit just after a
+/// comma to the white space mask carries through the white space after
+/// it, landing on the first byte that is not white space; so does adding
+/// a token's end.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(super) fn window_tokens(c: Classes, w: &[u8; WINDOW]) -> (u64, u64) {
+    let other = !(c.ws | c.comma | c.num);
+    let limit = other.trailing_zeros() as usize;
+    let valid = if limit < WINDOW {
+        (1u64 << limit) - 1
+    } else {
+        !0
+    };
+    let (ws, comma, num) = (c.ws & valid, c.comma & valid, c.num & valid);
+    let ends = num << 1 & !num;
+    let mut starts = num & !(num << 1);
+    // The last token is incomplete when it runs up to `limit` (the
+    // window's end, or a byte of no class that may not follow a number).
+    let tail_ok = limit < WINDOW && may_follow_number(Some(&w[limit]));
+    if limit > 0 && num >> (limit - 1) & 1 != 0 && !tail_ok {
+        starts &= !(1u64 << 63 >> starts.leading_zeros());
+    }
+    // The first byte that is not white space after each token's end and
+    // after the window's start (bit 0, the previous number's end) must be
+    // a comma, and after each comma a token's start.
+    let after_end = ws.wrapping_add(ends | 1) & !ws;
+    let after_comma = ws.wrapping_add(comma << 1) & !ws;
+    let bad = (after_end & num) | (after_comma & comma);
+    // All starts below the lowest bad bit (all when there is none).
+    let before_bad = (bad & bad.wrapping_neg()).wrapping_sub(1);
+    (starts & before_bad, ends)
 }

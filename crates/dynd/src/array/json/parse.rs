@@ -1,7 +1,14 @@
 //! The streaming, type-directed JSON reader.
 
 use super::cursor::{Cursor, Seg, error_at, may_follow_number, path_string, scan_number, skip_ws};
-use super::number::{QuickNumber, QuickValue, plain_number, store_float, store_int};
+#[cfg(target_arch = "x86_64")]
+use super::number::Avx2Classifier;
+#[cfg(test)]
+use super::number::ByteClassifier;
+use super::number::{
+    Classify, QuickNumber, QuickValue, WINDOW, WINDOW_TEXT, plain_number, store_float, store_int,
+    window_tokens,
+};
 use crate::array::Array;
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::arrmeta::{self, FixedDimMeta, PointerMeta, VarDimData, VarDimMeta};
@@ -26,6 +33,39 @@ struct Parser<'j, 't> {
     src: &'j str,
     pos: usize,
     path: Vec<Seg<'t>>,
+    /// How [`Parser::number_run`] reads.
+    runs: NumberRuns,
+}
+
+/// How the tight loop for dims of numbers ([`Parser::number_run`]) finds
+/// the numbers after its first.
+#[derive(Clone, Copy)]
+pub(super) enum NumberRuns {
+    /// One after another, each found from the end of the one before.
+    Serial,
+    /// From [`WINDOW`]-byte windows classified with AVX2
+    /// ([`window_tokens`]).
+    #[cfg(target_arch = "x86_64")]
+    Avx2(Avx2Classifier),
+    /// From windows classified byte by byte: the window loop on any CPU,
+    /// for the tests.
+    #[cfg(test)]
+    Bytes,
+    /// No tight loop: every number by the general path, the reference for
+    /// the tests.
+    #[cfg(test)]
+    Off,
+}
+
+impl NumberRuns {
+    /// The fastest this CPU has.
+    pub(super) fn detect() -> NumberRuns {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(k) = Avx2Classifier::detect() {
+            return NumberRuns::Avx2(k);
+        }
+        NumberRuns::Serial
+    }
 }
 
 /// Parses utf-8 bytes (checked first) into `a`.
@@ -41,12 +81,18 @@ pub(in crate::array) fn parse_into(a: &Array, text: &[u8]) -> Result<()> {
 
 /// Parses text into `a`.
 pub(in crate::array) fn parse_str_into(a: &Array, text: &str) -> Result<()> {
+    parse_str_with(a, text, NumberRuns::detect())
+}
+
+/// [`parse_str_into`], its number runs read as `runs` says.
+pub(super) fn parse_str_with(a: &Array, text: &str, runs: NumberRuns) -> Result<()> {
     let tp = a.tp().clone();
     let mut p = Parser {
         text: text.as_bytes(),
         src: text,
         pos: 0,
         path: Vec::new(),
+        runs,
     };
     // SAFETY: `a` is a valid array: its data and arrmeta match its type. The
     // arrmeta may be updated in place (pointer blockrefs), which only this
@@ -81,6 +127,7 @@ pub(super) unsafe fn parse_values_at(
         src: "",
         pos: 0,
         path: Vec::new(),
+        runs: NumberRuns::detect(),
     };
     let mut after = None;
     while let Some((start, end, data)) = next(after)? {
@@ -888,6 +935,42 @@ impl<'j, 't> Parser<'j, 't> {
     /// 1. The elements of `run` are writable data of `T`.
     #[inline(never)]
     unsafe fn number_run<T: QuickValue>(&mut self, run: Run) -> usize {
+        // SAFETY: (1) for each; the classifier shows (2) of `avx2_run`.
+        unsafe {
+            match self.runs {
+                NumberRuns::Serial => self.serial_run::<T>(run),
+                #[cfg(target_arch = "x86_64")]
+                NumberRuns::Avx2(k) => self.avx2_run::<T>(k, run),
+                #[cfg(test)]
+                NumberRuns::Bytes => self.window_run::<T, _>(ByteClassifier, run),
+                #[cfg(test)]
+                NumberRuns::Off => 0,
+            }
+        }
+    }
+
+    /// [`Parser::window_run`] with the AVX2 classifier, compiled for AVX2
+    /// (so that the classifier's code joins the loop) and the bit
+    /// instructions of the same CPUs.
+    ///
+    /// # Safety
+    /// 1. As [`Parser::number_run`].
+    /// 2. The CPU has AVX2, BMI1, BMI2, POPCNT and LZCNT (as an
+    ///    [`Avx2Classifier`] shows).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,lzcnt")]
+    unsafe fn avx2_run<T: QuickValue>(&mut self, k: Avx2Classifier, run: Run) -> usize {
+        // SAFETY: (1).
+        unsafe { self.window_run::<T, _>(k, run) }
+    }
+
+    /// [`Parser::number_run`] one number after another: each number's
+    /// position comes from the end of the one before.
+    ///
+    /// # Safety
+    /// 1. The elements of `run` are writable data of `T`.
+    #[inline(always)]
+    unsafe fn serial_run<T: QuickValue>(&mut self, run: Run) -> usize {
         let t = self.text;
         let mut pos = self.pos;
         let mut n = 0;
@@ -918,6 +1001,118 @@ impl<'j, 't> Parser<'j, 't> {
                 break;
             }
             pos += 1;
+        }
+        n
+    }
+
+    /// [`Parser::number_run`] by windows: the first number as
+    /// [`Parser::serial_run`] reads it, then a [`WINDOW`]-byte window of
+    /// text at a time, from the end of the last number taken. The
+    /// classifier `k` marks the window's bytes, [`window_tokens`] gives the
+    /// tokens the run may take, each token is read where it starts, so its
+    /// position does not wait on the number before, and it is taken when
+    /// [`QuickNumber::token`] and [`QuickValue::from_short`] (or, for other
+    /// shapes, [`QuickNumber::whole_token_value`]) convert all of it; at
+    /// the first token they do not, the run stops. A window that takes no
+    /// number (a gap or a token longer than the window) hands one number to
+    /// the serial reader.
+    ///
+    /// # Safety
+    /// 1. The elements of `run` are writable data of `T`.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    unsafe fn window_run<T: QuickValue, K: Classify>(&mut self, k: K, run: Run) -> usize {
+        let t = self.text;
+        // SAFETY: (1): the first element.
+        let mut n = unsafe { self.serial_run::<T>(Run { len: 1, ..run }) };
+        if n == 0 {
+            return 0;
+        }
+        let mut out = run.data.wrapping_offset(run.stride);
+        // The text's last bytes, with zero bytes after them (of no class,
+        // and they may follow a number, as the text's end may).
+        let mut tail = [0u8; WINDOW_TEXT];
+        while n < run.len {
+            let p = self.pos;
+            let rest = t.get(p..).unwrap_or_default();
+            let src: &[u8; WINDOW_TEXT] = match rest.first_chunk() {
+                Some(src) => src,
+                None => {
+                    tail[..rest.len()].copy_from_slice(rest);
+                    tail[rest.len()..].fill(0);
+                    &tail
+                }
+            };
+            let Some(w) = src.first_chunk::<WINDOW>() else {
+                break;
+            };
+            let (mut starts, mut ends) = window_tokens(k.classify(w), w);
+            // No more starts than elements left (a window has at most 32).
+            let left = run.len - n;
+            if left < WINDOW {
+                let mut after = starts;
+                for _ in 0..left {
+                    after &= after.wrapping_sub(1);
+                }
+                starts ^= after;
+            }
+            let count = starts.count_ones() as usize;
+            // The end of the last number taken from this window.
+            let mut last = 0;
+            while starts != 0 {
+                // Both below 64: `starts` is not 0, and its token ends.
+                let s = (starts.trailing_zeros() % 64) as usize;
+                let e = (ends.trailing_zeros() % 64) as usize;
+                starts &= starts - 1;
+                ends &= ends.wrapping_sub(1);
+                // The bytes up to the end and the one after are the text's
+                // (or zeros after its end), so the token reads as it would
+                // in the text.
+                let token = &src[s..];
+                let len = e.wrapping_sub(s);
+                let v = match token
+                    .first_chunk::<9>()
+                    .and_then(|t| QuickNumber::token(t, len))
+                {
+                    Some(q) => T::from_short(q),
+                    None => QuickNumber::whole_token_value::<T>(token, len),
+                };
+                let Some(v) = v else {
+                    // Taken: the starts before this one.
+                    self.pos = p + last;
+                    return n + count - starts.count_ones() as usize - 1;
+                };
+                // SAFETY: (1): there are no more starts than elements left.
+                unsafe { v.store(out) };
+                out = out.wrapping_offset(run.stride);
+                last = e;
+            }
+            n += count;
+            if last > 0 {
+                self.pos = p + last;
+                continue;
+            }
+            // Nothing in this window: the next number, if any, the serial
+            // way (after white space and a comma).
+            let comma = skip_ws(t, p);
+            if t.get(comma) != Some(&b',') {
+                break;
+            }
+            self.pos = comma + 1;
+            // SAFETY: (1): element n < run.len.
+            let m = unsafe {
+                self.serial_run::<T>(Run {
+                    data: out,
+                    len: 1,
+                    ..run
+                })
+            };
+            if m == 0 {
+                self.pos = p;
+                break;
+            }
+            out = out.wrapping_offset(run.stride);
+            n += 1;
         }
         n
     }
