@@ -64,7 +64,8 @@ unsafe impl Sync for Buffer {}
 /// time (`c = a + b`) stops paying a page fault and the kernel's zeroing
 /// per page on every call; NumPy pays them above glibc's
 /// mmap threshold (32 MiB at most). Bounded: [`CACHE_ENTRIES`] mappings,
-/// [`CACHE_BYTES`] in all; [`trim_cache`] gives them back to the system.
+/// [`CACHE_BYTES`] in all, the oldest leaving first; [`trim_cache`] gives
+/// them back to the system.
 static CACHE: Mutex<Vec<Mapping>> = Mutex::new(Vec::new());
 const CACHE_ENTRIES: usize = 8;
 const CACHE_BYTES: usize = 512 << 20;
@@ -83,6 +84,28 @@ fn cache() -> std::sync::MutexGuard<'static, Vec<Mapping>> {
     // A panic while the lock was held cannot leave the list inconsistent
     // (push and remove are the only writes), so a poisoned lock is usable.
     CACHE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Keeps the freed mapping `m` (of at most [`CACHE_BYTES`]), newest last:
+/// the oldest ones leave to make room, so a loop making outputs of one size
+/// finds its last one even after other sizes filled the cache. Returns the
+/// mappings that left, for the caller to unmap outside the lock.
+fn cache_push(m: Mapping) -> Vec<Mapping> {
+    push_newest(&mut cache(), m, CACHE_ENTRIES, CACHE_BYTES)
+}
+
+/// [`cache_push`]'s rule on list `c`, for `entries` mappings and `bytes`
+/// in all: the oldest (first) leave until `m` fits, then `m` goes last.
+fn push_newest(c: &mut Vec<Mapping>, m: Mapping, entries: usize, bytes: usize) -> Vec<Mapping> {
+    let mut held: usize = c.iter().map(|m| m.len).sum();
+    let mut out = Vec::new();
+    while !c.is_empty() && (c.len() >= entries || held + m.len > bytes) {
+        let old = c.remove(0);
+        held -= old.len;
+        out.push(old);
+    }
+    c.push(m);
+    out
 }
 
 /// Unmaps every cached mapping (memory kept for reuse by freed large
@@ -183,9 +206,8 @@ impl Buffer {
         let len = mapping_len(size)?;
         let reused = {
             let mut c = cache();
-            c.iter()
-                .position(|m| m.len == len)
-                .map(|i| c.swap_remove(i))
+            // The newest of that length (order kept for `cache_push`).
+            c.iter().rposition(|m| m.len == len).map(|i| c.remove(i))
         };
         if let Some(m) = reused {
             let start = mapping_start(m.base as usize, size);
@@ -258,16 +280,16 @@ impl Drop for Buffer {
             // SAFETY: allocated by alloc_zeroed with exactly this layout.
             How::Heap(layout) => unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) },
             How::Mapped { base, len } => {
-                let mut c = cache();
-                let held: usize = c.iter().map(|m| m.len).sum();
-                if c.len() < CACHE_ENTRIES && held + len <= CACHE_BYTES {
-                    c.push(Mapping { base, len });
-                    return;
+                let evicted = if len <= CACHE_BYTES {
+                    cache_push(Mapping { base, len })
+                } else {
+                    vec![Mapping { base, len }]
+                };
+                for m in evicted {
+                    // SAFETY: each mapping was made by mmap and left the cache
+                    // (or never entered it): it is unmapped exactly once, here.
+                    unsafe { libc::munmap(m.base, m.len) };
                 }
-                drop(c);
-                // SAFETY: the mapping [base, base+len) was made by mmap and is
-                // unmapped exactly once, here.
-                unsafe { libc::munmap(base, len) };
             }
             How::Empty | How::Inline => {}
         }
@@ -370,4 +392,32 @@ pub(super) fn new(size: usize, align: usize, zero: bool) -> Result<MemBlock> {
 
 pub(super) fn data(block: &MemBlock) -> Option<(*mut u8, usize)> {
     block_as::<FixedBlock>(block).map(|b| (b.buffer.ptr(), b.buffer.size()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_keeps_the_newest_mappings() {
+        // Fake mappings (never unmapped: only their lengths matter here).
+        let m = |len: usize| Mapping {
+            base: std::ptr::without_provenance_mut(len),
+            len,
+        };
+        let lens = |c: &[Mapping]| c.iter().map(|m| m.len).collect::<Vec<_>>();
+        let mut c = Vec::new();
+        for len in [10, 20, 30] {
+            assert!(push_newest(&mut c, m(len), 3, 100).is_empty());
+        }
+        // Full by count: the oldest leaves.
+        assert_eq!(lens(&push_newest(&mut c, m(40), 3, 100)), [10]);
+        assert_eq!(lens(&c), [20, 30, 40]);
+        // Full by bytes: as many of the oldest as it takes.
+        assert_eq!(lens(&push_newest(&mut c, m(60), 5, 100)), [20, 30]);
+        assert_eq!(lens(&c), [40, 60]);
+        // One that needs the whole room empties the list.
+        assert_eq!(lens(&push_newest(&mut c, m(100), 5, 100)), [40, 60]);
+        assert_eq!(lens(&c), [100]);
+    }
 }
