@@ -11,6 +11,7 @@ use dynd::callable::arith::{self, comparison_overloads, function, functions};
 use dynd::callable::{Callable, lookup, names, register};
 use dynd::compute as func;
 use dynd::kernels::assign::ErrorMode;
+use dynd::kernels::loops::stream_min_bytes;
 use dynd::types::BuiltinType;
 use dynd::{Array, ErrorKind, Index, Type};
 use num_complex::Complex;
@@ -1048,13 +1049,15 @@ fn kept_kernels_compute_what_new_ones_do() {
 
 #[test]
 fn large_new_outputs_written_past_the_cache_hold_the_same_values() {
-    // New outputs of 4 MiB and more (`kernels::loops::STREAM_MIN_BYTES`)
-    // of calls that read one array (the rest scalars) are computed in
-    // pieces and copied out with streaming stores; each element must be
-    // what the plain loop gives, at every piece boundary and in the last,
-    // partial piece, for 1- to 16-byte results, on one thread and on two.
-    // `a + b` of two arrays takes the plain loop: the same values.
-    let n = (4 << 20) / 8 + 1003;
+    // New outputs of `kernels::loops::stream_min_bytes()` bytes and more
+    // (4 MiB by default; low under valgrind) of calls that read one array
+    // (the rest scalars) are computed in pieces and copied out with
+    // streaming stores; each element must be what the plain loop gives,
+    // at every piece boundary and in the last, partial piece, for 1- to
+    // 16-byte results, on one thread and on two. `a + b` of two arrays
+    // takes the plain loop: the same values.
+    let min = stream_min_bytes();
+    let n = min.div_ceil(8) + 1003;
     let xs: Vec<f64> = (0..n).map(|i| (i % 1000) as f64 * 0.37 - 100.0).collect();
     let ys: Vec<f64> = (0..n).map(|i| (i % 777) as f64 * -1.25 + 3.0).collect();
     let x = Array::from_slice(&xs, &[n]).unwrap();
@@ -1090,7 +1093,7 @@ fn large_new_outputs_written_past_the_cache_hold_the_same_values() {
                 "{threads}: x + y"
             );
             // 1-byte results: 4M+ of them to pass the threshold.
-            let m = 4 << 20 | 5;
+            let m = min + 4101;
             let b: Vec<i8> = (0..m).map(|i| (i % 251) as i8).collect();
             let lt = func::call(
                 "less",
@@ -1104,7 +1107,7 @@ fn large_new_outputs_written_past_the_cache_hold_the_same_values() {
                 "{threads} threads: less"
             );
             // 16-byte results.
-            let k = (4 << 20) / 16 + 3;
+            let k = min.div_ceil(16) + 3;
             let c: Vec<Complex<f64>> = (0..k)
                 .map(|i| Complex::new(i as f64, -(i as f64) / 2.0))
                 .collect();
@@ -1129,7 +1132,7 @@ fn a_failure_in_a_large_new_output_is_the_small_one_s_error() {
     // A zero divisor far into a streamed output (`c / x`, one array read):
     // the same error as in a short array, and nothing written past it
     // matters (the output is dropped).
-    let n = (4 << 20) / 4 + 17;
+    let n = stream_min_bytes().div_ceil(4) + 1041;
     for at in [0, 1023, 1024, n / 2, n - 1] {
         let mut den: Vec<i32> = (0..n).map(|i| (i % 7 + 1) as i32).collect();
         den[at] = 0;

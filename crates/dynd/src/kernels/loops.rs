@@ -169,12 +169,28 @@ impl Rows {
 /// size they no longer fit the core's L2 cache, so writing through it
 /// only costs a read of every line first (the "read for ownership") and
 /// evicts the sources. glibc's `memcpy` makes the same choice above a
-/// fraction of the cache.
+/// fraction of the cache. The default of [`stream_min_bytes`].
 pub const STREAM_MIN_BYTES: usize = 4 << 20;
+
+/// The size from which outputs are written past the cache: the
+/// environment variable `DYND_STREAM_MIN_BYTES` (a byte count, read once;
+/// as glibc's `GLIBC_TUNABLES` sets `memcpy`'s), else
+/// [`STREAM_MIN_BYTES`]. A machine with a larger cache per core may want
+/// it higher; `usize::MAX` turns streaming off. The tests under valgrind
+/// set it low, to take the streamed paths on small arrays.
+pub fn stream_min_bytes() -> usize {
+    static MIN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MIN.get_or_init(|| {
+        std::env::var("DYND_STREAM_MIN_BYTES")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(STREAM_MIN_BYTES)
+    })
+}
 
 /// Whether `n` outputs of `T`, `stride` bytes apart from `dst`, may be
 /// written by [`stream_store`]: on x86-64, for 4- and 8-byte elements,
-/// aligned and contiguous, [`STREAM_MIN_BYTES`] or more in all.
+/// aligned and contiguous, [`stream_min_bytes`] or more in all.
 #[inline]
 pub fn streams<T: bytemuck::Pod>(dst: *mut u8, stride: isize, n: usize) -> bool {
     matches!(size_of::<T>(), 4 | 8)
@@ -183,14 +199,14 @@ pub fn streams<T: bytemuck::Pod>(dst: *mut u8, stride: isize, n: usize) -> bool 
 }
 
 /// Whether a run of `n` outputs of `size` bytes, `stride` apart, is one
-/// contiguous block large enough ([`STREAM_MIN_BYTES`]) to be written
+/// contiguous block large enough ([`stream_min_bytes`]) to be written
 /// past the cache, by [`stream_store`] or [`stream_copy`] (x86-64 only).
 #[inline]
 pub fn streams_bytes(stride: isize, size: usize, n: usize) -> bool {
     cfg!(target_arch = "x86_64")
         && size > 0
         && stride == size as isize
-        && n.saturating_mul(size) >= STREAM_MIN_BYTES
+        && n.saturating_mul(size) >= stream_min_bytes()
 }
 
 /// Copies `bytes` bytes from `src` to `dst`, writing the aligned middle
@@ -389,7 +405,13 @@ mod tests {
 
     #[test]
     fn streamed_stores_write_what_plain_ones_do() {
-        let n = STREAM_MIN_BYTES / 8;
+        let min = stream_min_bytes();
+        if !(16..=1 << 30).contains(&min) {
+            // DYND_STREAM_MIN_BYTES set out of the range this test sizes
+            // its buffer for (streaming off, say): nothing to compare.
+            return;
+        }
+        let n = min.div_ceil(8);
         let mut out = vec![0u64; n];
         let mut small = [0f32; 16];
         let p = out.as_mut_ptr().cast::<u8>();
@@ -439,10 +461,10 @@ mod tests {
             }
         }
         assert_eq!(
-            streams_bytes(8, 8, STREAM_MIN_BYTES / 8),
+            streams_bytes(8, 8, stream_min_bytes().div_ceil(8)),
             cfg!(target_arch = "x86_64")
         );
-        assert!(!streams_bytes(16, 8, STREAM_MIN_BYTES));
+        assert!(!streams_bytes(16, 8, usize::MAX));
         assert!(!streams_bytes(0, 0, usize::MAX));
     }
 

@@ -22,7 +22,7 @@
 
 use super::ops::{CountOp, Ctx, ReduceOp, Span, StateBuf};
 use crate::error::{Error, Result};
-use crate::kernels::loops::{Rows, STREAM_MIN_BYTES};
+use crate::kernels::loops::{Rows, stream_min_bytes};
 use crate::kernels::{Kernel, KernelRef};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
@@ -503,11 +503,12 @@ fn split_of(dims: &[Dim], dst_elem_size: usize) -> Option<Split> {
     }
     let ragged = level + 2 == dims.len() && dims[level + 1].fixed_size().is_none();
     let out_bytes = size.saturating_mul(dst_elem_size);
-    if ragged && out_bytes >= 2 * STREAM_MIN_BYTES {
+    let stream_min = stream_min_bytes();
+    if ragged && out_bytes >= stream_min.saturating_mul(2) {
         // Rows over a large output: each task's part of the output large
         // enough for its folds to write it past the cache (the loop is
         // bound by memory, which the tasks share).
-        chunk = chunk.max(STREAM_MIN_BYTES.div_ceil(dst_elem_size.max(1)));
+        chunk = chunk.max(stream_min.div_ceil(dst_elem_size.max(1)));
     }
     (size.div_ceil(chunk) >= 2).then_some(Split { level, size, chunk })
 }
