@@ -162,7 +162,37 @@ impl Rows {
         };
         (r.begin.wrapping_offset(self.offset).cast_const(), r.size)
     }
+
+    /// Loads the row descriptors of rows `lo..hi`, one read per cache
+    /// line. A row loop calls it at the start of each group of
+    /// [`ROW_GROUP`] rows: the group's descriptor lines are then fetched
+    /// together, instead of each one after the previous rows' elements
+    /// (the row loop needs a descriptor before it can address its row).
+    ///
+    /// # Safety
+    /// 1. `lo <= hi <= n`, and row descriptors `lo..hi` are readable.
+    #[inline(always)]
+    pub unsafe fn touch(&self, lo: usize, hi: usize) {
+        // Rows per cache line (at least one).
+        let step = (64 / self.stride.unsigned_abs().max(1)).max(1);
+        let mut sizes = 0usize;
+        let mut i = lo;
+        while i < hi {
+            // SAFETY: (1) lo <= i < hi <= n, a readable row descriptor.
+            sizes = sizes.wrapping_add(unsafe { self.row(i) }.1);
+            i += step;
+        }
+        // The loads are the point; keep them.
+        std::hint::black_box(sizes);
+    }
 }
+
+/// Rows a row loop reads the descriptors of at once ([`Rows::touch`]):
+/// 32 rows of 16-byte descriptors are eight cache lines. In a standalone
+/// loop over the bench's ragged layout, groups of 16 to 64 rows did about
+/// equally well; in the library, a prefetch hint in place of the reads
+/// gained less (3.6 against 3.4 ms for the ragged sum).
+pub const ROW_GROUP: usize = 32;
 
 /// Outputs of at least this many bytes that a loop writes once, in order,
 /// and does not read back may bypass the cache ([`stream_store`]): at this

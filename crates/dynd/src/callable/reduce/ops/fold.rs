@@ -2,7 +2,7 @@
 //! built-in reductions.
 
 use super::*;
-use crate::kernels::loops::{stream_fence, stream_store, streams};
+use crate::kernels::loops::{ROW_GROUP, stream_fence, stream_store, streams};
 
 /// Combines the lanes, pairwise.
 #[inline(always)]
@@ -156,6 +156,54 @@ where
     (r, any)
 }
 
+/// Rows shorter than this, with their elements contiguous, are folded by
+/// code compiled for their exact length ([`fold_short`]).
+pub(super) const SHORT_ROW: usize = 3 * LANES;
+
+/// [`fold_block`] of exactly `N` contiguous elements: with the length a
+/// constant, the lane loop and the tail unroll into straight-line code.
+///
+/// # Safety
+/// 1. `p` holds `N >= 1` readable `S`, contiguous.
+#[inline(always)]
+unsafe fn fold_exact<K, S, A, M, const N: usize>(p: *const u8) -> (A, bool)
+where
+    K: Combine<A>,
+    S: NaRaw + Cvt<A>,
+    A: Copy,
+    M: Mode,
+{
+    // SAFETY: (1).
+    unsafe { fold_block::<K, S, A, M>(p, size_of::<S>() as isize, N) }
+}
+
+/// [`fold_block`] of `1 <= n < SHORT_ROW` contiguous elements, by a jump
+/// to the code for its length: the same operations in the same order, so
+/// the same bits, without a loop's branches for each row.
+///
+/// # Safety
+/// 1. `p` holds `n` readable `S`, contiguous, and `1 <= n`.
+#[inline(always)]
+unsafe fn fold_short<K, S, A, M>(p: *const u8, n: usize) -> (A, bool)
+where
+    K: Combine<A>,
+    S: NaRaw + Cvt<A>,
+    A: Copy,
+    M: Mode,
+{
+    macro_rules! by_len {
+        ($($len:literal)*) => {
+            match n {
+                // SAFETY: (1) n == $len elements.
+                $($len => unsafe { fold_exact::<K, S, A, M, $len>(p) },)*
+                // SAFETY: (1).
+                _ => unsafe { fold_block::<K, S, A, M>(p, size_of::<S>() as isize, n) },
+            }
+        };
+    }
+    by_len!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23)
+}
+
 /// Folds a run of `n >= 1` elements: block by block, the block results
 /// combined in order — on rayon's threads for long runs, with the same
 /// blocks and so the same result.
@@ -300,12 +348,23 @@ where
         unsafe { st::<D>(dst, r.cvt()) };
     }
 
-    /// [`ReduceOp::fold_rows`]'s loop: one pass, each row descriptor read
-    /// once and each row folded straight into its output, with the same
-    /// lanes and blocks as `fold` (so the same bits). Rows packed in order
-    /// in one block make this one forward sweep over the values. With
-    /// `STREAM` (first results into a large contiguous output, see
-    /// [`streams`]) the results bypass the cache. Returns the values read.
+    /// [`ReduceOp::fold_rows`]'s loop: one pass, each row folded straight
+    /// into its output, with the same lanes and blocks as `fold` (so the
+    /// same bits). Rows packed in order in one block make this one forward
+    /// sweep over the values. Returns the values read.
+    ///
+    /// - Without missing values, the folds are cheap enough per element
+    ///   that the loop waits on memory: it reads each group of
+    ///   [`ROW_GROUP`] row descriptors ahead ([`Rows::touch`]), and folds
+    ///   rows shorter than [`SHORT_ROW`] with code for their exact length
+    ///   ([`fold_short`]). Either alone gained little; together they took
+    ///   the bench's ragged sum from 4.3 to 3.3 ms (docs/performance.md,
+    ///   "Ragged folds: descriptors by the group, short rows by length").
+    ///   With missing values the per-element selects dominate and both
+    ///   made the loop slower (5.4 to 5.9 ms), so it runs as before.
+    /// - With `STREAM` (first results into a large contiguous output, see
+    ///   [`streams`]) the results bypass the cache. (As a run-time flag it
+    ///   made the `?float64` sum 4% slower.)
     ///
     /// # Safety
     /// 1. As [`ReduceOp::fold_rows`].
@@ -317,14 +376,24 @@ where
         A: Send,
     {
         let s = rows.elem_stride;
+        let packed = s == size_of::<S>() as isize;
         let mut total = 0usize;
         for j in 0..rows.n {
+            if !M::SKIP && j % ROW_GROUP == 0 {
+                // SAFETY: the method's contract: every row descriptor of
+                // `rows` is readable, and j < hi <= rows.n.
+                unsafe { rows.touch(j, (j + ROW_GROUP).min(rows.n)) };
+            }
             // SAFETY: the method's contract: j < rows.n, and every row
             // descriptor of `rows` is readable.
             let (p, n) = unsafe { rows.row(j) };
             let dst = out.dst_at(j);
             let (r, seen) = if n == 0 {
                 (K::identity(), !M::SKIP)
+            } else if !M::SKIP && packed && n < SHORT_ROW {
+                // SAFETY: the method's contract: the row descriptor
+                // addresses its n readable elements, contiguous (`packed`).
+                unsafe { fold_short::<K, S, A, M>(p, n) }
             } else if n <= BLOCK {
                 // SAFETY: the method's contract: the row descriptor
                 // addresses its n readable elements, s bytes apart.
@@ -334,6 +403,7 @@ where
                 // addresses its n readable elements, s bytes apart.
                 unsafe { fold_run::<K, S, A, M>(p, s, n) }
             };
+            total += n;
             if STREAM {
                 // SAFETY: (2) dst[j] is an aligned element of a run that
                 // `streams` accepted.
@@ -348,7 +418,6 @@ where
                 // holds a result unless `first`.
                 unsafe { Self::store(dst, r, seen, first) };
             }
-            total += n;
         }
         if STREAM {
             stream_fence();
