@@ -21,7 +21,11 @@
 //! infinities among the results, which is cheaper than checking the wider
 //! sources; only a chunk with a suspect result checks its sources. Only a
 //! chunk with a failure is searched for the first bad value. On error, every chunk before the failing one has been
-//! written, and nothing from the failing chunk on is.
+//! written, and nothing from the failing chunk on is; except that
+//! float64 → int32 in `overflow` mode, in the AVX2 build, converts in one
+//! pass and may have written the failing chunk's values before the
+//! failing one's group of eight (`float_int_avx2`). Either way the failing
+//! element and those after it are untouched, as `Array::assign` promises.
 
 use super::ErrorMode;
 use crate::error::{Error, ErrorKind, Result};

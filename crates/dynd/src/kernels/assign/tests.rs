@@ -462,3 +462,43 @@ fn bool_sources_with_other_bytes_than_0_and_1_read_as_true() {
         }
     }
 }
+
+#[test]
+fn float64_to_int32_overflow_leaves_the_failing_element_and_later_ones_untouched() {
+    let ckb = builtin_kernel(
+        BuiltinType::Int32,
+        BuiltinType::Float64,
+        KernelRequest::Strided,
+        ErrorMode::Overflow,
+    )
+    .unwrap();
+    let src: Vec<f64> = (0..1000).map(|i| i as f64 * 3.5 - 1700.25).collect();
+    for (bad, x) in [(700, 3e9), (517, f64::NAN), (0, -2147483649.0), (999, 1e300)] {
+        let mut v = src.clone();
+        v[bad] = x;
+        let mut out = vec![-1i32; 1000];
+        // SAFETY: 1000 contiguous elements each side.
+        let e = unsafe {
+            ckb.call_strided(out.as_mut_ptr().cast(), 4, &[v.as_ptr().cast()], &[8], 1000)
+        }
+        .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Overflow, "{x} at {bad}");
+        assert!(e.message().contains("out of range for int32"), "{}", e.message());
+        assert!(out[bad..].iter().all(|&o| o == -1), "{x} at {bad}");
+        for (j, &o) in out[..bad].iter().enumerate() {
+            assert!(o == -1 || o == v[j] as i32, "{x} at {bad}: out[{j}] = {o}");
+        }
+        // The whole chunk before the failing one's is written.
+        let written = bad / numeric::CHUNK * numeric::CHUNK;
+        assert!(out[..written].iter().zip(&v).all(|(&o, &x)| o == x as i32));
+    }
+    // In range, with values that truncate to i32::MIN exactly.
+    let mut v = src.clone();
+    v[3] = -2147483648.5;
+    v[400] = -2147483648.0;
+    let mut out = vec![0i32; 1000];
+    // SAFETY: 1000 contiguous elements each side.
+    unsafe { ckb.call_strided(out.as_mut_ptr().cast(), 4, &[v.as_ptr().cast()], &[8], 1000) }
+        .unwrap();
+    assert!(out.iter().zip(&v).all(|(&o, &x)| o == x as i32));
+}
