@@ -473,7 +473,12 @@ fn float64_to_int32_overflow_leaves_the_failing_element_and_later_ones_untouched
     )
     .unwrap();
     let src: Vec<f64> = (0..1000).map(|i| i as f64 * 3.5 - 1700.25).collect();
-    for (bad, x) in [(700, 3e9), (517, f64::NAN), (0, -2147483649.0), (999, 1e300)] {
+    for (bad, x) in [
+        (700, 3e9),
+        (517, f64::NAN),
+        (0, -2147483649.0),
+        (999, 1e300),
+    ] {
         let mut v = src.clone();
         v[bad] = x;
         let mut out = vec![-1i32; 1000];
@@ -483,7 +488,11 @@ fn float64_to_int32_overflow_leaves_the_failing_element_and_later_ones_untouched
         }
         .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Overflow, "{x} at {bad}");
-        assert!(e.message().contains("out of range for int32"), "{}", e.message());
+        assert!(
+            e.message().contains("out of range for int32"),
+            "{}",
+            e.message()
+        );
         assert!(out[bad..].iter().all(|&o| o == -1), "{x} at {bad}");
         for (j, &o) in out[..bad].iter().enumerate() {
             assert!(o == -1 || o == v[j] as i32, "{x} at {bad}: out[{j}] = {o}");

@@ -158,7 +158,7 @@ where
 
 /// Rows shorter than this, with their elements contiguous, are folded by
 /// code compiled for their exact length ([`fold_short`]).
-pub(super) const SHORT_ROW: usize = 3 * LANES;
+const SHORT_ROW: usize = 3 * LANES;
 
 /// [`fold_block`] of exactly `N` contiguous elements: with the length a
 /// constant, the lane loop and the tail unroll into straight-line code.
@@ -358,7 +358,7 @@ where
     ///   [`ROW_GROUP`] row descriptors ahead ([`Rows::touch`]), and folds
     ///   rows shorter than [`SHORT_ROW`] with code for their exact length
     ///   ([`fold_short`]). Either alone gained little; together they took
-    ///   the bench's ragged sum from 4.3 to 3.3 ms (docs/performance.md,
+    ///   the bench's ragged sum from 4.2 to 2.8-3.1 ms (docs/performance.md,
     ///   "Ragged folds: descriptors by the group, short rows by length").
     ///   With missing values the per-element selects dominate and both
     ///   made the loop slower (5.4 to 5.9 ms), so it runs as before.
@@ -403,7 +403,6 @@ where
                 // addresses its n readable elements, s bytes apart.
                 unsafe { fold_run::<K, S, A, M>(p, s, n) }
             };
-            total += n;
             if STREAM {
                 // SAFETY: (2) dst[j] is an aligned element of a run that
                 // `streams` accepted.
@@ -418,6 +417,7 @@ where
                 // holds a result unless `first`.
                 unsafe { Self::store(dst, r, seen, first) };
             }
+            total += n;
         }
         if STREAM {
             stream_fence();
