@@ -155,29 +155,33 @@ unsafe fn convert_checked(d: &mut [i32], s: &[f64]) -> usize {
 mod tests {
     use super::*;
 
-    /// The fast path over `s`, with the plain saturating conversion as the
-    /// fallback (what the generic loop does in nocheck); also returns the
-    /// indices of the chunks that fell back.
-    fn run(s: &[f64]) -> (Vec<i32>, Vec<usize>) {
+    /// The fast path in `mode` over `s` into a destination of 7s, with
+    /// `fallback` for the chunks (or rests of chunks) it hands back.
+    fn fast_path(
+        mode: ErrorMode,
+        s: &[f64],
+        fallback: impl FnMut(&mut [i32], &[f64]) -> Result<()>,
+    ) -> (Vec<i32>, Result<()>) {
         let mut d = vec![7i32; s.len()];
-        let mut fell_back = Vec::new();
         // SAFETY: the callers checked for AVX2.
-        unsafe {
-            try_chunks(
-                ErrorMode::NoCheck,
-                &mut d,
-                s,
-                |dc: &mut [i32], sc: &[f64]| {
-                    fell_back.push((sc.as_ptr() as usize - s.as_ptr() as usize) / 8 / CHUNK);
-                    for (d, &x) in dc.iter_mut().zip(sc) {
-                        *d = x as i32;
-                    }
-                    Ok(())
-                },
-            )
-        }
-        .expect("i32 <- f64 takes the fast path")
-        .unwrap();
+        let r = unsafe { try_chunks(mode, &mut d, s, fallback) }
+            .expect("i32 <- f64 in nocheck and overflow takes the fast path");
+        (d, r)
+    }
+
+    /// The fast path in nocheck, with the plain saturating conversion as
+    /// the fallback (what the generic loop does in nocheck); also returns
+    /// the indices of the chunks that fell back.
+    fn run(s: &[f64]) -> (Vec<i32>, Vec<usize>) {
+        let mut fell_back = Vec::new();
+        let (d, r) = fast_path(ErrorMode::NoCheck, s, |dc, sc| {
+            fell_back.push((sc.as_ptr() as usize - s.as_ptr() as usize) / 8 / CHUNK);
+            for (d, &x) in dc.iter_mut().zip(sc) {
+                *d = x as i32;
+            }
+            Ok(())
+        });
+        r.unwrap();
         (d, fell_back)
     }
 
@@ -205,36 +209,23 @@ mod tests {
         assert_eq!((d, fell_back), (vec![1, -2, 3], vec![]));
     }
 
-    /// The overflow path over `s` into a destination of 7s, with the
-    /// generic loop's behaviour as the fallback (check the range of what it
-    /// is given, then convert it, or fail writing none of it).
+    /// The fast path in overflow, with the generic loop's behaviour as the
+    /// fallback: check the range of what it is given, then convert it, or
+    /// fail writing none of it.
     fn run_overflow(s: &[f64]) -> (Vec<i32>, Result<()>) {
-        let mut d = vec![7i32; s.len()];
-        // SAFETY: the callers checked for AVX2.
-        let r = unsafe {
-            try_chunks(
-                ErrorMode::Overflow,
-                &mut d,
-                s,
-                |dc: &mut [i32], sc: &[f64]| match sc
-                    .iter()
-                    .position(|&x| !(x > -2147483649.0 && x < 2147483648.0))
-                {
-                    Some(k) => Err(crate::error::Error::new(
-                        crate::error::ErrorKind::Overflow,
-                        format!("{} is out of range", sc[k]),
-                    )),
-                    None => {
-                        for (d, &x) in dc.iter_mut().zip(sc) {
-                            *d = x as i32;
-                        }
-                        Ok(())
-                    }
-                },
-            )
-        }
-        .expect("i32 <- f64 in overflow mode takes the fast path");
-        (d, r)
+        fast_path(ErrorMode::Overflow, s, |dc, sc| {
+            let in_range = |x: f64| x > -2147483649.0 && x < 2147483648.0;
+            if let Some(&x) = sc.iter().find(|&&x| !in_range(x)) {
+                return Err(crate::error::Error::new(
+                    crate::error::ErrorKind::Overflow,
+                    format!("{x} is out of range"),
+                ));
+            }
+            for (d, &x) in dc.iter_mut().zip(sc) {
+                *d = x as i32;
+            }
+            Ok(())
+        })
     }
 
     #[test]
