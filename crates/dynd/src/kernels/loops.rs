@@ -259,8 +259,7 @@ pub unsafe fn stream_copy(dst: *mut u8, src: *const u8, bytes: usize) {
         // (the write-combining buffer flushes whole lines), and the loop's
         // own instructions stay few. One 16-byte store per step ran as
         // much as 15% slower, depending on where the loop landed in the
-        // code (docs/performance.md, "Ragged folds: descriptors by the
-        // group, short rows by length").
+        // code (docs/performance.md, "`stream_copy` by the cache line").
         while at + 64 <= bytes {
             // SAFETY: (1) bytes at..at + 64 of each; `dst + at` is 16-byte
             // aligned (from `head` on, in steps of 64); SSE2 is part of

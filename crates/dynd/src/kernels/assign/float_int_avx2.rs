@@ -67,19 +67,19 @@ pub(super) unsafe fn try_chunks<D: 'static, S: 'static>(
                 std::slice::from_raw_parts(sc.as_ptr().cast::<f64>(), n),
             )
         };
-        if mode == ErrorMode::Overflow {
-            // SAFETY: (1) the CPU has AVX2.
-            let done = unsafe { convert_checked(di, sf) };
-            if done < n
-                && let Err(e) = fallback(&mut dc[done..], &sc[done..])
-            {
-                return Some(Err(e));
-            }
-            continue;
-        }
+        // How much of the chunk is done; the fallback takes the rest (in
+        // nocheck, a chunk with a suspect value is converted again whole).
         // SAFETY: (1) the CPU has AVX2.
-        let clean = unsafe { convert(di, sf) };
-        if !clean && let Err(e) = fallback(dc, sc) {
+        let done = unsafe {
+            match mode {
+                ErrorMode::Overflow => convert_checked(di, sf),
+                _ if convert(di, sf) => n,
+                _ => 0,
+            }
+        };
+        if done < n
+            && let Err(e) = fallback(&mut dc[done..], &sc[done..])
+        {
             return Some(Err(e));
         }
     }
