@@ -136,10 +136,10 @@ pub struct Ctx {
     pub bandwidth: f64,
     /// One JSON object per row instead of a table.
     pub json: bool,
-    /// A rayon pool of one thread: callables run serially inside it.
-    pub one: rayon::ThreadPool,
-    /// A rayon pool of two threads: callables split large calls inside it.
-    pub two: rayon::ThreadPool,
+    /// One thread: callables run serially inside its `install`.
+    pub one: dynd::exec::Executor,
+    /// Two threads: callables split large calls inside its `install`.
+    pub two: dynd::exec::Executor,
 }
 
 impl Ctx {

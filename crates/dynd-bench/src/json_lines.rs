@@ -25,7 +25,7 @@ pub fn records_lines(count: usize) -> String {
 
 const TYPE: &str = "var * {x: float64, y: int64, s: string}";
 
-fn parse(ctx: &Ctx, name: &str, pool: &rayon::ThreadPool, count: usize, text: &str) {
+fn parse(ctx: &Ctx, name: &str, pool: &dynd::exec::Executor, count: usize, text: &str) {
     let Some(a) = or_skip(
         ctx,
         name,

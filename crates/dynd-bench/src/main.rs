@@ -4,8 +4,8 @@
 //! (bytes read + written) and the ratio to a plain memory copy measured in
 //! the same run. `--json` prints one JSON object per operation instead
 //! (`name`, `n`, `shape`, `median_ms`, `gbps`, `ratio_copy`, `note`; or
-//! `name`, `skipped`), which `bench/compare.py` reads. Callables run inside
-//! a one-thread rayon pool unless a row names its thread count. Performance
+//! `name`, `skipped`), which `bench/compare.py` reads. Callables run on a
+//! one-thread executor (`dynd::exec`) unless a row names its thread count. Performance
 //! targets live here, never in timed unit tests.
 
 mod arrow;
@@ -24,6 +24,7 @@ mod reductions;
 mod select;
 mod sort;
 
+use dynd::exec::Executor;
 use harness::{Ctx, Measurement};
 
 /// The groups `--only` selects, in the order they run.
@@ -50,17 +51,6 @@ fn usage_error(msg: &str) -> ! {
         GROUPS.join(", ")
     );
     std::process::exit(1);
-}
-
-fn pool(threads: usize) -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(move |i| format!("bench-{threads}t-{i}"))
-        .build()
-        .unwrap_or_else(|e| {
-            eprintln!("error[alloc]: cannot start a pool of {threads} threads: {e}");
-            std::process::exit(1)
-        })
 }
 
 fn main() {
@@ -94,8 +84,8 @@ fn main() {
         runs,
         bandwidth,
         json,
-        one: pool(1),
-        two: pool(2),
+        one: Executor::Threads(1),
+        two: Executor::Threads(2),
     };
     ctx.header();
     ctx.row(

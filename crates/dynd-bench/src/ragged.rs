@@ -208,7 +208,7 @@ fn check_rows<W: Into<Option<f64>>>(
 fn timed_rows(
     ctx: &Ctx,
     name: &str,
-    pools: &[(&str, &rayon::ThreadPool)],
+    pools: &[(&str, &dynd::exec::Executor)],
     (rows, total, bytes): (usize, usize, usize),
     op: impl Fn() -> Result<Array> + Sync,
     check: impl FnOnce(&Array),

@@ -7,7 +7,7 @@
 //! included — in exactly the same way, and give bit-identical results.
 
 use crate::rank::{Shape, next_row, numel, unravel};
-use dynd::{Error, Result};
+use dynd::Result;
 use std::ops::Range;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
@@ -58,7 +58,8 @@ impl Executor for Serial {
     }
 }
 
-/// Runs tasks on its own rayon thread pool of a chosen size.
+/// Runs tasks on `n` threads of dynd's executor ([`dynd::exec`]): the
+/// thread pool dynd's own callables use for that count.
 ///
 /// ```
 /// use dynd_ops::{Parallel, Serial, Operator, linspace, sum};
@@ -68,47 +69,56 @@ impl Executor for Serial {
 /// assert_eq!(a.as_slice(), &[5050.0]);
 /// assert_eq!(a.as_slice(), b.as_slice());
 /// ```
+#[derive(Clone, Debug)]
 pub struct Parallel {
-    pool: rayon::ThreadPool,
-    threads: usize,
+    exec: dynd::exec::Executor,
 }
 
 impl Parallel {
-    /// A pool of `threads` threads (0 means rayon's default: one per core).
+    /// An executor of `threads` threads (0: dynd's default count, from
+    /// `dynd::exec::set_num_threads`, `DYND_NUM_THREADS`,
+    /// `RAYON_NUM_THREADS` or the cores, read when tasks run).
     ///
     /// # Errors
-    /// `Alloc` when the threads cannot be started.
+    /// `InvalidArgument` when `threads` is more than
+    /// [`dynd::exec::MAX_THREADS`].
     pub fn new(threads: usize) -> Result<Parallel> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("dynd-ops-{i}"))
-            .build()
-            .map_err(|e| Error::alloc(format!("cannot start {threads} executor threads: {e}")))?;
-        let threads = pool.current_num_threads();
-        Ok(Parallel { pool, threads })
+        Ok(Parallel {
+            exec: dynd::exec::Executor::with_threads(threads)?,
+        })
     }
-}
 
-impl std::fmt::Debug for Parallel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Parallel({})", self.threads)
+    /// dynd's executor this one runs on.
+    pub fn executor(&self) -> &dynd::exec::Executor {
+        &self.exec
     }
 }
 
 impl Executor for Parallel {
     fn name(&self) -> String {
-        format!("parallel({})", self.threads)
+        format!("parallel({})", self.exec.threads())
     }
     fn num_threads(&self) -> usize {
-        self.threads
+        self.exec.threads()
     }
     fn run_tasks(&self, n: usize, task: &(dyn Fn(usize) + Sync)) {
-        use rayon::prelude::*;
-        match n {
-            0 => {}
-            1 => task(0),
-            _ => self.pool.install(|| (0..n).into_par_iter().for_each(task)),
+        self.exec.run_tasks(n, task);
+    }
+}
+
+impl Executor for dynd::exec::Executor {
+    fn name(&self) -> String {
+        match self {
+            dynd::exec::Executor::Serial => "serial".into(),
+            dynd::exec::Executor::Device(d) => format!("device({})", d.name()),
+            _ => format!("parallel({})", self.threads()),
         }
+    }
+    fn num_threads(&self) -> usize {
+        self.threads()
+    }
+    fn run_tasks(&self, n: usize, task: &(dyn Fn(usize) + Sync)) {
+        dynd::exec::Executor::run_tasks(self, n, task);
     }
 }
 

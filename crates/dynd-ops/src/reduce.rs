@@ -142,28 +142,30 @@ fold_reducer!(
     ProdR, "prod", ONE, times
 );
 
-/// Arithmetic mean (NaN for an empty slice).
+/// Arithmetic mean, as dynd's `mean`: the elements summed in float64
+/// (lanes, then blocks in order), divided by the count; NaN for an empty
+/// slice. The result is float64 whatever the element type (float32 and the
+/// integers included), so the lazy `mean` and dynd's agree.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MeanR;
-impl<T: Float> Reducer<T> for MeanR {
-    type Acc = T;
-    type Out = T;
+impl<T: Num + AsPrimitive<f64>> Reducer<T> for MeanR {
+    type Acc = f64;
+    type Out = f64;
     fn name(&self) -> String {
         "mean".into()
     }
-    fn init(&self) -> T {
-        <T as Num>::ZERO
+    fn init(&self) -> f64 {
+        0.0
     }
     #[inline]
-    fn accumulate(&self, acc: &mut T, chunk: &[T], pos: usize) {
-        let _ = pos;
-        *acc = acc.plus(lanes(chunk, <T as Num>::ZERO, T::plus));
+    fn accumulate(&self, acc: &mut f64, chunk: &[T], _pos: usize) {
+        *acc += lanes_as(chunk, 0.0f64, <f64 as Num>::plus);
     }
-    fn merge(&self, a: T, b: T) -> T {
-        a.plus(b)
+    fn merge(&self, a: f64, b: f64) -> f64 {
+        a + b
     }
-    fn finish(&self, acc: T, count: usize) -> T {
-        acc.over(T::of_usize(count))
+    fn finish(&self, acc: f64, count: usize) -> f64 {
+        acc / count as f64
     }
 }
 
@@ -632,9 +634,11 @@ reductions! {
     /// Over the dims `axes` only: the result keeps the other dims, in order.
     fn prod_axes;
 
-    /// The arithmetic mean (NaN for an empty slice).
-    fn mean<O: Operator>() -> O::Elem where [O::Elem: Float,] = MeanR;
-    /// The arithmetic mean (NaN for an empty slice).
+    /// The arithmetic mean in float64, as dynd's `mean` (NaN for an empty
+    /// slice): integers and float32 are summed in float64.
+    fn mean<O: Operator>() -> f64 where [O::Elem: Num + AsPrimitive<f64>,] = MeanR;
+    /// The arithmetic mean in float64, as dynd's `mean` (NaN for an empty
+    /// slice).
     /// Over the dims `axes` only: the result keeps the other dims, in order.
     fn mean_axes;
 

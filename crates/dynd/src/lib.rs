@@ -21,6 +21,8 @@
 //!   string bytes that kernels and arrays both read.
 //! - [`kernels`]: ckernels, their builder, the one lifter over dims, and
 //!   assignment between every pair of types under four error modes.
+//! - [`exec`]: the executors (serial, threads, the device hook), task sizes
+//!   and the thread pool: the one place that decides how work runs.
 //! - [`array`](mod@array): the [`Array`] handle — views, copies, JSON in and out.
 //! - [`callable`]: deferred ckernels — elementwise, reductions, strings,
 //!   dispatch, a registry by name.
@@ -98,6 +100,7 @@ pub mod array;
 pub mod callable;
 pub mod compute;
 pub mod error;
+pub mod exec;
 pub mod interop;
 pub mod kernels;
 pub mod layout;

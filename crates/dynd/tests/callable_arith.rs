@@ -1062,12 +1062,7 @@ fn large_new_outputs_written_past_the_cache_hold_the_same_values() {
     let ys: Vec<f64> = (0..n).map(|i| (i % 777) as f64 * -1.25 + 3.0).collect();
     let x = Array::from_slice(&xs, &[n]).unwrap();
     let y = Array::from_slice(&ys, &[n]).unwrap();
-    let pool = |t| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t)
-            .build()
-            .unwrap()
-    };
+    let pool = |t| dynd::exec::Executor::Threads(t);
     let same = |got: Vec<f64>, want: &dyn Fn(usize) -> f64| {
         got.len() == n
             && got

@@ -911,10 +911,7 @@ fn parallel_results_equal_serial_ones_bit_for_bit() {
     let xt = x.permute(&[1, 0]).unwrap();
     let user = reduce_with(&Callable::from_fn2("add", |a: f64, b: f64| a + b), None).unwrap();
     let run = |threads: usize| -> Vec<Vec<u64>> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
+        let pool = dynd::exec::Executor::Threads(threads);
         pool.install(|| {
             let mut out = Vec::new();
             for kind in [

@@ -3,13 +3,9 @@
 
 use dynd::{Array, ErrorKind};
 
-/// Runs `f` on a rayon pool of `threads` threads.
+/// Runs `f` on `threads` threads of dynd's executor.
 fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-        .install(f)
+    dynd::exec::Executor::Threads(threads).install(f)
 }
 
 /// `n` lines of records with a float, an int, a string (some with escapes

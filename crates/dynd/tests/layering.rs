@@ -1,13 +1,16 @@
 //! The layering of DESIGN §7: each module of `crates/dynd/src` uses only the
 //! modules listed before it. This test reads the sources and fails, naming
 //! the file and line, when a lower layer names a higher one through a
-//! `crate::` path (in a `use` or anywhere in code; comments are skipped).
+//! `crate::` path (in a `use` or anywhere in code; comments are skipped),
+//! and when a module outside `exec/` names rayon (DESIGN §13: `exec/` is
+//! the one place that decides how work runs).
 
 use std::path::{Path, PathBuf};
 
 /// The layers, lowest first.
 const LAYERS: &[&str] = &[
-    "error", "types", "memblock", "layout", "kernels", "array", "callable", "compute", "interop",
+    "error", "types", "memblock", "layout", "kernels", "exec", "array", "callable", "compute",
+    "interop",
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
@@ -126,4 +129,60 @@ fn the_checker_finds_a_violation() {
         bad[0]
     );
     assert!(bad[0].contains("crate::array"), "{}", bad[0]);
+}
+
+/// `file:line` of each line of code under `src`, outside `exec/`, that
+/// names rayon (`rayon::`, `use rayon`, `extern crate rayon`).
+fn rayon_outside_exec(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut bad = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(src).unwrap();
+        if rel.starts_with("exec") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = code_of(line);
+            let names = code.match_indices("rayon").any(|(i, m)| {
+                let before = code[..i].chars().next_back();
+                let after = code[i + m.len()..].chars().next();
+                let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                !word(before) && !word(after)
+            });
+            if names {
+                bad.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn only_exec_names_rayon() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let bad = rayon_outside_exec(&src);
+    assert!(
+        bad.is_empty(),
+        "DESIGN §13: only exec/ names rayon:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_rayon_checker_finds_a_use_outside_exec() {
+    let dir = std::env::temp_dir().join(format!("dynd-rayon-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("exec")).unwrap();
+    std::fs::create_dir_all(dir.join("callable")).unwrap();
+    std::fs::write(dir.join("exec/pool.rs"), "use rayon::prelude::*;\n").unwrap();
+    std::fs::write(
+        dir.join("callable/bad.rs"),
+        "// rayon in a comment is fine\nfn f() { let n = rayon::current_num_threads(); }\nfn rayonish() {}\n",
+    )
+    .unwrap();
+    let bad = rayon_outside_exec(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(bad[0].starts_with("callable/bad.rs:2:"), "{}", bad[0]);
 }

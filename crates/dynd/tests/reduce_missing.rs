@@ -603,12 +603,7 @@ fn large_reductions_agree_across_thread_counts() {
         &format!("{rows} * {cols} * ?float64"),
         &format!("[{}]", text.join(",")),
     );
-    let pool = |n: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .unwrap()
-    };
+    let pool = |n: usize| dynd::exec::Executor::Threads(n);
     for name in ["sum", "max", "argmax", "argmin", "mean", "var", "count"] {
         for axes in [Some(&[-1isize][..]), Some(&[0][..]), None] {
             let one = pool(1).install(|| reduce(name, &x, axes, false));
@@ -630,12 +625,7 @@ fn argmin_argmax_of_a_long_run_agree_across_thread_counts() {
         v.iter().position(|&x| x == 999.0).unwrap(),
     );
     let x = Array::from(v.clone());
-    let pool = |t: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(t)
-            .build()
-            .unwrap()
-    };
+    let pool = |t: usize| dynd::exec::Executor::Threads(t);
     for t in [1, 4] {
         let got = pool(t).install(|| {
             (

@@ -195,12 +195,7 @@ fn a_large_ragged_sum_splits_across_threads_with_the_serial_bits() {
     let rows = 200_000;
     let mut rng = Rng(4242);
     let x = ragged(&mut rng, rows, false);
-    let pool = |n| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .unwrap()
-    };
+    let pool = |n| dynd::exec::Executor::Threads(n);
     let run = |n: usize, v: &Array| pool(n).install(|| reduce::sum(v, Some(&[1]), false).unwrap());
     for (what, v) in views(&x) {
         let serial = run(1, &v);
@@ -244,12 +239,7 @@ fn folds_over_a_large_output_stream_it_with_the_same_bits() {
     let rows = stream_min_bytes().div_ceil(8) * 27 / 26;
     let step = (rows / 12).max(1);
     let mut rng = Rng(777);
-    let pool = |n| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .unwrap()
-    };
+    let pool = |n| dynd::exec::Executor::Threads(n);
     for (elem, opt) in [("float64", false), ("?float64", true)] {
         let text: Vec<String> = (0..rows)
             .map(|i| {
@@ -325,10 +315,7 @@ fn a_large_ragged_call_streams_its_new_values_with_the_same_bits() {
     let reversed = x.index(&[Index::slice(None, None, -1)]).unwrap();
     let one_and_half = Array::from_json("float64", "1.5").unwrap();
     for threads in [1, 2] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
+        let pool = dynd::exec::Executor::Threads(threads);
         let got = pool.install(|| reduce::add(&x, &one_and_half)).unwrap();
         assert!(got.to_json() == want, "packed, {threads} threads");
         // The reversed view, reversed back, is the packed result.

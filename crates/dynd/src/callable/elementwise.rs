@@ -21,7 +21,7 @@
 //! single vectorised loop (split in ranges across threads when large).
 //!
 //! Large calls whose output has a fixed outermost dim run that outer loop
-//! on rayon's threads: one kernel is built for the rows and called from
+//! on the executor's threads (`exec`): one kernel is built for the rows and called from
 //! several threads at once, each on its own rows (about 64K elements per
 //! task, DESIGN §10). Results equal the serial ones bit for bit: each
 //! element is computed by the same kernel either way.
@@ -29,6 +29,7 @@
 use super::{Callable, missing, no_match};
 use crate::array::Array;
 use crate::error::{Error, Result};
+use crate::exec::{self, SPLIT_MIN, Shared, TASK_ELEMENTS};
 use crate::kernels::broadcast::{self, Mismatch, dims_of, dims_through_options};
 use crate::kernels::loops::{
     MAX_ROW_OPERANDS, RowCutter, RowRun, Rows, stream_copy, stream_fence, streams_bytes,
@@ -37,7 +38,6 @@ use crate::kernels::{CKernelBuilder, KernelRequest};
 use crate::kernels::{KernelArgs, lift};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::types::{BuiltinType, Type, TypeKind};
-use rayon::prelude::*;
 use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::mem::size_of;
@@ -202,7 +202,7 @@ pub(crate) unsafe fn instantiate(
 /// 2. ragged, into a new output: `N * var * T` arguments with equal rows,
 ///    one strided loop per run of rows ([`call_ragged`]);
 /// 3. parallel, into an existing output with a large fixed outer dim: the
-///    outer loop on rayon's threads ([`call_parallel`]).
+///    outer loop split by the executor ([`call_parallel`]).
 ///
 /// `None`: the general lifter runs the call (and words any error).
 pub(crate) fn call_selected(
@@ -227,9 +227,6 @@ pub(crate) fn call_selected(
     }
 }
 
-/// Elements per parallel task (DESIGN §10).
-const TASK_ELEMENTS: usize = 1 << 16;
-
 /// `true` when a call is worth splitting across threads: a fixed outer
 /// output dim with at least two tasks' worth of elements, and more than one
 /// thread to run them.
@@ -239,27 +236,10 @@ fn can_run_parallel(out: &Array, _args: &[&Array]) -> bool {
     };
     let dtype_size = out.tp().dtype().data_size().max(1);
     let elements = size.saturating_mul(elem.data_size().max(dtype_size) / dtype_size);
-    *size >= 2 && elements >= 2 * TASK_ELEMENTS && rayon::current_num_threads() > 1
+    *size >= 2 && elements >= SPLIT_MIN && exec::num_threads() > 1
 }
 
-/// Raw pointers handed to worker threads.
-#[derive(Clone, Copy)]
-struct Shared<T>(T);
-impl<T> Shared<T> {
-    /// The value (a method, so closures capture the whole wrapper).
-    fn get(&self) -> &T {
-        &self.0
-    }
-}
-
-// SAFETY: the pointers address the arrays of one call, which outlive the
-// parallel loop; each task writes only its own output rows.
-unsafe impl<T> Send for Shared<T> {}
-// SAFETY: the pointers address the arrays of one call, which outlive the parallel loop;
-// each task writes only its own output rows; the kernel tree is immutable while it runs.
-unsafe impl<T> Sync for Shared<T> {}
-
-/// Runs a scalar callable with the outer loop on rayon.
+/// Runs a scalar callable with the outer loop split by the executor.
 fn call_parallel(f: &Callable, out: &Array, args: &[&Array]) -> Result<()> {
     let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
     lift::check_broadcast(out.tp(), &tps)?;
@@ -1029,9 +1009,9 @@ impl RaggedRun<'_> {
     }
 }
 
-/// Runs a built strided kernel over `n` elements: in one call, or as rayon
-/// tasks of `chunk` elements each when there are two chunks or more and
-/// two threads. With `stream` (the caller's new output, too large for
+/// Runs a built strided kernel over `n` elements as one flat run of the
+/// executor ([`exec::flat`]): in one call, or in pieces of `chunk`
+/// elements on its threads. With `stream` (the caller's new output, too large for
 /// the cache in all: [`streams_bytes`]), each call or task writes its
 /// output past the cache.
 ///
@@ -1088,22 +1068,22 @@ unsafe fn run_strided_split(
         stream_fence();
         result
     };
-    if n < 2 * chunk || rayon::current_num_threads() < 2 {
-        return call(dst, srcs, n);
-    }
+    // The kernel tree is immutable while it runs: one kernel serves every
+    // thread (DESIGN §2).
     let (dst, srcs, call) = (Shared(dst), Shared(srcs), Shared(call));
-    (0..n.div_ceil(chunk)).into_par_iter().try_for_each(|task| {
-        let (dst, srcs) = (*dst.get(), *srcs.get());
-        let start = task * chunk;
-        let count = chunk.min(n - start);
+    exec::flat(n, chunk, |start, count| {
+        let (dst, srcs, call) = (*dst.get(), *srcs.get(), call.get());
+        if start == 0 && count == n {
+            return call(dst, srcs, n);
+        }
         let these: SmallVec<[*const u8; 4]> = srcs
             .iter()
             .zip(strides)
             .map(|(p, s)| p.wrapping_offset(start as isize * s))
             .collect();
-        // Elements [start, start + count) are this task's alone in the
+        // Elements [start, start + count) are this piece's alone in the
         // output.
-        (call.get())(dst.wrapping_offset(start as isize * dstride), &these, count)
+        call(dst.wrapping_offset(start as isize * dstride), &these, count)
     })
 }
 

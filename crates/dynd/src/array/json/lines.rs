@@ -7,7 +7,7 @@
 //! give the line (1-based) and column in the whole text.
 //!
 //! Large inputs are read in parallel: the text is cut at line ends into one
-//! piece per rayon thread; the lines of each piece are counted, which fixes
+//! piece per thread of the executor; the lines of each piece are counted, which fixes
 //! where each piece's elements go in the output, and then every piece is
 //! parsed on its own thread straight into its part of the output's data.
 //! Variable-sized data (strings, var dims) is allocated from arenas of the
@@ -30,14 +30,11 @@ use super::cursor::line_col;
 use super::parse::parse_values_at;
 use crate::array::{Array, TypeArg};
 use crate::error::{Error, Result};
+use crate::exec::{self, TEXT_SPLIT_MIN};
 use crate::layout::arrmeta::{self, FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemoryBlockHeader;
 use crate::types::{Type, TypeKind};
-use rayon::prelude::*;
 use std::mem::size_of;
-
-/// Inputs smaller than this are read on one thread.
-const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
 /// The position of the first `\n` in `b`, eight bytes at a time.
 #[inline]
@@ -273,18 +270,14 @@ pub(in crate::array) fn from_json_lines(tp: Type, text: &str) -> Result<Array> {
         }
     };
     let bytes = text.as_bytes();
-    let threads = rayon::current_num_threads();
-    let pieces = if threads > 1 && bytes.len() >= PARALLEL_MIN_BYTES {
-        threads.min(bytes.len() / (PARALLEL_MIN_BYTES / 2))
+    let threads = exec::num_threads();
+    let pieces = if threads > 1 && bytes.len() >= TEXT_SPLIT_MIN {
+        threads.min(bytes.len() / (TEXT_SPLIT_MIN / 2))
     } else {
         1
     };
     let ranges = split_at_lines(bytes, pieces);
-    let counts: Vec<usize> = if ranges.len() > 1 {
-        ranges.par_iter().map(|r| count_lines(bytes, *r)).collect()
-    } else {
-        ranges.iter().map(|r| count_lines(bytes, *r)).collect()
-    };
+    let counts: Vec<usize> = exec::map_tasks(ranges.len(), |j| Ok(count_lines(bytes, ranges[j])))?;
     let n: usize = counts.iter().sum();
     if let Some(size) = fixed
         && size != n
@@ -351,7 +344,7 @@ pub(in crate::array) fn from_json_lines(tp: Type, text: &str) -> Result<Array> {
         firsts.push(at);
         at += c;
     }
-    // Raw pointers as integers, to cross to rayon's threads.
+    // Raw pointers as integers, to cross to the executor's threads.
     let jobs: Vec<(usize, usize, (usize, usize))> = ranges
         .iter()
         .enumerate()
@@ -365,18 +358,15 @@ pub(in crate::array) fn from_json_lines(tp: Type, text: &str) -> Result<Array> {
             (m, d, *r)
         })
         .collect();
-    let results: Vec<Result<()>> = jobs
-        .par_iter()
-        .map(|&(m, d, r)| {
-            // SAFETY: each job has its own element arrmeta (the output's for
-            // piece 0, an OwnedMeta for the others, alive until after this
-            // call) and its own `counts[j]` elements of the output, which
-            // start at `firsts[j]`: no two threads share either.
-            unsafe { parse_piece(&elem, m as *mut u8, d as *mut u8, stride, text, r) }
-        })
-        .collect();
     // The first error in text order: the one a serial read reports.
-    results.into_iter().collect::<Result<Vec<()>>>()?;
+    exec::tasks(jobs.len(), |j| {
+        let (m, d, r) = jobs[j];
+        // SAFETY: each job has its own element arrmeta (the output's for
+        // piece 0, an OwnedMeta for the others, alive until after this
+        // call) and its own `counts[j]` elements of the output, which
+        // start at `firsts[j]`: no two threads share either.
+        unsafe { parse_piece(&elem, m as *mut u8, d as *mut u8, stride, text, r) }
+    })?;
     for m in &mut metas {
         // SAFETY: both are valid element arrmeta, on this thread alone now.
         unsafe { absorb_blocks(&elem, emeta, m.ptr()) }?;

@@ -160,7 +160,7 @@
 //! the output. User reductions ([`reduce_with`]) combine in index order,
 //! left to right, one element at a time, with no reassociation.
 //!
-//! Large reductions (128K elements and up, fixed dims) run on rayon's
+//! Large reductions (128K elements and up, fixed dims) run on the executor's
 //! threads: split over a kept dim (each output computed by one task as
 //! the serial loop computes it), or, for a long reduced run, block by
 //! block with the block results combined in order. Either way the result

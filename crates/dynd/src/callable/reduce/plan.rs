@@ -22,20 +22,15 @@
 
 use super::ops::{CountOp, Ctx, ReduceOp, Span, StateBuf};
 use crate::error::{Error, Result};
+use crate::exec::{self, SPLIT_MIN, Shared, TASK_ELEMENTS};
 use crate::kernels::loops::{Rows, stream_min_bytes};
 use crate::kernels::{Kernel, KernelRef};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta};
 use crate::memblock::MemBlock;
 use crate::types::{Type, TypeKind};
-use rayon::prelude::*;
 use std::cell::Cell;
 use std::mem::size_of;
 use std::ptr::NonNull;
-
-/// Source elements below which a reduction runs on one thread.
-const PAR_WALK_MIN: usize = 1 << 17;
-/// Source elements per parallel task (DESIGN §10).
-const TASK_ELEMENTS: usize = 1 << 16;
 
 /// Reads a `T` from arrmeta or data (unaligned).
 ///
@@ -479,7 +474,7 @@ fn split_of(dims: &[Dim], dst_elem_size: usize) -> Option<Split> {
             DstDim::Var(_) => return None,
         }
     }
-    if total < PAR_WALK_MIN {
+    if total < SPLIT_MIN {
         return None;
     }
     // Outputs overlap unless each stride clears the extent of the smaller ones.
@@ -537,22 +532,6 @@ pub(super) struct ReduceKernel {
     pub info: Box<Info>,
 }
 
-/// Values handed to rayon's threads.
-struct Shared<T>(T);
-// SAFETY: the pointers address the source and output of one call, which
-// outlive the parallel loop; each task writes only its own output
-// elements (`split` checked that they do not overlap); the kernel tree is
-// immutable while it runs and its kernels are Sync (the ABI's contract).
-unsafe impl<T> Send for Shared<T> {}
-// SAFETY: as for Send.
-unsafe impl<T> Sync for Shared<T> {}
-impl<T> Shared<T> {
-    /// The value (a method, so closures capture the whole wrapper).
-    fn get(&self) -> &T {
-        &self.0
-    }
-}
-
 impl Kernel for ReduceKernel {
     const NSRC: usize = 1;
 
@@ -585,10 +564,15 @@ impl Kernel for ReduceKernel {
             return unsafe { walker.reduce_states(states, dst, src) };
         }
         match self.split {
-            split if split.chunk > 0 && rayon::current_num_threads() > 1 => {
+            split if split.chunk > 0 && exec::num_threads() > 1 => {
+                // The pointers address the source and output of one call,
+                // which outlive the split; each task writes only its own
+                // output elements (`split` checked that they do not
+                // overlap); the kernel tree is immutable while it runs and
+                // its kernels are Sync (the ABI's contract).
                 let shared = Shared((walker, dst, src));
                 let tasks = split.size.div_ceil(split.chunk);
-                (0..tasks).into_par_iter().try_for_each(|t| {
+                exec::tasks(tasks, |t| {
                     let (walker, dst, src) = shared.get();
                     let lo = t * split.chunk;
                     let mut buf = StateBuf::new();

@@ -6,11 +6,11 @@ use super::{RowBuilt, RowIn, RowSelect, Rows, arity, by_size, child_slot, plain_
 use crate::callable::missing::{Bits, CHUNK};
 use crate::callable::rows::VarAlloc;
 use crate::error::{Error, Result};
+use crate::exec::{self, SPLIT_MIN, TASK_ELEMENTS};
 use crate::kernels::{Kernel, KernelRef, Strided};
 use crate::layout::{FixedDimMeta, VarDimData, arrmeta, na};
 use crate::types::{BuiltinType, Type, TypeKind};
 use crate::{for_each_native, with_native};
-use rayon::prelude::*;
 use std::mem::size_of;
 
 /// `take(x, idx)`: sees whole types, and lifts itself over the outer dims.
@@ -221,11 +221,6 @@ unsafe impl Send for RowOps {}
 // SAFETY: as for Send; the pointers are only read through shared references.
 unsafe impl Sync for RowOps {}
 
-/// Rows at least this long gather on several threads (DESIGN §10).
-const PARALLEL_ROW: usize = 1 << 17;
-/// Elements per parallel task.
-const TASK: usize = 1 << 16;
-
 impl TakeRow {
     /// The error for index `at` of row `row` (the original value, read
     /// again), out of range for `n` elements.
@@ -352,21 +347,15 @@ impl TakeRow {
         m: usize,
         bufs: (&mut [i64; CHUNK], &mut [u8; CHUNK]),
     ) -> Result<()> {
-        if self.width.is_some() && m >= PARALLEL_ROW && rayon::current_num_threads() > 1 {
-            let tasks = m.div_ceil(TASK);
-            let results: Vec<Result<()>> = (0..tasks)
-                .into_par_iter()
-                // SAFETY: each task gathers its own output range of the row;
-                // bits move without the child.
-                .map(|t| {
-                    let end = ((t + 1) * TASK).min(m);
-                    let bufs = (&mut [0i64; CHUNK], &mut [0u8; CHUNK]);
-                    // SAFETY: as below, for this task's range.
-                    unsafe { self.gather(None, row, ops, t * TASK, end, bufs) }
-                })
-                .collect();
-            // The first error in index order, as the serial loop gives.
-            return results.into_iter().collect();
+        if self.width.is_some() && m >= SPLIT_MIN && exec::num_threads() > 1 {
+            // Each piece gathers its own output range of the row; bits move
+            // without the child. The first error in index order is the one
+            // reported, as the serial loop does.
+            return exec::flat(m, TASK_ELEMENTS, |a, count| {
+                let bufs = (&mut [0i64; CHUNK], &mut [0u8; CHUNK]);
+                // SAFETY: the caller's promises, for this piece's range.
+                unsafe { self.gather(None, row, ops, a, a + count, bufs) }
+            });
         }
         // SAFETY: the caller's promises.
         unsafe { self.gather(copy, row, ops, 0, m, bufs) }
@@ -560,23 +549,12 @@ impl TakeRow {
                 unsafe { gather_plain::<I, U, false>(ops, a, b) }
             }
         };
-        let first_bad = if m >= PARALLEL_ROW && rayon::current_num_threads() > 1 {
-            // Each task gathers its own output range; the first bad index
-            // in index order is the one reported, as the serial loop does.
-            (0..m.div_ceil(TASK))
-                .into_par_iter()
-                .map(|t| part(t * TASK, ((t + 1) * TASK).min(m)).err())
-                .collect::<Vec<_>>()
-                .into_iter()
-                .flatten()
-                .next()
-        } else {
-            part(0, m).err()
-        };
-        match first_bad {
-            Some(j) => Err(self.out_of_range(row, ops, j, ops.n)),
-            None => Ok(()),
-        }
+        // Each piece gathers its own output range; the first bad index in
+        // index order is the one reported, as the serial loop does.
+        let pieces = if m >= SPLIT_MIN { TASK_ELEMENTS } else { m };
+        exec::flat(m, pieces, |a, count| {
+            part(a, a + count).map_err(|j| self.out_of_range(row, ops, j, ops.n))
+        })
     }
 
     /// Calls `f(row, ops, m)` for each row of the run (`m` its number of

@@ -2,6 +2,7 @@
 //! built-in reductions.
 
 use super::*;
+use crate::exec::{self, SPLIT_MIN, Shared};
 use crate::kernels::loops::{ROW_GROUP, stream_fence, stream_store, streams};
 
 /// Combines the lanes, pairwise.
@@ -205,7 +206,7 @@ where
 }
 
 /// Folds a run of `n >= 1` elements: block by block, the block results
-/// combined in order — on rayon's threads for long runs, with the same
+/// combined in order — on the executor's threads for long runs, with the same
 /// blocks and so the same result.
 ///
 /// # Safety
@@ -218,7 +219,8 @@ where
     M: Mode,
 {
     let blocks = n.div_ceil(BLOCK);
-    let base = SendPtr(p);
+    // The source outlives the split and is only read.
+    let base = Shared(p);
     let block = move |b: usize| -> (A, bool) {
         let lo = b * BLOCK;
         // SAFETY: (1) elements lo..lo+len of the run.
@@ -230,11 +232,14 @@ where
             )
         }
     };
-    if n >= PAR_FOLD_MIN && rayon::current_num_threads() > 1 {
-        let parts: Vec<(A, bool)> = (0..blocks).into_par_iter().map(block).collect();
-        let mut it = parts.into_iter();
-        let first = it.next().unwrap_or((K::identity(), false));
-        return it.fold(first, both::<K, A>);
+    if n >= SPLIT_MIN && exec::num_threads() > 1 {
+        // The same blocks, folded on the executor's threads, combined in
+        // order: the same bits as the serial fold.
+        if let Ok(parts) = exec::map_tasks(blocks, |b| Ok(block(b))) {
+            let mut it = parts.into_iter();
+            let first = it.next().unwrap_or((K::identity(), false));
+            return it.fold(first, both::<K, A>);
+        }
     }
     (1..blocks).fold(block(0), |r, b| both::<K, A>(r, block(b)))
 }

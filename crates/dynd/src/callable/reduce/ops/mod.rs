@@ -27,15 +27,12 @@ use crate::kernels::loops::Rows;
 use crate::types::{BuiltinType, NativeType};
 use crate::with_native;
 use num_complex::Complex;
-use rayon::prelude::*;
 use std::marker::PhantomData;
 
 /// Accumulators per contiguous fold (DESIGN §10: 4–8 reach memory speed).
 pub(super) const LANES: usize = 8;
 /// Elements folded before a block result is combined into the run's.
 pub(super) const BLOCK: usize = 1 << 14;
-/// Runs at least this long fold their blocks on rayon's threads.
-const PAR_FOLD_MIN: usize = 1 << 17;
 
 /// What an op may reach while it runs: the reduction kernel and its
 /// children (a user op's binary kernels).
@@ -258,7 +255,7 @@ pub(in crate::callable::reduce) use fold::FoldOp;
 use mean::DivCount;
 pub(in crate::callable::reduce) use mean::{CountOp, MeanOp};
 use mean::{Divide, Keep};
-use raw::{SendPtr, contiguous, ld, plan, st};
+use raw::{contiguous, ld, plan, st};
 pub(in crate::callable::reduce) use state::{
     ArgAcc, MeanAcc, STATE_MAX, Staged, StateBuf, StateOp, VarAcc,
 };

@@ -41,18 +41,3 @@ pub(super) fn plan<D, S>(dst: *mut u8, ds: isize, src: *const u8, ss: isize, n: 
         false,
     )
 }
-
-/// A raw pointer handed to rayon's threads.
-#[derive(Clone, Copy)]
-pub(super) struct SendPtr(pub(super) *const u8);
-// SAFETY: the pointer addresses source data that outlives the parallel
-// loop and is only read.
-unsafe impl Send for SendPtr {}
-// SAFETY: as for Send.
-unsafe impl Sync for SendPtr {}
-impl SendPtr {
-    /// The pointer (a method, so closures capture the wrapper).
-    pub(super) fn get(self) -> *const u8 {
-        self.0
-    }
-}
