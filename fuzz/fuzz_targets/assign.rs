@@ -218,7 +218,7 @@ macro_rules! with_type {
     };
 }
 
-trait IntoScal: dynd::array::Scalar {
+trait IntoScal: dynd::types::NativeType {
     fn scal(self) -> Scal;
 }
 macro_rules! into_scal {

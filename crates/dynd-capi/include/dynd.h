@@ -95,6 +95,19 @@ void        dynd_error_set(int code, const char *message);
 /* Empties this thread's error slot. Never fails. */
 void        dynd_error_clear(void);
 
+/* Threads (DESIGN section 13). dynd's callables split large calls across
+ * a pool of threads; small calls run on the calling thread.
+ * dynd_set_num_threads sets the count for the whole process; 0 goes back
+ * to the default (the DYND_NUM_THREADS environment variable, else
+ * RAYON_NUM_THREADS, else the number of cores). Returns 0, or -1 with
+ * DYND_ERR_INVALID_ARGUMENT for a negative count or one above 4096 (the
+ * setting is then unchanged). */
+int         dynd_set_num_threads(int n);
+
+/* The number of threads a call made now on this thread would use (at
+ * least 1). Never fails. */
+int         dynd_get_num_threads(void);
+
 /* Frees a string returned by this library (dynd_type_to_datashape,
  * dynd_array_to_json). Never pass it anything else, and never free those
  * strings with free(). NULL is a no-op. */

@@ -242,6 +242,16 @@ fn c_arrow_tests_pass_under_valgrind() {
     c_program_passes_under_valgrind("test_arrow", "the C Arrow tests");
 }
 
+#[test]
+fn c_thread_tests_pass() {
+    c_program_passes("test_threads", "the C thread-choice tests");
+}
+
+#[test]
+fn c_thread_tests_pass_under_valgrind() {
+    c_program_passes_under_valgrind("test_threads", "the C thread-choice tests");
+}
+
 /// `tests/c/design_only.c` is written from DESIGN §5 alone (not from this
 /// crate's tests or docs): the acceptance check that the header is the
 /// contract the design states.

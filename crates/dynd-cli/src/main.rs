@@ -30,7 +30,9 @@ usage:
       INDEX as inside NumPy brackets: comma-separated items, each an integer
       (negative counts from the end), a slice start:stop:step (parts optional),
       or a field name; line 1: the result's datashape; line 2: its JSON
-any JSON argument may be '-' (read stdin) or '@PATH' (read the file)";
+any JSON argument may be '-' (read stdin) or '@PATH' (read the file)
+every command takes --threads N (anywhere on the line): compute on N threads
+  (1: serially; 0: the default, from DYND_NUM_THREADS, RAYON_NUM_THREADS or the cores)";
 
 fn run(args: &[String]) -> Result<String, Error> {
     let arg = |i: usize, what: &str| {
@@ -358,6 +360,34 @@ fn apply_index(a: &Array, text: &str) -> Result<Array, Error> {
     Ok(out)
 }
 
+/// Takes every `--threads N` (or `--threads=N`) off `args` and returns
+/// the last count given, if any (DESIGN §13: `--threads N` on every
+/// computing command).
+fn take_threads(args: Vec<String>) -> Result<(Option<usize>, Vec<String>), Error> {
+    let mut threads = None;
+    let mut rest = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let value = match a.strip_prefix("--threads") {
+            Some("") => it.next().ok_or_else(|| {
+                Error::invalid_argument(format!("--threads needs a count\n{USAGE}"))
+            })?,
+            Some(v) if v.starts_with('=') => v[1..].to_string(),
+            _ => {
+                rest.push(a);
+                continue;
+            }
+        };
+        let n = value.trim().parse::<usize>().map_err(|_| {
+            Error::invalid_argument(format!(
+                "--threads takes a count (0 for the default, 1 for serial), got '{value}'"
+            ))
+        })?;
+        threads = Some(n);
+    }
+    Ok((threads, rest))
+}
+
 fn main() -> ExitCode {
     let args: Result<Vec<String>, Error> = std::env::args_os()
         .skip(1)
@@ -366,7 +396,14 @@ fn main() -> ExitCode {
                 .map_err(|a| Error::invalid_argument(format!("argument {a:?} is not valid utf-8")))
         })
         .collect();
-    match args.and_then(|args| run(&args)) {
+    let result = args.and_then(take_threads).and_then(|(threads, args)| {
+        if let Some(n) = threads {
+            dynd::exec::set_num_threads(n)
+                .map_err(|e| Error::invalid_argument(format!("--threads: {}", e.message())))?;
+        }
+        run(&args)
+    });
+    match result {
         Ok(out) => {
             let mut stdout = std::io::stdout().lock();
             // A closed stdout (a pipe to `head`) is not worth a panic.

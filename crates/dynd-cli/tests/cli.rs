@@ -137,3 +137,33 @@ fn call_applies_callables_and_reductions() {
     ];
     assert_errors(&[], cases);
 }
+
+#[test]
+fn threads_choose_the_executor_and_never_change_a_result() {
+    // 300000 elements: large enough that two and three threads split the
+    // calls; the JSON comes from a file.
+    let n = 300_000;
+    let values: Vec<String> = (0..n).map(|i| format!("{}", (i * 7919) % 1013)).collect();
+    let path = std::env::temp_dir().join(format!("dynd-cli-threads-{}.json", std::process::id()));
+    std::fs::write(&path, format!("[{}]", values.join(","))).unwrap();
+    let at = format!("@{}", path.display());
+    let tp = format!("{n} * int64");
+    let run = |threads: &str, func: &str| {
+        let (code, out, err) = dynd(&["call", func, "--threads", threads, &tp, &at]);
+        assert_eq!(code, 0, "{func} on {threads} threads: {err}");
+        out
+    };
+    for func in ["sum", "max", "argmax", "cumsum", "sort"] {
+        let one = run("1", func);
+        for threads in ["2", "3", "0"] {
+            assert!(
+                run(threads, func) == one,
+                "{func}: {threads} threads differ from 1"
+            );
+        }
+    }
+    // `--threads=N` anywhere on the line, the last one counting.
+    let (code, out, _) = dynd(&["--threads=3", "call", "sum", "--threads=2", &tp, &at]);
+    assert_eq!((code, out), (0, run("1", "sum")));
+    std::fs::remove_file(&path).unwrap();
+}

@@ -215,6 +215,62 @@ fn set_print_threshold(n: usize) {
     dynd::array::set_print_threshold(n);
 }
 
+/// `n` as a thread count: an int, 0 (the default) or a positive count up
+/// to `dynd::exec::MAX_THREADS`; a `TypeError` for anything but an int
+/// (a bool included), an `InvalidArgumentError` naming any other int.
+fn thread_count(py: Python<'_>, what: &str, n: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if !n.is_instance_of::<pyo3::types::PyInt>() || n.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(crate::errors::type_error(
+            py,
+            format!("{what} takes an int thread count, got {}", n.repr()?),
+        ));
+    }
+    n.extract::<i64>()
+        .ok()
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n <= dynd::exec::MAX_THREADS)
+        .ok_or_else(|| {
+            let shown = n.repr().map(|r| r.to_string()).unwrap_or_default();
+            crate::errors::invalid(
+                py,
+                format!(
+                    "{what}: {shown} is not a thread count (0 for the default, 1 to {})",
+                    dynd::exec::MAX_THREADS
+                ),
+            )
+        })
+}
+
+/// `set_num_threads(n)`: the process default's thread count (DESIGN §13);
+/// 0 goes back to `DYND_NUM_THREADS`, `RAYON_NUM_THREADS` or the cores.
+#[pyfunction]
+fn set_num_threads(py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<()> {
+    let n = thread_count(py, "set_num_threads", n)?;
+    dynd::exec::set_num_threads(n).or_raise(py)
+}
+
+/// `get_num_threads()`: the threads a call made now, on this thread, uses.
+#[pyfunction]
+fn get_num_threads() -> usize {
+    dynd::exec::num_threads()
+}
+
+/// `_replace_thread_scope(n)`: this thread's scope becomes `n` threads
+/// (`None`: the process default); returns the scope it replaces, as
+/// `_replace_thread_scope` takes it (`dynd.threads` puts it back).
+#[pyfunction]
+fn _replace_thread_scope(py: Python<'_>, n: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
+    use dynd::exec::Executor;
+    let scope = match n {
+        None => None,
+        Some(n) => Some(Executor::with_threads(thread_count(py, "dynd.threads", n)?).or_raise(py)?),
+    };
+    Ok(dynd::exec::replace_scope(scope).map(|e| match e {
+        Executor::Threads(n) => n,
+        other => other.threads(),
+    }))
+}
+
 #[pymodule]
 fn _dynd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDType>()?;
@@ -236,5 +292,8 @@ fn _dynd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_concatenate, m)?)?;
     m.add_function(wrap_pyfunction!(_signature_parts, m)?)?;
     m.add_function(wrap_pyfunction!(set_print_threshold, m)?)?;
+    m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(_replace_thread_scope, m)?)?;
     Ok(())
 }

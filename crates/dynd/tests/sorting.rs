@@ -257,6 +257,10 @@ const CONCATENATED: &[(&[Typed], Typed)] = &[
     (&[("2 * var * string", r#"[["a"],[]]"#), ("var * var * string", r#"[["b","c"]]"#)], ("var * var * string", r#"[["a"],[],["b","c"]]"#)),
     (&[("1 * 2 * ?float64", "[[1,null]]"), ("2 * 2 * ?float64", "[[3,4],[null,6]]")], ("3 * 2 * ?float64", "[[1.0,null],[3.0,4.0],[null,6.0]]")),
     (&[("0 * int32", "[]"), ("0 * int32", "[]")], ("0 * int32", "[]")),
+    // A var dim meeting a fixed one inside the element gives var (awkward).
+    (&[("2 * var * int32", "[[1],[]]"), ("1 * 3 * int32", "[[2,3,4]]")], ("3 * var * int32", "[[1],[],[2,3,4]]")),
+    (&[("1 * 2 * int32", "[[5,6]]"), ("1 * var * int32", "[[7]]")], ("2 * var * int32", "[[5,6],[7]]")),
+    (&[("1 * 2 * var * ?int8", "[[[1],[null,2]]]"), ("1 * var * 2 * ?int8", "[[[3,4]]]")], ("2 * var * var * ?int8", "[[[1],[null,2]],[[3,4]]]")),
 ];
 
 #[test]

@@ -25,6 +25,7 @@ from ._dynd import (
     _callable_from_kernel,
     _concatenate,
     _reduce,
+    _replace_thread_scope,
     _signature_parts,
     _sort,
     array,
@@ -34,7 +35,9 @@ from ._dynd import (
     from_arrow,
     from_dlpack,
     from_json,
+    get_num_threads,
     infer_type,
+    set_num_threads,
     set_print_threshold,
 )
 from ._errors import (
@@ -138,11 +141,38 @@ def kernel(signature: str) -> Any:
     """``@dynd.kernel("(float64) -> float64")``: compiles a scalar Python function
     with Numba into a dynd callable, lifted over fixed and var dims with
     broadcasting and run on dynd's worker threads for large inputs (dynd
-    decides; ``RAYON_NUM_THREADS`` sets how many threads there are). An
+    decides; :func:`set_num_threads`, ``with dynd.threads(n)`` or
+    ``DYND_NUM_THREADS`` set how many threads there are). An
     exception raised inside the kernel becomes :class:`ExternalError`."""
     from ._kernel import kernel as _kernel
 
     return _kernel(signature)
+
+
+class threads:
+    """``with dynd.threads(n): ...``: dynd's calls made by this Python
+    thread inside the block use ``n`` threads (1: serially; 0: the process
+    default), whatever :func:`set_num_threads` says (DESIGN §13). Blocks
+    nest; leaving one puts the enclosing choice back. Other Python threads
+    keep their own choice."""
+
+    def __init__(self, n: int) -> None:
+        if n is None:
+            raise TypeError("dynd.threads takes an int thread count, got None")
+        # Checked now, so that a bad count fails where it is written.
+        _replace_thread_scope(_replace_thread_scope(n))
+        self._n = n
+        self._saved: list[int | None] = []
+
+    def __enter__(self) -> threads:
+        self._saved.append(_replace_thread_scope(self._n))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _replace_thread_scope(self._saved.pop())
+
+    def __repr__(self) -> str:
+        return f"dynd.threads({self._n})"
 
 
 def __getattr__(name: str) -> Any:
@@ -178,10 +208,13 @@ __all__ = [
     "from_arrow",
     "from_dlpack",
     "from_json",
+    "get_num_threads",
     "infer_type",
     "kernel",
+    "set_num_threads",
     "set_print_threshold",
     "sort",
+    "threads",
     "type",
     *_REDUCTIONS,
 ]

@@ -31,7 +31,8 @@ How it is built:
 3. its address goes to ``dynd._dynd._callable_from_kernel``, which makes a
    deferred ckernel of it. dynd lifts that over fixed and var dims with
    broadcasting, propagates missing values (``?float64`` arguments), and runs
-   large calls on its worker threads (``RAYON_NUM_THREADS`` sets how many;
+   large calls on its worker threads (``dynd.set_num_threads``,
+   ``with dynd.threads(n)`` or ``DYND_NUM_THREADS`` set how many;
    there is no per-kernel switch).
 
 Errors: an exception raised by the function inside the kernel cannot travel

@@ -41,7 +41,7 @@ impl CallableImpl for Concatenate {
             )));
         }
         let mut total = Some(0usize);
-        let mut elem: Option<(&Type, &Type)> = None;
+        let mut elem: Option<(&Type, Type)> = None;
         for (i, a) in args.iter().enumerate() {
             a.require_concrete(&format!("concatenate's argument {i}"))?;
             let (size, e) = match a.kind() {
@@ -54,15 +54,17 @@ impl CallableImpl for Concatenate {
                     )));
                 }
             };
-            match elem {
-                None => elem = Some((a, e)),
-                Some((first, fe)) if fe != e => {
-                    return Err(Error::type_error(format!(
-                        "concatenate: argument 0 ({first}) and argument {i} ({a}) have different elements ({fe} and {e}); cast one first"
-                    )));
-                }
-                _ => {}
-            }
+            elem = Some(match elem {
+                None => (a, e.clone()),
+                Some((first, fe)) => match joined_elem(&fe, e) {
+                    Some(j) => (first, j),
+                    None => {
+                        return Err(Error::type_error(format!(
+                            "concatenate: argument 0 ({first}) and argument {i} ({a}) have different elements ({fe} and {e}); cast one first"
+                        )));
+                    }
+                },
+            });
             total = match (total, size) {
                 (Some(t), Some(s)) => Some(t.checked_add(s).ok_or_else(|| {
                     Error::alloc("concatenate: the total size overflows".to_string())
@@ -70,7 +72,7 @@ impl CallableImpl for Concatenate {
                 _ => None,
             };
         }
-        let e = elem.map(|p| p.1.clone()).unwrap_or_else(Type::any);
+        let e = elem.map(|p| p.1).unwrap_or_else(Type::any);
         Ok(match total {
             Some(n) => Type::fixed_dim(n, e),
             None => Type::var_dim(e),
@@ -95,6 +97,31 @@ impl CallableImpl for Concatenate {
             };
         }
         build!(1 2 3 4 5 6 7 8)
+    }
+}
+
+/// The element of the result when arguments with elements `a` and `b` are
+/// joined, as awkward joins them: the same type; or dims over elements
+/// that join, fixed when both are fixed of one size and var when a var dim
+/// meets a fixed one (`var * int32` and `3 * int32` join as
+/// `var * int32`). `None` when they do not join: fixed dims of two sizes
+/// (as NumPy refuses them), or other element types (a cast is the
+/// caller's).
+fn joined_elem(a: &Type, b: &Type) -> Option<Type> {
+    if a == b {
+        return Some(a.clone());
+    }
+    let dim = |t: &Type| match t.kind() {
+        TypeKind::FixedDim { size, elem } => Some((Some(*size), elem.clone())),
+        TypeKind::VarDim { elem } => Some((None, elem.clone())),
+        _ => None,
+    };
+    let ((na, ea), (nb, eb)) = (dim(a)?, dim(b)?);
+    let inner = joined_elem(&ea, &eb)?;
+    match (na, nb) {
+        (Some(x), Some(y)) if x == y => Some(Type::fixed_dim(x, inner)),
+        (Some(_), Some(_)) => None,
+        _ => Some(Type::var_dim(inner)),
     }
 }
 

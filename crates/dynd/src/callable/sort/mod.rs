@@ -82,6 +82,7 @@ mod scan;
 mod simd;
 #[allow(clippy::module_inception)]
 mod sort;
+mod split;
 
 use super::registry::builtin_callables;
 use super::rows::{RowIn, RowKernel, RowOut};

@@ -3,9 +3,11 @@
 //! unstable sort for long ones, a vectorised quicksort for long rows of
 //! 64-bit keys: [`super::simd`]), and strings and bytes by their bytes.
 
+use super::split::{SPLIT_SORT_MIN, sort_split};
 use super::{Rows, SortOptions};
 use crate::callable::rows::copy_kernel;
 use crate::error::{Error, Result};
+use crate::exec::{self, Shared, TASK_ELEMENTS};
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
 use crate::layout::StringData;
 use crate::types::{NativeType, Type, TypeKind};
@@ -166,7 +168,7 @@ pub(super) fn stable_sort_pairs<U: Radix>(v: &mut [(U, usize)]) {
     if v.len() <= INSERTION_MAX {
         insertion_sort(v, |a, b| a.0 < b.0);
     } else {
-        v.sort_unstable();
+        sort_split(v, |p| p.sort_unstable());
     }
 }
 
@@ -176,7 +178,7 @@ pub(super) fn sort_keys<U: Radix>(v: &mut [U]) {
     if v.len() <= INSERTION_MAX {
         insertion_sort(v, |a, b| a < b);
     } else {
-        U::sort_long(v);
+        sort_split(v, U::sort_long);
     }
 }
 
@@ -265,6 +267,14 @@ impl<T: SortKey> NumKernel<T> {
         let at = |j: usize| src.wrapping_offset(j as isize * stride);
         // SAFETY: (1) for each j < n.
         let load = |j: usize| unsafe { at(j).cast::<T::Raw>().read_unaligned() };
+        // SAFETY: (1).
+        if unsafe { self.keys_split(src, n, stride, keys) } {
+            sort_keys(&mut keys[..n]);
+            if self.descending {
+                keys[..n].reverse();
+            }
+            return n;
+        }
         let mut m = 0;
         let (nans, missing) = self.classify(n, load, |_, r| {
             keys[m] = T::key(r);
@@ -286,6 +296,46 @@ impl<T: SortKey> NumKernel<T> {
             keys[..m].reverse();
         }
         m + nans
+    }
+
+    /// A long row's keys into `keys` by position, in pieces on the
+    /// executor's threads: `true` when every element was a value (neither
+    /// NaN nor missing), and `false` when the row is short, there is one
+    /// thread, or some element was not a value (the serial pass then
+    /// places those last).
+    ///
+    /// # Safety
+    /// 1. `n` elements `stride` apart from `src` are readable.
+    unsafe fn keys_split(
+        &self,
+        src: *const u8,
+        n: usize,
+        stride: isize,
+        keys: &mut [T::U],
+    ) -> bool {
+        if n < SPLIT_SORT_MIN || exec::num_threads() < 2 {
+            return false;
+        }
+        let (src, out) = (Shared(src), Shared(keys.as_mut_ptr()));
+        let all_values = exec::flat(n, TASK_ELEMENTS, |s, c| {
+            for j in s..s + c {
+                // SAFETY: (1) j < n; keys has room for n, and each piece
+                // writes only its own positions.
+                let r = unsafe {
+                    src.get()
+                        .wrapping_offset(j as isize * stride)
+                        .cast::<T::Raw>()
+                        .read_unaligned()
+                };
+                if self.class(r) != Class::Value {
+                    return Err(Error::invalid_argument("not a value"));
+                }
+                // SAFETY: as above.
+                unsafe { out.get().add(j).write(T::key(r)) };
+            }
+            Ok(())
+        });
+        all_values.is_ok()
     }
 
     /// `argsort`: the row's positions in order into `out`.
@@ -370,17 +420,29 @@ impl<T: SortKey> Kernel for NumKernel<T> {
         };
         // SAFETY: the row's n elements are readable; `keys` has room for n.
         let present = unsafe { self.sort_into(first, n, stride, keys) };
-        for (j, &k) in keys.iter().enumerate() {
-            let v = if j < present { T::unkey(k) } else { T::NA };
-            // SAFETY: output j is writable (n of them at out_stride); in
-            // place, key j has just been read from the same bytes.
-            unsafe {
-                out.wrapping_offset(j as isize * out_stride)
-                    .cast::<T::Raw>()
-                    .write_unaligned(v)
-            };
-        }
-        Ok(())
+        let (keys, out) = (Shared(keys.as_ptr()), Shared(out));
+        let pieces = if n >= SPLIT_SORT_MIN {
+            TASK_ELEMENTS
+        } else {
+            n
+        };
+        exec::flat(n, pieces, |s, c| {
+            for j in s..s + c {
+                // SAFETY: key j of n; read before output j, which it may
+                // share bytes with (in place), is written.
+                let k = unsafe { keys.get().add(j).read() };
+                let v = if j < present { T::unkey(k) } else { T::NA };
+                // SAFETY: output j is writable (n of them at out_stride),
+                // each piece writing its own.
+                unsafe {
+                    out.get()
+                        .wrapping_offset(j as isize * out_stride)
+                        .cast::<T::Raw>()
+                        .write_unaligned(v)
+                };
+            }
+            Ok(())
+        })
     }
 }
 
