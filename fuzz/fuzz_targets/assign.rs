@@ -214,6 +214,9 @@ macro_rules! with_type {
                 $body
             }
             BuiltinType::Void => unreachable!("void is not in TYPES"),
+            // Not in TYPES yet: its reference conversions (double rounding
+            // from integers above 2^53) are still to be written.
+            BuiltinType::BFloat16 => unreachable!("bfloat16 is not in TYPES"),
         }
     };
 }

@@ -143,7 +143,9 @@ fn threads_choose_the_executor_and_never_change_a_result() {
     // 300000 elements: large enough that two and three threads split the
     // calls; the JSON comes from a file.
     let n = 300_000;
-    let values: Vec<String> = (0..n).map(|i| format!("{}", (i * 7919) % 1013)).collect();
+    let values: Vec<String> = (0..n)
+        .map(|i: u64| format!("{}", (i * 7919) % 1013))
+        .collect();
     let path = std::env::temp_dir().join(format!("dynd-cli-threads-{}.json", std::process::id()));
     std::fs::write(&path, format!("[{}]", values.join(","))).unwrap();
     let at = format!("@{}", path.display());
