@@ -15,7 +15,10 @@ impl Array {
     /// On error the destination is partly written: elements before the
     /// failing one may hold new values (numeric loops work in chunks of 256
     /// and write none of the failing chunk); the failing element and those
-    /// after it keep their old values.
+    /// after it keep their old values, except that a large assignment split
+    /// across threads (`dynd::exec`) may also have written elements that
+    /// other threads reached past it. The error is the one a serial run
+    /// reports.
     ///
     /// ```
     /// use dynd::{Array, kernels::assign::ErrorMode};
@@ -26,6 +29,9 @@ impl Array {
     /// ```
     pub fn assign(&self, src: &Array, mode: ErrorMode) -> Result<()> {
         self.check_writable()?;
+        if let Some(r) = super::flat_assign::try_split_assign(self, src, mode) {
+            return r;
+        }
         if let Some(r) = super::flat_assign::try_flat_assign(self, src, mode) {
             return r;
         }

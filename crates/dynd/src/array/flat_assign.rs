@@ -6,6 +6,7 @@
 
 use super::Array;
 use crate::error::Result;
+use crate::exec::{self, SPLIT_MIN, Shared, TASK_ELEMENTS};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
 use crate::kernels::{CKernelBuilder, KernelRequest};
 use crate::layout::FixedDimMeta;
@@ -15,6 +16,67 @@ use std::pin::pin;
 /// Rows shorter than this go through the flat path; longer ones gain
 /// nothing from it (the per-row cost is spread over enough elements).
 const SHORT_ROWS: usize = 1 << 16;
+
+/// `dst ← src` split across the executor's threads as one flat run
+/// ([`exec::flat`]), when both are C-contiguous arrays of the same shape
+/// (any number of dims) over builtin scalars, large enough to split, and
+/// there are threads; `None` otherwise. Each piece converts its own
+/// elements with one strided kernel shared by every thread; an error is
+/// the one a serial assignment reports (pieces after it may have written).
+pub(super) fn try_split_assign(dst: &Array, src: &Array, mode: ErrorMode) -> Option<Result<()>> {
+    if dst.ndim() == 0 || dst.tp().has_blockref() || src.tp().has_blockref() {
+        return None;
+    }
+    let (dshape, delem, _) = dst.c_contiguous_parts()?;
+    let (sshape, selem, _) = src.c_contiguous_parts()?;
+    let n: usize = dshape.iter().product();
+    if dshape != sshape || n < SPLIT_MIN || exec::num_threads() < 2 {
+        return None;
+    }
+    let (d, s) = (delem.as_builtin()?, selem.as_builtin()?);
+    let (ds, ss) = (d.data_size(), s.data_size());
+    // Overlapping data (a shifted view of the same buffer) is converted in
+    // the serial order only: pieces would read what others already wrote.
+    let (dp, sp) = (dst.data_ptr() as usize, src.data_ptr() as usize);
+    if dp < sp + n * ss && sp < dp + n * ds {
+        return None;
+    }
+    let mut ckb = pin!(CKernelBuilder::new());
+    // SAFETY: 0 is a free slot of a new builder; builtin elements have no
+    // arrmeta, so none is read.
+    let built = unsafe {
+        make_assignment_kernel(
+            ckb.as_mut(),
+            0,
+            delem,
+            std::ptr::null(),
+            selem,
+            std::ptr::null(),
+            KernelRequest::Strided,
+            mode,
+        )
+    };
+    if let Err(e) = built {
+        return Some(Err(e));
+    }
+    let ckb: &CKernelBuilder = &ckb;
+    let (out, from) = (Shared(dst.data_ptr()), Shared(src.data_ptr() as *const u8));
+    Some(exec::flat(n, TASK_ELEMENTS, |start, count| {
+        // SAFETY: the kernel was built for Strided on these builtin
+        // elements; elements start..start + count lie in both arrays'
+        // data (C order, the same shape), each piece writing its own; the
+        // destination is writable (the caller checked).
+        unsafe {
+            ckb.call_strided(
+                out.get().add(start * ds),
+                ds as isize,
+                &[from.get().add(start * ss)],
+                &[ss as isize],
+                count,
+            )
+        }
+    }))
+}
 
 /// `dst ← src` as one 1-d call, when both are C-contiguous arrays of the
 /// same shape (two or more dims, rows shorter than [`SHORT_ROWS`]) over

@@ -26,6 +26,7 @@ mod rows;
 mod scalar;
 pub mod select;
 pub mod sort;
+mod split;
 pub mod strings;
 
 pub use registry::{lookup, names, register};
@@ -143,6 +144,17 @@ pub trait CallableImpl: Send + Sync + 'static {
         false
     }
 
+    /// How many leading dims of arguments of types `args` this callable
+    /// lifts over row by row, each result row along them computed from the
+    /// same rows of the arguments alone (row callables, selection): a large
+    /// call may then be split along the outermost of them on the executor's
+    /// threads (DESIGN §13, outer tasks). The default, 0, makes no such
+    /// promise; scalar callables split through their own paths.
+    fn outer_rows(&self, args: &[Type]) -> usize {
+        let _ = args;
+        0
+    }
+
     /// Checks the operands `instantiate` is to be given: one arrmeta pointer
     /// per source type, source types [`CallableImpl::resolve`] accepts, and
     /// `dst_tp` the type it gives for them; the errors name the callable and
@@ -254,6 +266,9 @@ impl Callable {
         }
         let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
         let out_tp = self.resolve(&tps)?;
+        if let Some(out) = split::call_split(self, args, &out_tp) {
+            return Ok(out);
+        }
         let out = Array::empty(out_tp)?;
         self.call_into(&out, args)?;
         Ok(out)

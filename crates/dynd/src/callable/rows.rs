@@ -99,6 +99,10 @@ impl<R: RowKernel> CallableImpl for R {
         Ok(under_dims(&dims, row))
     }
 
+    fn outer_rows(&self, args: &[Type]) -> usize {
+        self.parts(args).map_or(0, |(dims, _, _)| dims.len())
+    }
+
     unsafe fn instantiate(
         &self,
         ckb: Pin<&mut CKernelBuilder>,

@@ -32,7 +32,6 @@ use crate::array::{Array, TypeArg};
 use crate::error::{Error, Result};
 use crate::exec::{self, TEXT_SPLIT_MIN};
 use crate::layout::arrmeta::{self, FixedDimMeta, VarDimData, VarDimMeta};
-use crate::memblock::MemoryBlockHeader;
 use crate::types::{Type, TypeKind};
 use std::mem::size_of;
 
@@ -152,48 +151,6 @@ impl Drop for OwnedMeta {
         // are given up here, once.
         unsafe { arrmeta::destroy(&tp, self.ptr()) };
     }
-}
-
-/// The blockref slots of `tp`'s arrmeta at `meta`, outermost first.
-///
-/// # Safety
-/// 1. `meta` is valid arrmeta of `tp`.
-unsafe fn blockref_slots(tp: &Type, meta: *mut u8) -> Vec<*mut *mut MemoryBlockHeader> {
-    let mut slots = Vec::new();
-    // SAFETY: (1).
-    unsafe { arrmeta::for_each_blockref(tp, meta, &mut |s| slots.push(s)) };
-    slots
-}
-
-/// Moves the variable-sized data that a piece's arrmeta `from` owns into
-/// the blocks of `into` (both arrmeta of `tp`), without copying it.
-///
-/// # Safety
-/// 1. `into` and `from` are valid arrmeta of `tp`, not used by any other
-///    thread during the call.
-unsafe fn absorb_blocks(tp: &Type, into: *mut u8, from: *mut u8) -> Result<()> {
-    // SAFETY: (1).
-    let (dst, src) = unsafe { (blockref_slots(tp, into), blockref_slots(tp, from)) };
-    for (d, s) in dst.into_iter().zip(src) {
-        // SAFETY: (1) each slot is a blockref field of valid arrmeta: null
-        // or an owned reference to a live block.
-        unsafe {
-            if (*s).is_null() {
-                continue;
-            }
-            if (*d).is_null() {
-                // A pointer target block made while parsing: the reference
-                // moves over.
-                *d = *s;
-                *s = std::ptr::null_mut();
-                continue;
-            }
-            arrmeta::with_allocator(*d, |into| {
-                arrmeta::with_allocator(*s, |from| into.absorb(&from))
-            })?;
-        }
-    }
-    Ok(())
 }
 
 /// Parses the non-blank lines of `text[start..end]` into consecutive
@@ -369,7 +326,7 @@ pub(in crate::array) fn from_json_lines(tp: Type, text: &str) -> Result<Array> {
     })?;
     for m in &mut metas {
         // SAFETY: both are valid element arrmeta, on this thread alone now.
-        unsafe { absorb_blocks(&elem, emeta, m.ptr()) }?;
+        unsafe { arrmeta::absorb_blocks(&elem, emeta, m.ptr()) }?;
     }
     Ok(out)
 }

@@ -296,6 +296,12 @@ impl<S: RowSelect> CallableImpl for Select<S> {
         Ok(under_dims(&rows.dims, out_row.clone()))
     }
 
+    fn outer_rows(&self, args: &[Type]) -> usize {
+        self.0
+            .parts(args)
+            .map_or(0, |p| S::rows_of(&p).0.dims.len())
+    }
+
     unsafe fn instantiate(
         &self,
         ckb: Pin<&mut CKernelBuilder>,

@@ -1,0 +1,279 @@
+//! Outer tasks (DESIGN §13): a large call of a callable whose rows along
+//! the outermost dim are independent ([`super::CallableImpl::outer_rows`]:
+//! per-row sort, argsort, cumsum, cumprod, filter, take, ...) split along
+//! that dim on the executor's threads.
+//!
+//! Each task calls the callable on its slice of the rows (views, no copy)
+//! serially. A result without variable-sized data is written in place:
+//! each task calls into its slice of the new output. A result with it
+//! (var rows, strings) is computed by each task into an array of its own,
+//! whose row descriptors the task copies into its slice of the output;
+//! the tasks' arenas are then absorbed by the output's without copying
+//! the rows (`layout::arrmeta::absorb_blocks`).
+//!
+//! When a task fails, the call is run again serially, so that the error is
+//! word for word the serial one (messages name rows by their index in the
+//! whole call, which a task only knows within its slice).
+
+use super::Callable;
+use crate::array::{Array, Index};
+use crate::error::{Error, Result};
+use crate::exec::{self, Shared};
+use crate::layout::arrmeta::{self, FixedDimMeta};
+use crate::types::{Type, TypeKind};
+use std::mem::size_of;
+
+/// Calls with fewer outer rows run as one call.
+const SPLIT_ROWS: usize = 1 << 13;
+/// Fewest rows per task.
+const TASK_ROWS: usize = 1 << 12;
+
+/// `f(args)` into a new array of type `out_tp`, split along the outermost
+/// dim; `None` when the call is not split (see the module doc) or a task
+/// failed (the caller then runs it serially).
+pub(super) fn call_split(f: &Callable, args: &[&Array], out_tp: &Type) -> Option<Array> {
+    let TypeKind::FixedDim { size: n, elem } = out_tp.kind() else {
+        return None;
+    };
+    let n = *n;
+    let threads = exec::num_threads();
+    if n < SPLIT_ROWS || threads < 2 || args.is_empty() {
+        return None;
+    }
+    // Every argument has the result's outermost dim (no broadcasting of it).
+    let same_outer =
+        |a: &&Array| matches!(a.tp().kind(), TypeKind::FixedDim { size, .. } if *size == n);
+    if !args.iter().all(same_outer) {
+        return None;
+    }
+    let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
+    if f.implementation().outer_rows(&tps) == 0 {
+        return None;
+    }
+    let tasks = (threads * 4).min(n / TASK_ROWS).max(2);
+    let per = n.div_ceil(tasks);
+    let tasks = n.div_ceil(per);
+    let slice = |t: usize| -> Result<Vec<Array>> {
+        let (lo, hi) = (t * per, ((t + 1) * per).min(n));
+        let at = [Index::slice(Some(lo as isize), Some(hi as isize), 1)];
+        args.iter().map(|a| a.index(&at)).collect()
+    };
+    let out = if elem.has_blockref() {
+        gather_tasks(f, elem, n, per, tasks, &slice, out_tp)
+    } else {
+        into_slices(f, n, per, tasks, &slice, out_tp)
+    };
+    #[cfg(test)]
+    if out.is_ok() {
+        tests::SPLITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    out.ok()
+}
+
+/// A result without variable-sized data: each task calls into its slice
+/// of the new output.
+fn into_slices(
+    f: &Callable,
+    n: usize,
+    per: usize,
+    tasks: usize,
+    slice: &(dyn Fn(usize) -> Result<Vec<Array>> + Sync),
+    out_tp: &Type,
+) -> Result<Array> {
+    let out = Array::empty(out_tp.clone())?;
+    exec::tasks(tasks, |t| {
+        let (lo, hi) = (t * per, ((t + 1) * per).min(n));
+        let dst = out.index(&[Index::slice(Some(lo as isize), Some(hi as isize), 1)])?;
+        let views = slice(t)?;
+        let refs: Vec<&Array> = views.iter().collect();
+        f.call_into(&dst, &refs)
+    })?;
+    Ok(out)
+}
+
+/// A result with variable-sized data: each task computes its rows into an
+/// array of its own and copies their descriptors into the output; the
+/// tasks' arenas then move into the output's.
+fn gather_tasks(
+    f: &Callable,
+    elem: &Type,
+    n: usize,
+    per: usize,
+    tasks: usize,
+    slice: &(dyn Fn(usize) -> Result<Vec<Array>> + Sync),
+    out_tp: &Type,
+) -> Result<Array> {
+    let out = Array::empty_for_overwrite(out_tp.clone())?;
+    let esize = elem.data_size();
+    let row_stride = |a: &Array| {
+        // SAFETY: the array's type is a fixed dim: its arrmeta starts with
+        // the dim's.
+        let m: FixedDimMeta = unsafe { arrmeta::read(a.arrmeta_ptr()) };
+        m.stride
+    };
+    if row_stride(&out) != esize as isize {
+        return Err(Error::invalid_argument("a new output is not contiguous"));
+    }
+    let base = Shared(out.data_ptr());
+    let parts = exec::map_tasks(tasks, |t| {
+        let (lo, hi) = (t * per, ((t + 1) * per).min(n));
+        let views = slice(t)?;
+        let refs: Vec<&Array> = views.iter().collect();
+        let part = f.call(&refs)?;
+        let fits = matches!(part.tp().kind(), TypeKind::FixedDim { size, elem: e } if *size == hi - lo && e == elem);
+        if !fits || row_stride(&part) != esize as isize {
+            return Err(Error::invalid_argument(format!(
+                "{}: a slice's result is {}, not {} rows of {elem}",
+                f.name(),
+                part.tp(),
+                hi - lo
+            )));
+        }
+        // SAFETY: rows lo..hi of the output are this task's alone; the
+        // part holds hi - lo contiguous elements of the same type; the
+        // output's data is writable (new) and outlives the split.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                part.data_ptr() as *const u8,
+                base.get().add(lo * esize),
+                (hi - lo) * esize,
+            )
+        };
+        Ok(part)
+    })?;
+    // The element arrmeta follows the outermost dim's.
+    let elem_meta =
+        |a: &Array| (a.arrmeta_ptr() as *mut u8).wrapping_add(size_of::<FixedDimMeta>());
+    for part in &parts {
+        // SAFETY: both are valid arrmeta of `elem` (the element of two
+        // fixed dims of arrays of that element type), of arrays only this
+        // thread holds (new ones: the output, and each part, which is
+        // dropped unread below once its rows' blocks have moved).
+        unsafe { arrmeta::absorb_blocks(elem, elem_meta(&out), elem_meta(part)) }?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use crate::exec::with_threads;
+    use crate::{Array, compute};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Calls split so far (this test binary).
+    pub(in crate::callable) static SPLITS: AtomicUsize = AtomicUsize::new(0);
+
+    /// `rows` ragged rows of 0..12 elements as JSON, some with missing
+    /// values when `opt`.
+    fn ragged(rows: usize, opt: bool) -> String {
+        let row = |i: usize| {
+            let items: Vec<String> = (0..(i * 7) % 13)
+                .map(|j| match (i * 31 + j * 17) % 23 {
+                    5 if opt => "null".to_string(),
+                    v => format!("{}.5", v as i64 - 9),
+                })
+                .collect();
+            format!("[{}]", items.join(","))
+        };
+        format!("[{}]", (0..rows).map(row).collect::<Vec<_>>().join(","))
+    }
+
+    /// `f` on 1 thread, and on 2 and 3 (where it must split), agree.
+    fn agrees(what: &str, f: &dyn Fn() -> crate::Result<Array>) {
+        let one = with_threads(1, f).unwrap();
+        for threads in [2, 3] {
+            let before = SPLITS.load(Ordering::Relaxed);
+            let many = with_threads(threads, f).unwrap();
+            assert!(
+                SPLITS.load(Ordering::Relaxed) > before,
+                "{what}: not split on {threads} threads"
+            );
+            assert_eq!(many.tp(), one.tp(), "{what}");
+            assert!(
+                many.to_json() == one.to_json(),
+                "{what}: {threads} threads differ"
+            );
+        }
+    }
+
+    #[test]
+    fn row_callables_split_their_outer_rows_with_the_serial_result() {
+        let n = 3 * super::SPLIT_ROWS + 11;
+        let x =
+            Array::from_json(format!("{n} * var * ?float64").as_str(), &ragged(n, true)).unwrap();
+        let y =
+            Array::from_json(format!("{n} * var * float64").as_str(), &ragged(n, false)).unwrap();
+        agrees("sort", &|| compute::sort(&x));
+        agrees("argsort", &|| compute::argsort(&y));
+        agrees("cumsum", &|| compute::cumsum(&x));
+        agrees("drop_null", &|| compute::drop_null(&x));
+        let mask = compute::call("greater", &[&y, &Array::from(2.0)]).unwrap();
+        agrees("filter", &|| compute::filter(&y, &mask));
+        let idx = compute::argsort(&y).unwrap();
+        agrees("take", &|| compute::take(&y, &idx));
+        // Fixed rows: written in place, no arenas.
+        let z = Array::from_json(
+            format!("{n} * 3 * int32").as_str(),
+            &format!(
+                "[{}]",
+                (0..n)
+                    .map(|i| format!("[{},{},{}]", i % 7, (i * 5) % 3, -(i as i64 % 11)))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        )
+        .unwrap();
+        agrees("sort fixed rows", &|| compute::sort(&z));
+        agrees("cumprod fixed rows", &|| compute::cumprod(&z));
+    }
+
+    #[test]
+    fn rows_of_strings_move_both_arenas() {
+        let n = 2 * super::SPLIT_ROWS + 3;
+        let rows: Vec<String> = (0..n)
+            .map(|i| {
+                let words: Vec<String> = (0..i % 4)
+                    .map(|j| format!("\"w{}-{}\"", (i * 13 + j) % 97, "x".repeat(j * 9)))
+                    .collect();
+                format!("[{}]", words.join(","))
+            })
+            .collect();
+        let x = Array::from_json(
+            format!("{n} * var * string").as_str(),
+            &format!("[{}]", rows.join(",")),
+        )
+        .unwrap();
+        agrees("sort strings", &|| compute::sort(&x));
+        // The result outlives the input and the tasks' arrays.
+        let sorted = with_threads(2, || compute::sort(&x)).unwrap();
+        let want = with_threads(1, || compute::sort(&x)).unwrap().to_json();
+        drop(x);
+        assert!(sorted.to_json() == want);
+    }
+
+    #[test]
+    fn a_failing_task_reports_the_serial_error() {
+        let n = 2 * super::SPLIT_ROWS;
+        let x =
+            Array::from_json(format!("{n} * var * float64").as_str(), &ragged(n, false)).unwrap();
+        let idx: Vec<String> = (0..n)
+            .map(|i| {
+                if i == n - 5 || i == 9000 {
+                    "[99]".into()
+                } else {
+                    "[]".into()
+                }
+            })
+            .collect();
+        let idx = Array::from_json(
+            format!("{n} * var * int64").as_str(),
+            &format!("[{}]", idx.join(",")),
+        )
+        .unwrap();
+        let one = with_threads(1, || compute::take(&x, &idx)).unwrap_err();
+        let two = with_threads(2, || compute::take(&x, &idx)).unwrap_err();
+        assert_eq!(one.kind(), crate::ErrorKind::Index);
+        assert_eq!(one.message(), two.message());
+        assert!(one.message().contains("9000"), "{}", one.message());
+    }
+}
