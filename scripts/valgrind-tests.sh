@@ -18,6 +18,9 @@ export PROPTEST_CASES="${PROPTEST_CASES:-16}"
 # Outputs from 64 KiB on are written past the cache (4 MiB by default), so
 # the streamed paths run, and are checked, on the tests' small arrays.
 export DYND_STREAM_MIN_BYTES="${DYND_STREAM_MIN_BYTES:-65536}"
+# Tests that run every family on several thread counts run a subset of
+# their calls under valgrind (tests/exec_families.rs).
+export DYND_VALGRIND=1
 # Debug builds keep valgrind's reports readable; no doc tests (rustdoc runs
 # its own processes).
 mapfile -t bins < <(cargo test --workspace --no-run --message-format=json 2>/dev/null \

@@ -19,6 +19,7 @@ mod callable_strings;
 mod common;
 mod datashape;
 mod dlpack;
+mod exec_families;
 mod external;
 mod infer;
 mod json;

@@ -14,6 +14,7 @@
 
 use super::fold::{fold_run, load};
 use super::*;
+use crate::exec::{self, SPLIT_MIN, Shared};
 
 /// The most bytes of state an op may carry (the walk's state buffer).
 pub(in crate::callable::reduce) const STATE_MAX: usize = 64;
@@ -265,6 +266,19 @@ impl ReduceOp for Staged {
     }
 }
 
+/// `f(b)` for each block `b` of [`BLOCK`] elements of a run of `n`, in
+/// block order: on the executor's threads when the run is long enough to
+/// split (the blocks are the same either way).
+fn in_blocks<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let blocks = n.div_ceil(BLOCK);
+    if n >= SPLIT_MIN && exec::num_threads() > 1 {
+        if let Ok(v) = exec::map_tasks(blocks, |b| Ok(f(b))) {
+            return v;
+        }
+    }
+    (0..blocks).map(f).collect()
+}
+
 /// A mean skipping missing values: a sum and a count.
 pub(in crate::callable::reduce) struct MeanAcc<S, A> {
     sum: A,
@@ -364,14 +378,22 @@ where
         }
         let c = count as f64;
         let mean = sum / c;
-        let mut m2 = 0.0;
-        for j in 0..n {
-            // SAFETY: (1) j < n.
-            let x: S = unsafe { ld(p.wrapping_offset(j as isize * s)) };
-            let (v, present) = load::<SumK, S, f64, M>(x);
-            let d = if present { v - mean } else { 0.0 };
-            m2 += d * d;
-        }
+        // The squared deviations block by block (BLOCK elements each, a
+        // plain sum within a block), the blocks' sums added in order: the
+        // same bits on any number of threads.
+        let base = Shared(p);
+        let deviations = move |b: usize| -> f64 {
+            let mut m2 = 0.0;
+            for j in b * BLOCK..((b + 1) * BLOCK).min(n) {
+                // SAFETY: (1) j < n.
+                let x: S = unsafe { ld(base.get().wrapping_offset(j as isize * s)) };
+                let (v, present) = load::<SumK, S, f64, M>(x);
+                let d = if present { v - mean } else { 0.0 };
+                m2 += d * d;
+            }
+            m2
+        };
+        let m2: f64 = in_blocks(n, deviations).into_iter().sum();
         // Chan et al.: merge (count, mean, m2) of two parts.
         let total = self.count + c;
         let delta = mean - self.mean;
@@ -459,16 +481,30 @@ where
         }
     }
     unsafe fn fold<M: Mode>(&mut self, p: *const u8, s: isize, n: usize) {
-        for j in 0..n {
-            // SAFETY: (1) j < n.
-            let x: S = unsafe { ld(p.wrapping_offset(j as isize * s)) };
-            if M::SKIP && x.is_na() {
-                continue;
+        // Each block's first best, then the blocks in order: a later block
+        // wins only with a strictly better value, as a later element does.
+        let base = Shared(p);
+        let block = move |b: usize| -> Self {
+            let mut best = Self::new();
+            let (lo, hi) = (b * BLOCK, ((b + 1) * BLOCK).min(n));
+            for j in lo..hi {
+                // SAFETY: (1) j < n.
+                let x: S = unsafe { ld(base.get().wrapping_offset(j as isize * s)) };
+                if M::SKIP && x.is_na() {
+                    continue;
+                }
+                let v: A = x.cvt();
+                if best.at < 0 || K::better(v, best.best) {
+                    best.best = v;
+                    best.at = j as i64;
+                }
             }
-            let v: A = x.cvt();
-            if self.at < 0 || K::better(v, self.best) {
-                self.best = v;
-                self.at = self.next + j as i64;
+            best
+        };
+        for b in in_blocks(n, block) {
+            if b.at >= 0 && (self.at < 0 || K::better(b.best, self.best)) {
+                self.best = b.best;
+                self.at = self.next + b.at;
             }
         }
         self.next += n as i64;
