@@ -4,6 +4,7 @@
 use super::{RowBuilt, RowIn, RowSelect, Rows, arity, by_size, child_slot, plain_width};
 use crate::callable::rows::VarAlloc;
 use crate::error::{Error, Result};
+use crate::exec::{self, SPLIT_MIN, Shared, TASK_ELEMENTS};
 use crate::kernels::{Kernel, KernelRef, Strided};
 use crate::layout::VarDimData;
 use crate::types::{BuiltinType, Type};
@@ -221,6 +222,75 @@ impl FilterRow {
     }
 }
 
+impl FilterRow {
+    /// One long row of builtins filtered on the executor's threads: each
+    /// block's kept count, their running offsets, one allocation, then
+    /// each block compacted into its own part of it. Each block compacts
+    /// up to its last kept element only, so that the branch-free loop's
+    /// store past the end stays inside the block's part.
+    ///
+    /// # Safety
+    /// 1. `run` is a valid strided run of one row of this kernel, `x` and
+    ///    `m` that row of `x` and of the mask (`n` elements each, at `xs`
+    ///    and `ms`), and `self.width` is set.
+    unsafe fn filter_split(
+        &self,
+        run: &Strided<'_>,
+        (x, n, xs): (*const u8, usize, isize),
+        (m, ms): (*const u8, isize),
+    ) -> Result<()> {
+        let Some(w) = self.width else {
+            return Err(Error::invalid_argument("filter: a split filter moves bits"));
+        };
+        let na = self.na;
+        let blocks = n.div_ceil(TASK_ELEMENTS);
+        let range = |b: usize| (b * TASK_ELEMENTS, ((b + 1) * TASK_ELEMENTS).min(n));
+        let (xp, mp) = (Shared(x), Shared(m));
+        let mask_at = move |i: usize| mp.get().wrapping_offset(i as isize * ms);
+        let counts = exec::map_tasks(blocks, |b| {
+            let (lo, hi) = range(b);
+            // SAFETY: (1) mask bytes lo..hi.
+            Ok(unsafe { count_kept(mask_at(lo), ms, hi - lo, na) })
+        })?;
+        let mut offsets = Vec::with_capacity(blocks);
+        let mut total = 0usize;
+        for c in counts {
+            offsets.push(total);
+            total += c;
+        }
+        // One slot of slack past the last kept element, as the serial path.
+        let base = Shared(self.out.allocate("filter", total + 1, true)?);
+        by_size!(w, |U| exec::tasks(blocks, |b| {
+            let (lo, hi) = range(b);
+            // SAFETY: (1) mask bytes lo..hi; the block ends at its last kept
+            // element (none: nothing to copy).
+            let end = (lo..hi)
+                .rev()
+                .find(|&i| keeps(unsafe { *mask_at(i) }, na))
+                .map_or(lo, |i| i + 1);
+            // SAFETY: (1) elements and mask bytes lo..end; the block's part
+            // of the allocation holds its kept elements, and the loop's
+            // stores stay below its last kept one.
+            unsafe {
+                compact::<U>(
+                    xp.get().wrapping_offset(lo as isize * xs),
+                    xs,
+                    mask_at(lo),
+                    ms,
+                    end - lo,
+                    na,
+                    base.get().cast::<U>().add(offsets[b]),
+                )
+            };
+            Ok(())
+        }))
+        .ok_or_else(|| Error::invalid_argument(format!("filter: no width {w}")))??;
+        // SAFETY: (1) the run's one row.
+        unsafe { write_row(run, 0, *base.get(), total) };
+        Ok(())
+    }
+}
+
 /// Writes output row j of `run`: `size` elements from `begin`.
 ///
 /// # Safety
@@ -249,6 +319,13 @@ impl Kernel for FilterRow {
     unsafe fn strided(&self, k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
         // SAFETY: (Kernel::strided 1) the run is valid; j is one of its rows.
         let row = |j: usize| unsafe { self.rows(&run, j) };
+        if run.count == 1 && self.width.is_some() && exec::num_threads() > 1 {
+            let ((x, n, xs), (m, mn, ms)) = row(0);
+            if mn == n && n >= SPLIT_MIN {
+                // SAFETY: (Kernel::strided 1) the one row of the run.
+                return unsafe { self.filter_split(&run, (x, n, xs), (m, ms)) };
+            }
+        }
         // Pass 1: the lengths agree; how many are kept in all.
         let mut total = 0usize;
         for j in 0..run.count {

@@ -3,6 +3,7 @@
 
 use super::Rows;
 use crate::error::{Error, Result};
+use crate::exec::{self, SPLIT_MIN, Shared, TASK_ELEMENTS};
 use crate::kernels::assign::numeric::Conv;
 use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
 use crate::types::{BuiltinType, NativeType, Type};
@@ -27,6 +28,11 @@ pub(super) trait Accum: NativeType {
     fn add(a: Self, b: Self) -> Self;
     /// `a * b` (integers wrap).
     fn mul(a: Self, b: Self) -> Self;
+    /// `true` when `add` and `mul` are associative (wrapping integers): a
+    /// long row may then be scanned in blocks on several threads with the
+    /// serial result. Floating running values stay serial: a blocked scan
+    /// would change their last bits.
+    const EXACT: bool = false;
 }
 
 macro_rules! int_accum {
@@ -36,6 +42,7 @@ macro_rules! int_accum {
             #[inline(always)] fn one() -> $t { 1 }
             #[inline(always)] fn add(a: $t, b: $t) -> $t { a.wrapping_add(b) }
             #[inline(always)] fn mul(a: $t, b: $t) -> $t { a.wrapping_mul(b) }
+            const EXACT: bool = true;
         }
     )*};
 }
@@ -129,6 +136,75 @@ where
     }
 }
 
+impl<T> ScanKernel<T>
+where
+    T: NativeType,
+    T::Sum: Accum + Conv<T>,
+{
+    /// A long row scanned in two passes of blocks on the executor's
+    /// threads: each block's total, the totals' running values in order,
+    /// then each block scanned from its start. Exact for associative
+    /// (wrapping integer) arithmetic only.
+    ///
+    /// # Safety
+    /// As [`ScanKernel::scan`].
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn scan_split(
+        &self,
+        src: *const u8,
+        s: isize,
+        dst: *mut u8,
+        d: isize,
+        n: usize,
+        start: T::Sum,
+        op: fn(T::Sum, T::Sum) -> T::Sum,
+    ) -> Result<()> {
+        let blocks = n.div_ceil(TASK_ELEMENTS);
+        let (src, dst, opt) = (Shared(src), Shared(dst), self.opt);
+        let range = |b: usize| (b * TASK_ELEMENTS, ((b + 1) * TASK_ELEMENTS).min(n));
+        let totals = exec::map_tasks(blocks, |b| {
+            let (lo, hi) = range(b);
+            let mut acc = start;
+            for j in lo..hi {
+                // SAFETY: (1) element j < n.
+                let r = unsafe {
+                    src.get()
+                        .wrapping_offset(j as isize * s)
+                        .cast::<T::Raw>()
+                        .read_unaligned()
+                };
+                if !(opt && is_na::<T>(r)) {
+                    acc = op(acc, <T::Sum as Conv<T>>::cast(T::from_raw(r)));
+                }
+            }
+            Ok(acc)
+        })?;
+        let mut starts = Vec::with_capacity(blocks);
+        let mut acc = start;
+        for t in totals {
+            starts.push(acc);
+            acc = op(acc, t);
+        }
+        exec::tasks(blocks, |b| {
+            let (lo, hi) = range(b);
+            let (from, to) = (
+                src.get().wrapping_offset(lo as isize * s),
+                dst.get().wrapping_offset(lo as isize * d),
+            );
+            // SAFETY: (1) elements lo..hi of the row, this block's alone in
+            // the output.
+            unsafe {
+                if opt {
+                    Self::scan::<true>(from, s, to, d, hi - lo, starts[b], op);
+                } else {
+                    Self::scan::<false>(from, s, to, d, hi - lo, starts[b], op);
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
 impl<T> Kernel for ScanKernel<T>
 where
     T: NativeType,
@@ -142,6 +218,16 @@ where
         let (first, n, s) = unsafe { self.rows.src.row(src[0]) };
         // SAFETY: the destination is an element of the output's dim.
         let (out, d) = unsafe { self.rows.dst.open(name, dst, n) }?;
+        let op: fn(T::Sum, T::Sum) -> T::Sum = if self.prod { Accum::mul } else { Accum::add };
+        let start = if self.prod {
+            Accum::one()
+        } else {
+            Accum::zero()
+        };
+        if <T::Sum as Accum>::EXACT && n >= SPLIT_MIN && exec::num_threads() > 1 {
+            // SAFETY: as below.
+            return unsafe { self.scan_split(first, s, out, d, n, start, op) };
+        }
         // SAFETY: the row's n elements are readable, the output row's n
         // results writable.
         unsafe {
