@@ -10,6 +10,7 @@ use crate::callable::arith::{Truthy, promote};
 use crate::callable::missing::{BLOCK, Bits, Lane, Scratch};
 use crate::callable::{CallableImpl, no_match};
 use crate::error::{Error, Result};
+use crate::exec::{self, SPLIT_MIN, Shared, TASK_ELEMENTS};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
 use crate::layout::na;
@@ -319,12 +320,26 @@ impl Kernel for WhereKernel {
                 (run.src[1], run.src_stride[1]),
                 (run.src[2], run.src_stride[2]),
             );
-            // SAFETY: the run's ranges are valid (Kernel::strided 1); the
-            // output of a call does not overlap its sources.
-            by_size!(w, |U| unsafe {
-                pick::<U>(c, x, y, (run.dst, run.dst_stride), run.count)
+            let (c, x, y) = (Shared(c), Shared(x), Shared(y));
+            let out = Shared((run.dst, run.dst_stride));
+            let pieces = if run.count >= SPLIT_MIN {
+                TASK_ELEMENTS
+            } else {
+                run.count
+            };
+            // A flat run of the executor: pieces of a long run on its threads.
+            return exec::flat(run.count, pieces, |lo, n| {
+                let at = |(p, s): Operand| (p.wrapping_offset(lo as isize * s), s);
+                let (d, ds) = *out.get();
+                let dst = (d.wrapping_offset(lo as isize * ds), ds);
+                // SAFETY: the run's ranges are valid (Kernel::strided 1),
+                // elements lo..lo + n of each this piece's alone in the
+                // output; the output of a call does not overlap its sources.
+                by_size!(w, |U| unsafe {
+                    pick::<U>(at(*c.get()), at(*x.get()), at(*y.get()), dst, n)
+                });
+                Ok(())
             });
-            return Ok(());
         }
         let mut sel = [0u8; BLOCK];
         // Not zeroed (a ragged call runs once per row): the casts write

@@ -6,6 +6,7 @@ use crate::array::Array;
 use crate::callable::CallableImpl;
 use crate::callable::rows::{RowIn, RowOut};
 use crate::error::{Error, Result};
+use crate::exec::{self, SPLIT_MIN, Shared, TASK_ELEMENTS};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, kernel_size};
 use crate::types::{Type, TypeKind};
@@ -150,6 +151,7 @@ unsafe fn build<const N: usize>(
         srcs,
         dst,
         children: [0; N],
+        split: !dst_elem.has_blockref(),
     };
     // SAFETY: (1) `offset` is free; the children go from the slot emplace
     // reserves on, each offset set once it is built.
@@ -185,6 +187,10 @@ struct ConcatKernel<const N: usize> {
     dst: RowOut,
     /// The copy of each source's elements.
     children: [usize; N],
+    /// Long arguments may be copied in pieces on several threads: the
+    /// elements allocate nothing (no strings or var dims, whose arena
+    /// every piece would contend for).
+    split: bool,
 }
 
 impl<const N: usize> Kernel for ConcatKernel<N> {
@@ -202,17 +208,34 @@ impl<const N: usize> Kernel for ConcatKernel<N> {
         let (out, stride) = unsafe { self.dst.open("concatenate", dst, total) }?;
         let mut w = 0usize;
         for (i, &(first, n, s)) in rows.iter().enumerate() {
-            // SAFETY: child i was built for Strided; its n elements go to
-            // outputs [w, w + n) of the row of `total`.
-            unsafe {
-                k.child(self.children[i]).call_strided(
-                    out.wrapping_offset(w as isize * stride),
-                    stride,
-                    &[first],
-                    &[s],
-                    n,
-                )
-            }
+            // SAFETY: child i was built for Strided.
+            // A built kernel is immutable while it runs and may be called
+            // from many threads at once (DESIGN §2).
+            let child = Shared(unsafe { k.child(self.children[i]) });
+            let (to, from) = (
+                Shared(out.wrapping_offset(w as isize * stride)),
+                Shared(first),
+            );
+            // A long argument is copied in pieces on the executor's threads.
+            let pieces = if self.split && n >= SPLIT_MIN {
+                TASK_ELEMENTS
+            } else {
+                n
+            };
+            exec::flat(n, pieces, |lo, count| {
+                // SAFETY: elements lo..lo + count of the argument go to
+                // outputs [w + lo, w + lo + count) of the row of `total`,
+                // this piece's alone.
+                unsafe {
+                    child.get().call_strided(
+                        to.get().wrapping_offset(lo as isize * stride),
+                        stride,
+                        &[from.get().wrapping_offset(lo as isize * s)],
+                        &[s],
+                        count,
+                    )
+                }
+            })
             .map_err(|e| e.context(format!("concatenate: argument {i}")))?;
             w += n;
         }
