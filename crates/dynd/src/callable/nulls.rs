@@ -71,13 +71,13 @@
 //! numbers is one pass per row: a branch-free compaction into an
 //! allocation of the row's length, shrunk to what was kept.
 
-use super::missing::{BLOCK, Bits, CHUNK, fill_where, scratch};
 use super::registry::builtin_callables;
 use super::rows::{RowIn, RowKernel, VarAlloc, copy_kernel};
 use super::{Callable, CallableImpl, arity, no_match, signature};
 use crate::error::{Error, Result};
 use crate::kernels::broadcast::{self, dims_of, dims_through_options};
 use crate::kernels::kernel_size;
+use crate::kernels::mask::{BLOCK, Bits, CHUNK, fill_where, scratch};
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
 use crate::layout::{VarDimData, VarDimMeta};
 use crate::types::{Type, TypeKind};

@@ -107,6 +107,7 @@ mod builder;
 mod kernel;
 pub(crate) mod lift;
 pub mod loops;
+pub mod mask;
 mod prefix;
 
 pub use args::KernelArgs;

@@ -9,12 +9,12 @@
 //!   lexicographically by bytes. For utf-8 that is code point order, and a
 //!   proper prefix is smaller: `"abcd" < "abcde"`.
 //! - `logical_and` and `logical_or` take each side's truthiness
-//!   ([`super::unary::Truthy`]) and give a bool.
+//!   ([`crate::kernels::mask::Truthy`]) and give a bool.
 
 use super::kernels::{Binary, BinaryOp, CoreKernel, core};
-use super::unary::Truthy;
 use crate::callable::{Callable, CallableImpl, no_match};
 use crate::error::Result;
+use crate::kernels::mask::Truthy;
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef};
 use crate::layout::{StringData, string_bytes};
 use crate::types::{BuiltinType, CallableSignature, NativeType, Type};

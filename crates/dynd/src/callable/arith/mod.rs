@@ -193,7 +193,6 @@ pub use promote::{
     LATTICE, NUMERIC, inexact, promote, promotion_pairs, promotion_table, promotion_table_by,
     safe_cast, short_name,
 };
-pub(crate) use unary::Truthy;
 
 /// The functions of this family on arrays, re-exported by
 /// [`crate::compute`] (`compute::add`, `compute::sqrt`, ...).

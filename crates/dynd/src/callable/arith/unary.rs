@@ -9,6 +9,7 @@
 //! | bool | none (a `Type` error, as NumPy) | the value | the value |
 
 use super::kernels::{Unary, UnaryOp, core};
+use crate::kernels::mask::Truthy;
 use crate::types::NativeType;
 use crate::{for_each_native, with_native};
 use num_complex::{Complex, ComplexFloat};
@@ -19,57 +20,6 @@ pub struct Negative;
 pub struct Abs;
 /// `not a` (truthiness).
 pub(crate) struct LogicalNot;
-
-/// Truthiness: what the logical functions see of a number.
-pub(crate) trait Truthy: NativeType {
-    /// `true` unless the value is zero (or false).
-    fn truthy(self) -> bool;
-}
-
-macro_rules! truthy_real {
-    ($zero:expr; $($t:ty),*) => {$(
-        impl Truthy for $t {
-            #[inline(always)]
-            fn truthy(self) -> bool { self != $zero }
-        }
-    )*};
-}
-for_each_native!(signed unsigned => truthy_real!(0;));
-for_each_native!(ieee => truthy_real!(0.0;));
-
-impl Truthy for bool {
-    #[inline(always)]
-    fn truthy(self) -> bool {
-        self
-    }
-}
-impl Truthy for crate::types::B8 {
-    #[inline(always)]
-    fn truthy(self) -> bool {
-        self.get()
-    }
-}
-macro_rules! truthy_half {
-    ($($t:ty),*) => {$(
-        impl Truthy for $t {
-            #[inline(always)]
-            fn truthy(self) -> bool {
-                // Anything but +0 and -0 (NaN included).
-                self.to_bits() & 0x7fff != 0
-            }
-        }
-    )*};
-}
-for_each_native!(half => truthy_half);
-impl<F: Default + PartialEq> Truthy for Complex<F>
-where
-    Complex<F>: NativeType,
-{
-    #[inline(always)]
-    fn truthy(self) -> bool {
-        (self.re != F::default()) | (self.im != F::default())
-    }
-}
 
 impl<T: Truthy> UnaryOp<T> for LogicalNot {
     type Out = bool;

@@ -336,24 +336,7 @@ impl<S: RowSelect> CallableImpl for Select<S> {
     }
 }
 
-/// Runs `f` with `$U` the unsigned integer of `$size` bytes (1, 2, 4, 8 or
-/// 16); `None` for other sizes.
-macro_rules! by_size {
-    ($size:expr, |$U:ident| $body:expr) => {
-        $crate::callable::select::by_size!(@widths $size, |$U| $body;
-            1 => u8, 2 => u16, 4 => u32, 8 => u64, 16 => u128)
-    };
-    (@widths $size:expr, |$U:ident| $body:expr; $($n:literal => $t:ty),*) => {
-        match $size {
-            $($n => {
-                type $U = $t;
-                Some($body)
-            })*
-            _ => None,
-        }
-    };
-}
-pub(crate) use by_size;
+pub(crate) use crate::kernels::mask::by_size;
 
 /// The width at which elements of `tp` move as plain bits: a builtin
 /// number or an option of one (whose NA is a value of the same bits).

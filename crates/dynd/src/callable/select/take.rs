@@ -3,10 +3,10 @@
 //! `a[idx]`, awkward's jagged `x[idx]`).
 
 use super::{RowBuilt, RowIn, RowSelect, Rows, arity, by_size, child_slot, plain_width};
-use crate::callable::missing::{Bits, CHUNK};
 use crate::callable::rows::VarAlloc;
 use crate::error::{Error, Result};
 use crate::exec::{self, SPLIT_MIN, TASK_ELEMENTS};
+use crate::kernels::mask::{Bits, CHUNK};
 use crate::kernels::{Kernel, KernelRef, Strided};
 use crate::layout::{FixedDimMeta, VarDimData, arrmeta, na};
 use crate::types::{BuiltinType, Type, TypeKind};

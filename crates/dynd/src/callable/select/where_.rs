@@ -6,12 +6,13 @@
 //! propagation of [`crate::callable::missing`] leaves it alone.
 
 use super::{arity, by_size, plain_width};
-use crate::callable::arith::{Truthy, promote};
-use crate::callable::missing::{BLOCK, Bits, Lane, Scratch};
+use crate::callable::arith::promote;
 use crate::callable::{CallableImpl, no_match};
 use crate::error::{Error, Result};
 use crate::exec::{self, SPLIT_MIN, Shared, TASK_ELEMENTS};
 use crate::kernels::assign::{ErrorMode, make_assignment_kernel};
+use crate::kernels::mask::Truthy;
+use crate::kernels::mask::{BLOCK, Bits, Lane, Scratch};
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, KernelRequest, Strided};
 use crate::layout::na;
 use crate::types::{BuiltinType, Type};

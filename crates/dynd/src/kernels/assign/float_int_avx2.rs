@@ -28,8 +28,8 @@
 
 #![cfg(target_arch = "x86_64")]
 
+use super::CHUNK;
 use super::ErrorMode;
-use super::numeric::CHUNK;
 use crate::error::Result;
 use std::any::TypeId;
 use std::arch::x86_64::{

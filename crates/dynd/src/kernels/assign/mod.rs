@@ -17,6 +17,10 @@
 //!
 //! The error mode is one enum passed down, never a second copy of a kernel.
 
+/// Values converted per checked chunk (the numeric loops and their AVX2
+/// fast path, `numeric` and `float_int_avx2`, share it).
+pub(crate) const CHUNK: usize = 256;
+
 pub(crate) mod dims;
 mod float_int_avx2;
 pub(crate) mod numeric;

@@ -37,8 +37,7 @@ use num_complex::Complex;
 use std::marker::PhantomData;
 use std::pin::Pin;
 
-/// Values converted per checked chunk.
-pub const CHUNK: usize = 256;
+pub(crate) use super::CHUNK;
 
 /// Conversion of `S` values into `Self`.
 pub(crate) trait Conv<S: NativeType>: NativeType {

@@ -271,10 +271,11 @@ impl ReduceOp for Staged {
 /// split (the blocks are the same either way).
 fn in_blocks<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let blocks = n.div_ceil(BLOCK);
-    if n >= SPLIT_MIN && exec::num_threads() > 1 {
-        if let Ok(v) = exec::map_tasks(blocks, |b| Ok(f(b))) {
-            return v;
-        }
+    if n >= SPLIT_MIN
+        && exec::num_threads() > 1
+        && let Ok(v) = exec::map_tasks(blocks, |b| Ok(f(b)))
+    {
+        return v;
     }
     (0..blocks).map(f).collect()
 }

@@ -7,8 +7,8 @@
 //! functions use (a complex number is true when either part is non-zero).
 
 use super::*;
-use crate::callable::arith::Truthy;
 use crate::kernels::assign::numeric::Conv;
+use crate::kernels::mask::Truthy;
 use crate::types::NativeType;
 
 /// Plain data that threads share: every bit pattern is a value, so slices
