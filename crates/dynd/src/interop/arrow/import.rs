@@ -23,6 +23,7 @@
 use super::schema::primitive_from_arrow;
 use crate::array::{Array, flags};
 use crate::error::{Error, Result};
+use crate::exec::{self, Shared, TASK_ELEMENTS};
 use crate::layout::{BlockrefMeta, FixedDimMeta, StringData, VarDimData, VarDimMeta, arrmeta, na};
 use crate::memblock::MemBlock;
 use crate::types::Type;
@@ -467,30 +468,36 @@ fn lists<O: ArrowNativeType + TryInto<usize>>(
     let us = |o: O| -> usize { o.try_into().unwrap_or(0) };
     let offsets = data.buffers()[0].typed_data::<O>();
     let sizes = view.then(|| data.buffers()[1].typed_data::<O>());
-    let base = child.data;
-    for i in 0..n {
-        if data.nulls().is_some_and(|v| v.is_null(i)) {
-            continue; // zeroed: a missing row
-        }
-        let start = us(offsets[off + i]);
-        let size = match sizes {
-            Some(s) => us(s[off + i]),
-            None => us(offsets[off + i + 1]) - start,
-        };
-        let row = VarDimData {
-            // SAFETY: validated offsets lie inside the child column.
-            begin: unsafe { base.add(start * esize) },
-            size,
-        };
-        // SAFETY: row i of the new buffer, then its flag byte when optional.
-        unsafe {
-            let p = dst.add(i * rsize);
-            arrmeta::write(p, row);
-            if let Some(f) = flag {
-                *p.add(f) = 1;
+    let (base, out) = (Shared(child.data), Shared(dst));
+    // One pass over the offsets: a flat run of the executor (pieces of a
+    // long column on its threads, each writing its own rows).
+    exec::flat(n, TASK_ELEMENTS, |lo, count| {
+        for i in lo..lo + count {
+            if data.nulls().is_some_and(|v| v.is_null(i)) {
+                continue; // zeroed: a missing row
+            }
+            let start = us(offsets[off + i]);
+            let size = match sizes {
+                Some(s) => us(s[off + i]),
+                None => us(offsets[off + i + 1]) - start,
+            };
+            let row = VarDimData {
+                // SAFETY: validated offsets lie inside the child column.
+                begin: unsafe { base.get().add(start * esize) },
+                size,
+            };
+            // SAFETY: row i of the new buffer (this piece's alone), then its
+            // flag byte when optional.
+            unsafe {
+                let p = out.get().add(i * rsize);
+                arrmeta::write(p, row);
+                if let Some(f) = flag {
+                    *p.add(f) = 1;
+                }
             }
         }
-    }
+        Ok(())
+    })?;
     let Column {
         block: cblock,
         meta: cmeta,
