@@ -1,0 +1,1 @@
+"""Readers and writers (filled in below)."""
