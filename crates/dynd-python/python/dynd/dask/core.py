@@ -675,3 +675,21 @@ def concatenate(*colls: Any) -> Array:
     known = all(c._lengths is not None for c in colls)
     lengths = [n for c in colls for n in c._lengths] if known else None  # type: ignore[union-attr]
     return Array(dsk, name, out, elem, lengths)
+
+
+# --------------------------------------------------------------------------
+# dask.sizeof: the bytes of a partition's data (its Arrow buffers), so that
+# distributed's memory accounting and spilling see ragged and string data.
+
+
+def _register_sizeof() -> None:
+    from dask.sizeof import sizeof
+
+    from dynd._pickle import nbytes
+
+    @sizeof.register(dynd.Array)
+    def _sizeof_dynd(a: dynd.Array) -> int:
+        return nbytes(a)
+
+
+_register_sizeof()
