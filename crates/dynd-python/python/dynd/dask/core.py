@@ -636,10 +636,10 @@ def from_delayed(parts: Sequence[Any], type: Any, lengths: Sequence[int] | None 
     naming the partition)."""
     from dask.delayed import Delayed
 
+    elem = canonical(type)
     parts = list(parts)
     if not parts:
         raise dynd.InvalidArgumentError("from_delayed needs at least one partition")
-    elem = canonical(type)
     name = new_name("from-delayed")
     dsk: dict[Any, Any] = {}
     for i, d in enumerate(parts):
