@@ -22,8 +22,8 @@ if ! "$python" -c 'import sys' 2>/dev/null; then
   rm -rf "$venv"
   python3 -m venv "$venv"
 fi
-packages=(maturin 'numpy>=1.26' 'pyarrow>=14' 'numba>=0.59' 'pytest>=8' 'hypothesis>=6' polars arro3-core)
-if ! "$python" -c 'import maturin, numpy, pyarrow, numba, pytest, hypothesis, polars, arro3.core' 2>/dev/null; then
+packages=(maturin 'numpy>=1.26' 'pyarrow>=14' 'numba>=0.59' 'pytest>=8' 'hypothesis>=6' polars arro3-core 'dask>=2025.1' 'distributed>=2025.1' 'awkward>=2')
+if ! "$python" -c 'import maturin, numpy, pyarrow, numba, pytest, hypothesis, polars, arro3.core, dask, distributed, awkward' 2>/dev/null; then
   echo "== pip install ${packages[*]} (into ${venv#"$PWD"/})"
   "$python" -m pip install -q --disable-pip-version-check --retries 2 --timeout 60 "${packages[@]}"
 fi

@@ -58,5 +58,3 @@ for _name in ("sort", "argsort"):
         globals()[_name] = _make(_name)
         __all__.append(_name)
 del _name
-__all__ += []  # concatenate is imported from core
-_ = concatenate
