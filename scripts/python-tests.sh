@@ -41,7 +41,7 @@ case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 export DYND_CAPI_LIB="$target_dir/debug/libdynd_capi.so"
 
 passed=0 failed=0
-for example in tour.py arrow_roundtrip.py numba_ragged_kernel.py lowlevel_ckernel.py ctypes_demo.py numba_kernel.py; do
+for example in tour.py arrow_roundtrip.py numba_ragged_kernel.py lowlevel_ckernel.py ctypes_demo.py numba_kernel.py dask_records.py; do
   echo "== python examples/python/$example"
   if (cd examples/python && "$python" "$example"); then
     passed=$((passed + 1))

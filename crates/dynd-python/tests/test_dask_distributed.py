@@ -49,6 +49,20 @@ def test_compute_on_worker_processes(client):
     assert os.getpid() not in pids and len(pids) == 2
 
 
+def test_kernels_and_callables_travel(client):
+    pytest.importorskip("numba")
+
+    @dynd.kernel("(float64) -> float64")
+    def half_square(v):
+        return v * v * 0.5
+
+    a = dynd.array(RAGGED)
+    x = dd.from_dynd(a, npartitions=4)
+    assert x.map_partitions(half_square).compute().to_list() == half_square(a).to_list()
+    sq = dynd.callable("sqrt")
+    assert x.map_partitions(sq).compute().to_list() == dynd.sqrt(a).to_list()
+
+
 def test_records_and_strings_travel(client):
     recs = [{"k": f"key{i % 3}", "xs": [i, -i][: i % 3], "w": None if i % 4 == 0 else float(i)} for i in range(60)]
     a = dynd.array(recs, type="60 * {k: string, xs: var * int64, w: ?float64}")

@@ -12,6 +12,7 @@ time.
 
 from __future__ import annotations
 
+import copyreg
 import operator
 import uuid
 from collections.abc import Callable, Sequence
@@ -693,3 +694,17 @@ def _register_sizeof() -> None:
 
 
 _register_sizeof()
+
+
+def _reduce_callable(c: dynd.Callable) -> Any:
+    """dynd callables travel to worker processes by their registry name; a
+    callable made from a compiled function pointer has none and cannot."""
+    if c.name in dynd.callable_names() and dynd.callable(c.name).signature == c.signature:
+        return (dynd.callable, (c.name,))
+    raise dynd.InvalidArgumentError(
+        f"{c!r} wraps a compiled function pointer, which cannot travel to another process: "
+        "use @dynd.kernel (it compiles again on the worker), or build the callable inside the partition function"
+    )
+
+
+copyreg.pickle(dynd.Callable, _reduce_callable)

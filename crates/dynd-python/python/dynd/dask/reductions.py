@@ -8,7 +8,8 @@ Every combine is exact:
   again with the same function (count's partials add up). Ragged rows combine
   position by position, as dynd does on the whole.
 - mean, var, std: a partial is (count, mean, M2) and two combine by Chan et
-  al.'s pairwise update, so no sum of squares ever cancels.
+  al.'s pairwise update, so no sum of squares ever cancels; the means are
+  carried as hi + lo so that their difference stays exact.
 - argmin, argmax: a partial is (value, position, extent); positions become
   global by adding the extents of the partitions before it, and ties keep the
   first position, NaN wins and missing values lose, as in dynd.
@@ -120,7 +121,15 @@ class Direct:
 
 
 class Moments:
-    """mean, var, std: partials (count, mean, M2), combined by Chan's update."""
+    """mean, var, std: partials (count, mean, M2), combined by Chan's update.
+
+    A partial mean is carried as ``hi + lo``: ``hi`` dynd's mean of the
+    partition, ``lo`` the mean of the partition minus ``hi`` (the digits
+    ``hi`` rounded away). Combines keep the first partial's ``hi`` as the
+    anchor and move ``lo``, so the difference of two means -- the one
+    quantity Chan's update needs -- is taken between nearby numbers and
+    stays exact even when the data sit on a large common offset.
+    """
 
     def __init__(self, name: str, axes: tuple[int, ...] | None, keepdims: bool) -> None:
         self.name = name
@@ -131,22 +140,24 @@ class Moments:
         if len(part) == 0:
             return Empty(part)
         c = dynd.count(part, axis=self.axes, keepdims=True)
-        m = dynd.mean(part, axis=self.axes, keepdims=True)
+        hi = dynd.mean(part, axis=self.axes, keepdims=True)
+        lo = dynd.mean(part - hi, axis=self.axes, keepdims=True)
         m2 = dynd.var(part, axis=self.axes, keepdims=True) * c
-        return (c, m, m2)
+        return (c, hi, lo, m2)
 
     @staticmethod
     def pair(a: Any, b: Any) -> Any:
-        ca, ma, m2a = a
-        cb, mb, m2b = b
+        ca, ha, la, m2a = a
+        cb, hb, lb, m2b = b
         n = ca + cb
         a_none = ca == 0
         b_none = cb == 0
         nd = dynd.where(n == 0, 1, n)
-        delta = mb - ma
-        mean = dynd.where(a_none, mb, dynd.where(b_none, ma, ma + delta * (cb / nd)))
+        delta = (hb - ha) + (lb - la)
+        hi = dynd.where(a_none, hb, ha)
+        lo = dynd.where(a_none, lb, dynd.where(b_none, la, la + delta * (cb / nd)))
         m2 = dynd.where(a_none, m2b, dynd.where(b_none, m2a, m2a + m2b + delta * delta * (ca * cb / nd)))
-        return (n, mean, m2)
+        return (n, hi, lo, m2)
 
     def combine(self, *partials: Any) -> Any:
         acc = None
@@ -160,9 +171,9 @@ class Moments:
         acc = self.combine(*partials)
         if isinstance(acc, Empty):
             return getattr(dynd, self.name)(acc.part, axis=self.axes, keepdims=self.keepdims)
-        c, m, m2 = acc
+        c, hi, lo, m2 = acc
         if self.name == "mean":
-            r = m
+            r = hi + lo
         else:
             r = m2 / c
             if self.name == "std":
