@@ -161,7 +161,10 @@ def test_every_dynd_function_by_name():
     with pytest.raises(dynd.InvalidArgumentError, match="partitioned axis"):
         dd.sort(mx)
     with pytest.raises(dynd.InvalidArgumentError, match="partitioned axis"):
-        dd.cumsum(mx)
+        dd.argsort(mx)
+    # scans along the partitioned axis carry each partition's total into the next
+    assert dd.cumsum(mx).compute().to_list() == dynd.cumsum(m).to_list()
+    assert dd.cumprod(mx).compute().to_list() == dynd.cumprod(m).to_list()
     # plain dynd arrays pass straight to dynd
     assert dd.sqrt(dynd.array([4.0])).to_list() == [2.0]
 
@@ -362,6 +365,9 @@ def test_random_partitionings_never_change_a_result(rows, cuts, split_every):
         close(getattr(dd, name)(x, split_every=split_every).compute(), getattr(dynd, name)(a), rel=1e-12)
     assert (x * 2 - 1).compute().to_list() == (a * 2 - 1).to_list()
     assert x[dd.greater(x, 0)].compute().to_list() == a[a > 0].to_list()
+    flat = dd.sum(x, axis=-1)  # a collection of scalars: scans run across partitions
+    assert dd.cumsum(flat).compute().to_list() == dynd.cumsum(dynd.sum(a, axis=-1)).to_list()
+    assert dd.cumsum(x).compute().to_list() == dynd.cumsum(a).to_list()
 
 
 @settings(max_examples=60, deadline=None)
