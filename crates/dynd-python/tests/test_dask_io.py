@@ -134,3 +134,12 @@ def test_from_delayed_round_trip():
     x = dd.from_dynd(a, npartitions=2)
     y = dd.from_delayed(x.to_delayed(), type=x.element_type)
     assert y.compute().to_list() == a.to_list()
+
+
+def test_blank_lines_and_crlf(tmp_path):
+    rows = [json.dumps(r) for r in RECS[:12]]
+    text = "\n" + "\n".join(rows[:5]) + "\n\n  \n\t\n" + "\r\n".join(rows[5:]) + "\r\n"
+    (tmp_path / "b.jsonl").write_text(text)
+    for bs in (None, 50, 333):
+        x = dd.from_json(str(tmp_path / "b.jsonl"), blocksize=bs, type=ELEM)
+        assert x.compute().to_list() == RECS[:12]
