@@ -178,6 +178,10 @@ def test_fields_indexing_filter_take():
     got = x[mask]
     assert not got.known_lengths
     assert got.compute().to_list() == r[r.id > 5].to_list()
+    # a field of a filtered collection is taken before the filter (one column copied)
+    assert got.xs.compute().to_list() == r[r.id > 5].xs.to_list()
+    assert got["name"].compute().to_list() == r[r.id > 5]["name"].to_list()
+    assert got.name not in {k[0] for k in got.xs.dask}  # the filtered records are never built
     xs = x.xs
     assert xs[:, 0:2].compute().to_list() == r.xs[:, 0:2].to_list()
     per_row = dd.greater(xs, 0.5)

@@ -192,7 +192,7 @@ class Array(DaskMethodsMixin):
     otherwise; ``x.compute()`` is the partitions concatenated.
     """
 
-    __slots__ = ("_dask", "_name", "_npartitions", "_elem", "_lengths")
+    __slots__ = ("_dask", "_name", "_npartitions", "_elem", "_lengths", "_filtered")
 
     def __init__(
         self,
@@ -209,6 +209,10 @@ class Array(DaskMethodsMixin):
         self._npartitions = npartitions
         self._elem = elem
         self._lengths = tuple(int(n) for n in lengths) if lengths is not None else None
+        # (source, mask) when this collection is source[mask] with a row
+        # mask: a field of it is then taken before the filter, so that the
+        # filter copies one column, not whole records.
+        self._filtered: tuple[Array, Array] | None = None
         if self._lengths is not None and len(self._lengths) != npartitions:
             raise dynd.InvalidArgumentError(f"{len(self._lengths)} lengths for {npartitions} partitions")
 
@@ -327,9 +331,16 @@ class Array(DaskMethodsMixin):
 
     def __getitem__(self, key: Any) -> Array:
         if isinstance(key, str):
+            if self._filtered is not None:
+                source, mask = self._filtered
+                return source[key][mask]
             return elementwise(operator.getitem, [self, key], preserves_lengths=True, prefix="getitem")
         if isinstance(key, Array):
             kt = dynd.type(key._elem)
+            if kt.ndim == 0 and key._elem.lstrip("?") == "bool":
+                out = elementwise(operator.getitem, [self, key], preserves_lengths=False, prefix="filter")
+                out._filtered = (self, key)
+                return out
             if kt.ndim == 0 and key._elem.lstrip("?") != "bool":
                 raise dynd.InvalidArgumentError(
                     f"x[idx] with a collection of row positions ({key.type}) takes rows across partitions: "
