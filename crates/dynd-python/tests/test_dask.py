@@ -262,18 +262,26 @@ def test_reductions_ragged_and_missing(name):
     a = dynd.array([[1, None, 3], [], [None], [4, 5], [6, -2, None, 8]], type="5 * var * ?int64")
     x = split(a, [0, 2, 2, 3, 5])
     op = getattr(dynd, name)
-    axes = [None, -1]
-    if name not in dd.reductions.MOMENTS | dd.reductions.POSITIONS:
-        axes.append(0)
-    for axis in axes:
+    for axis in (None, -1, 0):
         got = getattr(dd, name)(x, axis=axis).compute()
         want = op(a, axis=axis)
         assert str(got.type) == str(want.type), (name, axis)
         close(got, want)
 
 
-def test_ragged_axis0_moments_say_not_implemented():
-    x = dd.from_dynd(dynd.array(RAGGED), npartitions=2)
+@pytest.mark.parametrize("name", ["mean", "var", "std", "argmin", "argmax"])
+def test_ragged_axis0_pads_rows_position_by_position(name):
+    a = dynd.array(RAGGED)
+    for bounds in ([0, 2, 2, 3, 6, 8], [0, 8], [0, 1, 2, 3, 4, 5, 6, 7, 8]):
+        for keepdims in (False, True):
+            got = getattr(dd, name)(split(a, bounds), axis=0, keepdims=keepdims, split_every=2).compute()
+            want = getattr(dynd, name)(a, axis=0, keepdims=keepdims)
+            assert str(got.type) == str(want.type)
+            close(got, want)
+
+
+def test_deeper_ragged_axis0_moments_say_not_implemented():
+    x = dd.from_dynd(dynd.array([[[1.0], [2.0, 3.0]], [[4.0]]]), npartitions=2)
     with pytest.raises(dynd.TypeMismatchError, match="not implemented"):
         dd.var(x, axis=0)
     with pytest.raises(dynd.TypeMismatchError, match="not implemented"):
@@ -366,7 +374,11 @@ def test_random_partitionings_never_change_a_result(rows, cuts, split_every):
                 a, axis=axis
             ).to_list(), (name, axis)
     for name in ["mean", "var", "std", "argmin", "argmax"]:
-        close(getattr(dd, name)(x, split_every=split_every).compute(), getattr(dynd, name)(a), rel=1e-12)
+        for axis in (None, 0, -1):
+            got = getattr(dd, name)(x, axis=axis, split_every=split_every).compute()
+            want = getattr(dynd, name)(a, axis=axis)
+            assert str(got.type) == str(want.type), (name, axis)
+            close(got, want, rel=1e-12)
     assert (x * 2 - 1).compute().to_list() == (a * 2 - 1).to_list()
     assert x[dd.greater(x, 0)].compute().to_list() == a[a > 0].to_list()
     flat = dd.sum(x, axis=-1)  # a collection of scalars: scans run across partitions

@@ -21,6 +21,7 @@ data, error included.
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -85,6 +86,45 @@ def _nonull(b: dynd.Array) -> dynd.Array:
     return dynd.fill_null(b, False) if str(b.type).endswith("?bool") else b
 
 
+def ragged_rows(elem: str) -> bool:
+    """Whether rows are ``var * scalar``: their axis-0 partials are ragged rows
+    of different lengths that :func:`pad` brings to one length."""
+    t = dynd.type(elem)
+    return t.ndim == 1 and elem.startswith("var * ")
+
+
+def row_len(p: dynd.Array) -> int:
+    """The length of a ``1 * var * X`` partial's row."""
+    return len(p[0])
+
+
+def pad(p: dynd.Array, n: int, fill: Any) -> dynd.Array:
+    """A ``1 * var * X`` partial with its row padded to ``n`` by ``fill``
+    (``None``: missing values, the type becomes ``?X``; else that value): the
+    partial and a template row of length ``n`` stacked, then reduced over
+    the stack with dynd's own position-by-position rule (max skips missing
+    values; sum adds the template's zeros)."""
+    if row_len(p) == n:
+        return p
+    scalar = str(p.type).split(" * ")[-1]
+    if fill is None:
+        opt = scalar if scalar.startswith("?") else f"?{scalar}"
+        if opt != scalar:
+            p = p.cast(f"1 * var * {opt}")
+        tmpl = dynd.array([[None] * n], type=f"1 * var * {opt}")
+        return dynd.max(dynd.concatenate([p, tmpl]), axis=0, keepdims=True)
+    tmpl = dynd.array([[fill] * n], type=f"1 * var * {scalar}")
+    return dynd.sum(dynd.concatenate([p, tmpl]), axis=0, keepdims=True)
+
+
+def _settle(r: dynd.Array, want: str, keepdims: bool) -> dynd.Array:
+    """``r`` with the type dynd gives on the whole data (padding made rows
+    optional where the whole data has a value at every position)."""
+    if not keepdims and want.startswith("1 * "):
+        want = want[4:]
+    return r if str(r.type) == want else r.cast(want)
+
+
 # -- per-family partials, combines and finals -------------------------------------
 
 
@@ -131,24 +171,31 @@ class Moments:
     stays exact even when the data sit on a large common offset.
     """
 
-    def __init__(self, name: str, axes: tuple[int, ...] | None, keepdims: bool) -> None:
+    def __init__(self, name: str, axes: tuple[int, ...] | None, keepdims: bool, ragged: bool = False) -> None:
         self.name = name
         self.axes = axes
         self.keepdims = keepdims
+        self.ragged = ragged
+        self.want: str | None = None
+
+    def padded(self, parts: list[Any]) -> list[Any]:
+        n = builtins.max(row_len(p[0]) for p in parts)
+        return [(pad(c, n, 0), pad(h, n, None), pad(lo, n, None), pad(m2, n, None), w) for c, h, lo, m2, w in parts]
 
     def partial(self, part: dynd.Array) -> Any:
         if len(part) == 0:
             return Empty(part)
         c = dynd.count(part, axis=self.axes, keepdims=True)
         hi = dynd.mean(part, axis=self.axes, keepdims=True)
-        lo = dynd.mean(part - hi, axis=self.axes, keepdims=True)
+        # Ragged rows do not broadcast against their mean row: plain Chan there.
+        lo = hi * 0.0 if self.ragged else dynd.mean(part - hi, axis=self.axes, keepdims=True)
         m2 = dynd.var(part, axis=self.axes, keepdims=True) * c
-        return (c, hi, lo, m2)
+        return (c, hi, lo, m2, str(hi.type))
 
     @staticmethod
     def pair(a: Any, b: Any) -> Any:
-        ca, ha, la, m2a = a
-        cb, hb, lb, m2b = b
+        ca, ha, la, m2a, want = a
+        cb, hb, lb, m2b, _ = b
         n = ca + cb
         a_none = ca == 0
         b_none = cb == 0
@@ -157,37 +204,42 @@ class Moments:
         hi = dynd.where(a_none, hb, ha)
         lo = dynd.where(a_none, lb, dynd.where(b_none, la, la + delta * (cb / nd)))
         m2 = dynd.where(a_none, m2b, dynd.where(b_none, m2a, m2a + m2b + delta * delta * (ca * cb / nd)))
-        return (n, hi, lo, m2)
+        return (n, hi, lo, m2, want)
 
     def combine(self, *partials: Any) -> Any:
-        acc = None
-        for p in partials:
-            if isinstance(p, Empty):
-                continue
-            acc = p if acc is None else self.pair(acc, p)
-        return partials[0] if acc is None else acc
+        real = [p for p in partials if not isinstance(p, Empty)]
+        if not real:
+            return partials[0]
+        if self.ragged:
+            real = self.padded(real)
+        acc = real[0]
+        for p in real[1:]:
+            acc = self.pair(acc, p)
+        return acc
 
     def final(self, *partials: Any) -> dynd.Array:
         acc = self.combine(*partials)
         if isinstance(acc, Empty):
             return getattr(dynd, self.name)(acc.part, axis=self.axes, keepdims=self.keepdims)
-        c, hi, lo, m2 = acc
+        c, hi, lo, m2, want = acc
         if self.name == "mean":
             r = hi + lo
         else:
             r = m2 / c
             if self.name == "std":
                 r = dynd.sqrt(r)
-        return r if self.keepdims else _drop_kept(r, self.axes)
+        r = r if self.keepdims else _drop_kept(r, self.axes)
+        return _settle(r, want, self.keepdims) if self.ragged else r
 
 
 class Positions:
     """argmin, argmax: partials (value, local position, extent)."""
 
-    def __init__(self, name: str, axes: tuple[int, ...] | None, keepdims: bool) -> None:
+    def __init__(self, name: str, axes: tuple[int, ...] | None, keepdims: bool, ragged: bool = False) -> None:
         self.name = name
         self.axes = axes
         self.keepdims = keepdims
+        self.ragged = ragged
         self.value = dynd.min if name == "argmin" else dynd.max
         self.pos = getattr(dynd, name)
 
@@ -199,7 +251,7 @@ class Positions:
                 return math.prod(shape)
             return int(dynd.count(dynd.is_null(part)))
         shape = part.shape
-        return len(part) * math.prod(shape[k] for k in self.axes if k > 0)
+        return len(part) * math.prod(shape[k] for k in self.axes if k > 0 and shape[k] is not None)
 
     def partial(self, part: dynd.Array) -> Any:
         size = self.extent(part)
@@ -207,7 +259,7 @@ class Positions:
             return (Empty(part), size)
         v = self.value(part, axis=self.axes, keepdims=True)
         i = self.pos(part, axis=self.axes, keepdims=True)
-        return ((v, i), size)
+        return ((v, i, str(i.type)), size)
 
     def better(self, vb: dynd.Array, va: dynd.Array) -> dynd.Array:
         """Where ``vb`` (a later partial) beats ``va``: strictly better, or NaN
@@ -223,18 +275,21 @@ class Positions:
         acc = None
         first_empty = None
         offset = 0
+        n = builtins.max((row_len(vi[0]) for vi, _ in partials if not isinstance(vi, Empty)), default=0) if self.ragged else 0
         for vi, size in partials:
             if isinstance(vi, Empty):
                 first_empty = first_empty or vi
             else:
-                v, i = vi
+                v, i, want = vi
                 if offset:
                     i = i + offset
+                if self.ragged:
+                    v, i = pad(v, n, None), pad(i, n, None)
                 if acc is None:
-                    acc = (v, i)
+                    acc = (v, i, want)
                 else:
                     take_b = self.better(v, acc[0])
-                    acc = (dynd.where(take_b, v, acc[0]), dynd.where(take_b, i, acc[1]))
+                    acc = (dynd.where(take_b, v, acc[0]), dynd.where(take_b, i, acc[1]), acc[2])
             offset += size
         return (acc if acc is not None else first_empty, offset)
 
@@ -243,7 +298,8 @@ class Positions:
         if isinstance(acc, Empty):
             return self.pos(acc.part, axis=self.axes, keepdims=self.keepdims)
         i = acc[1]
-        return i if self.keepdims else _drop_kept(i, self.axes)
+        i = i if self.keepdims else _drop_kept(i, self.axes)
+        return _settle(i, acc[2], self.keepdims) if self.ragged else i
 
 
 FAMILIES: dict[str, type] = {**dict.fromkeys(DIRECT, Direct), **dict.fromkeys(MOMENTS, Moments), **dict.fromkeys(POSITIONS, Positions)}
@@ -283,15 +339,17 @@ def reduce(name: str, x: Any, axis: Any = None, keepdims: bool = False, split_ev
     op: Callable[..., Any] = getattr(dynd, name)
     if axes is not None and 0 not in axes:
         return elementwise(op, [x], preserves_lengths=True, prefix=name, axis=axes, keepdims=keepdims)
+    ragged = False
     if axes is not None and name in MOMENTS | POSITIONS and has_var(x._elem):
         kept = [k for k in range(1, x.ndim) if k not in axes]
-        if kept:
+        ragged = kept == [1] and ragged_rows(x._elem)
+        if kept and not ragged:
             raise dynd.TypeMismatchError(
                 f"dd.{name} over axis 0 of {x.type} with dims {kept} kept is not implemented: its partials are "
-                "ragged rows of different lengths, which the exact combine does not pad; reduce those dims too, "
-                "or use axis=None"
+                "ragged of different shapes, and only rows of var * scalar are padded to one length; reduce "
+                "those dims too, or use axis=None"
             )
-    family = FAMILIES[name](name, axes, keepdims)
+    family = FAMILIES[name](name, axes, keepdims, ragged) if name in MOMENTS | POSITIONS else FAMILIES[name](name, axes, keepdims)
     return tree(x, family, split_every, f"{name}-tree")
 
 
