@@ -65,9 +65,18 @@ def _from_json(t: str, text: str) -> Any:
     return _dynd.from_json(text, type=t)
 
 
+_OUT_OF_LINE = ("var", "string", "bytes", "pointer")
+
+
 def nbytes(a: Any) -> int:
-    """The bytes an array's data takes (its Arrow buffers; for arrays without
-    an Arrow form, its JSON text's length as an estimate)."""
+    """The bytes an array's data takes: its type's data size when every value
+    lies inline (fixed dims of fixed-size elements, O(1)); else the bytes of
+    its Arrow buffers (one pass over the rows); for arrays without an Arrow
+    form, its JSON text's length as an estimate."""
+    t = a.type
+    text = str(t)
+    if not any(w in text for w in _OUT_OF_LINE):
+        return t.data_size
     if a.ndim >= 1:
         try:
             node = _dynd._arrow_parts(a)
