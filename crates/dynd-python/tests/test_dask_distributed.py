@@ -61,6 +61,21 @@ def test_kernels_and_callables_travel(client):
     assert x.map_partitions(half_square).compute().to_list() == half_square(a).to_list()
     sq = dynd.callable("sqrt")
     assert x.map_partitions(sq).compute().to_list() == dynd.sqrt(a).to_list()
+    t = dynd.type("float32")  # dynd types travel too (by their text)
+    assert x.map_partitions(lambda p: p.cast(t)).compute().type == "400 * var * float32"
+    pytest.importorskip("numba")
+    from numba import cfunc, types
+
+    f64p = types.CPointer(types.float64)
+
+    @cfunc(types.int32(f64p, types.CPointer(f64p), types.voidptr), nopython=True)
+    def triple(dst, src, self_):  # noqa: ARG001
+        dst[0] = 3.0 * src[0][0]
+        return 0
+
+    f = dynd.callable_from_cfunc(triple, "(float64) -> float64")
+    with pytest.raises(dynd.InvalidArgumentError, match="cannot travel to another process"):
+        x.map_partitions(f).compute()
 
 
 def test_records_and_strings_travel(client):

@@ -719,3 +719,4 @@ def _reduce_callable(c: dynd.Callable) -> Any:
 
 
 copyreg.pickle(dynd.Callable, _reduce_callable)
+copyreg.pickle(dynd.Type, lambda t: (dynd.type, (str(t),)))
