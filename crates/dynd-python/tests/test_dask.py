@@ -472,3 +472,14 @@ def test_sizeof_reports_the_data():
     assert 2000 * 50 * 8 <= sizeof(big) <= 2000 * 50 * 8 * 1.1
     s = dynd.array(["x" * 1000] * 100)
     assert sizeof(s) >= 100_000
+
+
+def test_concatenate_joins_partitions():
+    a, b = dynd.array([[1, 2], [3]]), dynd.array([[4], [], [5, 6]])
+    x, y = dd.from_dynd(a, npartitions=2), dd.from_dynd(b, npartitions=1)
+    z = dd.concatenate([x, y])
+    assert z.npartitions == 3 and z.lengths == (1, 1, 3)
+    assert z.compute().to_list() == dynd.concatenate(a, b).to_list()
+    assert dd.concatenate(x, dd.from_delayed(y.to_delayed(), type=y.element_type)).known_lengths is False
+    with pytest.raises(dynd.TypeMismatchError, match="element types"):
+        dd.concatenate(x, dd.from_dynd(dynd.array([1.0])))
