@@ -281,7 +281,7 @@ class Array(DaskMethodsMixin):
         """The partition lengths, computing them when they are not known."""
         if self._lengths is not None:
             return self._lengths
-        lens = self.map_blocks_raw(len, prefix="len")
+        lens = self.map_raw(len, prefix="len")
         return tuple(int(n) for n in dask.compute(*lens, **compute_kwargs))
 
     def __len__(self) -> int:
@@ -303,7 +303,7 @@ class Array(DaskMethodsMixin):
         dsk = _cull(self._dask, keys) if optimize_graph else self._dask
         return [Delayed(k, dsk) for k in keys]
 
-    def map_blocks_raw(self, func: Callable[[dynd.Array], Any], prefix: str) -> list[Any]:
+    def map_raw(self, func: Callable[[dynd.Array], Any], prefix: str) -> list[Any]:
         """Delayed ``func(partition)`` for every partition (values of any kind)."""
         from dask.delayed import Delayed
 

@@ -355,6 +355,6 @@ def to_dask_array(x: Array) -> Any:
         ) from None
     lengths = x.partition_lengths()
     blocks = []
-    for i, d in enumerate(x.map_blocks_raw(_as_numpy, prefix="to-numpy")):
+    for i, d in enumerate(x.map_raw(_as_numpy, prefix="to-numpy")):
         blocks.append(da.from_delayed(d, shape=(lengths[i], *meta.shape[1:]), dtype=meta.dtype))
     return da.concatenate(blocks, axis=0)
