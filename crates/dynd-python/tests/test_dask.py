@@ -29,10 +29,6 @@ RECORDS = [
 RTYPE = "23 * {id: int64, name: string, xs: var * float64, w: ?float64}"
 
 
-def parts(n, bounds):
-    return [bounds[i + 1] - bounds[i] for i in range(len(bounds) - 1)]
-
-
 def split(a, bounds):
     return dd.core.from_bounds(a, bounds)
 

@@ -25,7 +25,7 @@ except ImportError as _e:  # pragma: no cover - exercised by a subprocess test
 from .core import Array, from_delayed, from_dynd, map_partitions
 from .functions import __all__ as _function_names
 from .functions import *  # noqa: F403 - the generated dd.<name> functions
-from .io import *  # noqa: F403
+from .io import from_arrow, from_json, from_parquet, to_dask_array, to_json, to_parquet
 from .reductions import all, any, argmax, argmin, count, max, mean, min, prod, std, sum, var  # noqa: A004
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "from_json",
     "from_parquet",
     "map_partitions",
+    "to_dask_array",
     "to_json",
     "to_parquet",
     *_function_names,
