@@ -190,6 +190,10 @@ def test_fields_indexing_filter_take():
     assert mx[:, 1:3].compute().to_list() == m[:, 1:3].to_list()
     idx = dd.from_dynd(dynd.array([[2, 0], [1, 1], [0, 0], [2, 2]]), npartitions=3)
     assert dd.take(mx, idx).compute().to_list() == dynd.take(m, dynd.array([[2, 0], [1, 1], [0, 0], [2, 2]])).to_list()
+    assert mx[idx].compute().to_list() == m[dynd.array([[2, 0], [1, 1], [0, 0], [2, 2]])].to_list()
+    rows = dd.from_dynd(dynd.array([[0], [], [1], [0, 0]]), npartitions=3)
+    rag = dd.from_dynd(dynd.array([[5, 6], [7], [8, 9], [10]]), npartitions=3)
+    assert rag[rows].compute().to_list() == dynd.array([[5, 6], [7], [8, 9], [10]])[dynd.array([[0], [], [1], [0, 0]])].to_list()
     with pytest.raises(dynd.InvalidArgumentError, match="partitioned"):
         mx[0]
     with pytest.raises(dynd.InvalidArgumentError, match="row positions"):
