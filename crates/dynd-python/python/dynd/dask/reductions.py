@@ -338,6 +338,11 @@ def reduce(name: str, x: Any, axis: Any = None, keepdims: bool = False, split_ev
     axes = normalize_axes(x, axis)
     op: Callable[..., Any] = getattr(dynd, name)
     if axes is not None and 0 not in axes:
+        if x._filtered is not None:
+            # a row filter commutes with a per-row reduction: reduce the
+            # unfiltered rows, then filter the (smaller) results
+            source, mask = x._filtered
+            return reduce(name, source, axis, keepdims, split_every)[mask]
         return elementwise(op, [x], preserves_lengths=True, prefix=name, axis=axes, keepdims=keepdims)
     ragged = False
     if axes is not None and name in MOMENTS | POSITIONS and has_var(x._elem):
