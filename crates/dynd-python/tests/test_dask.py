@@ -436,6 +436,8 @@ def test_wrong_type_names_the_partition():
         dd.from_dynd(a, npartitions=2).map_partitions(lambda p: dynd.sum(p))
     with pytest.raises(dynd.ParseError):
         dd.from_delayed([], type="not a type")
+    with pytest.raises(dynd.InvalidArgumentError, match="partition 0 is a int, not a dask.delayed"):
+        dd.from_delayed([1], type="int64")
 
 
 def test_errors_in_a_partition_keep_their_class_and_name_it():

@@ -656,14 +656,12 @@ def from_delayed(parts: Sequence[Any], type: Any, lengths: Sequence[int] | None 
     dsk: dict[Any, Any] = {}
     for i, d in enumerate(parts):
         if not isinstance(d, Delayed):
-            raise dynd.InvalidArgumentError(f"from_delayed: partition {i} is a {type_name(d)}, not a dask.delayed object")
+            raise dynd.InvalidArgumentError(
+                f"from_delayed: partition {i} is a {d.__class__.__name__}, not a dask.delayed object"
+            )
         dsk.update(d.__dask_graph__())
         dsk[(name, i)] = (Call(_identity, [_SLOT], {}, i, elem, False), d.key)
     return Array(dsk, name, len(parts), elem, lengths)
-
-
-def type_name(x: Any) -> str:
-    return type(x).__name__
 
 
 def concatenate(*colls: Any) -> Array:

@@ -173,7 +173,7 @@ def from_json(paths: Any, type: Any = None, blocksize: Any = "64 MiB") -> Array:
         except dynd.Error as err:
             m = _LINE.search(str(err))
             msg = _LINE.sub(f"{f}, line {m.group(1)}", str(err), count=1) if m else f"{f}: {err}"
-            raise type_of(err)(msg) from None
+            raise err.__class__(msg) from None
         except UnicodeDecodeError as err:
             raise dynd.ParseError(f"{f}: not utf-8 ({err})") from None
         elem = element_type(inferred)
@@ -182,10 +182,6 @@ def from_json(paths: Any, type: Any = None, blocksize: Any = "64 MiB") -> Array:
     name = new_name("from-json")
     dsk = {(name, i): (ReadJsonBlock(f, s, e, elem, i),) for i, (f, s, e) in enumerate(ranges)}
     return Array(dsk, name, len(ranges), elem, None)
-
-
-def type_of(x: Any) -> Any:
-    return x.__class__
 
 
 # ------------------------------------------------------------------ Parquet and Arrow
@@ -221,6 +217,7 @@ class ReadRowGroup:
 def from_parquet(path: Any, columns: Sequence[str] | None = None) -> Array:
     """Parquet files (a path, glob, directory or list) as a collection: one
     partition per row group, lengths known; ``columns`` reads only those."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     files = expand_paths(path, "from_parquet")
@@ -237,7 +234,7 @@ def from_parquet(path: Any, columns: Sequence[str] | None = None) -> Array:
             missing = [c for c in cols if c not in schema.names]
             if missing:
                 raise dynd.InvalidArgumentError(f"from_parquet: {f} has no column {missing[0]!r} (it has {schema.names})")
-            schema = __import__("pyarrow").schema([schema.field(c) for c in cols])
+            schema = pa.schema([schema.field(c) for c in cols])
         t = element_type(dynd.from_arrow(schema.empty_table()).type)
         if elem is None:
             elem = t
