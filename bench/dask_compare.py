@@ -177,6 +177,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.records, args.repeat = 200_000, 1
+    # one thread per worker process: dynd's own kernel threads off, so that
+    # "n workers x 1 thread" means n cores (the workers inherit this)
+    os.environ["RAYON_NUM_THREADS"] = "1"
     paths = generate(args.data, args.records)
     size = sum(os.path.getsize(p) for p in paths)
     print(f"dataset: {args.records} records, {NFILES} files, {size / 1e6:.0f} MB of JSON Lines\n")
