@@ -22,8 +22,8 @@ if ! "$python" -c 'import sys' 2>/dev/null; then
   rm -rf "$venv"
   python3 -m venv "$venv"
 fi
-packages=(maturin 'numpy>=1.26' 'pyarrow>=14' 'numba>=0.59' 'pytest>=8' 'hypothesis>=6' polars arro3-core)
-if ! "$python" -c 'import maturin, numpy, pyarrow, numba, pytest, hypothesis, polars, arro3.core' 2>/dev/null; then
+packages=(maturin 'numpy>=1.26' 'pyarrow>=14' 'numba>=0.59' 'pytest>=8' 'hypothesis>=6' polars arro3-core 'dask>=2025.1' 'distributed>=2025.1' 'awkward>=2')
+if ! "$python" -c 'import maturin, numpy, pyarrow, numba, pytest, hypothesis, polars, arro3.core, dask, distributed, awkward' 2>/dev/null; then
   echo "== pip install ${packages[*]} (into ${venv#"$PWD"/})"
   "$python" -m pip install -q --disable-pip-version-check --retries 2 --timeout 60 "${packages[@]}"
 fi
@@ -41,7 +41,7 @@ case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 export DYND_CAPI_LIB="$target_dir/debug/libdynd_capi.so"
 
 passed=0 failed=0
-for example in tour.py arrow_roundtrip.py numba_ragged_kernel.py lowlevel_ckernel.py ctypes_demo.py numba_kernel.py; do
+for example in tour.py arrow_roundtrip.py numba_ragged_kernel.py lowlevel_ckernel.py ctypes_demo.py numba_kernel.py dask_records.py; do
   echo "== python examples/python/$example"
   if (cd examples/python && "$python" "$example"); then
     passed=$((passed + 1))

@@ -540,6 +540,15 @@ impl PyArray {
         crate::interop::to_numpy(slf, dtype, copy)
     }
 
+    /// Pickling (`dynd/_pickle.py`): with protocol 5 the data buffers go
+    /// out of band; ragged and string data included.
+    fn __reduce_ex__<'py>(slf: Bound<'py, Self>, protocol: i64) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        py.import("dynd._pickle")?
+            .getattr("reduce")?
+            .call1((slf, protocol))
+    }
+
     /// The buffer protocol, for fixed-dim numeric arrays.
     ///
     /// # Safety

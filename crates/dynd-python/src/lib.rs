@@ -15,6 +15,7 @@ mod gil;
 mod interop;
 mod lowlevel;
 mod module;
+mod pickle;
 mod types;
 
 /// The C ABI, linked in so that its `dynd_*` symbols are exported from

@@ -286,6 +286,7 @@ fn _dynd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(callable_names, m)?)?;
     m.add_function(wrap_pyfunction!(_callable_from_kernel, m)?)?;
     crate::lowlevel::register(m)?;
+    crate::pickle::register(m)?;
     m.add_function(wrap_pyfunction!(_reduce, m)?)?;
     m.add_function(wrap_pyfunction!(_call, m)?)?;
     m.add_function(wrap_pyfunction!(_sort, m)?)?;

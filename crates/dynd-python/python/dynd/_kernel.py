@@ -347,6 +347,16 @@ class Kernel:
     def __repr__(self) -> str:
         return f"<dynd.kernel {self.name} : {self.signature}>"
 
+    def __reduce__(self) -> Any:
+        # Pickles as its Python function and signature and compiles again
+        # where it is loaded (a Dask worker process): compiled code and the
+        # dynd callable do not travel.
+        return (_recompile, (self.py_func, getattr(self, "_source_signature", self.signature)))
+
+
+def _recompile(py_func: Any, signature: str) -> Kernel:
+    return kernel(signature)(py_func)
+
 
 def _compile(fn: Any, signature: str) -> Kernel:
     from . import _dynd
@@ -404,7 +414,9 @@ def _compile(fn: Any, signature: str) -> Kernel:
         ) from e
     owner = _Owner(strided, scalar, message, error_set)
     c = _dynd._callable_from_kernel(0, strided.address, signature, owner, name)
-    return Kernel(c, py_func, arg_names)
+    k = Kernel(c, py_func, arg_names)
+    k._source_signature = signature
+    return k
 
 
 def _size_of(ty: Any) -> int:
