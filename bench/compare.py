@@ -874,6 +874,8 @@ def sweep_rows(ours):
         if "threads" not in row:
             continue
         out.setdefault(base_name(name), {})[row["threads"]] = row
+    # A row on one thread alone is no sweep.
+    out = {base: rows for base, rows in out.items() if len(rows) > 1}
     for base, rows in out.items():
         for t in rows:
             SWEPT.add(base + ("" if t == 1 else f", {t} threads"))

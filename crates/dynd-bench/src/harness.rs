@@ -259,7 +259,8 @@ impl Ctx {
         for (&count, &t) in counts.iter().zip(times) {
             let m = make(format!("{name}{}", thread_suffix(count)), t);
             let note = note(t);
-            if self.threads.is_none() {
+            // A plain run, or a row that runs on one thread only: no sweep fields.
+            if self.threads.is_none() || counts.len() < 2 {
                 self.row(&m, &note);
                 continue;
             }

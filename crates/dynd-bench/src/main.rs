@@ -9,7 +9,7 @@
 //! targets live here, never in timed unit tests.
 //!
 //! `--threads 1,2,4` sweeps thread counts: each row that scales
-//! (elementwise add, `a*b+c` through two calls, sums, stateful reductions,
+//! (elementwise add, multiply and less, `a*b+c` through two calls, sums, stateful reductions,
 //! ragged sum / `+ 1.0` / per-row sort / filter, take, where, 1-d sort,
 //! argsort, cumsum, casts through `Array::assign`, JSON Lines) runs once
 //! per count (1 is always measured: the speed-ups need it), in interleaved
