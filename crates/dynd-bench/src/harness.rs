@@ -429,4 +429,15 @@ mod tests {
         let t = median_time_per_call(3, 10, || {});
         assert!(t < Duration::from_millis(10));
     }
+
+    #[test]
+    fn thread_counts_are_timed_in_turn_inside_their_executors() {
+        let mut seen = Vec::new();
+        let t = median_times_threads(2, &[1, 3], || seen.push(dynd::exec::num_threads()));
+        assert_eq!(t.len(), 2);
+        // A warm-up round and two timed ones, one call per count each.
+        assert_eq!(seen, [1, 3, 1, 3, 1, 3]);
+        assert_eq!(thread_suffix(1), "");
+        assert_eq!(thread_suffix(4), ", 4 threads");
+    }
 }
