@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare dynd-rs against NumPy, numexpr, awkward and Python's json.
 
-    python3 bench/compare.py [--quick] [--only GROUP[,GROUP...]]
+    python3 bench/compare.py [--quick] [--only GROUP[,GROUP...]] [--threads N[,N...]]
 
 GROUP is a dynd-bench group, or `python` for the rows of the dynd Python
 package alone (with `ragged` too, they include the Rust-call comparison).
@@ -9,6 +9,17 @@ package alone (with `ragged` too, they include the Rust-call comparison).
 --only runs only those dynd-bench groups (copies, casts, new_arrays, ...)
 and their counterparts. DYND_BENCH=/path/to/dynd-bench runs that binary
 instead of building this tree's (to compare two builds side by side).
+
+--threads 1,2,4 passes the thread sweep to dynd-bench (`dynd-bench
+--threads`: every row that scales runs once per count; its 1-thread row
+keeps the plain name, the others are "..., N threads"). The rows of the
+sweep get a table of their own: each count's time, its speed-up over our
+1-thread time, and, where numexpr has the operation (a + b, a*b+c, sum,
+where), numexpr at the same thread count (numexpr.set_num_threads) and the
+ratio to it. Those numexpr ratios count in the worst ratio; a line `worst
+speed-up` follows it (the lowest speed-up over 1 thread among rows of more
+than one thread). The fixed "2 threads" rows of a plain run are left to
+that table.
 
 On first run this creates bench/.venv, installs numpy, numexpr and awkward
 into it with pip, and re-executes itself inside it. It then builds and runs
@@ -796,6 +807,150 @@ def default_shape(name, quick):
 
 
 # ---------------------------------------------------------------------------
+# The thread sweep (--threads).
+
+
+def thread_count(name):
+    """The thread count a dynd-bench row name ends with (", N threads"),
+    or 1."""
+    import re
+
+    m = re.search(r", (\d+) threads$", name)
+    return int(m.group(1)) if m else 1
+
+
+def base_name(name):
+    """A sweep row's name without its thread suffix."""
+    import re
+
+    return re.sub(r", \d+ threads$", "", name)
+
+
+def op_ne_sum(threads):
+    def make(shape):
+        ne = need("numexpr")
+        names = {"a": f64(shape[0], "sum")}
+        return with_threads(threads, lambda: ne.evaluate("sum(a)", local_dict=names))
+
+    return make
+
+
+def op_ne_where(threads):
+    def make(shape):
+        np = need("numpy")
+        ne = need("numexpr")
+        n = shape[0]
+        names = {
+            "c": ((hashed_idx(n) >> 7) & 1) == 1,
+            "x": np.arange(n, dtype=np.float64) * 0.5,
+            "y": -np.arange(n, dtype=np.float64),
+        }
+        return with_threads(threads, lambda: ne.evaluate("where(c, x, y)", local_dict=names))
+
+    return make
+
+
+# The sweep's rows that numexpr can do: our base name -> (what it runs,
+# factory of a thread count).
+SWEEP_PEERS = {
+    "add into preallocated": ("evaluate('a + b', out=out)", lambda t: op_ne_add(t, True)),
+    "add into new output": ("evaluate('a + b')", lambda t: op_ne_add(t, False)),
+    "fused a*b+c callables, new temp + new output": ("evaluate('a*b+c')", lambda t: op_ne_fused(t, False)),
+    "fused a*b+c callables, preallocated temp + output": ("evaluate('a*b+c', out=out)", lambda t: op_ne_fused(t, True)),
+    "sum": ("evaluate('sum(a)')", op_ne_sum),
+    "where 10M float64": ("evaluate('where(c, x, y)')", op_ne_where),
+}
+
+# Base names of the rows dynd-bench ran on more than one count (filled by
+# sweep_rows).
+SWEPT = set()
+
+
+def sweep_rows(ours):
+    """{base name: {threads: row}} of dynd-bench's sweep rows (those with
+    a `threads` field)."""
+    out = {}
+    for name, row in ours.items():
+        if "threads" not in row:
+            continue
+        out.setdefault(base_name(name), {})[row["threads"]] = row
+    # A row on one thread alone is no sweep.
+    out = {base: rows for base, rows in out.items() if len(rows) > 1}
+    for base, rows in out.items():
+        for t in rows:
+            SWEPT.add(base + ("" if t == 1 else f", {t} threads"))
+    return out
+
+
+def run_sweep_peers(ours, threads, runs):
+    """Times numexpr at each count on the sweep's rows it can do; returns
+    {(base name, threads): (seconds or None, message)}."""
+    results = {}
+    rows = sweep_rows(ours)
+    for base, (what, factory) in SWEEP_PEERS.items():
+        if base not in rows:
+            continue
+        shape = next(iter(rows[base].values()))["shape"]
+        for t in threads:
+            say(f"compare.py: timing numexpr: {what}, {t} thread{'s' if t > 1 else ''} {shape} ...")
+            try:
+                results[(base, t)] = (median_time(runs, factory(t)(shape)), None)
+            except Missing as e:
+                results[(base, t)] = (None, str(e))
+            except Exception as e:  # noqa: BLE001 - report and go on
+                results[(base, t)] = (None, f"failed: {type(e).__name__}: {e}")
+    return results
+
+
+def sweep_report(ours, peers, threads, runs):
+    """Prints the sweep's table; returns (numexpr ratios, speed-ups) as
+    lists of (value, label)."""
+    rows = sweep_rows(ours)
+    print()
+    print(
+        f"thread sweep --threads {','.join(map(str, threads))} ({os.cpu_count()} cores here): "
+        "speed-up = our 1-thread time / this time; ratio = numexpr's time at the same "
+        "thread count / ours (above 1: dynd is faster); rows numexpr cannot do are "
+        "compared with our own 1-thread time alone"
+    )
+    table_rows = []
+    ratios, speedups = [], []
+    for base, by_count in rows.items():
+        one = by_count.get(1)
+        first = True
+        for t in sorted(by_count):
+            row = by_count[t]
+            ms = row["median_ms"]
+            sp = one["median_ms"] / ms if one and ms else None
+            if sp is not None and t > 1:
+                speedups.append((sp, f"{base}, {t} threads"))
+            peer = peers.get((base, t))
+            if peer is None:
+                their, lib, rs = "-", "our 1 thread", "-"
+            else:
+                secs, msg = peer
+                lib = f"numexpr: {SWEEP_PEERS[base][0]}, {t} thread{'s' if t > 1 else ''}"
+                if secs is None:
+                    their, rs = msg, "-"
+                else:
+                    their = fmt_ms(secs * 1e3)
+                    r = secs * 1e3 / ms
+                    rs = f"{r:.2f}"
+                    ratios.append((r, f"{base}, {t} thread{'s' if t > 1 else ''} vs numexpr"))
+            table_rows.append([
+                base if first else "", str(t), fmt_ms(ms),
+                f"{sp:.2f}x" if sp is not None else "-", their, lib, rs,
+            ])
+            first = False
+    if table_rows:
+        table(["operation", "threads", "dynd ms", "speed-up", "their ms", "peer", "ratio"],
+              table_rows, right=(1, 2, 3, 4, 6))
+    else:
+        print("(dynd-bench reported no sweep rows)")
+    return ratios, speedups
+
+
+# ---------------------------------------------------------------------------
 # Running both sides.
 
 LIBS = {}
@@ -816,7 +971,7 @@ def import_libs():
             )
 
 
-def run_dynd(quick, only=None):
+def run_dynd(quick, only=None, threads=None):
     """Builds and runs dynd-bench --json; returns (rows by name, skipped
     rows, an error message or None)."""
     import json
@@ -836,6 +991,8 @@ def run_dynd(quick, only=None):
         target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
         exe = os.path.join(target, "release", "dynd-bench")
     args = [exe, "--json"] + (["--quick"] if quick else []) + (["--only", ",".join(only)] if only else [])
+    if threads:
+        args += ["--threads", ",".join(str(t) for t in threads)]
     say(f"compare.py: running {' '.join(os.path.relpath(a, ROOT) if a == exe else a for a in args)} ...")
     r = subprocess.run(args, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     rows, skipped = {}, {}
@@ -858,13 +1015,16 @@ def run_dynd(quick, only=None):
     return rows, skipped, err
 
 
-def run_theirs(ours, quick, runs, only=None):
+def run_theirs(ours, quick, runs, only=None, threads=None):
     """Times every counterpart; returns {key: (seconds or None, shape,
     message)} for the keys some row of ours maps to (with --only, only the
-    rows dynd-bench reported)."""
+    rows dynd-bench reported; with --threads, not the rows named for a
+    thread count, which the sweep's table compares)."""
     results = {}
     for name, keys in COUNTERPARTS.items():
         if only and name not in ours:
+            continue
+        if threads and thread_count(name) > 1:
             continue
         shape = ours[name]["shape"] if name in ours else default_shape(name, quick)
         for key in keys:
@@ -914,7 +1074,7 @@ def table(headers, rows, right=(1, 2, 4)):
         print(line(r))
 
 
-def report(ours, skipped, dynd_err, theirs, quick, runs):
+def report(ours, skipped, dynd_err, theirs, quick, runs, threads=None, sweep=None):
     print()
     print(
         f"dynd-rs vs NumPy / numexpr / awkward / Python json — {'--quick' if quick else 'full'} run, "
@@ -932,6 +1092,8 @@ def report(ours, skipped, dynd_err, theirs, quick, runs):
     rows = []
     ratios = []
     for name, keys in COUNTERPARTS.items():
+        if threads and thread_count(name) > 1:
+            continue  # in the sweep's table
         if name not in ours and name not in skipped and not all(k in theirs for k in keys):
             continue  # left out by --only
         our = ours.get(name)
@@ -968,7 +1130,9 @@ def report(ours, skipped, dynd_err, theirs, quick, runs):
         if name.startswith("cast ") and not name.endswith(" nocheck"):
             internal_names.add(name)
     solo = [
-        n for n in ours if n not in COUNTERPARTS and n not in internal_names
+        n for n in ours
+        if n not in COUNTERPARTS and n not in internal_names
+        and not (threads and n in SWEPT)
     ]
     if solo:
         print()
@@ -1020,12 +1184,23 @@ def report(ours, skipped, dynd_err, theirs, quick, runs):
         for n, why in skipped.items():
             print(f"  {n}: {why}")
 
+    speedups = []
+    if threads:
+        ratios_sweep, speedups = sweep_report(ours, sweep or {}, threads, runs)
+        ratios += ratios_sweep
+
     print()
     if ratios:
         worst = min(ratios, key=lambda r: r[0])
         print(f"worst ratio: {worst[0]:.2f} ({worst[1]})")
     else:
         print("worst ratio: n/a (no operation was measured on both sides)")
+    if threads:
+        if speedups:
+            low = min(speedups, key=lambda r: r[0])
+            print(f"worst speed-up: {low[0]:.2f}x ({low[1]})")
+        else:
+            print("worst speed-up: n/a (no row ran on more than one thread)")
 
 
 def python_rows(ours, quick, runs):
@@ -1082,13 +1257,29 @@ def python_rows(ours, quick, runs):
     table(["operation", "dynd", "theirs", "library", "ratio"], rows)
 
 
+def parse_threads(value):
+    """--threads N[,N...]: positive counts; 1 is added (the speed-ups need
+    it); ascending, without repeats. Exits with status 2 on a bad list."""
+    try:
+        counts = [int(v) for v in (value or "").split(",")]
+        if not counts or any(c < 1 for c in counts):
+            raise ValueError
+    except ValueError:
+        say(f"compare.py: --threads needs positive thread counts N[,N...], not {value!r}")
+        sys.exit(2)
+    return sorted(set(counts) | {1})
+
+
 def main():
     args = sys.argv[1:]
     only = None
+    threads = None
     rest = []
     it = iter(args)
     for a in it:
-        if a == "--only":
+        if a == "--threads":
+            threads = parse_threads(next(it, None))
+        elif a == "--only":
             v = next(it, None)
             if not v:
                 say("compare.py: --only needs GROUP[,GROUP...]")
@@ -1097,7 +1288,7 @@ def main():
         elif a in ("--quick", "-h", "--help"):
             rest.append(a)
         else:
-            say(f"compare.py: unknown argument '{a}' (usage: python3 bench/compare.py [--quick] [--only GROUP[,GROUP...]])")
+            say(f"compare.py: unknown argument '{a}' (usage: python3 bench/compare.py [--quick] [--only GROUP[,GROUP...]] [--threads N[,N...]])")
             sys.exit(2)
     args = rest
     if "-h" in args or "--help" in args:
@@ -1112,11 +1303,12 @@ def main():
     if bench_only == []:
         ours, skipped, dynd_err = {}, {}, None
     else:
-        ours, skipped, dynd_err = run_dynd(quick, bench_only)
+        ours, skipped, dynd_err = run_dynd(quick, bench_only, threads)
     if dynd_err:
         say(f"compare.py: {dynd_err}")
-    theirs = run_theirs(ours, quick, runs, only)
-    report(ours, skipped, dynd_err, theirs, quick, runs)
+    theirs = run_theirs(ours, quick, runs, only, threads)
+    sweep = run_sweep_peers(ours, threads, runs) if threads else None
+    report(ours, skipped, dynd_err, theirs, quick, runs, threads, sweep)
     if only is None or "python" in only or "ragged" in only:
         python_rows(ours, quick, runs)
 

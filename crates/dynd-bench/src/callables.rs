@@ -1,10 +1,11 @@
 //! Elementwise callables on n float64 (10M; 2M with `--quick`): add,
 //! multiply and less into a preallocated output and into a new output, on
-//! one thread; add again on two threads; and add with missing values
-//! (`?float64 + float64`, every tenth element missing), whose target is
-//! 0.9× the plain add or better.
+//! one thread; add again on two threads (all three on each count of
+//! `--threads`);
+//! and add with missing values (`?float64 + float64`, every tenth element
+//! missing), whose target is 0.9× the plain add or better.
 
-use crate::harness::{Ctx, Measurement, median_time, median_times_interleaved, or_skip};
+use crate::harness::{Ctx, Measurement, median_times_interleaved, median_times_threads, or_skip};
 use dynd::callable::{Callable, lookup};
 use dynd::{Array, Type};
 use std::hint::black_box;
@@ -36,19 +37,20 @@ pub fn named(ctx: &Ctx, name: &str) -> Option<Callable> {
 }
 
 /// Times `f(a, b)` into a preallocated `out_tp` output and into a new
-/// output, reporting rows `"{label} into preallocated{suffix}"` and
-/// `"{label} into new output{suffix}"`.
+/// output on each of `counts` threads, reporting rows `"{label} into
+/// preallocated"` and `"{label} into new output"` (with their thread
+/// suffixes, [`crate::harness::thread_suffix`]).
 fn time_binary(
     ctx: &Ctx,
     f: &Callable,
     label: &str,
-    suffix: &str,
+    counts: &[usize],
     (a, b): (&Array, &Array),
     (out_tp, out_size): (&str, usize),
 ) {
     let n = ctx.n();
     let bytes = n * (16 + out_size);
-    let name = format!("{label} into preallocated{suffix}");
+    let name = format!("{label} into preallocated");
     let Some(out_tp) = or_skip(ctx, &name, Type::parse(out_tp)) else {
         return;
     };
@@ -59,15 +61,15 @@ fn time_binary(
         ctx.skipped(&name, &e.to_string());
         return;
     }
-    let t = median_time(ctx.runs, || f.call_into(&out, &[a, b]).expect("call"));
-    ctx.row(&Measurement::new(name, n, t, bytes), "");
-    let t = median_time(ctx.runs, || {
+    let make = |name: String, t| Measurement::new(name, n, t, bytes);
+    let t = median_times_threads(ctx.runs, counts, || {
+        f.call_into(&out, &[a, b]).expect("call");
+    });
+    ctx.scaling_rows(&name, counts, &t, "", make);
+    let t = median_times_threads(ctx.runs, counts, || {
         black_box(f.call(&[a, b]).expect("call"));
     });
-    ctx.row(
-        &Measurement::new(format!("{label} into new output{suffix}"), n, t, bytes),
-        "",
-    );
+    ctx.scaling_rows(&format!("{label} into new output"), counts, &t, "", make);
 }
 
 /// The option add's two rows (into a preallocated output, into a new
@@ -123,20 +125,20 @@ pub fn run(ctx: &Ctx) {
     let n = ctx.n();
     let a = f64_array(n, |i| i as f64 * 0.5);
     let b = f64_array(n, |i| 1.0 + (i % 7) as f64);
-    for (name, out_tp, out_size) in [
-        ("add", "float64", 8),
-        ("multiply", "float64", 8),
-        ("less", "bool", 1),
+    // add on one thread and two, multiply and less on one (each on every
+    // count of --threads).
+    for (name, out_tp, out_size, counts) in [
+        ("add", "float64", 8, ctx.counts(&[1, 2])),
+        ("multiply", "float64", 8, ctx.counts(&[1])),
+        ("less", "bool", 1, ctx.counts(&[1])),
     ] {
         let Some(f) = named(ctx, name) else { continue };
-        time_binary(ctx, &f, name, "", (&a, &b), (out_tp, out_size));
+        time_binary(ctx, &f, name, &counts, (&a, &b), (out_tp, out_size));
     }
     if let Some(f) = named(ctx, "add") {
         let name = "add ?float64 + float64 (10% missing)";
         if let Some(opt) = or_skip(ctx, name, optional_f64(n)) {
             time_option_add(ctx, &f, name, (&a, &opt, &b));
         }
-        ctx.two
-            .install(|| time_binary(ctx, &f, "add", ", 2 threads", (&a, &b), ("float64", 8)));
     }
 }

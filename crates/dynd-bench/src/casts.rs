@@ -1,7 +1,10 @@
 //! Casts through the assignment kernels: f64→i32, i32→f64 and f64→f32 in
-//! each error mode, against nocheck and against a plain Rust loop.
+//! each error mode, against nocheck and against a plain Rust loop. With
+//! `--threads` also the same casts through `Array::assign` (the path that
+//! may split on the executor; the kernels above are one call on one
+//! thread) in nocheck and fractional mode, on each count of the list.
 
-use crate::harness::{Ctx, Measurement};
+use crate::harness::{Ctx, Measurement, median_times_threads};
 use dynd::kernels::assign::{ErrorMode, make_assignment_kernel};
 use dynd::kernels::{CKernelBuilder, KernelRequest};
 use dynd::{Array, Type};
@@ -144,6 +147,13 @@ pub fn run(ctx: &Ctx) {
             }
         }),
     ];
+    if ctx.threads.is_some() {
+        let sweep: Vec<_> = cases
+            .iter()
+            .map(|&(name, dst, src, bytes_per, _)| (name, dst, src, bytes_per))
+            .collect();
+        assign_sweep(ctx, &sweep);
+    }
     for (name, dst, src, bytes_per, plain) in cases {
         let times = time_modes(dst, src, runs, || plain(dst, src, n));
         let (plain_t, plain_min) = times[MODES.len()];
@@ -171,6 +181,32 @@ pub fn run(ctx: &Ctx) {
                 )
             };
             ctx.row(&m, &note);
+        }
+    }
+}
+
+/// The `--threads` sweep's rows: `dst.assign(src, mode)` for each cast
+/// and mode, on each count, named `"assign {cast} {mode}"`.
+fn assign_sweep(ctx: &Ctx, cases: &[(&str, &Array, &Array, usize)]) {
+    let counts = ctx.counts(&[1]);
+    for &(name, dst, src, bytes_per) in cases {
+        for mode in [ErrorMode::NoCheck, ErrorMode::Fractional] {
+            let name = format!("assign {name} {mode}");
+            if let Err(e) = dst.assign(src, mode) {
+                ctx.skipped(&name, &e.to_string());
+                continue;
+            }
+            let t = median_times_threads(ctx.runs, &counts, || {
+                dst.assign(black_box(src), mode).expect("assign");
+            });
+            let n = ctx.n();
+            ctx.scaling_rows(
+                &name,
+                &counts,
+                &t,
+                "Array::assign into preallocated",
+                |name, t| Measurement::new(name, n, t, n * bytes_per),
+            );
         }
     }
 }

@@ -1,13 +1,14 @@
 //! `out = a * b + c` on n float64: through callables (two kernel calls,
 //! multiply into a temporary then add) and through dynd-ops lazy operators
-//! (one pass over dynd arrays), on one thread and on two.
+//! (one pass over dynd arrays), on one thread and on two (the callables:
+//! on each count of `--threads`).
 //!
 //! Every row counts the same logical bytes, 32 per element (a, b, c read,
 //! out written), so their GB/s compare as times do; the two-call rows
 //! really move 56 per element (the temporary is written and read again).
 
 use crate::callables::{f64_array, named};
-use crate::harness::{Ctx, Measurement, median_time, or_skip};
+use crate::harness::{Ctx, Measurement, median_time, median_times_threads, or_skip};
 use dynd::{Array, Type};
 use dynd_ops::{ArrayView, ArrayViewMut, Executor, LvalueOp, Parallel, Serial, to_array};
 use std::hint::black_box;
@@ -41,37 +42,21 @@ fn callables(ctx: &Ctx, abc: (&Array, &Array, &Array)) {
     ) else {
         return;
     };
-    for (suffix, pool) in [("", &ctx.one), (", 2 threads", &ctx.two)] {
-        pool.install(|| {
-            let t = median_time(ctx.runs, || {
-                let ab = mul.call(&[a, b]).expect("multiply");
-                black_box(add.call(&[&ab, c]).expect("add"));
-            });
-            ctx.row(
-                &Measurement::new(
-                    format!("fused a*b+c callables, new temp + new output{suffix}"),
-                    n,
-                    t,
-                    32 * n,
-                ),
-                NOTE,
-            );
-            let t = median_time(ctx.runs, || {
-                mul.call_into(&tmp, &[a, b]).expect("multiply");
-                add.call_into(&out, &[&tmp, c]).expect("add");
-            });
-            check(&out, a, b, c);
-            ctx.row(
-                &Measurement::new(
-                    format!("fused a*b+c callables, preallocated temp + output{suffix}"),
-                    n,
-                    t,
-                    32 * n,
-                ),
-                NOTE,
-            );
-        });
-    }
+    let counts = ctx.counts(&[1, 2]);
+    let make = |name: String, t| Measurement::new(name, n, t, 32 * n);
+    let t = median_times_threads(ctx.runs, &counts, || {
+        let ab = mul.call(&[a, b]).expect("multiply");
+        black_box(add.call(&[&ab, c]).expect("add"));
+    });
+    let name = "fused a*b+c callables, new temp + new output";
+    ctx.scaling_rows(name, &counts, &t, NOTE, make);
+    let t = median_times_threads(ctx.runs, &counts, || {
+        mul.call_into(&tmp, &[a, b]).expect("multiply");
+        add.call_into(&out, &[&tmp, c]).expect("add");
+    });
+    check(&out, a, b, c);
+    let name = "fused a*b+c callables, preallocated temp + output";
+    ctx.scaling_rows(name, &counts, &t, NOTE, make);
 }
 
 fn lazy(ctx: &Ctx, abc: (&Array, &Array, &Array)) {

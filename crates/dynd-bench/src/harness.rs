@@ -103,6 +103,47 @@ pub fn median_times_interleaved(runs: usize, fs: &mut [&mut dyn FnMut()]) -> Vec
         .collect()
 }
 
+/// A row name's thread suffix: none for 1 thread (rows run on one thread
+/// unless they say otherwise), `", N threads"` for more.
+pub fn thread_suffix(count: usize) -> String {
+    if count == 1 {
+        String::new()
+    } else {
+        format!(", {count} threads")
+    }
+}
+
+/// The median time of `f` on each of `counts` threads: `runs` rounds
+/// (after a warm-up round) in which `f` runs once on each count, inside
+/// that count's executor (`dynd::exec::Executor::with_threads`), so that
+/// load from other processes hits every count alike.
+pub fn median_times_threads(runs: usize, counts: &[usize], mut f: impl FnMut()) -> Vec<Duration> {
+    let executors: Vec<dynd::exec::Executor> = counts
+        .iter()
+        .map(|&c| dynd::exec::Executor::with_threads(c).expect("checked by --threads"))
+        .collect();
+    let mut times = vec![Vec::with_capacity(runs.max(1)); counts.len()];
+    for round in 0..=runs.max(1) {
+        for (ex, t) in executors.iter().zip(&mut times) {
+            let d = ex.install(|| {
+                let start = Instant::now();
+                f();
+                start.elapsed()
+            });
+            if round > 0 {
+                t.push(d);
+            }
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            t[t.len() / 2]
+        })
+        .collect()
+}
+
 /// The median time of one call of `f`, timing batches of `reps` calls
 /// (for operations too short to time one at a time).
 pub fn median_time_per_call(runs: usize, reps: usize, mut f: impl FnMut()) -> Duration {
@@ -138,14 +179,22 @@ pub struct Ctx {
     pub json: bool,
     /// One thread: callables run serially inside its `install`.
     pub one: dynd::exec::Executor,
-    /// Two threads: callables split large calls inside its `install`.
-    pub two: dynd::exec::Executor,
+    /// `--threads LIST`: the thread counts of the sweep, ascending, 1
+    /// first (`None`: no sweep, the rows of a plain run).
+    pub threads: Option<Vec<usize>>,
 }
 
 impl Ctx {
     /// Elements of the main 1-d operands (10M, or 2M with `--quick`).
     pub fn n(&self) -> usize {
         if self.quick { 2_000_000 } else { 10_000_000 }
+    }
+
+    /// The thread counts a row that scales runs on: the `--threads` list,
+    /// or without it `plain` (the counts a plain run has always had for
+    /// that row: `&[1]` or `&[1, 2]`).
+    pub fn counts(&self, plain: &[usize]) -> Vec<usize> {
+        self.threads.clone().unwrap_or_else(|| plain.to_vec())
     }
 
     /// Prints the table header (nothing in JSON mode).
@@ -157,6 +206,14 @@ impl Ctx {
             "memory copy bandwidth (read + write), measured now: {:.1} GB/s; median of {} runs; callables on 1 thread unless a row says otherwise",
             self.bandwidth, self.runs
         );
+        if let Some(counts) = &self.threads {
+            let counts: Vec<String> = counts.iter().map(usize::to_string).collect();
+            println!(
+                "thread sweep --threads {} on {} cores: rows that scale run once per count (1 thread: the plain name; more: \", N threads\"), timed in interleaved rounds; each note gives its speed-up = 1-thread time / this time",
+                counts.join(","),
+                std::thread::available_parallelism().map_or(1, |n| n.get())
+            );
+        }
         println!(
             "{:<62} {:>10} {:>10} {:>8} {:>8}  note",
             "operation", "n", "median ms", "GB/s", "÷copy"
@@ -166,6 +223,62 @@ impl Ctx {
     /// Prints one row; `note` is free text (ratios to a baseline), shown in
     /// the table and carried as `note` in JSON.
     pub fn row(&self, m: &Measurement, note: &str) {
+        self.row_threads(m, note, None);
+    }
+
+    /// Reports one row per thread count of a row that scales: `times[k]`
+    /// is the time on `counts[k]` threads (see [`median_times_threads`]),
+    /// `make(name, t)` its measurement. Names get [`thread_suffix`]; in a
+    /// `--threads` sweep each row also says its speed-up over the 1-thread
+    /// time, in its note and as the JSON fields `threads` and `speedup`.
+    pub fn scaling_rows(
+        &self,
+        name: &str,
+        counts: &[usize],
+        times: &[Duration],
+        note: &str,
+        make: impl Fn(String, Duration) -> Measurement,
+    ) {
+        self.scaling_rows_noted(name, counts, times, |_| note.to_string(), make);
+    }
+
+    /// [`Ctx::scaling_rows`] with a note that depends on the row's time.
+    pub fn scaling_rows_noted(
+        &self,
+        name: &str,
+        counts: &[usize],
+        times: &[Duration],
+        note: impl Fn(Duration) -> String,
+        make: impl Fn(String, Duration) -> Measurement,
+    ) {
+        let base = counts
+            .iter()
+            .zip(times)
+            .find(|(c, _)| **c == 1)
+            .map(|(_, t)| *t);
+        for (&count, &t) in counts.iter().zip(times) {
+            let m = make(format!("{name}{}", thread_suffix(count)), t);
+            let note = note(t);
+            // A plain run, or a row that runs on one thread only: no sweep fields.
+            if self.threads.is_none() || counts.len() < 2 {
+                self.row(&m, &note);
+                continue;
+            }
+            let speedup = base.map(|b| b.as_secs_f64() / t.as_secs_f64());
+            let note = match (speedup, count) {
+                (Some(s), 2..) => {
+                    let sep = if note.is_empty() { "" } else { "; " };
+                    format!("{note}{sep}speed-up {s:.2}x over 1 thread")
+                }
+                _ => note,
+            };
+            self.row_threads(&m, &note, Some((count, speedup)));
+        }
+    }
+
+    /// [`Ctx::row`], with a sweep row's thread count and speed-up (JSON
+    /// fields `threads` and `speedup`, only in a `--threads` sweep).
+    fn row_threads(&self, m: &Measurement, note: &str, sweep: Option<(usize, Option<f64>)>) {
         let ms = m.median.as_secs_f64() * 1e3;
         let gbps = m.gbps();
         let ratio = gbps.map(|g| g / self.bandwidth);
@@ -175,8 +288,11 @@ impl Ctx {
                 _ => "null".to_string(),
             };
             let shape: Vec<String> = m.shape.iter().map(usize::to_string).collect();
+            let sweep = sweep.map_or_else(String::new, |(count, speedup)| {
+                format!(", \"threads\": {count}, \"speedup\": {}", num(speedup))
+            });
             println!(
-                "{{\"name\": {}, \"n\": {}, \"shape\": [{}], \"median_ms\": {}, \"gbps\": {}, \"ratio_copy\": {}, \"note\": {}}}",
+                "{{\"name\": {}, \"n\": {}, \"shape\": [{}], \"median_ms\": {}, \"gbps\": {}, \"ratio_copy\": {}, \"note\": {}{sweep}}}",
                 json_string(&m.name),
                 m.n(),
                 shape.join(", "),
@@ -312,5 +428,16 @@ mod tests {
         );
         let t = median_time_per_call(3, 10, || {});
         assert!(t < Duration::from_millis(10));
+    }
+
+    #[test]
+    fn thread_counts_are_timed_in_turn_inside_their_executors() {
+        let mut seen = Vec::new();
+        let t = median_times_threads(2, &[1, 3], || seen.push(dynd::exec::num_threads()));
+        assert_eq!(t.len(), 2);
+        // A warm-up round and two timed ones, one call per count each.
+        assert_eq!(seen, [1, 3, 1, 3, 1, 3]);
+        assert_eq!(thread_suffix(1), "");
+        assert_eq!(thread_suffix(4), ", 4 threads");
     }
 }

@@ -1,6 +1,7 @@
 //! Var dims: a ragged `R * var * float64` of R = 1M rows (200K with
 //! `--quick`) of 0–20 elements: sum over the inner axis, and `+ 1.0` into
-//! a new array, each on one thread and on two. Then missing values: the
+//! a new array, each on one thread and on two (on each count of
+//! `--threads`). Then missing values, on one thread: the
 //! sum over axis -1 of the same data as `R * var * ?float64` with every
 //! element `k` where `k mod 10 = 3` missing (10%), and the max over axis
 //! -1 of `R * var * float64` whose rows `i` with `i mod 10 = 0` are empty.
@@ -13,7 +14,7 @@
 //! per-row allocation). Its time is reported too.
 
 use crate::callables::named;
-use crate::harness::{Ctx, Measurement, median_time, or_skip};
+use crate::harness::{Ctx, Measurement, median_time, median_times_threads, or_skip};
 use dynd::array::{FixedDimMeta, VarDimData, VarDimMeta};
 use dynd::compute as reduce;
 use dynd::memblock::MemBlock;
@@ -147,7 +148,7 @@ pub fn run(ctx: &Ctx) {
         &format!("{total} elements; bytes: elements + row descriptors written"),
     );
 
-    let both = [("", &ctx.one), (", 2 threads", &ctx.two)];
+    let both = ctx.counts(&[1, 2]);
     timed_rows(
         ctx,
         "ragged sum inner axis",
@@ -202,13 +203,13 @@ fn check_rows<W: Into<Option<f64>>>(
 }
 
 /// Runs `op` once and checks its result with `check` (a failure is a
-/// skipped row), then times it in each of `pools` (a suffix for the name
-/// and a pool): a row each, for `rows` rows of `total` elements, moving
+/// skipped row), then times it on each of `counts` threads: a row each
+/// ([`Ctx::scaling_rows`]), for `rows` rows of `total` elements, moving
 /// `bytes`.
 fn timed_rows(
     ctx: &Ctx,
     name: &str,
-    pools: &[(&str, &dynd::exec::Executor)],
+    counts: &[usize],
     (rows, total, bytes): (usize, usize, usize),
     op: impl Fn() -> Result<Array> + Sync,
     check: impl FnOnce(&Array),
@@ -217,17 +218,12 @@ fn timed_rows(
         Err(e) => ctx.skipped(name, &e.to_string()),
         Ok(r) => {
             check(&r);
-            for (suffix, pool) in pools {
-                let t = pool.install(|| {
-                    median_time(ctx.runs, || {
-                        black_box(op().expect(name));
-                    })
-                });
-                ctx.row(
-                    &Measurement::new(format!("{name}{suffix}"), rows, t, bytes),
-                    &format!("{total} elements"),
-                );
-            }
+            let t = median_times_threads(ctx.runs, counts, || {
+                black_box(op().expect(name));
+            });
+            ctx.scaling_rows(name, counts, &t, &format!("{total} elements"), |name, t| {
+                Measurement::new(name, rows, t, bytes)
+            });
         }
     }
 }
@@ -238,7 +234,7 @@ fn timed_rows(
 fn missing_values(ctx: &Ctx, rows: usize) {
     let total: usize = (0..rows).map(row_len).sum();
     let name = "ragged ?float64 sum axis -1 (10% missing)";
-    let one_thread = [("", &ctx.one)];
+    let one_thread = [1];
     if let Some(x) = or_skip(ctx, name, build_with(rows, row_len, true)) {
         timed_rows(
             ctx,

@@ -1,10 +1,11 @@
 //! Sums: over all of n float64 (one and two threads), and over axis 0 and
-//! axis 1 of a 1000×10000 float64 array (200×10000 with `--quick`);
-//! argmax, argmin and mean over all of n float64 (one and two threads).
+//! axis 1 of a 1000×10000 float64 array (200×10000 with `--quick`; one
+//! thread); argmax, argmin and mean over all of n float64 (one and two
+//! threads). With `--threads`, each runs on every count of the list.
 
 use crate::callables::{f64_array, named};
 use crate::copies::f64_matrix;
-use crate::harness::{Ctx, Measurement, median_time, or_skip};
+use crate::harness::{Ctx, Measurement, median_times_threads, or_skip};
 use dynd::compute as reduce;
 use std::hint::black_box;
 
@@ -12,21 +13,20 @@ fn whole(ctx: &Ctx) {
     let n = ctx.n();
     let a = f64_array(n, |i| (i % 100) as f64 * 0.5);
     let Some(sum) = named(ctx, "sum") else { return };
-    for (suffix, pool) in [("", &ctx.one), (", 2 threads", &ctx.two)] {
-        pool.install(|| {
-            let t = median_time(ctx.runs, || {
-                black_box(sum.call(&[&a]).expect("sum"));
-            });
-            let s = sum
-                .call(&[&a])
-                .expect("sum")
-                .as_scalar::<f64>()
-                .expect("f64");
-            let want: f64 = (0..n).map(|i| (i % 100) as f64 * 0.5).sum();
-            assert!((s - want).abs() <= 1e-9 * want.abs(), "sum {s} != {want}");
-            ctx.row(&Measurement::new(format!("sum{suffix}"), n, t, n * 8), "");
-        });
-    }
+    let s = sum
+        .call(&[&a])
+        .expect("sum")
+        .as_scalar::<f64>()
+        .expect("f64");
+    let want: f64 = (0..n).map(|i| (i % 100) as f64 * 0.5).sum();
+    assert!((s - want).abs() <= 1e-9 * want.abs(), "sum {s} != {want}");
+    let counts = ctx.counts(&[1, 2]);
+    let t = median_times_threads(ctx.runs, &counts, || {
+        black_box(sum.call(&[&a]).expect("sum"));
+    });
+    ctx.scaling_rows("sum", &counts, &t, "", |name, t| {
+        Measurement::new(name, n, t, n * 8)
+    });
 }
 
 fn axes(ctx: &Ctx) {
@@ -45,7 +45,8 @@ fn axes(ctx: &Ctx) {
             ctx.skipped(&name, &e.to_string());
             continue;
         }
-        let t = median_time(ctx.runs, || {
+        let counts = ctx.counts(&[1]);
+        let t = median_times_threads(ctx.runs, &counts, || {
             black_box(reduce::sum(&a, Some(&[axis]), false).expect("sum"));
         });
         let r = reduce::sum(&a, Some(&[axis]), false).expect("sum");
@@ -60,10 +61,9 @@ fn axes(ctx: &Ctx) {
             (0..cols).map(|j| (j % 17) as f64).sum()
         };
         assert_eq!(first, want, "{name}[0]");
-        ctx.row(
-            &Measurement::shaped(name, &[rows, cols], t, (rows * cols + out_len) * 8),
-            "",
-        );
+        ctx.scaling_rows(&name, &counts, &t, "", |name, t| {
+            Measurement::shaped(name, &[rows, cols], t, (rows * cols + out_len) * 8)
+        });
     }
 }
 
@@ -74,24 +74,20 @@ fn stateful(ctx: &Ctx) {
     let a = f64_array(n, |i| (i % 100) as f64 * 0.5);
     for (name, want) in [("argmax", "99"), ("argmin", "0"), ("mean", "24.75")] {
         let Some(f) = named(ctx, name) else { continue };
-        for (suffix, pool) in [("", &ctx.one), (", 2 threads", &ctx.two)] {
-            pool.install(|| {
-                let t = median_time(ctx.runs, || {
-                    black_box(f.call(&[&a]).expect(name));
-                });
-                let got = f.call(&[&a]).expect(name).to_json();
-                if name == "mean" {
-                    let v: f64 = got.parse().expect("a float");
-                    assert!((v - 24.75).abs() < 1e-9, "mean {v}");
-                } else {
-                    assert_eq!(got, want, "{name}");
-                }
-                ctx.row(
-                    &Measurement::new(format!("{name}{suffix}"), n, t, n * 8),
-                    "",
-                );
-            });
+        let got = f.call(&[&a]).expect(name).to_json();
+        if name == "mean" {
+            let v: f64 = got.parse().expect("a float");
+            assert!((v - 24.75).abs() < 1e-9, "mean {v}");
+        } else {
+            assert_eq!(got, want, "{name}");
         }
+        let counts = ctx.counts(&[1, 2]);
+        let t = median_times_threads(ctx.runs, &counts, || {
+            black_box(f.call(&[&a]).expect(name));
+        });
+        ctx.scaling_rows(name, &counts, &t, "", |name, t| {
+            Measurement::new(name, n, t, n * 8)
+        });
     }
 }
 

@@ -3,14 +3,16 @@
 //! (`x > 12.0`, about half kept), `take` of n float64 (10M; 2M with
 //! `--quick`) at pseudo-random int64 indices, `take` of the ragged array by
 //! per-row indices (each row reversed), and `where(cond, x, y)` over n
-//! float64 with a pseudo-random bool condition.
+//! float64 with a pseudo-random bool condition. `take` of float64 and
+//! `where` run on one thread and on two, the others on one; with
+//! `--threads`, all of them on each count of the list.
 //!
 //! The index and condition patterns are the multiplicative hash
 //! `(i * 2654435761 + 12345) mod n` (and its bit 7), which `bench/compare.py`
 //! builds the same way for NumPy and awkward.
 
 use crate::callables::{f64_array, named};
-use crate::harness::{Ctx, Measurement, median_time, or_skip};
+use crate::harness::{Ctx, Measurement, median_times_threads, or_skip};
 use crate::ragged::{build, build_rows, row_len};
 use dynd::{Array, Result, Type, compute};
 use std::hint::black_box;
@@ -43,13 +45,14 @@ pub fn run(ctx: &Ctx) {
                         .and_then(|c| c.as_scalar::<i64>())
                         .expect("count");
                     assert_eq!(got as usize, kept);
-                    let t = median_time(ctx.runs, || {
+                    let counts = ctx.counts(&[1]);
+                    let t = median_times_threads(ctx.runs, &counts, || {
                         black_box(compute::filter(&x, &mask).expect("filter"));
                     });
-                    ctx.row(
-                        &Measurement::new(name, rows, t, total * 9 + rows * 32 + kept * 8),
-                        &format!("{total} elements, {kept} kept"),
-                    );
+                    let note = format!("{total} elements, {kept} kept");
+                    ctx.scaling_rows(name, &counts, &t, &note, |name, t| {
+                        Measurement::new(name, rows, t, total * 9 + rows * 32 + kept * 8)
+                    });
                 }
             }
         }
@@ -66,17 +69,14 @@ pub fn run(ctx: &Ctx) {
                 let got = r.index(&[i.into()]).and_then(|v| v.as_scalar::<f64>());
                 assert_eq!(got.expect("element"), hashed(i, n) as f64 * 0.5, "[{i}]");
             }
-            for (suffix, pool) in [("", &ctx.one), (", 2 threads", &ctx.two)] {
-                let t = pool.install(|| {
-                    median_time(ctx.runs, || {
-                        black_box(compute::take(&x, &idx).expect("take"));
-                    })
-                });
-                ctx.row(
-                    &Measurement::new(format!("{name}{suffix}"), n, t, n * 24),
-                    "bytes: indices + gathered + output",
-                );
-            }
+            let counts = ctx.counts(&[1, 2]);
+            let t = median_times_threads(ctx.runs, &counts, || {
+                black_box(compute::take(&x, &idx).expect("take"));
+            });
+            let note = "bytes: indices + gathered + output";
+            ctx.scaling_rows(name, &counts, &t, note, |name, t| {
+                Measurement::new(name, n, t, n * 24)
+            });
         }
     }
 
@@ -94,12 +94,16 @@ pub fn run(ctx: &Ctx) {
                     .map(|k| format!("{:?}", crate::ragged::value(k)))
                     .collect();
                 assert_eq!(row3, format!("[{}]", want.join(",")));
-                let t = median_time(ctx.runs, || {
+                let counts = ctx.counts(&[1]);
+                let t = median_times_threads(ctx.runs, &counts, || {
                     black_box(compute::take(&x, &jidx).expect("take"));
                 });
-                ctx.row(
-                    &Measurement::new(name, rows, t, total * 24 + rows * 48),
+                ctx.scaling_rows(
+                    name,
+                    &counts,
+                    &t,
                     &format!("{total} elements"),
+                    |name, t| Measurement::new(name, rows, t, total * 24 + rows * 48),
                 );
             }
         }
@@ -118,17 +122,13 @@ pub fn run(ctx: &Ctx) {
                 let got = r.index(&[i.into()]).and_then(|v| v.as_scalar::<f64>());
                 assert_eq!(got.expect("element"), want, "[{i}]");
             }
-            for (suffix, pool) in [("", &ctx.one), (", 2 threads", &ctx.two)] {
-                let t = pool.install(|| {
-                    median_time(ctx.runs, || {
-                        black_box(compute::where_(&cond, &x, &y).expect("where"));
-                    })
-                });
-                ctx.row(
-                    &Measurement::new(format!("{name}{suffix}"), n, t, n * 25),
-                    "",
-                );
-            }
+            let counts = ctx.counts(&[1, 2]);
+            let t = median_times_threads(ctx.runs, &counts, || {
+                black_box(compute::where_(&cond, &x, &y).expect("where"));
+            });
+            ctx.scaling_rows(name, &counts, &t, "", |name, t| {
+                Measurement::new(name, n, t, n * 25)
+            });
         }
     }
 }

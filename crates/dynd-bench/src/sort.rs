@@ -3,13 +3,13 @@
 //! against `ak.sort(x, axis=-1)`), and `sort`, stable `argsort` and
 //! `cumsum` of 10M float64 (2M with `--quick`; against `np.sort`,
 //! `np.argsort(kind='stable')` and `np.cumsum`), each on one thread into a
-//! new output.
+//! new output (with `--threads`, on each count of the list).
 //!
 //! The 1-d data is pseudo-random in [0, 1): element `i` is the top 53
 //! bits of `i * 0x9E3779B97F4A7C15` (wrapping) over 2^53, which
 //! `bench/compare.py` builds the same way.
 
-use crate::harness::{Ctx, Measurement, median_time, or_skip};
+use crate::harness::{Ctx, Measurement, median_times_threads, or_skip};
 use crate::ragged;
 use dynd::compute::{self, SortOptions};
 use dynd::{Array, Result};
@@ -33,7 +33,8 @@ fn elements<T: Copy>(a: &Array, n: usize) -> Vec<T> {
         .collect()
 }
 
-/// One timed row: `f` on one thread, checked once by `check`.
+/// One timed row: `f` on one thread (on each count of `--threads`),
+/// checked once by `check`.
 fn timed(
     ctx: &Ctx,
     name: &str,
@@ -47,12 +48,13 @@ fn timed(
         Err(e) => ctx.skipped(name, &e.to_string()),
         Ok(r) if !check(&r) => ctx.skipped(name, "wrong result"),
         Ok(_) => {
-            let t = ctx.one.install(|| {
-                median_time(ctx.runs.min(5), || {
-                    black_box(f().expect(name));
-                })
+            let counts = ctx.counts(&[1]);
+            let t = median_times_threads(ctx.runs.min(5), &counts, || {
+                black_box(f().expect(name));
             });
-            ctx.row(&Measurement::new(name, n, t, bytes), note);
+            ctx.scaling_rows(name, &counts, &t, note, |name, t| {
+                Measurement::new(name, n, t, bytes)
+            });
         }
     }
 }
