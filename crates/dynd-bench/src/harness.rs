@@ -94,13 +94,7 @@ pub fn median_times_interleaved(runs: usize, fs: &mut [&mut dyn FnMut()]) -> Vec
             t.push(start.elapsed());
         }
     }
-    times
-        .into_iter()
-        .map(|mut t| {
-            t.sort();
-            t[t.len() / 2]
-        })
-        .collect()
+    medians(times)
 }
 
 /// A row name's thread suffix: none for 1 thread (rows run on one thread
@@ -135,13 +129,7 @@ pub fn median_times_threads(runs: usize, counts: &[usize], mut f: impl FnMut()) 
             }
         }
     }
-    times
-        .into_iter()
-        .map(|mut t| {
-            t.sort();
-            t[t.len() / 2]
-        })
-        .collect()
+    medians(times)
 }
 
 /// The median time of one call of `f`, timing batches of `reps` calls
@@ -406,6 +394,17 @@ pub fn median_consuming<I, O>(
         .collect();
     times.sort();
     times[times.len() / 2]
+}
+
+/// The median of each list of times.
+fn medians(times: Vec<Vec<Duration>>) -> Vec<Duration> {
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            t[t.len() / 2]
+        })
+        .collect()
 }
 
 #[cfg(test)]

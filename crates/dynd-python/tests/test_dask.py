@@ -20,6 +20,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import dynd  # noqa: E402
 import dynd.dask as dd  # noqa: E402
+from _dask_helpers import tripling_cfunc  # noqa: E402
 
 RAGGED = [[1.5, 2.0], [], [3.0], [4.0, -5.0, 6.0], [7.0], [], [8.5, 9.0, 0.25], [10.0]]
 RECORDS = [
@@ -222,17 +223,7 @@ def test_map_partitions_kernels_and_types():
 
 
 def test_cfunc_callable_in_map_partitions():
-    pytest.importorskip("numba")
-    from numba import cfunc, types
-
-    f64p = types.CPointer(types.float64)
-
-    @cfunc(types.int32(f64p, types.CPointer(f64p), types.voidptr), nopython=True)
-    def triple(dst, src, self_):  # noqa: ARG001
-        dst[0] = 3.0 * src[0][0]
-        return 0
-
-    f = dynd.callable_from_cfunc(triple, "(float64) -> float64")
+    f = tripling_cfunc()
     a = dynd.array(RAGGED)
     x = split(a, [0, 4, 4, 8])
     assert x.map_partitions(f).compute().to_list() == f(a).to_list()

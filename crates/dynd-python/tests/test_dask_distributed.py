@@ -16,6 +16,7 @@ distributed = pytest.importorskip("distributed")
 
 import dynd  # noqa: E402
 import dynd.dask as dd  # noqa: E402
+from _dask_helpers import tripling_cfunc  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -63,17 +64,7 @@ def test_kernels_and_callables_travel(client):
     assert x.map_partitions(sq).compute().to_list() == dynd.sqrt(a).to_list()
     t = dynd.type("float32")  # dynd types travel too (by their text)
     assert x.map_partitions(lambda p: p.cast(t)).compute().type == "400 * var * float32"
-    pytest.importorskip("numba")
-    from numba import cfunc, types
-
-    f64p = types.CPointer(types.float64)
-
-    @cfunc(types.int32(f64p, types.CPointer(f64p), types.voidptr), nopython=True)
-    def triple(dst, src, self_):  # noqa: ARG001
-        dst[0] = 3.0 * src[0][0]
-        return 0
-
-    f = dynd.callable_from_cfunc(triple, "(float64) -> float64")
+    f = tripling_cfunc()
     with pytest.raises(Exception) as err:  # distributed wraps it in its serialization TypeError
         x.map_partitions(f).compute()
     chain, e = [], err.value

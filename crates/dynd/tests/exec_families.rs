@@ -5,6 +5,7 @@
 //! values and NaNs; and a failure in the middle of a split reporting the
 //! error a serial run reports.
 
+use crate::segmented::Rng;
 use dynd::callable::reduce::{BuiltinReduction, Reduction};
 use dynd::exec::with_threads;
 use dynd::kernels::assign::ErrorMode;
@@ -21,24 +22,14 @@ fn full() -> bool {
     std::env::var_os("DYND_VALGRIND").is_none()
 }
 
-/// A deterministic stream of numbers.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn float(&mut self) -> f64 {
-        (self.next() % 20_000) as f64 / 64.0 - 150.0
-    }
+/// A number of a 1/64 grid in [-150, 162.5).
+fn float(rng: &mut Rng) -> f64 {
+    (rng.next() % 20_000) as f64 / 64.0 - 150.0
 }
 
 fn floats(n: usize, seed: u64) -> Vec<f64> {
     let mut rng = Rng(seed);
-    (0..n).map(|_| rng.float()).collect()
+    (0..n).map(|_| float(&mut rng)).collect()
 }
 
 /// `rows` ragged rows as JSON: lengths 0..40 with every 9th row empty and
@@ -64,7 +55,7 @@ fn ragged_json(rows: usize, opt: bool, seed: u64) -> String {
             match rng.next() % 50 {
                 0 => out.push_str("NaN"),
                 1 if opt => out.push_str("null"),
-                _ => out.push_str(&format!("{}", rng.float())),
+                _ => out.push_str(&format!("{}", float(&mut rng))),
             }
         }
         out.push(']');

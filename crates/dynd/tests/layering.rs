@@ -53,14 +53,25 @@ fn crate_paths(code: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Calls `f(path under src, line number, code)` for every line of code
+/// (comments cut off) of every Rust file under `src`.
+fn each_code_line(src: &Path, f: &mut dyn FnMut(&Path, usize, &str)) {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    for file in files {
+        let rel = file.strip_prefix(src).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            f(rel, n + 1, code_of(line));
+        }
+    }
+}
+
 /// `(file, line number, module it is in, module it names)` for each
 /// violation under `src`.
 fn violations(src: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
     let mut bad = Vec::new();
-    for file in files {
-        let rel = file.strip_prefix(src).unwrap();
+    each_code_line(src, &mut |rel, n, code| {
         let first = rel
             .components()
             .next()
@@ -69,24 +80,19 @@ fn violations(src: &Path) -> Vec<String> {
             .to_str()
             .unwrap();
         let module = first.trim_end_matches(".rs");
-        let Some(own) = layer_of(module) else {
-            continue; // lib.rs: the crate root re-exports everything
-        };
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (n, line) in text.lines().enumerate() {
-            for named in crate_paths(code_of(line)) {
-                if let Some(other) = layer_of(named)
-                    && other > own
-                {
-                    bad.push(format!(
-                        "{}:{}: {module} (layer {own}) names crate::{named} (layer {other})",
-                        rel.display(),
-                        n + 1
-                    ));
-                }
+        // lib.rs is in no layer: the crate root re-exports everything.
+        let Some(own) = layer_of(module) else { return };
+        for named in crate_paths(code) {
+            if let Some(other) = layer_of(named)
+                && other > own
+            {
+                bad.push(format!(
+                    "{}:{n}: {module} (layer {own}) names crate::{named} (layer {other})",
+                    rel.display()
+                ));
             }
         }
-    }
+    });
     bad
 }
 
@@ -134,28 +140,16 @@ fn the_checker_finds_a_violation() {
 /// `file:line` of each line of code under `src`, outside `exec/`, that
 /// names rayon (`rayon::`, `use rayon`, `extern crate rayon`).
 fn rayon_outside_exec(src: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
     let mut bad = Vec::new();
-    for file in files {
-        let rel = file.strip_prefix(src).unwrap();
-        if rel.starts_with("exec") {
-            continue;
+    each_code_line(src, &mut |rel, n, code| {
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        let names = code.match_indices("rayon").any(|(i, m)| {
+            !word(code[..i].chars().next_back()) && !word(code[i + m.len()..].chars().next())
+        });
+        if names && !rel.starts_with("exec") {
+            bad.push(format!("{}:{n}: {}", rel.display(), code.trim()));
         }
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (n, line) in text.lines().enumerate() {
-            let code = code_of(line);
-            let names = code.match_indices("rayon").any(|(i, m)| {
-                let before = code[..i].chars().next_back();
-                let after = code[i + m.len()..].chars().next();
-                let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-                !word(before) && !word(after)
-            });
-            if names {
-                bad.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
-            }
-        }
-    }
+    });
     bad
 }
 

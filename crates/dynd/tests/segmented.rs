@@ -10,10 +10,11 @@ use dynd::compute as reduce;
 use dynd::kernels::loops::stream_min_bytes;
 use dynd::{Array, Index};
 
-/// A small deterministic generator (xorshift), so failures reproduce.
-struct Rng(u64);
+/// A small deterministic generator (xorshift), so failures reproduce
+/// (`exec_families` draws from it too).
+pub(crate) struct Rng(pub(crate) u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;

@@ -42,15 +42,21 @@ def _wrap(node: tuple, protocol: int) -> tuple:
     )
 
 
+def _arrow_node(a: Any) -> Any:
+    """The tree of `a`'s Arrow buffers, or None when it has no Arrow form."""
+    if a.ndim < 1:
+        return None
+    try:
+        return _dynd._arrow_parts(a)
+    except Error:
+        return None
+
+
 def reduce(a: Any, protocol: int) -> tuple:
     t = str(a.type)
-    if a.ndim >= 1:
-        try:
-            node = _dynd._arrow_parts(a)
-        except Error:
-            node = None
-        if node is not None:
-            return (_from_arrow, (t, _wrap(node, protocol)))
+    node = _arrow_node(a)
+    if node is not None:
+        return (_from_arrow, (t, _wrap(node, protocol)))
     return (_from_json, (t, a.to_json()))
 
 
@@ -77,13 +83,9 @@ def nbytes(a: Any) -> int:
     text = str(t)
     if not any(w in text for w in _OUT_OF_LINE):
         return t.data_size
-    if a.ndim >= 1:
-        try:
-            node = _dynd._arrow_parts(a)
-        except Error:
-            node = None
-        if node is not None:
-            return _node_bytes(node)
+    node = _arrow_node(a)
+    if node is not None:
+        return _node_bytes(node)
     return len(a.to_json())
 
 

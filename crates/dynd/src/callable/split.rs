@@ -52,16 +52,17 @@ pub(super) fn call_split(f: &Callable, args: &[&Array], out_tp: &Type) -> Option
     }
     let tasks = (threads * 4).min(n / TASK_ROWS).max(2);
     let per = n.div_ceil(tasks);
-    let tasks = n.div_ceil(per);
-    let slice = |t: usize| -> Result<Vec<Array>> {
-        let (lo, hi) = (t * per, ((t + 1) * per).min(n));
-        let at = [Index::slice(Some(lo as isize), Some(hi as isize), 1)];
-        args.iter().map(|a| a.index(&at)).collect()
+    let cut = Cut {
+        f,
+        args,
+        n,
+        per,
+        tasks: n.div_ceil(per),
     };
     let out = if elem.has_blockref() {
-        gather_tasks(f, elem, n, per, tasks, &slice, out_tp)
+        gather_tasks(&cut, elem, out_tp)
     } else {
-        into_slices(f, n, per, tasks, &slice, out_tp)
+        into_slices(&cut, out_tp)
     };
     #[cfg(test)]
     if out.is_ok() {
@@ -70,23 +71,48 @@ pub(super) fn call_split(f: &Callable, args: &[&Array], out_tp: &Type) -> Option
     out.ok()
 }
 
-/// A result without variable-sized data: each task calls into its slice
-/// of the new output.
-fn into_slices(
-    f: &Callable,
+/// A call cut into tasks of `per` rows of the `n` outer rows.
+struct Cut<'a> {
+    f: &'a Callable,
+    args: &'a [&'a Array],
     n: usize,
     per: usize,
     tasks: usize,
-    slice: &(dyn Fn(usize) -> Result<Vec<Array>> + Sync),
-    out_tp: &Type,
-) -> Result<Array> {
-    let out = Array::empty(out_tp.clone())?;
-    exec::tasks(tasks, |t| {
-        let (lo, hi) = (t * per, ((t + 1) * per).min(n));
-        let dst = out.index(&[Index::slice(Some(lo as isize), Some(hi as isize), 1)])?;
-        let views = slice(t)?;
+}
+
+impl Cut<'_> {
+    /// The rows of task `t`.
+    fn rows(&self, t: usize) -> (usize, usize) {
+        (t * self.per, ((t + 1) * self.per).min(self.n))
+    }
+
+    /// Rows `lo..hi` of `a` (a view).
+    fn slice(a: &Array, (lo, hi): (usize, usize)) -> Result<Array> {
+        a.index(&[Index::slice(Some(lo as isize), Some(hi as isize), 1)])
+    }
+
+    /// The callable on task `t`'s rows of every argument: into `dst`, or
+    /// into a new array.
+    fn call(&self, t: usize, dst: Option<&Array>) -> Result<Option<Array>> {
+        let views: Vec<Array> = self
+            .args
+            .iter()
+            .map(|a| Cut::slice(a, self.rows(t)))
+            .collect::<Result<_>>()?;
         let refs: Vec<&Array> = views.iter().collect();
-        f.call_into(&dst, &refs)
+        match dst {
+            Some(d) => self.f.call_into(d, &refs).map(|()| None),
+            None => self.f.call(&refs).map(Some),
+        }
+    }
+}
+
+/// A result without variable-sized data: each task calls into its slice
+/// of the new output.
+fn into_slices(cut: &Cut<'_>, out_tp: &Type) -> Result<Array> {
+    let out = Array::empty(out_tp.clone())?;
+    exec::tasks(cut.tasks, |t| {
+        cut.call(t, Some(&Cut::slice(&out, cut.rows(t))?)).map(drop)
     })?;
     Ok(out)
 }
@@ -94,15 +120,7 @@ fn into_slices(
 /// A result with variable-sized data: each task computes its rows into an
 /// array of its own and copies their descriptors into the output; the
 /// tasks' arenas then move into the output's.
-fn gather_tasks(
-    f: &Callable,
-    elem: &Type,
-    n: usize,
-    per: usize,
-    tasks: usize,
-    slice: &(dyn Fn(usize) -> Result<Vec<Array>> + Sync),
-    out_tp: &Type,
-) -> Result<Array> {
+fn gather_tasks(cut: &Cut<'_>, elem: &Type, out_tp: &Type) -> Result<Array> {
     let out = Array::empty_for_overwrite(out_tp.clone())?;
     let esize = elem.data_size();
     let row_stride = |a: &Array| {
@@ -115,16 +133,16 @@ fn gather_tasks(
         return Err(Error::invalid_argument("a new output is not contiguous"));
     }
     let base = Shared(out.data_ptr());
-    let parts = exec::map_tasks(tasks, |t| {
-        let (lo, hi) = (t * per, ((t + 1) * per).min(n));
-        let views = slice(t)?;
-        let refs: Vec<&Array> = views.iter().collect();
-        let part = f.call(&refs)?;
+    let parts = exec::map_tasks(cut.tasks, |t| {
+        let (lo, hi) = cut.rows(t);
+        let part = cut
+            .call(t, None)?
+            .ok_or_else(|| Error::invalid_argument("a split call gave no array"))?;
         let fits = matches!(part.tp().kind(), TypeKind::FixedDim { size, elem: e } if *size == hi - lo && e == elem);
         if !fits || row_stride(&part) != esize as isize {
             return Err(Error::invalid_argument(format!(
                 "{}: a slice's result is {}, not {} rows of {elem}",
-                f.name(),
+                cut.f.name(),
                 part.tp(),
                 hi - lo
             )));

@@ -176,6 +176,18 @@ def _cull(dsk: Any, keys: Any, **kwargs: Any) -> Any:
     return cull(dict(dsk), flat)[0]
 
 
+def position(i: Any, n: int, not_int: str, out_of_range: str) -> int:
+    """``i`` (an int, negative from the end) as a position in ``0..n``;
+    ``InvalidArgumentError(not_int)`` for anything but an int,
+    ``IndexOutOfBoundsError(out_of_range)`` outside the range."""
+    if not isinstance(i, int) or isinstance(i, bool):
+        raise dynd.InvalidArgumentError(not_int)
+    j = i + n if i < 0 else i
+    if not 0 <= j < n:
+        raise dynd.IndexOutOfBoundsError(out_of_range)
+    return j
+
+
 def new_name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex}"
 
@@ -365,60 +377,6 @@ class Array(DaskMethodsMixin):
         args = [other, self] if reflected else [self, other]
         return elementwise(op, args, preserves_lengths=True, prefix=getattr(op, "__name__", "op"))
 
-    def __add__(self, o: Any) -> Array:
-        return self._binary(operator.add, o)
-
-    def __radd__(self, o: Any) -> Array:
-        return self._binary(operator.add, o, True)
-
-    def __sub__(self, o: Any) -> Array:
-        return self._binary(operator.sub, o)
-
-    def __rsub__(self, o: Any) -> Array:
-        return self._binary(operator.sub, o, True)
-
-    def __mul__(self, o: Any) -> Array:
-        return self._binary(operator.mul, o)
-
-    def __rmul__(self, o: Any) -> Array:
-        return self._binary(operator.mul, o, True)
-
-    def __truediv__(self, o: Any) -> Array:
-        return self._binary(operator.truediv, o)
-
-    def __rtruediv__(self, o: Any) -> Array:
-        return self._binary(operator.truediv, o, True)
-
-    def __floordiv__(self, o: Any) -> Array:
-        return self._binary(operator.floordiv, o)
-
-    def __rfloordiv__(self, o: Any) -> Array:
-        return self._binary(operator.floordiv, o, True)
-
-    def __mod__(self, o: Any) -> Array:
-        return self._binary(operator.mod, o)
-
-    def __rmod__(self, o: Any) -> Array:
-        return self._binary(operator.mod, o, True)
-
-    def __pow__(self, o: Any) -> Array:
-        return self._binary(operator.pow, o)
-
-    def __rpow__(self, o: Any) -> Array:
-        return self._binary(operator.pow, o, True)
-
-    def __and__(self, o: Any) -> Array:
-        return self._binary(operator.and_, o)
-
-    def __rand__(self, o: Any) -> Array:
-        return self._binary(operator.and_, o, True)
-
-    def __or__(self, o: Any) -> Array:
-        return self._binary(operator.or_, o)
-
-    def __ror__(self, o: Any) -> Array:
-        return self._binary(operator.or_, o, True)
-
     def __lt__(self, o: Any) -> Array:  # type: ignore[override]
         return self._binary(operator.lt, o)
 
@@ -491,12 +449,14 @@ class _Partitions:
             picks = [key]
         chosen = []
         for i in picks:
-            if not isinstance(i, int) or isinstance(i, bool):
-                raise dynd.InvalidArgumentError(f"partitions[{key!r}]: partition numbers are ints")
-            j = i + n if i < 0 else i
-            if not 0 <= j < n:
-                raise dynd.IndexOutOfBoundsError(f"partition {i} is out of range for {n} partitions")
-            chosen.append(j)
+            chosen.append(
+                position(
+                    i,
+                    n,
+                    f"partitions[{key!r}]: partition numbers are ints",
+                    f"partition {i} is out of range for {n} partitions",
+                )
+            )
         if not chosen:
             raise dynd.InvalidArgumentError(f"partitions[{key!r}] selects no partition")
         name = new_name("partitions")
@@ -718,3 +678,30 @@ def _reduce_callable(c: dynd.Callable) -> Any:
 
 copyreg.pickle(dynd.Callable, _reduce_callable)
 copyreg.pickle(dynd.Type, lambda t: (dynd.type, (str(t),)))
+
+
+def _arithmetic(op: Callable[[Any, Any], Any], reflected: bool) -> Callable[[Array, Any], Array]:
+    """The operator method ``x <op> o`` (``o <op> x`` when reflected)."""
+
+    def method(self: Array, o: Any) -> Array:
+        return self._binary(op, o, reflected)
+
+    method.__name__ = f"__{'r' if reflected else ''}{op.__name__.strip('_')}__"
+    return method
+
+
+# x + y, y + x, ... for the arithmetic and bitwise operators, both ways.
+for _op in (
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.floordiv,
+    operator.mod,
+    operator.pow,
+    operator.and_,
+    operator.or_,
+):
+    for _reflected in (False, True):
+        _m = _arithmetic(_op, _reflected)
+        setattr(Array, _m.__name__, _m)

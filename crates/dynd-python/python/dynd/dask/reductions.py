@@ -28,7 +28,7 @@ from typing import Any
 
 import dynd
 
-from .core import Array, Call, _SLOT, elementwise, new_name
+from .core import Array, Call, _SLOT, elementwise, new_name, position
 
 REDUCTIONS = ("sum", "prod", "min", "max", "mean", "var", "std", "argmin", "argmax", "any", "all", "count")
 DIRECT = frozenset({"sum", "prod", "min", "max", "any", "all", "count"})
@@ -56,11 +56,12 @@ def normalize_axes(x: Array, axis: Any) -> tuple[int, ...] | None:
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     out = []
     for a in axes:
-        if not isinstance(a, int) or isinstance(a, bool):
-            raise dynd.InvalidArgumentError(f"axis must be an int, a tuple of ints or None, not {axis!r}")
-        b = a + ndim if a < 0 else a
-        if not 0 <= b < ndim:
-            raise dynd.IndexOutOfBoundsError(f"axis {a} is out of range for {x.type} ({ndim} dims)")
+        b = position(
+            a,
+            ndim,
+            f"axis must be an int, a tuple of ints or None, not {axis!r}",
+            f"axis {a} is out of range for {x.type} ({ndim} dims)",
+        )
         if b in out:
             raise dynd.InvalidArgumentError(f"axis {a} is repeated in {axis!r}")
         out.append(b)

@@ -79,6 +79,9 @@ macro_rules! half_accum {
 }
 for_each_native!(half => half_accum);
 
+/// One step of a running value: `add` or `mul`.
+type Step<A> = fn(A, A) -> A;
+
 /// One row of `cumsum` (or `cumprod`, `prod`) from `T` (or `?T`) into
 /// `T::Sum` (or `?T::Sum`).
 struct ScanKernel<T> {
@@ -147,17 +150,14 @@ where
     /// (wrapping integer) arithmetic only.
     ///
     /// # Safety
-    /// As [`ScanKernel::scan`].
-    #[allow(clippy::too_many_arguments)]
+    /// As [`ScanKernel::scan`] for the `n` elements of `(src, s)` into
+    /// `(dst, d)`, from `start` by `op`.
     unsafe fn scan_split(
         &self,
-        src: *const u8,
-        s: isize,
-        dst: *mut u8,
-        d: isize,
+        (src, s): (*const u8, isize),
+        (dst, d): (*mut u8, isize),
         n: usize,
-        start: T::Sum,
-        op: fn(T::Sum, T::Sum) -> T::Sum,
+        (start, op): (T::Sum, Step<T::Sum>),
     ) -> Result<()> {
         let blocks = n.div_ceil(TASK_ELEMENTS);
         let (src, dst, opt) = (Shared(src), Shared(dst), self.opt);
@@ -226,7 +226,7 @@ where
         };
         if <T::Sum as Accum>::EXACT && n >= SPLIT_MIN && exec::num_threads() > 1 {
             // SAFETY: as below.
-            return unsafe { self.scan_split(first, s, out, d, n, start, op) };
+            return unsafe { self.scan_split((first, s), (out, d), n, (start, op)) };
         }
         // SAFETY: the row's n elements are readable, the output row's n
         // results writable.

@@ -268,7 +268,7 @@ impl<T: SortKey> NumKernel<T> {
         // SAFETY: (1) for each j < n.
         let load = |j: usize| unsafe { at(j).cast::<T::Raw>().read_unaligned() };
         // SAFETY: (1).
-        if unsafe { self.keys_split(src, n, stride, keys) } {
+        if unsafe { self.keys_split((src, n, stride), keys) } {
             sort_keys(&mut keys[..n]);
             if self.descending {
                 keys[..n].reverse();
@@ -305,14 +305,10 @@ impl<T: SortKey> NumKernel<T> {
     /// places those last).
     ///
     /// # Safety
-    /// 1. `n` elements `stride` apart from `src` are readable.
-    unsafe fn keys_split(
-        &self,
-        src: *const u8,
-        n: usize,
-        stride: isize,
-        keys: &mut [T::U],
-    ) -> bool {
+    /// 1. `n` elements `stride` apart from `src` are readable (`row` is
+    ///    `(src, n, stride)`).
+    unsafe fn keys_split(&self, row: (*const u8, usize, isize), keys: &mut [T::U]) -> bool {
+        let (src, n, stride) = row;
         if n < SPLIT_SORT_MIN || exec::num_threads() < 2 {
             return false;
         }
