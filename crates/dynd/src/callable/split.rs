@@ -196,10 +196,16 @@ pub(super) mod tests {
         format!("[{}]", (0..rows).map(row).collect::<Vec<_>>().join(","))
     }
 
+    /// Under valgrind (scripts/valgrind-tests.sh sets DYND_VALGRIND): two
+    /// threads only, and fewer rows (still enough to split).
+    fn light() -> bool {
+        std::env::var_os("DYND_VALGRIND").is_some()
+    }
+
     /// `f` on 1 thread, and on 2 and 3 (where it must split), agree.
     fn agrees(what: &str, f: &dyn Fn() -> crate::Result<Array>) {
         let one = with_threads(1, f).unwrap();
-        for threads in [2, 3] {
+        for &threads in if light() { &[2][..] } else { &[2, 3][..] } {
             let before = SPLITS.load(Ordering::Relaxed);
             let many = with_threads(threads, f).unwrap();
             assert!(
@@ -216,7 +222,11 @@ pub(super) mod tests {
 
     #[test]
     fn row_callables_split_their_outer_rows_with_the_serial_result() {
-        let n = 3 * super::SPLIT_ROWS + 11;
+        let n = if light() {
+            super::SPLIT_ROWS + 11
+        } else {
+            3 * super::SPLIT_ROWS + 11
+        };
         let x =
             Array::from_json(format!("{n} * var * ?float64").as_str(), &ragged(n, true)).unwrap();
         let y =
