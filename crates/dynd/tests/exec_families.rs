@@ -215,7 +215,7 @@ fn a_failure_mid_split_is_the_serial_error() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: if full() { 12 } else { 2 }, ..ProptestConfig::default() })]
 
     /// Any size (around the split thresholds) and thread count gives the
     /// serial result, bit for bit.
