@@ -25,8 +25,14 @@ where
     E: Copy + Ord + Default + Send + Sync,
 {
     let n = v.len();
-    let threads = exec::num_threads();
-    if n < SPLIT_SORT_MIN || threads < 2 {
+    // The length first: short rows (most rows of a ragged sort) never ask
+    // for the thread count.
+    let threads = if n < SPLIT_SORT_MIN {
+        1
+    } else {
+        exec::num_threads()
+    };
+    if threads < 2 {
         sort(v);
         return;
     }
