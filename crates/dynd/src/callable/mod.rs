@@ -256,51 +256,73 @@ impl Callable {
     }
 
     /// Calls the callable on arrays: resolves the output type, allocates the
-    /// output, builds the kernel and runs it (the outer loop in parallel
-    /// when the output is large; see [`elementwise`]).
+    /// output, builds the kernel and runs it, on the executor's threads when
+    /// the work is large (see [`Callable::call_into`] for the one path both
+    /// take).
     pub fn call(&self, args: &[&Array]) -> Result<Array> {
-        if self.is_scalar()
-            && let Some(r) = elementwise::call_selected(self, None, args)
-        {
-            return r;
-        }
-        let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
-        let out_tp = self.resolve(&tps)?;
-        if let Some(out) = split::call_split(self, args, &out_tp) {
-            return Ok(out);
-        }
-        let out = Array::empty(out_tp)?;
-        self.call_into(&out, args)?;
-        Ok(out)
+        self.run(None, args)
     }
 
     /// Calls the callable, writing into `out` (whose type the result
     /// broadcasts into).
     pub fn call_into(&self, out: &Array, args: &[&Array]) -> Result<()> {
         out.check_writable()?;
+        self.run(Some(out), args).map(drop)
+    }
+
+    /// The one path of a call (DESIGN §13), into `out` or a new array:
+    ///
+    /// 1. a scalar callable takes the first of its fast paths that fits
+    ///    (flat, ragged, split outer loop; [`elementwise::call_selected`]),
+    ///    each of which resolves, builds and splits its own loop once;
+    /// 2. otherwise the output type is resolved once (for a new output) and
+    ///    a new output whose rows the callable can compute apart is split
+    ///    into outer tasks ([`split::call_split`]);
+    /// 3. otherwise one kernel is built for the whole call and run.
+    ///
+    /// In (3) a type this path resolved itself is not checked again; an
+    /// output the caller gave is checked by `instantiate`.
+    fn run(&self, out: Option<&Array>, args: &[&Array]) -> Result<Array> {
         if self.is_scalar()
-            && let Some(r) = elementwise::call_selected(self, Some(out), args)
+            && let Some(r) = elementwise::call_selected(self, out, args)
         {
-            return r.map(drop);
+            return r;
         }
         let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
+        let (out, resolved) = match out {
+            Some(out) => (out.clone(), false),
+            None => {
+                let out_tp = self.resolve(&tps)?;
+                if let Some(out) = split::call_split(self, args, &out_tp, &tps) {
+                    return Ok(out);
+                }
+                (Array::empty(out_tp)?, true)
+            }
+        };
         let metas: Vec<*const u8> = args.iter().map(|a| a.arrmeta_ptr()).collect();
         let datas: Vec<*const u8> = args.iter().map(|a| a.data_ptr() as *const u8).collect();
         let mut ckb = pin!(CKernelBuilder::new());
         // SAFETY: a new builder; every arrmeta belongs to its array, which
-        // outlives the call; the output type was resolved from (or is
-        // checked against) the arguments by instantiate.
+        // outlives the call; the output type is the one resolve gave for
+        // these arguments (`resolved`), or is checked against them by
+        // instantiate.
         unsafe {
-            let args = KernelArgs::new(
+            let kargs = KernelArgs::new(
                 out.tp(),
                 out.arrmeta_ptr(),
                 &tps,
                 &metas,
                 KernelRequest::Single,
             );
-            self.instantiate(ckb.as_mut(), 0, args)?;
-            ckb.call_single(out.data_ptr(), &datas)
+            if resolved && !self.is_scalar() {
+                kargs.check_counts(self.name())?;
+                self.0.instantiate(ckb.as_mut(), 0, kargs)?;
+            } else {
+                self.instantiate(ckb.as_mut(), 0, kargs)?;
+            }
+            ckb.call_single(out.data_ptr(), &datas)?;
         }
+        Ok(out)
     }
 }
 

@@ -31,7 +31,12 @@ const TASK_ROWS: usize = 1 << 12;
 /// `f(args)` into a new array of type `out_tp`, split along the outermost
 /// dim; `None` when the call is not split (see the module doc) or a task
 /// failed (the caller then runs it serially).
-pub(super) fn call_split(f: &Callable, args: &[&Array], out_tp: &Type) -> Option<Array> {
+pub(super) fn call_split(
+    f: &Callable,
+    args: &[&Array],
+    out_tp: &Type,
+    tps: &[Type],
+) -> Option<Array> {
     let TypeKind::FixedDim { size: n, elem } = out_tp.kind() else {
         return None;
     };
@@ -46,8 +51,7 @@ pub(super) fn call_split(f: &Callable, args: &[&Array], out_tp: &Type) -> Option
     if !args.iter().all(same_outer) {
         return None;
     }
-    let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
-    if f.implementation().outer_rows(&tps) == 0 {
+    if f.implementation().outer_rows(tps) == 0 {
         return None;
     }
     let tasks = (threads * 4).min(n / TASK_ROWS).max(2);

@@ -558,7 +558,10 @@ impl CallableImpl for Reduction {
         let (dst_tp, dst_meta, req) = (args.dst_tp, args.dst_meta, args.req);
         args.check_counts(&self.name)?;
         let (src_tp, src_meta) = (self.one(args.src_tps)?, args.src_metas[0]);
-        let (_, reduced) = self.resolve_one(src_tp)?;
+        // The caller's promise: `dst_tp` is what resolve gives for
+        // `src_tp` (checked by check_args, or resolved by the caller), so
+        // only the reduced flags are needed here.
+        let reduced = self.reduced(src_tp)?;
         // SAFETY: the caller's promise (2): valid arrmeta of both types.
         let dims = unsafe {
             plan::build_dims(src_tp, src_meta, dst_tp, dst_meta, &reduced, self.keepdims)
