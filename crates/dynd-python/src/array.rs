@@ -2,6 +2,7 @@
 
 use crate::convert::{as_array, to_list, weak_scalar, with_dims_of};
 use crate::errors::{OrRaise, index_error, invalid, type_error};
+use crate::pyarray::PyArray;
 use crate::types::{PyDType, type_arg};
 use dynd::compute;
 use dynd::kernels::assign::ErrorMode;
@@ -11,22 +12,6 @@ use pyo3::basic::CompareOp;
 use pyo3::prelude::*;
 use pyo3::types::{PyEllipsis, PyInt, PyList, PySlice, PyString, PyTuple};
 use std::ffi::c_int;
-
-/// A dynd array: typed, possibly ragged, possibly missing values, over
-/// shared memory. Indexing gives views; operators and the `dynd.*`
-/// functions run dynd's kernels with the GIL released.
-#[pyclass(name = "Array", module = "dynd", frozen, weakref)]
-pub struct PyArray {
-    /// The array.
-    pub a: Array,
-}
-
-impl PyArray {
-    /// Wraps `a` as a Python object.
-    pub fn wrap(py: Python<'_>, a: Array) -> PyResult<Py<PyAny>> {
-        Ok(Bound::new(py, PyArray { a })?.into_any().unbind())
-    }
-}
 
 /// The error mode named `name` (`nocheck`, `overflow`, `fractional`,
 /// `inexact`, `default`).

@@ -1,9 +1,9 @@
 //! `dynd.Callable`: registry callables, and kernels from C function
 //! pointers (numba.cfunc, ctypes) made into deferred ckernels.
 
-use crate::array::PyArray;
 use crate::convert::as_array;
 use crate::errors::{OrRaise, invalid, type_error};
+use crate::pyarray::PyArray;
 use dynd::callable::deferred::Deferred;
 use dynd::callable::{Callable, lookup, names};
 use dynd::kernels::CKernelBuilder;

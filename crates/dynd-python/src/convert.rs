@@ -1,8 +1,8 @@
 //! Python objects ↔ dynd arrays: nested lists, dicts and scalars in (with
 //! the type inference of DESIGN §8 when no type is given), `to_list` out.
 
-use crate::array::PyArray;
 use crate::errors::{OrRaise, invalid, to_py};
+use crate::pyarray::PyArray;
 use dynd::array::{ScalarValue, ValueVisitor};
 use dynd::types::{BuiltinType, Fields, TypeKind};
 use dynd::{Array, Type};

@@ -3,8 +3,8 @@
 //! PyCapsule interface. The C structs come from `dynd::interop`; what is
 //! here is the capsule plumbing of each protocol.
 
-use crate::array::PyArray;
 use crate::errors::{OrRaise, invalid, type_error};
+use crate::pyarray::PyArray;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use dynd::interop::dlpack::{DLManagedTensorVersioned, DLPackVersion, DLTensor};

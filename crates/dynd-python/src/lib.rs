@@ -16,6 +16,7 @@ mod interop;
 mod lowlevel;
 mod module;
 mod pickle;
+mod pyarray;
 mod types;
 
 /// The C ABI, linked in so that its `dynd_*` symbols are exported from

@@ -1,10 +1,10 @@
 //! The module's functions and its registration.
 
-use crate::array::PyArray;
 use crate::callable::{_callable_from_kernel, PyCallable, callable, callable_names};
 use crate::convert::{array_from_py, as_array};
 use crate::errors::{OrRaise, invalid};
 use crate::interop::{from_arrow, from_buffer_strict, from_dlpack};
+use crate::pyarray::PyArray;
 use crate::types::{PyDType, type_arg};
 use dynd::compute;
 use dynd::{Array, Type};

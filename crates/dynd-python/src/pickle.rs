@@ -8,8 +8,8 @@
 //! per pickle; the values of primitives, in-order var rows and strings go
 //! out as the array's own memory.
 
-use crate::array::PyArray;
 use crate::errors::{OrRaise, invalid};
+use crate::pyarray::PyArray;
 use arrow_array::Array as _;
 use arrow_buffer::{Buffer, NullBuffer};
 use arrow_data::ArrayData;

@@ -2,8 +2,9 @@
 //! modules listed before it. This test reads the sources and fails, naming
 //! the file and line, when a lower layer names a higher one through a
 //! `crate::` path (in a `use` or anywhere in code; comments are skipped),
-//! and when a module outside `exec/` names rayon (DESIGN §13: `exec/` is
-//! the one place that decides how work runs).
+//! when a module outside `exec/` names rayon (DESIGN §13: `exec/` is the
+//! one place that decides how work runs), and when the modules of the
+//! Python package (`crates/dynd-python/src`) name each other in a cycle.
 
 use std::path::{Path, PathBuf};
 
@@ -179,4 +180,79 @@ fn the_rayon_checker_finds_a_use_outside_exec() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(bad.len(), 1, "{bad:?}");
     assert!(bad[0].starts_with("callable/bad.rs:2:"), "{}", bad[0]);
+}
+
+/// A cycle among the top-level modules of the crate whose sources are in
+/// `src` (an edge for each `crate::NAME` a module's code names), as the
+/// modules along it, first repeated at the end; `None` when there is none.
+fn module_cycle(src: &Path) -> Option<Vec<String>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    each_code_line(src, &mut |rel, _, code| {
+        let first = rel.components().next().unwrap().as_os_str();
+        let module = first.to_str().unwrap().trim_end_matches(".rs").to_string();
+        let named = edges.entry(module.clone()).or_default();
+        for other in crate_paths(code) {
+            if other != module {
+                named.insert(other.to_string());
+            }
+        }
+    });
+    // Depth-first, with the path on the stack: an edge back into the path
+    // closes a cycle.
+    fn visit(
+        m: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == m) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(m.to_string());
+            return Some(cycle);
+        }
+        if done.contains(m) {
+            return None;
+        }
+        path.push(m.to_string());
+        for next in edges.get(m).into_iter().flatten() {
+            if let Some(c) = visit(next, edges, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(m.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    edges
+        .keys()
+        .find_map(|m| visit(m, &edges, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn the_python_package_s_modules_form_no_cycle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../dynd-python/src");
+    if let Some(cycle) = module_cycle(&src) {
+        panic!(
+            "crates/dynd-python/src has a cycle of modules: {}",
+            cycle.join(" -> ")
+        );
+    }
+}
+
+#[test]
+fn the_cycle_checker_finds_a_cycle() {
+    let dir = std::env::temp_dir().join(format!("dynd-cycle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("lib.rs"), "mod a;\nmod b;\nmod c;\n").unwrap();
+    std::fs::write(dir.join("a.rs"), "use crate::b::B;\n").unwrap();
+    std::fs::write(dir.join("b.rs"), "fn f() { crate::c::g() }\n").unwrap();
+    std::fs::write(dir.join("c.rs"), "// crate::a in a comment is fine\n").unwrap();
+    let none = module_cycle(&dir);
+    std::fs::write(dir.join("c.rs"), "pub fn g() { crate::a::h() }\n").unwrap();
+    let found = module_cycle(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(none, None);
+    assert_eq!(found.unwrap(), ["a", "b", "c", "a"]);
 }
