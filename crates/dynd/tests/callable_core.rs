@@ -557,3 +557,60 @@ fn a_signature_mismatch_is_said_once_of_the_whole_types() {
         "sqrt takes a number (bool, integer, float or complex); got (string): string is not supported"
     );
 }
+
+/// How often [`CountingResolves`] resolved its types.
+static RESOLVES: AtomicUsize = AtomicUsize::new(0);
+
+/// A non-scalar callable that counts how often its types are resolved,
+/// around a built-in one (it builds the built-in's kernel).
+struct CountingResolves(Callable);
+
+impl dynd::callable::CallableImpl for CountingResolves {
+    fn name(&self) -> &str {
+        "counting"
+    }
+
+    fn signature(&self) -> &Type {
+        self.0.signature()
+    }
+
+    fn is_scalar(&self) -> bool {
+        false
+    }
+
+    fn resolve(&self, args: &[Type]) -> dynd::Result<Type> {
+        RESOLVES.fetch_add(1, Ordering::Relaxed);
+        self.0.resolve(args)
+    }
+
+    unsafe fn instantiate(
+        &self,
+        ckb: std::pin::Pin<&mut CKernelBuilder>,
+        offset: usize,
+        args: dynd::kernels::KernelArgs<'_>,
+    ) -> dynd::Result<usize> {
+        // SAFETY: the caller's promises, which are the inner callable's.
+        unsafe { self.0.instantiate(ckb, offset, args) }
+    }
+}
+
+#[test]
+fn a_call_resolves_its_types_once() {
+    let c = Callable::new(CountingResolves(dynd::callable::lookup("sum").unwrap()));
+    let x = a("2 * 3 * int64", "[[1,2,3],[4,5,6]]");
+    let r = c.call(&[&x]).unwrap();
+    assert_eq!(r.to_json(), "21");
+    assert_eq!(RESOLVES.load(Ordering::Relaxed), 1, "call");
+    // Into an output the caller gives: resolved once, to check its type.
+    let out = Array::empty(Type::parse("int64").unwrap()).unwrap();
+    c.call_into(&out, &[&x]).unwrap();
+    assert_eq!(out.to_json(), "21");
+    assert_eq!(RESOLVES.load(Ordering::Relaxed), 2, "call_into");
+    // A wrong output type is still refused, naming what it computes.
+    let bad = Array::empty(Type::parse("float32").unwrap()).unwrap();
+    assert_error(
+        &c.call_into(&bad, &[&x]).unwrap_err(),
+        ErrorKind::Type,
+        "computes int64",
+    );
+}
