@@ -4,13 +4,14 @@
 //! pairwise, round by round, between the row and a scratch buffer. Every
 //! round's output is cut into equal ranges, each merged by its own task: a
 //! range finds where it starts in both runs by a binary search (the "merge
-//! path"), so a merge of two long runs uses every thread too.
+//! path"), so a merge of two long runs uses every thread too. When the
+//! number of rounds is odd the pieces are sorted in the scratch buffer, so
+//! the last round writes the row and nothing is copied back.
 //!
 //! Elements are totally ordered values (keys, or distinct `(key, position)`
 //! pairs), so the result is the serial sort's, element for element,
 //! whatever the thread count.
 
-use crate::error::Result;
 use crate::exec::{self, Shared, TASK_ELEMENTS};
 use std::ops::Range;
 
@@ -38,19 +39,51 @@ where
     }
     let pieces = threads.next_power_of_two().min(n / TASK_ELEMENTS).max(2);
     let width = n.div_ceil(pieces);
-    let data = Shared(v.as_mut_ptr());
-    let sorted = exec::tasks(pieces, |i| {
-        let r = (i * width).min(n)..((i + 1) * width).min(n);
-        // SAFETY: the pieces are disjoint ranges of `v`, which outlives the
-        // split; each task has its own.
-        let piece = unsafe { std::slice::from_raw_parts_mut(data.get().add(r.start), r.len()) };
-        sort(piece);
-        Ok(())
-    });
-    debug_assert!(sorted.is_ok(), "sorting a piece cannot fail");
-    let mut scratch = vec![E::default(); n];
+    // The merge rounds: runs of `width` doubled until one covers the row.
+    let rounds = std::iter::successors(Some(width), |r| Some(r.saturating_mul(2)))
+        .take_while(|&r| r < n)
+        .count();
+    // The rounds alternate between the row and the scratch buffer and the
+    // last must write the row: with an odd number of rounds the pieces are
+    // sorted in the scratch buffer (each task copies its own piece there
+    // first, which also touches the buffer's pages on every thread), so no
+    // round ends with a copy back.
+    let mut scratch: Vec<E> = Vec::with_capacity(n);
+    let start_in_scratch = rounds % 2 == 1;
+    {
+        let data = Shared(v.as_mut_ptr());
+        let spare = Shared(scratch.as_mut_ptr());
+        let sorted = exec::tasks(pieces, |i| {
+            let r = (i * width).min(n)..((i + 1) * width).min(n);
+            // SAFETY: the pieces are disjoint ranges of `v` and of the
+            // scratch buffer (capacity `n`), which outlive the split; each
+            // task has its own. A piece of the buffer is written whole
+            // (from `v`'s) before it is read.
+            let piece = unsafe {
+                let from = std::slice::from_raw_parts_mut(data.get().add(r.start), r.len());
+                if start_in_scratch {
+                    let to = spare.get().add(r.start);
+                    std::ptr::copy_nonoverlapping(from.as_ptr(), to, r.len());
+                    std::slice::from_raw_parts_mut(to, r.len())
+                } else {
+                    from
+                }
+            };
+            sort(piece);
+            Ok(())
+        });
+        debug_assert!(sorted.is_ok(), "sorting a piece cannot fail");
+    }
+    if start_in_scratch {
+        // SAFETY: every element of the buffer was written by its piece's
+        // task (the pieces cover 0..n), and E is Copy.
+        unsafe { scratch.set_len(n) };
+    } else {
+        // Written whole by the first round before it is read.
+        scratch.resize(n, E::default());
+    }
     let mut run = width;
-    let mut in_scratch = false;
+    let mut in_scratch = start_in_scratch;
     while run < n {
         {
             let (src, dst): (&[E], &mut [E]) = if in_scratch {
@@ -63,9 +96,7 @@ where
         in_scratch = !in_scratch;
         run = run.saturating_mul(2);
     }
-    if in_scratch {
-        copy_split(&scratch, v);
-    }
+    debug_assert!(!in_scratch, "the last round writes the row");
 }
 
 /// One round: the runs of `run` elements of `src`, merged in pairs into
@@ -132,32 +163,21 @@ fn co_rank<E: Ord>(k: usize, a: &[E], b: &[E]) -> (usize, usize) {
 }
 
 /// `a` and `b` (sorted) merged into `out` (`a.len() + b.len()` long);
-/// ties take `a`'s element first.
+/// ties take `a`'s element first. The loop over both runs chooses by a
+/// select, not a branch: on unordered data a branch mispredicts about half
+/// the time, which made the merge the larger part of a parallel sort.
 fn merge_into<E: Copy + Ord>(a: &[E], b: &[E], out: &mut [E]) {
-    let (mut i, mut j) = (0, 0);
-    for o in out.iter_mut() {
-        let take_a = j == b.len() || (i < a.len() && a[i] <= b[j]);
-        *o = if take_a {
-            i += 1;
-            a[i - 1]
-        } else {
-            j += 1;
-            b[j - 1]
-        };
+    let (mut i, mut j, mut k) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        let take_a = x <= y;
+        out[k] = if take_a { x } else { y };
+        i += usize::from(take_a);
+        j += usize::from(!take_a);
+        k += 1;
     }
-}
-
-/// `src` copied into `dst` (same length) in pieces on the executor.
-fn copy_split<E: Copy + Send + Sync>(src: &[E], dst: &mut [E]) {
-    let out = Shared(dst.as_mut_ptr());
-    let copied: Result<()> = exec::flat(src.len(), TASK_ELEMENTS, |s, c| {
-        // SAFETY: pieces are disjoint ranges of `dst`, which outlives the
-        // split.
-        let d = unsafe { std::slice::from_raw_parts_mut(out.get().add(s), c) };
-        d.copy_from_slice(&src[s..s + c]);
-        Ok(())
-    });
-    debug_assert!(copied.is_ok(), "copying cannot fail");
+    out[k..k + a.len() - i].copy_from_slice(&a[i..]);
+    out[k + a.len() - i..].copy_from_slice(&b[j..]);
 }
 
 #[cfg(test)]
