@@ -62,20 +62,41 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable"):
         print(m["executable"])
 ')
+# One valgrind per core (valgrind runs a process's threads on one), the
+# largest binaries (the longest runs) first; each writes its own log.
+jobs="${DYND_VALGRIND_JOBS:-$(nproc)}"
+mapfile -t bins < <(ls -S "${bins[@]}")
+run_one() {
+  local bin=$1 name
+  name=$(basename "$bin")
+  # --test-threads=1: valgrind serialises threads anyway; one at a time keeps
+  # reports attributable. Tests that spawn their own threads still do.
+  if valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+      --show-leak-kinds=definite "$bin" --test-threads=1 -q "${skip_args[@]}" "${test_filter[@]}" \
+      >"/tmp/valgrind-$name.log" 2>&1; then
+    echo "== valgrind $name: $(grep -E "test result" "/tmp/valgrind-$name.log" | tail -1) (at ${SECONDS}s)"
+  else
+    echo "== valgrind $name FAILED: see /tmp/valgrind-$name.log"
+    tail -40 "/tmp/valgrind-$name.log"
+    return 1
+  fi
+}
 status=0
+running=0
 for bin in "${bins[@]}"; do
   name=$(basename "$bin")
   [[ -n "$filter" && "$name" != "$filter"* ]] && continue
   # c_tests drives the C programs, and runs each under valgrind itself.
   [[ "$name" == c_tests-* ]] && continue
-  echo "== valgrind $name (${SECONDS}s)"
-  # --test-threads=1: valgrind serialises threads anyway; one at a time keeps
-  # reports attributable. Tests that spawn their own threads still do.
-  if ! valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
-      --show-leak-kinds=definite "$bin" --test-threads=1 -q "${skip_args[@]}" "${test_filter[@]}" >"/tmp/valgrind-$name.log" 2>&1; then
-    echo "FAILED: see /tmp/valgrind-$name.log"; tail -40 "/tmp/valgrind-$name.log"; status=1
-  else
-    grep -E "test result" "/tmp/valgrind-$name.log" | tail -1
+  if (( running >= jobs )); then
+    wait -n || status=1
+    running=$((running - 1))
   fi
+  run_one "$bin" &
+  running=$((running + 1))
+done
+while (( running > 0 )); do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit $status
