@@ -65,6 +65,9 @@ for line in sys.stdin:
 # One valgrind per core (valgrind runs a process's threads on one), the
 # largest binaries (the longest runs) first; each writes its own log.
 jobs="${DYND_VALGRIND_JOBS:-$(nproc)}"
+if [ ${#bins[@]} -eq 0 ]; then
+  echo "no test binaries: cargo test --workspace --no-run failed or built none"; exit 1
+fi
 mapfile -t bins < <(ls -S "${bins[@]}")
 run_one() {
   local bin=$1 name
