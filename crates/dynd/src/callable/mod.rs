@@ -257,8 +257,8 @@ impl Callable {
 
     /// Calls the callable on arrays: resolves the output type, allocates the
     /// output, builds the kernel and runs it, on the executor's threads when
-    /// the work is large (see [`Callable::call_into`] for the one path both
-    /// take).
+    /// the work is large. `call` and [`Callable::call_into`] take one path
+    /// (DESIGN §13): the types are resolved once and the kernel built once.
     pub fn call(&self, args: &[&Array]) -> Result<Array> {
         self.run(None, args)
     }
