@@ -181,11 +181,10 @@ fn exact_cases_of_design_section_6() {
     );
 }
 
-/// A spread of values of every kind, many past a chunk boundary so the
-/// chunked check sees failures in later chunks too.
-/// `vals` repeated to `n` elements. Under valgrind (scripts/valgrind-tests.sh
-/// sets DYND_VALGRIND) at most one chunk and a part: the chunk boundary and
-/// the tail are still crossed, by a third of the work.
+/// `vals` repeated to `n` elements: a spread of values of every kind, many
+/// past a chunk boundary so the chunked check sees failures in later chunks
+/// too. Under valgrind (scripts/valgrind-tests.sh sets DYND_VALGRIND) at
+/// most one chunk and a part: the boundary and the tail are still crossed.
 fn long<T: Copy>(vals: &[T], n: usize) -> Vec<T> {
     let n = if std::env::var_os("DYND_VALGRIND").is_some() {
         n.min(CHUNK + 44)
