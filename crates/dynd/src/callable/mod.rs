@@ -144,6 +144,16 @@ pub trait CallableImpl: Send + Sync + 'static {
         false
     }
 
+    /// `true` when every kernel of this callable writes every element of a
+    /// result without variable-sized data (all of a sort's row, every
+    /// running sum), so that a new result may start with any bytes
+    /// ([`Array::empty_for_overwrite`]: those of a freed array) instead of
+    /// zeros. The default, `false`, zeroes it: reductions, for one, add
+    /// into their result.
+    fn writes_whole_result(&self) -> bool {
+        false
+    }
+
     /// How many leading dims of arguments of types `args` this callable
     /// lifts over row by row, each result row along them computed from the
     /// same rows of the arguments alone (row callables, selection): a large
@@ -296,7 +306,12 @@ impl Callable {
                 if let Some(out) = split::call_split(self, args, &out_tp, &tps) {
                     return Ok(out);
                 }
-                (Array::empty(out_tp)?, true)
+                let out = if self.0.writes_whole_result() {
+                    Array::empty_for_overwrite(out_tp)?
+                } else {
+                    Array::empty(out_tp)?
+                };
+                (out, true)
             }
         };
         let metas: Vec<*const u8> = args.iter().map(|a| a.arrmeta_ptr()).collect();

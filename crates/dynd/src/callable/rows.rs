@@ -66,6 +66,12 @@ pub(crate) trait RowKernel: Send + Sync + 'static {
     /// errors of a call that does not fit.
     fn parts(&self, args: &[Type]) -> Result<(Vec<Option<usize>>, Type, Type)>;
 
+    /// [`CallableImpl::writes_whole_result`]: `true` when each row kernel
+    /// writes every element of its output row.
+    fn fills_rows(&self) -> bool {
+        false
+    }
+
     /// Builds the kernel of one row at `offset`.
     ///
     /// # Safety
@@ -101,6 +107,10 @@ impl<R: RowKernel> CallableImpl for R {
 
     fn outer_rows(&self, args: &[Type]) -> usize {
         self.parts(args).map_or(0, |(dims, _, _)| dims.len())
+    }
+
+    fn writes_whole_result(&self) -> bool {
+        self.fills_rows()
     }
 
     unsafe fn instantiate(

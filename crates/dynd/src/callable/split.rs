@@ -114,7 +114,11 @@ impl Cut<'_> {
 /// A result without variable-sized data: each task calls into its slice
 /// of the new output.
 fn into_slices(cut: &Cut<'_>, out_tp: &Type) -> Result<Array> {
-    let out = Array::empty(out_tp.clone())?;
+    let out = if cut.f.implementation().writes_whole_result() {
+        Array::empty_for_overwrite(out_tp.clone())?
+    } else {
+        Array::empty(out_tp.clone())?
+    };
     exec::tasks(cut.tasks, |t| {
         cut.call(t, Some(&Cut::slice(&out, cut.rows(t))?)).map(drop)
     })?;

@@ -40,6 +40,18 @@
 //! Integers wrap on overflow, as NumPy's do; float16 and bfloat16 round
 //! each step to their own type (as NumPy's float16 cumsum does).
 //!
+//! **Threads** (DESIGN §13). A row of 2^17 elements or more, on more than
+//! one thread, is scanned in blocks of 2^16: each block's total first,
+//! then each block from the running value of the totals before it. For
+//! integers and bool (wrapping arithmetic) that is exactly the serial
+//! result. For floating and complex types each output element still
+//! combines the same elements, grouped differently, so its last bits may
+//! differ from a one-thread scan, and an overflow to infinity part way
+//! along a row may not happen (or happen elsewhere); the bits do not
+//! depend on the count once it is two or more (the blocks do not). Short
+//! rows, and every row on one thread, are scanned left to right as
+//! NumPy's `cumsum` is.
+//!
 //! **Dims.** The outer dims are kept and lifted by the generic lifter
 //! (fixed or var, one row kernel call per row); the innermost dim keeps
 //! its kind (`N * T` stays `N * T`, `var * T` stays `var * T`). Output
@@ -189,6 +201,13 @@ impl RowKernel for RowCallable {
 
     fn row_signature(&self) -> &Type {
         &self.sig
+    }
+
+    /// Every op writes each element of its output row: a sort writes its
+    /// NaNs and missing values last, an argsort every position, a scan
+    /// every running value (missing where the element is).
+    fn fills_rows(&self) -> bool {
+        true
     }
 
     /// `x`'s outer dims, its innermost dim (with the element), and the
@@ -344,5 +363,78 @@ mod tests {
             t("2 * uint64")
         );
         assert_eq!(cumprod().resolve(&[t("2 * bool")]).unwrap(), t("2 * int64"));
+    }
+
+    /// A long float row on 2 and 3 threads: the blocked scan, the same bits
+    /// on both counts, within rounding of the serial scan; exact where every
+    /// partial sum is exact (integer values), and a missing element skipped.
+    #[test]
+    fn long_float_scans_split_within_rounding() {
+        use crate::Array;
+        use crate::exec::{SPLIT_MIN, with_threads};
+        let n = SPLIT_MIN + 12_345;
+        let values: Vec<f64> = (0..n)
+            .map(|i| ((i * 7919) % 1000) as f64 * 0.1 - 49.0)
+            .collect();
+        let x = Array::from(values.as_slice());
+        let serial = with_threads(1, || cumsum().call(&[&x])).unwrap();
+        let serial = serial.to_vec::<f64>().unwrap();
+        let mut acc = 0.0;
+        for (i, v) in values.iter().enumerate() {
+            acc += v;
+            assert_eq!(
+                serial[i].to_bits(),
+                acc.to_bits(),
+                "one thread is left to right"
+            );
+        }
+        let two = with_threads(2, || cumsum().call(&[&x])).unwrap();
+        let three = with_threads(3, || cumsum().call(&[&x])).unwrap();
+        let (two, three) = (two.to_vec::<f64>().unwrap(), three.to_vec::<f64>().unwrap());
+        assert!(
+            two.iter()
+                .zip(&three)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+        );
+        // |error| of a sum of n terms of at most 50 is below n * 50 * n * eps.
+        let bound = (n as f64) * 50.0 * (n as f64) * f64::EPSILON;
+        let worst = serial
+            .iter()
+            .zip(&two)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(worst <= bound, "{worst} > {bound}");
+        assert!(
+            worst > 0.0,
+            "the test's values must round somewhere to test anything"
+        );
+
+        let ints: Vec<f64> = (0..n).map(|i| ((i * 31) % 17) as f64 - 8.0).collect();
+        let x = Array::from(ints.as_slice());
+        let one = with_threads(1, || cumsum().call(&[&x])).unwrap();
+        let two = with_threads(2, || cumsum().call(&[&x])).unwrap();
+        assert_eq!(one.to_vec::<f64>().unwrap(), two.to_vec::<f64>().unwrap());
+
+        let text = format!(
+            "[{}]",
+            (0..n)
+                .map(|i| if i == 70_000 {
+                    "null".into()
+                } else {
+                    format!("{}.5", i % 9)
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let x = Array::from_json(format!("{n} * ?float64").as_str(), &text).unwrap();
+        // Halves: every partial sum is exact, so the split is bit for bit.
+        let one = with_threads(1, || cumsum().call(&[&x])).unwrap().to_json();
+        let two = with_threads(2, || cumsum().call(&[&x])).unwrap().to_json();
+        assert_eq!(one, two);
+        let items: Vec<&str> = two.trim_matches(['[', ']']).split(',').collect();
+        assert_eq!(items.len(), n);
+        assert_eq!(items[70_000], "null");
+        let at = |i: usize| items[i].parse::<f64>().unwrap();
+        assert_eq!(at(70_001), at(69_999) + (70_001 % 9) as f64 + 0.5);
     }
 }

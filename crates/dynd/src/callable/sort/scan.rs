@@ -18,7 +18,10 @@ pub(super) fn sum_type(b: BuiltinType) -> Option<BuiltinType> {
     with_native!(b, |T| <<T as NativeType>::Sum as NativeType>::TYPE)
 }
 
-/// The arithmetic of a running value.
+/// The arithmetic of a running value. Integer steps wrap, so they are
+/// associative and a row scanned in blocks on several threads gives the
+/// serial result exactly; floating ones are not, and a blocked scan may
+/// change their last bits (the module doc of `callable::sort` says how).
 pub(super) trait Accum: NativeType {
     /// 0.
     fn zero() -> Self;
@@ -28,11 +31,6 @@ pub(super) trait Accum: NativeType {
     fn add(a: Self, b: Self) -> Self;
     /// `a * b` (integers wrap).
     fn mul(a: Self, b: Self) -> Self;
-    /// `true` when `add` and `mul` are associative (wrapping integers): a
-    /// long row may then be scanned in blocks on several threads with the
-    /// serial result. Floating running values stay serial: a blocked scan
-    /// would change their last bits.
-    const EXACT: bool = false;
 }
 
 macro_rules! int_accum {
@@ -42,7 +40,6 @@ macro_rules! int_accum {
             #[inline(always)] fn one() -> $t { 1 }
             #[inline(always)] fn add(a: $t, b: $t) -> $t { a.wrapping_add(b) }
             #[inline(always)] fn mul(a: $t, b: $t) -> $t { a.wrapping_mul(b) }
-            const EXACT: bool = true;
         }
     )*};
 }
@@ -78,9 +75,6 @@ macro_rules! half_accum {
     )*};
 }
 for_each_native!(half => half_accum);
-
-/// One step of a running value: `add` or `mul`.
-type Step<A> = fn(A, A) -> A;
 
 /// One row of `cumsum` (or `cumprod`, `prod`) from `T` (or `?T`) into
 /// `T::Sum` (or `?T::Sum`).
@@ -144,48 +138,64 @@ where
     T: NativeType,
     T::Sum: Accum + Conv<T>,
 {
-    /// A long row scanned in two passes of blocks on the executor's
-    /// threads: each block's total, the totals' running values in order,
-    /// then each block scanned from its start. Exact for associative
-    /// (wrapping integer) arithmetic only.
+    /// A long row scanned in blocks on the executor's threads, a round of
+    /// one block per thread at a time: each block's total, the totals'
+    /// running values in order, then each block scanned from its start. Exact for associative
+    /// (wrapping integer) arithmetic; for floats each element groups the
+    /// same terms differently. Blocks are [`TASK_ELEMENTS`] long whatever
+    /// the thread count, so every count of two or more gives the same bits.
     ///
     /// # Safety
     /// As [`ScanKernel::scan`] for the `n` elements of `(src, s)` into
     /// `(dst, d)`, from `start` by `op`.
-    unsafe fn scan_split(
+    unsafe fn scan_split<F>(
         &self,
         (src, s): (*const u8, isize),
         (dst, d): (*mut u8, isize),
         n: usize,
-        (start, op): (T::Sum, Step<T::Sum>),
-    ) -> Result<()> {
+        (start, op): (T::Sum, F),
+    ) -> Result<()>
+    where
+        F: Fn(T::Sum, T::Sum) -> T::Sum + Copy + Sync,
+    {
         let blocks = n.div_ceil(TASK_ELEMENTS);
         let (src, dst, opt) = (Shared(src), Shared(dst), self.opt);
         let range = |b: usize| (b * TASK_ELEMENTS, ((b + 1) * TASK_ELEMENTS).min(n));
-        let totals = exec::map_tasks(blocks, |b| {
+        // SAFETY: (1) element j < n.
+        let value = |j: usize| unsafe {
+            src.get()
+                .wrapping_offset(j as isize * s)
+                .cast::<T::Raw>()
+                .read_unaligned()
+        };
+        let total = |b: usize| {
             let (lo, hi) = range(b);
-            let mut acc = start;
-            for j in lo..hi {
-                // SAFETY: (1) element j < n.
-                let r = unsafe {
-                    src.get()
-                        .wrapping_offset(j as isize * s)
-                        .cast::<T::Raw>()
-                        .read_unaligned()
-                };
-                if !(opt && is_na::<T>(r)) {
-                    acc = op(acc, <T::Sum as Conv<T>>::cast(T::from_raw(r)));
+            if opt {
+                let mut acc = start;
+                for j in lo..hi {
+                    let r = value(j);
+                    if !is_na::<T>(r) {
+                        acc = op(acc, <T::Sum as Conv<T>>::cast(T::from_raw(r)));
+                    }
+                }
+                return Ok(acc);
+            }
+            // Four running values (`start` is op's identity), so that a
+            // floating total is not one chain of dependent steps; the
+            // grouping is fixed by the block, not by the thread count.
+            let mut acc = [start; 4];
+            let whole = lo + (hi - lo) / 4 * 4;
+            for j in (lo..whole).step_by(4) {
+                for (k, a) in acc.iter_mut().enumerate() {
+                    *a = op(*a, <T::Sum as Conv<T>>::cast(T::from_raw(value(j + k))));
                 }
             }
-            Ok(acc)
-        })?;
-        let mut starts = Vec::with_capacity(blocks);
-        let mut acc = start;
-        for t in totals {
-            starts.push(acc);
-            acc = op(acc, t);
-        }
-        exec::tasks(blocks, |b| {
+            for j in whole..hi {
+                acc[0] = op(acc[0], <T::Sum as Conv<T>>::cast(T::from_raw(value(j))));
+            }
+            Ok(op(op(acc[0], acc[1]), op(acc[2], acc[3])))
+        };
+        let scan_block = |b: usize, from_value: T::Sum| {
             let (lo, hi) = range(b);
             let (from, to) = (
                 src.get().wrapping_offset(lo as isize * s),
@@ -195,13 +205,33 @@ where
             // the output.
             unsafe {
                 if opt {
-                    Self::scan::<true>(from, s, to, d, hi - lo, starts[b], op);
+                    Self::scan::<true>(from, s, to, d, hi - lo, from_value, op);
                 } else {
-                    Self::scan::<false>(from, s, to, d, hi - lo, starts[b], op);
+                    Self::scan::<false>(from, s, to, d, hi - lo, from_value, op);
                 }
             }
-            Ok(())
-        })
+        };
+        // One round per thread's worth of blocks: their totals, then each
+        // scanned from the running value, while the round's elements are
+        // still in the cores' caches (the row is read from memory once, as
+        // by a serial scan). The running value folds the totals in block
+        // order, so the rounds' size does not change the result.
+        let round = exec::num_threads().max(1);
+        let mut acc = start;
+        for first in (0..blocks).step_by(round) {
+            let count = round.min(blocks - first);
+            let totals = exec::map_tasks(count, |i| total(first + i))?;
+            let mut starts = Vec::with_capacity(count);
+            for t in totals {
+                starts.push(acc);
+                acc = op(acc, t);
+            }
+            exec::tasks(count, |i| {
+                scan_block(first + i, starts[i]);
+                Ok(())
+            })?;
+        }
+        Ok(())
     }
 }
 
@@ -218,15 +248,18 @@ where
         let (first, n, s) = unsafe { self.rows.src.row(src[0]) };
         // SAFETY: the destination is an element of the output's dim.
         let (out, d) = unsafe { self.rows.dst.open(name, dst, n) }?;
-        let op: fn(T::Sum, T::Sum) -> T::Sum = if self.prod { Accum::mul } else { Accum::add };
-        let start = if self.prod {
-            Accum::one()
-        } else {
-            Accum::zero()
-        };
-        if <T::Sum as Accum>::EXACT && n >= SPLIT_MIN && exec::num_threads() > 1 {
-            // SAFETY: as below.
-            return unsafe { self.scan_split((first, s), (out, d), n, (start, op)) };
+        if n >= SPLIT_MIN && exec::num_threads() > 1 {
+            // SAFETY: as below. The operation is passed as a function item
+            // (not a pointer), so that each step is inlined.
+            return unsafe {
+                if self.prod {
+                    let step = (<T::Sum as Accum>::one(), <T::Sum as Accum>::mul);
+                    self.scan_split((first, s), (out, d), n, step)
+                } else {
+                    let step = (<T::Sum as Accum>::zero(), <T::Sum as Accum>::add);
+                    self.scan_split((first, s), (out, d), n, step)
+                }
+            };
         }
         // SAFETY: the row's n elements are readable, the output row's n
         // results writable.
