@@ -40,6 +40,25 @@ pub(super) fn sort_u64(v: &mut [u64]) {
     v.sort_unstable();
 }
 
+/// Sorts a long `v` ascending on the executor's threads when the CPU has
+/// AVX-512 and there are two or more: the row is partitioned level by level
+/// (the first level on one thread, each later one with its segments on
+/// their own threads) until there are four segments per thread, and the
+/// segments are then sorted as independent tasks. No scratch memory and no
+/// merge: the partitions already put every segment in its place. Returns
+/// `false`, having done nothing, when it does not apply (short rows, one
+/// thread, another CPU): the caller then sorts another way.
+pub(super) fn sort_u64_split(v: &mut [u64], threads: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if threads >= 2 && v.len() >= 2 * TASK_ELEMENTS && avx512::available() {
+        // SAFETY: the CPU has avx512f and popcnt (just checked).
+        unsafe { avx512::quicksort_split(v, threads) };
+        return true;
+    }
+    let _ = (v, threads);
+    false
+}
+
 /// The median of nine keys evenly spaced over `v` (at least nine long).
 fn pivot(v: &[u64]) -> u64 {
     let step = v.len() / 9;
@@ -48,9 +67,11 @@ fn pivot(v: &[u64]) -> u64 {
     s[4]
 }
 
+use crate::exec::{self, Shared, TASK_ELEMENTS};
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{SMALL, pivot};
+    use super::{SMALL, Shared, TASK_ELEMENTS, exec, pivot};
     use std::arch::x86_64::*;
 
     /// Vectors per block of the partition's main loop.
@@ -98,6 +119,67 @@ mod avx512 {
                 v = lo;
             }
         }
+    }
+
+    /// [`super::sort_u64_split`]'s work: partitions by levels, then one
+    /// task per segment.
+    ///
+    /// # Safety
+    /// 1. The CPU has avx512f and popcnt.
+    pub(super) unsafe fn quicksort_split(v: &mut [u64], threads: usize) {
+        let n = v.len();
+        let base = Shared(v.as_mut_ptr());
+        // Segments as (start, len, sorted): disjoint ranges covering `v`.
+        let mut segs = vec![(0usize, n, false)];
+        let want = 4 * threads;
+        let limit = 2 * (usize::BITS - n.leading_zeros()) as usize;
+        for _level in 0..limit {
+            let big = |&(_, len, done): &(usize, usize, bool)| !done && len >= 2 * TASK_ELEMENTS;
+            if segs.len() >= want || !segs.iter().any(big) {
+                break;
+            }
+            let cut = exec::map_tasks(segs.len(), |i| {
+                let seg = segs[i];
+                if !big(&seg) {
+                    return Ok(vec![seg]);
+                }
+                let (start, len, _) = seg;
+                // SAFETY: the segments are disjoint ranges of `v`, each
+                // task's alone, and `v` outlives the split.
+                let s = unsafe { std::slice::from_raw_parts_mut(base.get().add(start), len) };
+                let p = pivot(s);
+                // SAFETY: (1); the segment is longer than 2 BLOCK + 8.
+                let mid = unsafe { partition(s, p, false) };
+                if mid > 0 {
+                    return Ok(vec![(start, mid, false), (start + mid, len - mid, false)]);
+                }
+                // p is the minimum: the keys equal to it are in place.
+                // SAFETY: as above.
+                let eq = unsafe { partition(s, p, true) };
+                Ok(vec![(start, eq, true), (start + eq, len - eq, false)])
+            });
+            // Partitioning cannot fail; the tasks only return Ok.
+            let Ok(cut) = cut else { break };
+            segs = cut
+                .into_iter()
+                .flatten()
+                .filter(|&(_, len, _)| len > 0)
+                .collect();
+        }
+        // Largest first, so that the pool's threads end together.
+        segs.sort_unstable_by_key(|&(_, len, _)| std::cmp::Reverse(len));
+        let sorted = exec::tasks(segs.len(), |i| {
+            let (start, len, done) = segs[i];
+            if !done {
+                // SAFETY: as above.
+                let s = unsafe { std::slice::from_raw_parts_mut(base.get().add(start), len) };
+                let limit = 2 * (usize::BITS - len.leading_zeros()) as usize;
+                // SAFETY: (1).
+                unsafe { quicksort(s, limit) };
+            }
+            Ok(())
+        });
+        debug_assert!(sorted.is_ok(), "sorting a segment cannot fail");
     }
 
     /// Reorders `v` so that the keys below `p` (at most `p` when `le`)
@@ -298,6 +380,37 @@ mod tests {
                 .for_each(|k| *k = if *k == 0 { 0 } else { u64::MAX });
             check(v);
         }
+    }
+
+    #[test]
+    fn the_split_sort_sorts_on_every_count() {
+        let n = 5 * TASK_ELEMENTS + 13;
+        let inputs = [
+            keys(n, 3, u64::MAX),
+            keys(n, 4, 5),
+            vec![7; n],
+            (0..n as u64).rev().collect(),
+            (0..n as u64)
+                .map(|i| if i % 3 == 0 { 0 } else { i })
+                .collect(),
+        ];
+        for v in inputs {
+            let mut want = v.clone();
+            want.sort_unstable();
+            for threads in [2, 3, 16] {
+                let mut got = v.clone();
+                let split =
+                    crate::exec::with_threads(threads, || sort_u64_split(&mut got, threads));
+                if !split {
+                    // No AVX-512 here: nothing was done.
+                    assert_eq!(got, v);
+                    continue;
+                }
+                assert!(got == want, "{threads} threads");
+            }
+        }
+        let mut short = keys(1000, 1, 100);
+        assert!(!sort_u64_split(&mut short, 2), "short rows are not split");
     }
 
     #[test]

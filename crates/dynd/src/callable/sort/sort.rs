@@ -39,6 +39,12 @@ pub(super) trait Radix: Copy + Ord + Default + Send + Sync + 'static {
     fn sort_long(v: &mut [Self]) {
         v.sort_unstable();
     }
+    /// Sorts a long run of keys on `threads` threads its own way, or
+    /// returns `false` having done nothing (then [`sort_split`] does it).
+    fn sort_threads(v: &mut [Self], threads: usize) -> bool {
+        let _ = (v, threads);
+        false
+    }
 }
 
 macro_rules! radix {
@@ -60,6 +66,9 @@ impl Radix for u64 {
     }
     fn sort_long(v: &mut [Self]) {
         super::simd::sort_u64(v);
+    }
+    fn sort_threads(v: &mut [Self], threads: usize) -> bool {
+        super::simd::sort_u64_split(v, threads)
     }
 }
 
@@ -177,7 +186,7 @@ pub(super) fn stable_sort_pairs<U: Radix>(v: &mut [(U, usize)]) {
 pub(super) fn sort_keys<U: Radix>(v: &mut [U]) {
     if v.len() <= INSERTION_MAX {
         insertion_sort(v, |a, b| a < b);
-    } else {
+    } else if v.len() < SPLIT_SORT_MIN || !U::sort_threads(v, exec::num_threads()) {
         sort_split(v, U::sort_long);
     }
 }
