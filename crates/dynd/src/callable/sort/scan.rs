@@ -5,7 +5,7 @@ use super::Rows;
 use crate::error::{Error, Result};
 use crate::exec::{self, SPLIT_MIN, Shared, TASK_ELEMENTS};
 use crate::kernels::assign::numeric::Conv;
-use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest};
+use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, Strided};
 use crate::types::{BuiltinType, NativeType, Type};
 use crate::{for_each_native, with_native};
 use num_complex::Complex;
@@ -242,15 +242,40 @@ where
 {
     const NSRC: usize = 1;
 
-    unsafe fn single(&self, _k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+    unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+        // SAFETY: one row is a strided run of one (Kernel::single 1).
+        unsafe { self.strided(k, Strided::one(dst, src, &[0])) }
+    }
+
+    unsafe fn strided(&self, _k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
         let name = if self.prod { "cumprod" } else { "cumsum" };
-        // SAFETY: the source is an element of the row's dim.
-        let (first, n, s) = unsafe { self.rows.src.row(src[0]) };
-        // SAFETY: the destination is an element of the output's dim.
-        let (out, d) = unsafe { self.rows.dst.open(name, dst, n) }?;
+        // SAFETY: (Kernel::strided 1) a valid run; each row is scanned into
+        // its opened output row.
+        unsafe {
+            self.rows
+                .each_row(name, &run, |row, out, d| self.row(row, (out, d)))
+        }
+    }
+}
+
+impl<T> ScanKernel<T>
+where
+    T: NativeType,
+    T::Sum: Accum + Conv<T>,
+{
+    /// Scans one row into its output row.
+    ///
+    /// # Safety
+    /// 1. The row's `n` elements (`(first, n, s)`) are readable and `n`
+    ///    results `d` apart from `out` writable (an opened output row).
+    unsafe fn row(
+        &self,
+        (first, n, s): (*const u8, usize, isize),
+        (out, d): (*mut u8, isize),
+    ) -> Result<()> {
         if n >= SPLIT_MIN && exec::num_threads() > 1 {
-            // SAFETY: as below. The operation is passed as a function item
-            // (not a pointer), so that each step is inlined.
+            // SAFETY: (1). The operation is passed as a function item (not
+            // a pointer), so that each step is inlined.
             return unsafe {
                 if self.prod {
                     let step = (<T::Sum as Accum>::one(), <T::Sum as Accum>::mul);
@@ -261,8 +286,7 @@ where
                 }
             };
         }
-        // SAFETY: the row's n elements are readable, the output row's n
-        // results writable.
+        // SAFETY: (1).
         unsafe {
             match (self.prod, self.opt) {
                 (false, false) => {

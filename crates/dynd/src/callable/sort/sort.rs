@@ -8,7 +8,7 @@ use super::{Rows, SortOptions};
 use crate::callable::rows::copy_kernel;
 use crate::error::{Error, Result};
 use crate::exec::{self, Shared, TASK_ELEMENTS};
-use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, kernel_size};
+use crate::kernels::{CKernelBuilder, Kernel, KernelRef, KernelRequest, Strided, kernel_size};
 use crate::layout::StringData;
 use crate::types::{NativeType, Type, TypeKind};
 use crate::{for_each_native, with_native};
@@ -399,12 +399,36 @@ impl<T: SortKey> NumKernel<T> {
 impl<T: SortKey> Kernel for NumKernel<T> {
     const NSRC: usize = 1;
 
-    unsafe fn single(&self, _k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+    unsafe fn single(&self, k: KernelRef<'_>, dst: *mut u8, src: &[*const u8]) -> Result<()> {
+        // SAFETY: one row is a strided run of one (Kernel::single 1).
+        unsafe { self.strided(k, Strided::one(dst, src, &[0])) }
+    }
+
+    unsafe fn strided(&self, _k: KernelRef<'_>, run: Strided<'_>) -> Result<()> {
         let name = if self.arg { "argsort" } else { "sort" };
-        // SAFETY: the source is an element of the row's dim (Kernel::single 1).
-        let (first, n, stride) = unsafe { self.rows.src.row(src[0]) };
-        // SAFETY: the destination is an element of the output's dim.
-        let (out, out_stride) = unsafe { self.rows.dst.open(name, dst, n) }?;
+        // SAFETY: (Kernel::strided 1) a valid run; each row is sorted into
+        // its opened output row.
+        unsafe {
+            self.rows.each_row(name, &run, |row, out, out_stride| {
+                self.row(row, out, out_stride)
+            })
+        }
+    }
+}
+
+impl<T: SortKey> NumKernel<T> {
+    /// Sorts (or argsorts) one row into its output row.
+    ///
+    /// # Safety
+    /// 1. The row's `n` elements (`(first, n, stride)`) are readable and
+    ///    `n` outputs `out_stride` apart from `out` writable (an opened
+    ///    output row).
+    unsafe fn row(
+        &self,
+        (first, n, stride): (*const u8, usize, isize),
+        out: *mut u8,
+        out_stride: isize,
+    ) -> Result<()> {
         if self.arg {
             // SAFETY: the row's n elements are readable, the output row's
             // n int64 writable.
