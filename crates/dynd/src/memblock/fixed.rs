@@ -67,7 +67,7 @@ unsafe impl Sync for Buffer {}
 /// [`CACHE_BYTES`] in all, the oldest leaving first; [`trim_cache`] gives
 /// them back to the system.
 static CACHE: Mutex<Vec<Mapping>> = Mutex::new(Vec::new());
-const CACHE_ENTRIES: usize = 8;
+const CACHE_ENTRIES: usize = 16;
 const CACHE_BYTES: usize = 512 << 20;
 
 /// One anonymous mapping `[base, base + len)`.
@@ -132,6 +132,14 @@ fn mapping_len(size: usize) -> Option<usize> {
     }
     size.checked_next_multiple_of(HUGE_PAGE)?
         .checked_add(HUGE_PAGE)
+}
+
+/// Whether a cached mapping of `have` bytes may serve a buffer whose own
+/// mapping would be `want` bytes: it holds it (a buffer starts at the same
+/// place in any mapping at least `want` long, see [`mapping_start`]) and
+/// wastes at most a quarter of `want`.
+fn fits_reused(have: usize, want: usize) -> bool {
+    have >= want && have - want <= want / 4
 }
 
 /// Where a buffer of `size` bytes starts in the mapping at `base`: the
@@ -206,8 +214,12 @@ impl Buffer {
         let len = mapping_len(size)?;
         let reused = {
             let mut c = cache();
-            // The newest of that length (order kept for `cache_push`).
-            c.iter().rposition(|m| m.len == len).map(|i| c.remove(i))
+            // The newest that holds `len` bytes and is at most a quarter
+            // longer (order kept for `cache_push`): a split call's tasks
+            // ask for sizes that differ a little from call to call.
+            c.iter()
+                .rposition(|m| fits_reused(m.len, len))
+                .map(|i| c.remove(i))
         };
         if let Some(m) = reused {
             let start = mapping_start(m.base as usize, size);
@@ -397,6 +409,25 @@ pub(super) fn data(block: &MemBlock) -> Option<(*mut u8, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cached_mapping_serves_sizes_up_to_a_quarter_smaller() {
+        assert!(fits_reused(8 << 20, 8 << 20));
+        assert!(fits_reused(10 << 20, 8 << 20));
+        assert!(
+            !fits_reused(10 << 20 | 4096, 8 << 20),
+            "more than a quarter wasted"
+        );
+        assert!(!fits_reused(6 << 20, 8 << 20), "too small");
+        // A reused huge-page mapping still holds the buffer after the step
+        // to its first huge page boundary.
+        for size in [HUGE_THRESHOLD, 5 << 20, (7 << 20) + 1] {
+            let want = mapping_len(size).unwrap();
+            let have = want + want / 4;
+            let base = 4096 * 3;
+            assert!(mapping_start(base, size) + size <= base + have);
+        }
+    }
 
     #[test]
     fn the_cache_keeps_the_newest_mappings() {
