@@ -88,6 +88,17 @@
 //! `sort_unstable` 740 ms, `rdst` on (key, position) 550 ms (stable on
 //! that input, though it does not promise it), 8-bit LSD on pairs 876 ms,
 //! `voracious_stable_sort` 978 ms (`np.argsort(kind='stable')` ~3.2 s).
+//!
+//! **Threads** (DESIGN §13). A long row of 64-bit keys on an AVX-512 CPU
+//! is partitioned level by level with the same vectorised partition (the
+//! first level on one thread, each later level's segments on their own
+//! threads) until there are four segments per thread, which are then
+//! sorted as independent tasks: no scratch memory and no merge. Other long
+//! rows (narrower keys, `argsort`'s pairs, other CPUs) are cut into one
+//! piece per thread, each sorted alone, and merged round by round
+//! (`split.rs`). Rows of a ragged or multi-dimensional array are split
+//! between threads by the outer dims. Either way the result is the serial
+//! one, element for element.
 
 mod concat;
 mod scan;
