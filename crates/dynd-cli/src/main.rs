@@ -93,26 +93,14 @@ fn run(args: &[String]) -> Result<String, Error> {
             Ok(tp.to_string())
         }
         "assign" => {
-            let mut rest = &args[1..];
             let mut mode = ErrorMode::Default;
-            while let Some(first) = rest.first() {
-                if let Some(value) = first.strip_prefix("--errmode=") {
-                    mode = value.parse()?;
-                    rest = &rest[1..];
-                } else if first == "--errmode" {
-                    let value = rest.get(1).ok_or_else(|| {
-                        Error::invalid_argument(format!("--errmode needs a value\n{USAGE}"))
-                    })?;
-                    mode = value.parse()?;
-                    rest = &rest[2..];
-                } else if first.starts_with("--") {
-                    return Err(Error::invalid_argument(format!(
-                        "unknown option '{first}'\n{USAGE}"
-                    )));
-                } else {
-                    break;
-                }
-            }
+            let rest = take_options(&args[1..], |rest| {
+                let Some((value, used)) = option_value(rest, "errmode")? else {
+                    return Ok(None);
+                };
+                mode = value.parse()?;
+                Ok(Some(used))
+            })?;
             let [dst, src, json] = rest else {
                 return Err(Error::invalid_argument(format!(
                     "assign takes DST_DATASHAPE SRC_DATASHAPE JSON, got {} argument{}\n{USAGE}",
@@ -125,47 +113,29 @@ fn run(args: &[String]) -> Result<String, Error> {
         }
         "call" => {
             let name = arg(1, "FUNC")?;
-            let mut rest = &args[2..];
             let mut axes: Option<Vec<isize>> = None;
             let mut keepdims = false;
-            while let Some(first) = rest.first() {
-                if first == "--keepdims" {
+            let rest = take_options(&args[2..], |rest| {
+                if rest[0] == "--keepdims" {
                     keepdims = true;
-                    rest = &rest[1..];
-                } else if first == "--axes" || first.starts_with("--axes=") {
-                    let (value, used) = match first.strip_prefix("--axes=") {
-                        Some(v) => (v.to_string(), 1),
-                        None => (
-                            rest.get(1)
-                                .ok_or_else(|| {
-                                    Error::invalid_argument(format!(
-                                        "--axes needs a value\n{USAGE}"
-                                    ))
-                                })?
-                                .clone(),
-                            2,
-                        ),
-                    };
-                    let parsed: Result<Vec<isize>, Error> = value
-                        .split(',')
-                        .map(|s| {
-                            s.trim().parse::<isize>().map_err(|_| {
-                                Error::invalid_argument(format!(
-                                    "--axes takes comma-separated integers, got '{value}'"
-                                ))
-                            })
-                        })
-                        .collect();
-                    axes = Some(parsed?);
-                    rest = &rest[used..];
-                } else if first.starts_with("--") {
-                    return Err(Error::invalid_argument(format!(
-                        "unknown option '{first}'\n{USAGE}"
-                    )));
-                } else {
-                    break;
+                    return Ok(Some(1));
                 }
-            }
+                let Some((value, used)) = option_value(rest, "axes")? else {
+                    return Ok(None);
+                };
+                let parsed: Result<Vec<isize>, Error> = value
+                    .split(',')
+                    .map(|s| {
+                        s.trim().parse::<isize>().map_err(|_| {
+                            Error::invalid_argument(format!(
+                                "--axes takes comma-separated integers, got '{value}'"
+                            ))
+                        })
+                    })
+                    .collect();
+                axes = Some(parsed?);
+                Ok(Some(used))
+            })?;
             if rest.is_empty() || !rest.len().is_multiple_of(2) {
                 return Err(Error::invalid_argument(format!(
                     "call takes DATASHAPE JSON pairs after the function name, got {} argument{}\n{USAGE}",
@@ -218,20 +188,52 @@ fn run(args: &[String]) -> Result<String, Error> {
 /// error (a lone `-` is stdin, not an option).
 fn lines_flag(args: &[String]) -> Result<(bool, &[String]), Error> {
     let mut lines = false;
+    let rest = take_options(args, |rest| {
+        let known = rest[0] == "--lines";
+        lines |= known;
+        Ok(known.then_some(1))
+    })?;
+    Ok((lines, rest))
+}
+
+/// Takes the leading options (`--…`) off `args` and returns what follows
+/// them. `take` is shown `args` from each option on, and says how many
+/// arguments the option used, or `None` for one it does not know: a usage
+/// error. A lone `-` (stdin) is not an option.
+fn take_options<'a>(
+    args: &'a [String],
+    mut take: impl FnMut(&'a [String]) -> Result<Option<usize>, Error>,
+) -> Result<&'a [String], Error> {
     let mut rest = args;
-    while let Some(first) = rest.first() {
-        if first == "--lines" {
-            lines = true;
-            rest = &rest[1..];
-        } else if first.starts_with("--") {
+    while let Some(first) = rest.first().filter(|a| a.starts_with("--")) {
+        let Some(used) = take(rest)? else {
             return Err(Error::invalid_argument(format!(
                 "unknown option '{first}'\n{USAGE}"
             )));
-        } else {
-            break;
-        }
+        };
+        rest = &rest[used..];
     }
-    Ok((lines, rest))
+    Ok(rest)
+}
+
+/// The value of the option `--NAME` at the front of `args`, given as
+/// `--NAME=VALUE` or `--NAME VALUE`, with how many arguments it used;
+/// `None` when `args` starts with another option.
+fn option_value<'a>(args: &'a [String], name: &str) -> Result<Option<(&'a str, usize)>, Error> {
+    let tail = args
+        .first()
+        .and_then(|a| a.strip_prefix("--"))
+        .and_then(|a| a.strip_prefix(name));
+    match tail {
+        Some("") => match args.get(1) {
+            Some(value) => Ok(Some((value, 2))),
+            None => Err(Error::invalid_argument(format!(
+                "--{name} needs a value\n{USAGE}"
+            ))),
+        },
+        Some(tail) => Ok(tail.strip_prefix('=').map(|value| (value, 1))),
+        None => Ok(None),
+    }
 }
 
 /// `args`, when there is one for each of `names`; else the usage error
