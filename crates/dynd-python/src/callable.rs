@@ -92,13 +92,8 @@ unsafe extern "C" fn strided_from_single(
     // SAFETY: `self_` is a kernel `instantiate` wrote: the prefix, then
     // the single function; the ranges are the strided prototype's promise.
     unsafe {
-        let f: ExprSingle = std::ptr::read(
-            self_
-                .cast::<u8>()
-                .add(size_of::<CKernelPrefix>())
-                .cast::<ExprSingle>(),
-        );
-        let n = nsrc_of(self_);
+        let f: ExprSingle = adapter_word(self_, 0);
+        let n: usize = adapter_word(self_, 1);
         let mut s = [std::ptr::null::<u8>(); MAX_SOURCES];
         for (k, p) in s.iter_mut().enumerate().take(n) {
             *p = *src.add(k);
@@ -127,28 +122,26 @@ unsafe extern "C" fn single_from_strided(
     // SAFETY: as `strided_from_single`, with the strided function after
     // the prefix; strides are never read for a run of one element.
     unsafe {
-        let f: ExprStrided = std::ptr::read(
-            self_
-                .cast::<u8>()
-                .add(size_of::<CKernelPrefix>())
-                .cast::<ExprStrided>(),
-        );
+        let f: ExprStrided = adapter_word(self_, 0);
         let zeros = [0isize; MAX_SOURCES];
         f(dst, 0, src, zeros.as_ptr(), 1, self_)
     }
 }
 
-/// The number of sources, stored after the adapted function.
+/// Word `i` after the prefix of an adapter kernel: the adapted function
+/// (0), then the number of sources (1).
 ///
 /// # Safety
-/// `k` is a kernel `instantiate` wrote with an adapter.
-unsafe fn nsrc_of(k: *mut CKernelPrefix) -> usize {
-    // SAFETY: (caller) the third word of an adapter kernel.
+/// `k` is a kernel `instantiate_cfunc` wrote with an adapter, and `T` is
+/// the type of its word `i` (`ExprSingle` or `ExprStrided` for 0, `usize`
+/// for 1).
+unsafe fn adapter_word<T: Copy>(k: *mut CKernelPrefix, i: usize) -> T {
+    // SAFETY: (caller) words 2 and 3 of the kernel hold these values.
     unsafe {
         std::ptr::read(
             k.cast::<u8>()
-                .add(size_of::<CKernelPrefix>() + size_of::<usize>())
-                .cast::<usize>(),
+                .add(size_of::<CKernelPrefix>() + i * size_of::<usize>())
+                .cast::<T>(),
         )
     }
 }
