@@ -155,11 +155,11 @@ unsafe extern "C" fn delete_foreign(t: *mut DLManagedTensorVersioned) {
 }
 
 /// A 2 × 3 float64 tensor over 0, 1, 2, ... with the given knobs, imported
-/// (or refused); its deleter counts in `deleted`.
+/// (or refused), and the count of the times its deleter ran.
 fn imported(
-    deleted: &'static AtomicUsize,
     edit: impl FnOnce(&mut DLManagedTensorVersioned),
-) -> dynd::Result<Array> {
+) -> (dynd::Result<Array>, &'static AtomicUsize) {
+    let deleted: &'static AtomicUsize = Box::leak(Box::new(AtomicUsize::new(0)));
     let mut f = Box::new(Foreign {
         managed: DLManagedTensorVersioned {
             version: DLPackVersion { major: 1, minor: 0 },
@@ -193,72 +193,78 @@ fn imported(
     f.managed.dl_tensor.strides = unsafe { f.dims.as_mut_ptr().add(2) };
     edit(&mut f.managed);
     // SAFETY: a live tensor, handed over once.
-    unsafe { Array::from_dlpack(Box::into_raw(f).cast()) }
+    let a = unsafe { Array::from_dlpack(Box::into_raw(f).cast()) };
+    (a, deleted)
+}
+
+/// Imports the tensor [`imported`] makes, hands it to `check` with the
+/// deleter's count, and checks that the deleter has run once when `check`
+/// is done with the array and its views.
+fn accepted(
+    edit: impl FnOnce(&mut DLManagedTensorVersioned),
+    check: impl FnOnce(Array, &AtomicUsize),
+) {
+    let (a, deleted) = imported(edit);
+    check(a.unwrap(), deleted);
+    assert_eq!(deleted.load(Ordering::SeqCst), 1, "deleted once");
 }
 
 #[test]
 fn an_imported_tensor_is_deleted_once_after_the_last_view() {
-    static DELETED: AtomicUsize = AtomicUsize::new(0);
-    let a = imported(&DELETED, |_| {}).unwrap();
-    assert_eq!(a.tp().to_string(), "2 * 3 * float64");
-    assert_eq!(a.to_json(), "[[0.0,1.0,2.0],[3.0,4.0,5.0]]");
-    let col = a.index(&[Index::ALL, 1.into()]).unwrap();
-    drop(a);
-    assert_eq!(
-        DELETED.load(Ordering::SeqCst),
-        0,
-        "a view still holds the data"
+    accepted(
+        |_| {},
+        |a, deleted| {
+            assert_eq!(a.tp().to_string(), "2 * 3 * float64");
+            assert_eq!(a.to_json(), "[[0.0,1.0,2.0],[3.0,4.0,5.0]]");
+            let col = a.index(&[Index::ALL, 1.into()]).unwrap();
+            drop(a);
+            assert_eq!(
+                deleted.load(Ordering::SeqCst),
+                0,
+                "a view still holds the data"
+            );
+            assert_eq!(col.to_json(), "[1.0,4.0]");
+        },
     );
-    assert_eq!(col.to_json(), "[1.0,4.0]");
-    drop(col);
-    assert_eq!(DELETED.load(Ordering::SeqCst), 1);
 }
 
 #[test]
 fn byte_offset_and_null_strides_are_honoured() {
-    static DELETED: AtomicUsize = AtomicUsize::new(0);
-    let a = imported(&DELETED, |m| {
-        m.dl_tensor.byte_offset = 16;
-        m.dl_tensor.strides = std::ptr::null_mut();
-    })
-    .unwrap();
-    assert_eq!(a.to_json(), "[[2.0,3.0,4.0],[5.0,6.0,7.0]]");
-    drop(a);
-    assert_eq!(DELETED.load(Ordering::SeqCst), 1);
+    accepted(
+        |m| {
+            m.dl_tensor.byte_offset = 16;
+            m.dl_tensor.strides = std::ptr::null_mut();
+        },
+        |a, _| assert_eq!(a.to_json(), "[[2.0,3.0,4.0],[5.0,6.0,7.0]]"),
+    );
 }
 
 #[test]
 fn an_imported_read_only_tensor_refuses_assignment() {
-    static DELETED: AtomicUsize = AtomicUsize::new(0);
-    let a = imported(&DELETED, |m| m.flags = DLPACK_FLAG_BITMASK_READ_ONLY).unwrap();
-    assert!(!a.is_writable());
-    let e = a.assign_json("[[9,9,9],[9,9,9]]").unwrap_err();
-    assert!(e.message().contains("read-only"), "{e}");
-    // Views stay read-only.
-    let row = a.index(&[0.into()]).unwrap();
-    assert!(row.assign_json("[1,2,3]").is_err());
-    drop((a, row));
-    assert_eq!(DELETED.load(Ordering::SeqCst), 1);
+    accepted(
+        |m| m.flags = DLPACK_FLAG_BITMASK_READ_ONLY,
+        |a, _| {
+            assert!(!a.is_writable());
+            let e = a.assign_json("[[9,9,9],[9,9,9]]").unwrap_err();
+            assert!(e.message().contains("read-only"), "{e}");
+            // Views stay read-only.
+            let row = a.index(&[0.into()]).unwrap();
+            assert!(row.assign_json("[1,2,3]").is_err());
+        },
+    );
 }
 
 /// Imports the tensor [`imported`] makes, which must fail with `kind` and a message containing
 /// `needle`, having run the deleter once.
-fn refused(
-    deleted: &'static AtomicUsize,
-    edit: impl FnOnce(&mut DLManagedTensorVersioned),
-    kind: ErrorKind,
-    needle: &str,
-) {
-    let e = imported(deleted, edit).unwrap_err();
-    assert_error(&e, kind, needle);
+fn refused(edit: impl FnOnce(&mut DLManagedTensorVersioned), kind: ErrorKind, needle: &str) {
+    let (a, deleted) = imported(edit);
+    assert_error(&a.unwrap_err(), kind, needle);
     assert_eq!(deleted.load(Ordering::SeqCst), 1, "deleted once on failure");
 }
 
 #[test]
 fn a_tensor_on_another_device_is_refused_and_deleted() {
-    static DELETED: AtomicUsize = AtomicUsize::new(0);
     refused(
-        &DELETED,
         |m| {
             m.dl_tensor.device = DLDevice {
                 device_type: device::CUDA,
@@ -272,16 +278,12 @@ fn a_tensor_on_another_device_is_refused_and_deleted() {
 
 #[test]
 fn an_unsupported_data_type_is_refused_and_deleted() {
-    static DELETED: AtomicUsize = AtomicUsize::new(0);
     refused(
-        &DELETED,
         |m| m.dl_tensor.dtype.lanes = 4,
         ErrorKind::Type,
         "code 2, bits 64, lanes 4",
     );
-    static DELETED2: AtomicUsize = AtomicUsize::new(0);
     refused(
-        &DELETED2,
         |m| m.dl_tensor.dtype.code = code::OPAQUE_HANDLE,
         ErrorKind::Type,
         "code 3",
@@ -290,9 +292,7 @@ fn an_unsupported_data_type_is_refused_and_deleted() {
 
 #[test]
 fn a_newer_major_version_is_refused_and_deleted() {
-    static DELETED: AtomicUsize = AtomicUsize::new(0);
     refused(
-        &DELETED,
         |m| m.version = DLPackVersion { major: 2, minor: 0 },
         ErrorKind::InvalidArgument,
         "version 2.0",
@@ -301,23 +301,17 @@ fn a_newer_major_version_is_refused_and_deleted() {
 
 #[test]
 fn bad_shapes_are_refused_and_deleted() {
-    static DELETED: AtomicUsize = AtomicUsize::new(0);
     refused(
-        &DELETED,
         |m| m.dl_tensor.ndim = -1,
         ErrorKind::InvalidArgument,
         "negative ndim",
     );
-    static DELETED2: AtomicUsize = AtomicUsize::new(0);
     refused(
-        &DELETED2,
         |m| m.dl_tensor.shape = std::ptr::null_mut(),
         ErrorKind::InvalidArgument,
         "shape pointer is NULL",
     );
-    static DELETED3: AtomicUsize = AtomicUsize::new(0);
     refused(
-        &DELETED3,
         |m| m.dl_tensor.byte_offset = 3,
         ErrorKind::InvalidArgument,
         "aligned",
