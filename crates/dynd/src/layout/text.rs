@@ -540,45 +540,27 @@ mod tests {
             fixed_text(b"ab\0\0", Encoding::Utf8),
             Ok(Text::Str("ab"))
         ));
-        assert_eq!(
-            fixed_text(b"a\xe9", Encoding::Ascii).unwrap_err(),
-            Invalid::Ascii {
-                offset: 1,
-                byte: 0xe9
-            }
-        );
-        assert_eq!(
-            fixed_text(b"a\xff", Encoding::Utf8).unwrap_err(),
-            Invalid::Utf8 {
-                offset: 1,
-                byte: 0xff
-            }
-        );
-        assert_eq!(
-            fixed_text(b"a\xc3", Encoding::Utf8).unwrap_err(),
-            Invalid::Utf8Truncated { offset: 1 }
-        );
+        let (lone, bad32) = (ne16(&[0x41, 0xD800]), ne32(&[0x41, 0x110000]));
+        #[rustfmt::skip]
+        let invalid: [(&[u8], Encoding, Invalid); 5] = [
+            (b"a\xe9", Encoding::Ascii, Invalid::Ascii { offset: 1, byte: 0xe9 }),
+            (b"a\xff", Encoding::Utf8, Invalid::Utf8 { offset: 1, byte: 0xff }),
+            (b"a\xc3", Encoding::Utf8, Invalid::Utf8Truncated { offset: 1 }),
+            (&lone, Encoding::Utf16, Invalid::Surrogate { unit: 1, value: 0xD800 }),
+            (&bad32, Encoding::Utf32, Invalid::CodePoint { unit: 1, value: 0x110000 }),
+        ];
+        for (bytes, enc, want) in invalid {
+            assert_eq!(
+                fixed_text(bytes, enc).unwrap_err(),
+                want,
+                "{bytes:?} as {enc:?}"
+            );
+        }
         let pair = ne16(&[0xD83D, 0xDE00, 0, 0]);
         assert_eq!(decode(&pair, Encoding::Utf16).unwrap(), "😀");
         assert!(decode(&pair, Encoding::Ucs2).is_err());
-        let lone = ne16(&[0x41, 0xD800]);
-        assert_eq!(
-            fixed_text(&lone, Encoding::Utf16).unwrap_err(),
-            Invalid::Surrogate {
-                unit: 1,
-                value: 0xD800
-            }
-        );
         let low_first = ne16(&[0xDC00, 0xD800]);
         assert!(fixed_text(&low_first, Encoding::Utf16).is_err());
-        let bad32 = ne32(&[0x41, 0x110000]);
-        assert_eq!(
-            fixed_text(&bad32, Encoding::Utf32).unwrap_err(),
-            Invalid::CodePoint {
-                unit: 1,
-                value: 0x110000
-            }
-        );
         // Everything after the first zero unit is padding, even garbage.
         let padded = ne32(&[0x41, 0, 0xFFFF_FFFF]);
         assert_eq!(decode(&padded, Encoding::Utf32).unwrap(), "A");
