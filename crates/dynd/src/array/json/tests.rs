@@ -189,19 +189,33 @@ fn fast_paths_keep_values_and_errors() {
 proptest! {
     #[test]
     fn quick_number_matches_general(
-        neg in any::<bool>(),
-        int in "(0|[1-9][0-9]{0,18})",
-        frac in proptest::option::of("[0-9]{1,19}"),
-        exp in proptest::option::of("[eE][+-]?[0-9]{1,3}"),
+        tok in number_token("(0|[1-9][0-9]{0,18})", "[0-9]{1,19}", "[eE][+-]?[0-9]{1,3}"),
     ) {
-        let tok = format!(
+        agrees(&tok, ", ");
+    }
+}
+
+/// A number token: an optional minus, digits `int`, an optional fraction
+/// (a point and digits `frac`) and an optional exponent `exp` (regexes).
+fn number_token(
+    int: &'static str,
+    frac: &'static str,
+    exp: &'static str,
+) -> impl Strategy<Value = String> {
+    let parts = (
+        any::<bool>(),
+        int,
+        proptest::option::of(frac),
+        proptest::option::of(exp),
+    );
+    parts.prop_map(|(neg, int, frac, exp)| {
+        format!(
             "{}{int}{}{}",
             if neg { "-" } else { "" },
             frac.map(|f| format!(".{f}")).unwrap_or_default(),
             exp.unwrap_or_default()
-        );
-        agrees(&tok, ", ");
-    }
+        )
+    })
 }
 
 /// Text after a number token: delimiters, and bytes that make the token
@@ -222,18 +236,9 @@ proptest! {
     /// token's extent, and both store the same bytes.
     #[test]
     fn quick_scan_agrees_with_the_grammar(
-        neg in any::<bool>(),
-        int in "(0|[1-9][0-9]{0,9}|[0-9]{1,3})",
-        frac in proptest::option::of("[0-9]{0,9}"),
-        exp in proptest::option::of("[eE][+-]?[0-9]{0,4}"),
+        tok in number_token("(0|[1-9][0-9]{0,9}|[0-9]{1,3})", "[0-9]{0,9}", "[eE][+-]?[0-9]{0,4}"),
         after in after_token(),
     ) {
-        let tok = format!(
-            "{}{int}{}{}",
-            if neg { "-" } else { "" },
-            frac.map(|f| format!(".{f}")).unwrap_or_default(),
-            exp.unwrap_or_default()
-        );
         let text = format!("{tok}{after}");
         let general = scan_number(text.as_bytes(), 0);
         // The quick path may leave any well-formed number to the general
