@@ -156,15 +156,23 @@ impl<T: ArrayElement, S: Shape> ArrayView<T, S> {
     }
 }
 
-impl<T, S: Shape> ArrayView<T, S> {
-    /// The array viewed.
-    pub fn array(&self) -> &Array {
-        &self.array
-    }
+/// What both views have: the array accessor, the operator over the
+/// strided data, and `Debug`.
+macro_rules! array_view {
+    ($view:ident, $name:literal) => {
+        impl<T, S: Shape> $view<T, S> {
+            /// The array viewed.
+            pub fn array(&self) -> &Array {
+                &self.array
+            }
+        }
+
+        strided_operator!([T: Element, S: Shape] $view<T, S>);
+        strided_debug!([T, S: Shape] $view<T, S>, $name);
+    };
 }
 
-strided_operator!([T: Element, S: Shape] ArrayView<T, S>);
-strided_debug!([T, S: Shape] ArrayView<T, S>, "ArrayView");
+array_view!(ArrayView, "ArrayView");
 crate::elementwise::std_ops!([T: Element, S: Shape] ArrayView<T, S>);
 
 /// A writable operator view of a dynd array (which it keeps alive): the
@@ -215,15 +223,7 @@ impl<T: Element + NativeType, S: Shape> ArrayViewMut<T, S> {
     }
 }
 
-impl<T, S: Shape> ArrayViewMut<T, S> {
-    /// The array viewed.
-    pub fn array(&self) -> &Array {
-        &self.array
-    }
-}
-
-strided_operator!([T: Element, S: Shape] ArrayViewMut<T, S>);
-strided_debug!([T, S: Shape] ArrayViewMut<T, S>, "ArrayViewMut");
+array_view!(ArrayViewMut, "ArrayViewMut");
 strided_lvalue!([T: Element, S: Shape] ArrayViewMut<T, S>);
 
 /// Evaluates `op` into a new dynd array of type `s0 * ... * T` (C order).
