@@ -14,30 +14,23 @@ macro_rules! unary_math {
     ($($name:ident => $real:ident, $cplx:ident);* $(;)?) => {$(
         /// A math function.
         pub(crate) struct $name;
-        for_each_native!(ieee => same_type_math!($name, $real;));
-        for_each_native!(half => half_math!($name, $real;));
-        for_each_native!(complex => same_type_math!($name, $cplx;));
+        for_each_native!(ieee => math_impl!($name, same $real;));
+        for_each_native!(half => math_impl!($name, half $real;));
+        for_each_native!(complex => math_impl!($name, same $cplx;));
     )*};
 }
-/// `$name` as the method `$f` of each type.
-macro_rules! same_type_math {
-    ($name:ident, $f:ident; $($t:ty),*) => {$(
+/// `$name` on each type as the method `$f`: of the type itself (`same`),
+/// or for 16-bit floats (`half`) of f32, rounded once.
+macro_rules! math_impl {
+    ($name:ident, $kind:ident $f:ident; $($t:ty),*) => {$(
         impl UnaryOp<$t> for $name {
             type Out = $t;
             #[inline(always)]
-            fn apply(a: $t) -> $t { a.$f() }
+            fn apply(a: $t) -> $t { math_impl!(@apply $kind, $t, a, $f) }
         }
     )*};
-}
-/// `$name` of a 16-bit float: the f32 method `$f`, rounded once.
-macro_rules! half_math {
-    ($name:ident, $f:ident; $($t:ty),*) => {$(
-        impl UnaryOp<$t> for $name {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t) -> $t { <$t>::from_f32(a.to_f32().$f()) }
-        }
-    )*};
+    (@apply same, $t:ty, $a:ident, $f:ident) => { $a.$f() };
+    (@apply half, $t:ty, $a:ident, $f:ident) => { <$t>::from_f32($a.to_f32().$f()) };
 }
 /// `pow` of 16-bit floats through f32, rounded once.
 macro_rules! half_pow {
