@@ -50,7 +50,7 @@ pub(super) fn sort_u64(v: &mut [u64]) {
 /// thread, another CPU): the caller then sorts another way.
 pub(super) fn sort_u64_split(v: &mut [u64], threads: usize) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if threads >= 2 && v.len() >= 2 * TASK_ELEMENTS && avx512::available() {
+    if threads >= 2 && v.len() >= 2 * crate::exec::TASK_ELEMENTS && avx512::available() {
         // SAFETY: the CPU has avx512f and popcnt (just checked).
         unsafe { avx512::quicksort_split(v, threads) };
         return true;
@@ -67,11 +67,10 @@ fn pivot(v: &[u64]) -> u64 {
     s[4]
 }
 
-use crate::exec::{self, Shared, TASK_ELEMENTS};
-
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{SMALL, Shared, TASK_ELEMENTS, exec, pivot};
+    use super::{SMALL, pivot};
+    use crate::exec::{self, Shared, TASK_ELEMENTS};
     use std::arch::x86_64::*;
 
     /// Vectors per block of the partition's main loop.
@@ -384,7 +383,7 @@ mod tests {
 
     #[test]
     fn the_split_sort_sorts_on_every_count() {
-        let n = 5 * TASK_ELEMENTS + 13;
+        let n = 5 * crate::exec::TASK_ELEMENTS + 13;
         let inputs = [
             keys(n, 3, u64::MAX),
             keys(n, 4, 5),
