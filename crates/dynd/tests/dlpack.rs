@@ -17,6 +17,7 @@ use dynd::{Array, ErrorKind, Index};
 use half::{bf16, f16};
 use num_complex::Complex;
 use std::ffi::c_void;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Export then import; the imported array has the same type and values
@@ -145,7 +146,7 @@ struct Foreign {
     managed: DLManagedTensorVersioned,
     buffer: Vec<f64>,
     dims: [i64; 4],
-    deleted: &'static AtomicUsize,
+    deleted: Arc<AtomicUsize>,
 }
 
 unsafe extern "C" fn delete_foreign(t: *mut DLManagedTensorVersioned) {
@@ -158,8 +159,8 @@ unsafe extern "C" fn delete_foreign(t: *mut DLManagedTensorVersioned) {
 /// (or refused), and the count of the times its deleter ran.
 fn imported(
     edit: impl FnOnce(&mut DLManagedTensorVersioned),
-) -> (dynd::Result<Array>, &'static AtomicUsize) {
-    let deleted: &'static AtomicUsize = Box::leak(Box::new(AtomicUsize::new(0)));
+) -> (dynd::Result<Array>, Arc<AtomicUsize>) {
+    let deleted = Arc::new(AtomicUsize::new(0));
     let mut f = Box::new(Foreign {
         managed: DLManagedTensorVersioned {
             version: DLPackVersion { major: 1, minor: 0 },
@@ -185,7 +186,7 @@ fn imported(
         },
         buffer: (0..8).map(f64::from).collect(),
         dims: [2, 3, 3, 1],
-        deleted,
+        deleted: Arc::clone(&deleted),
     });
     f.managed.dl_tensor.data = f.buffer.as_mut_ptr().cast::<c_void>();
     f.managed.dl_tensor.shape = f.dims.as_mut_ptr();
@@ -205,7 +206,7 @@ fn accepted(
     check: impl FnOnce(Array, &AtomicUsize),
 ) {
     let (a, deleted) = imported(edit);
-    check(a.unwrap(), deleted);
+    check(a.unwrap(), &deleted);
     assert_eq!(deleted.load(Ordering::SeqCst), 1, "deleted once");
 }
 
