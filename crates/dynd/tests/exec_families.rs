@@ -126,6 +126,25 @@ fn flat_families() {
     }
     same_on_every_count("sort", &|| compute::sort(&x));
     same_on_every_count("argsort", &|| compute::argsort(&ints));
+    // A long row with NaNs and missing values (which go last, in order),
+    // ascending and descending.
+    let mut rng = Rng(3);
+    let opt_items: Vec<String> = (0..N)
+        .map(|_| match rng.next() % 40 {
+            0 => "NaN".to_string(),
+            1 => "null".to_string(),
+            _ => format!("{}", float(&mut rng)),
+        })
+        .collect();
+    let opt = Array::from_json(
+        format!("{N} * ?float64").as_str(),
+        &format!("[{}]", opt_items.join(",")),
+    )
+    .unwrap();
+    same_on_every_count("argsort with NaN and NA", &|| compute::argsort(&opt));
+    same_on_every_count("argsort descending", &|| {
+        compute::argsort_by(&opt, compute::SortOptions { descending: true })
+    });
     same_on_every_count("cumsum", &|| compute::cumsum(&ints));
     same_on_every_count("filter", &|| compute::filter(&x, &cond));
     let idx = compute::argsort(&ints).unwrap();

@@ -154,6 +154,18 @@ pub trait CallableImpl: Send + Sync + 'static {
         false
     }
 
+    /// `true` when a kernel of this callable that writes rows of a var dim
+    /// of plain elements allocates them once per strided run (every row of
+    /// the run cut from one allocation of the destination's block), not
+    /// once per row. The tasks of a split call (DESIGN §13, outer tasks)
+    /// may then write into slices of one output, each taking the block's
+    /// lock once, instead of into arrays of their own whose descriptors
+    /// are copied and whose arenas are joined afterwards. The default,
+    /// `false`, keeps the arrays of their own.
+    fn allocates_per_run(&self) -> bool {
+        false
+    }
+
     /// How many leading dims of arguments of types `args` this callable
     /// lifts over row by row, each result row along them computed from the
     /// same rows of the arguments alone (row callables, selection): a large

@@ -72,6 +72,12 @@ pub(crate) trait RowKernel: Send + Sync + 'static {
         false
     }
 
+    /// [`CallableImpl::allocates_per_run`]: `true` when the rows of a var
+    /// output of one strided run come from one allocation.
+    fn allocates_rows_per_run(&self) -> bool {
+        false
+    }
+
     /// Builds the kernel of one row at `offset`.
     ///
     /// # Safety
@@ -111,6 +117,10 @@ impl<R: RowKernel> CallableImpl for R {
 
     fn writes_whole_result(&self) -> bool {
         self.fills_rows()
+    }
+
+    fn allocates_per_run(&self) -> bool {
+        self.allocates_rows_per_run()
     }
 
     unsafe fn instantiate(

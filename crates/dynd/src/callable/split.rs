@@ -5,8 +5,12 @@
 //!
 //! Each task calls the callable on its slice of the rows (views, no copy)
 //! serially. A result without variable-sized data is written in place:
-//! each task calls into its slice of the new output. A result with it
-//! (var rows, strings) is computed by each task into an array of its own,
+//! each task calls into its slice of the new output; so is a result of
+//! var rows of plain elements when the callable allocates a run's rows at
+//! once (filter, take, sort, argsort, cumsum, cumprod): the tasks then
+//! allocate their rows from the output's own arena. Any other result with
+//! variable-sized data (strings, nested var dims, rows allocated one by
+//! one) is computed by each task into an array of its own,
 //! whose row descriptors the task copies into its slice of the output;
 //! the tasks' arenas are then absorbed by the output's without copying
 //! the rows (`layout::arrmeta::absorb_blocks`).
@@ -63,16 +67,42 @@ pub(super) fn call_split(
         per,
         tasks: n.div_ceil(per),
     };
-    let out = if elem.has_blockref() {
-        gather_tasks(&cut, elem, out_tp)
-    } else {
+    let out = if !elem.has_blockref() || shares_arena(f, elem) {
         into_slices(&cut, out_tp)
+    } else {
+        gather_tasks(&cut, elem, out_tp)
     };
     #[cfg(test)]
     if out.is_ok() {
         tests::SPLITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if elem.has_blockref() && shares_arena(f, elem) {
+            tests::SHARED_ARENAS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
     out.ok()
+}
+
+/// Whether the tasks of `f` with result rows `elem` may write into slices
+/// of one output although its rows are var: `f` allocates a strided run's
+/// rows at once ([`super::CallableImpl::allocates_per_run`]), and `elem` is
+/// fixed dims over one var dim of plain elements, so that each task takes
+/// the output arena's lock a few times (once per run) rather than per row
+/// or per element (strings). Rows cut from one allocation are rows in
+/// order within a task, and the tasks' allocations follow in task order
+/// unless the threads race for the lock (the result's values and layout
+/// per row do not depend on which).
+fn shares_arena(f: &Callable, elem: &Type) -> bool {
+    if !f.implementation().allocates_per_run() {
+        return false;
+    }
+    let mut t = elem;
+    loop {
+        match t.kind() {
+            TypeKind::FixedDim { elem, .. } => t = elem,
+            TypeKind::VarDim { elem } => return !elem.has_blockref(),
+            _ => return false,
+        }
+    }
 }
 
 /// A call cut into tasks of `per` rows of the `n` outer rows.
@@ -188,6 +218,8 @@ pub(super) mod tests {
 
     /// Calls split so far (this test binary).
     pub(in crate::callable) static SPLITS: AtomicUsize = AtomicUsize::new(0);
+    /// Split calls of var rows whose tasks shared the output's arena.
+    pub(super) static SHARED_ARENAS: AtomicUsize = AtomicUsize::new(0);
 
     /// `rows` ragged rows of 0..12 elements as JSON, some with missing
     /// values when `opt`.
@@ -220,12 +252,75 @@ pub(super) mod tests {
                 SPLITS.load(Ordering::Relaxed) > before,
                 "{what}: not split on {threads} threads"
             );
+            check_rows(what, &many);
             assert_eq!(many.tp(), one.tp(), "{what}");
             assert!(
                 many.to_json() == one.to_json(),
                 "{what}: {threads} threads differ"
             );
         }
+    }
+
+    /// Every var row of a split result `a` (`N * var * T`) lies inside the
+    /// output's own arena: its chunks hold each row's bytes (nothing points
+    /// into a task's array that was dropped).
+    fn check_rows(what: &str, a: &Array) {
+        use crate::layout::{VarDimData, VarDimMeta, arrmeta};
+        let crate::types::TypeKind::FixedDim { size: n, elem } = a.tp().kind() else {
+            return;
+        };
+        let crate::types::TypeKind::VarDim { elem: e } = elem.kind() else {
+            return;
+        };
+        // SAFETY: `N * var * T` arrmeta: the fixed dim's, then the var dim's.
+        let (fixed, var): (arrmeta::FixedDimMeta, VarDimMeta) = unsafe {
+            (
+                arrmeta::read(a.arrmeta_ptr()),
+                arrmeta::read(
+                    a.arrmeta_ptr()
+                        .add(std::mem::size_of::<arrmeta::FixedDimMeta>()),
+                ),
+            )
+        };
+        let block = std::ptr::NonNull::new(var.blockref).expect("a var dim's block");
+        // SAFETY: the array holds a reference to its var dim's block.
+        let block = unsafe { crate::memblock::MemBlock::from_borrowed(block) };
+        let ranges = block.pod_allocator().expect("a POD arena").chunk_ranges();
+        for i in 0..*n {
+            // SAFETY: row i's descriptor, inside the array's data.
+            let d: VarDimData = unsafe {
+                a.data_ptr()
+                    .offset(i as isize * fixed.stride)
+                    .cast::<VarDimData>()
+                    .read_unaligned()
+            };
+            let (lo, hi) = (d.begin as usize, d.begin as usize + d.size * e.data_size());
+            assert!(
+                d.size == 0 || ranges.iter().any(|&(b, l)| lo >= b && hi <= b + l),
+                "{what}: row {i} lies outside the output's arena"
+            );
+        }
+    }
+
+    #[test]
+    fn plain_var_rows_share_the_output_arena_and_others_do_not() {
+        let n = super::SPLIT_ROWS + 11;
+        let y =
+            Array::from_json(format!("{n} * var * float64").as_str(), &ragged(n, false)).unwrap();
+        let x =
+            Array::from_json(format!("{n} * var * ?float64").as_str(), &ragged(n, true)).unwrap();
+        let mask = compute::call("greater", &[&y, &Array::from(2.0)]).unwrap();
+        let shared = |f: &dyn Fn() -> crate::Result<Array>| {
+            let before = SHARED_ARENAS.load(Ordering::Relaxed);
+            let out = with_threads(2, f).unwrap();
+            check_rows("shared", &out);
+            SHARED_ARENAS.load(Ordering::Relaxed) > before
+        };
+        assert!(shared(&|| compute::filter(&y, &mask)));
+        assert!(shared(&|| compute::sort(&x)));
+        assert!(shared(&|| compute::cumsum(&y)));
+        // drop_null allocates row by row: arrays of its own per task.
+        assert!(!shared(&|| compute::drop_null(&x)));
     }
 
     #[test]

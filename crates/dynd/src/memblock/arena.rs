@@ -278,6 +278,17 @@ impl PodAllocator<'_> {
     pub fn capacity(&self) -> usize {
         self.lock().chunks.iter().map(Buffer::size).sum()
     }
+
+    /// Each chunk's `(address, bytes)`, for tests that check where data
+    /// lies.
+    #[cfg(test)]
+    pub(crate) fn chunk_ranges(&self) -> Vec<(usize, usize)> {
+        let s = self.lock();
+        s.chunks
+            .iter()
+            .map(|c| (c.ptr() as usize, c.size()))
+            .collect()
+    }
 }
 
 /// The C allocator API table (the ABI's `dynd_pod_allocator_api`).

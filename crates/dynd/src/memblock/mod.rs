@@ -25,6 +25,7 @@ mod fixed;
 mod object;
 
 pub use arena::{POD_ALLOCATOR_API, PodAllocatorApi};
+pub(crate) use fixed::Buffer;
 pub use fixed::trim_cache;
 pub use object::ElementDestructor;
 

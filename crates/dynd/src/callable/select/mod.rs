@@ -302,6 +302,12 @@ impl<S: RowSelect> CallableImpl for Select<S> {
             .map_or(0, |p| S::rows_of(&p).0.dims.len())
     }
 
+    /// `filter` and `take` into a var dim allocate once per strided run
+    /// (see the module doc, **Outputs**).
+    fn allocates_per_run(&self) -> bool {
+        true
+    }
+
     unsafe fn instantiate(
         &self,
         ckb: Pin<&mut CKernelBuilder>,

@@ -93,14 +93,24 @@
 //! is partitioned level by level with the same vectorised partition (the
 //! first level on one thread, each later level's segments on their own
 //! threads) until there are four segments per thread, which are then
-//! sorted as independent tasks: no scratch memory and no merge. Other long
-//! rows (narrower keys, `argsort`'s pairs, other CPUs) are cut into one
-//! piece per thread, each sorted alone, and merged round by round
-//! (`split.rs`). Rows of a ragged or multi-dimensional array are split
-//! between threads by the outer dims. Either way the result is the serial
-//! one, element for element.
+//! sorted as independent tasks: no scratch memory and no merge. A long
+//! row's `argsort` is a sample sort (`sample.rs`): splitters from a
+//! sample cut the `(key, position)` pairs into buckets of about 2 MiB,
+//! which blocks of the row count and fill in parallel (NaN and missing
+//! positions going straight to the end of the output), and which are then
+//! sorted as independent tasks. Other long rows (narrower keys, other
+//! CPUs) are cut into one piece per thread, each sorted alone, and merged
+//! round by round (`split.rs`). Rows of a ragged or multi-dimensional
+//! array are split between threads by the outer dims. Either way the
+//! result is the serial one, element for element.
+//!
+//! Large results of `filter`, `take`, `sort`, `argsort`, `cumsum` and
+//! `cumprod` with var rows of plain elements are split the same way,
+//! each task allocating its rows from the output's own arena (one
+//! allocation per task; `callable/split.rs`).
 
 mod concat;
+mod sample;
 mod scan;
 mod simd;
 #[allow(clippy::module_inception)]
@@ -219,6 +229,11 @@ impl RowKernel for RowCallable {
     /// NaNs and missing values last, an argsort every position, a scan
     /// every running value (missing where the element is).
     fn fills_rows(&self) -> bool {
+        true
+    }
+
+    /// [`Rows::each_row`] cuts a run's var rows from one allocation.
+    fn allocates_rows_per_run(&self) -> bool {
         true
     }
 

@@ -3,6 +3,7 @@
 //! unstable sort for long ones, a vectorised quicksort for long rows of
 //! 64-bit keys: [`super::simd`]), and strings and bytes by their bytes.
 
+use super::sample::{Slot, argsort_split};
 use super::split::{SPLIT_SORT_MIN, sort_split};
 use super::{Rows, SortOptions};
 use crate::callable::rows::copy_kernel;
@@ -31,7 +32,8 @@ pub(super) fn sortable(value: &Type) -> bool {
 
 // ------------------------------------------------------------------- keys
 
-/// An unsigned key.
+/// An unsigned key: implemented for the unsigned integers alone (the
+/// argsort's scratch pairs rely on it: any bytes are a key).
 pub(super) trait Radix: Copy + Ord + Default + Send + Sync + 'static {
     /// The key that orders the other way.
     fn flip(self) -> Self;
@@ -355,10 +357,40 @@ impl<T: SortKey> NumKernel<T> {
         stride: isize,
         out: *mut u8,
         out_stride: isize,
-    ) {
+    ) -> Result<()> {
         let at = |j: usize| src.wrapping_offset(j as isize * stride);
         // SAFETY: (1) for each j < n.
         let load = |j: usize| unsafe { at(j).cast::<T::Raw>().read_unaligned() };
+        if n >= SPLIT_SORT_MIN && exec::num_threads() > 1 {
+            let (src, out) = (Shared(src), Shared(out));
+            let slot = |j: usize| {
+                // SAFETY: (1) j < n.
+                let r = unsafe {
+                    src.get()
+                        .wrapping_offset(j as isize * stride)
+                        .cast::<T::Raw>()
+                        .read_unaligned()
+                };
+                match self.class(r) {
+                    Class::Value => {
+                        let k = T::key(r);
+                        Slot::Value(if self.descending { k.flip() } else { k })
+                    }
+                    Class::NaN => Slot::NaN,
+                    Class::Missing => Slot::Missing,
+                }
+            };
+            let put = |w: usize, j: usize| {
+                // SAFETY: (2) w < n; each w is written once, by one task.
+                unsafe {
+                    out.get()
+                        .wrapping_offset(w as isize * out_stride)
+                        .cast::<i64>()
+                        .write_unaligned(j as i64)
+                }
+            };
+            return argsort_split(n, slot, put, stable_sort_pairs);
+        }
         let mut pairs: Vec<(T::U, usize)> = Vec::with_capacity(n);
         let (nans, missing) = self.classify(n, load, |j, r| {
             let k = T::key(r);
@@ -393,6 +425,7 @@ impl<T: SortKey> NumKernel<T> {
                 }
             }
         }
+        Ok(())
     }
 }
 
@@ -432,8 +465,7 @@ impl<T: SortKey> NumKernel<T> {
         if self.arg {
             // SAFETY: the row's n elements are readable, the output row's
             // n int64 writable.
-            unsafe { self.argsort_into(first, n, stride, out, out_stride) };
-            return Ok(());
+            return unsafe { self.argsort_into(first, n, stride, out, out_stride) };
         }
         let size = size_of::<T::Raw>();
         let in_place = out_stride == size as isize && out.cast::<T::U>().is_aligned();
