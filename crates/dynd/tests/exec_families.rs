@@ -136,11 +136,8 @@ fn flat_families() {
             _ => format!("{}", float(&mut rng)),
         })
         .collect();
-    let opt = Array::from_json(
-        format!("{N} * ?float64").as_str(),
-        &format!("[{}]", opt_items.join(",")),
-    )
-    .unwrap();
+    let opt_json = format!("[{}]", opt_items.join(","));
+    let opt = Array::from_json(format!("{N} * ?float64").as_str(), &opt_json).unwrap();
     same_on_every_count("argsort with NaN and NA", &|| compute::argsort(&opt));
     same_on_every_count("argsort descending", &|| {
         compute::argsort_by(&opt, compute::SortOptions { descending: true })

@@ -66,15 +66,12 @@ pub(crate) trait RowKernel: Send + Sync + 'static {
     /// errors of a call that does not fit.
     fn parts(&self, args: &[Type]) -> Result<(Vec<Option<usize>>, Type, Type)>;
 
-    /// [`CallableImpl::writes_whole_result`]: `true` when each row kernel
-    /// writes every element of its output row.
-    fn fills_rows(&self) -> bool {
-        false
-    }
-
-    /// [`CallableImpl::allocates_per_run`]: `true` when the rows of a var
-    /// output of one strided run come from one allocation.
-    fn allocates_rows_per_run(&self) -> bool {
+    /// `true` when each row kernel writes every element of its output row
+    /// ([`CallableImpl::writes_whole_result`]) and cuts the var output
+    /// rows of a strided run from one allocation
+    /// ([`CallableImpl::allocates_per_run`]), as the kernels that open
+    /// their rows through `sort::Rows::each_row` do.
+    fn fills_rows_per_run(&self) -> bool {
         false
     }
 
@@ -116,11 +113,11 @@ impl<R: RowKernel> CallableImpl for R {
     }
 
     fn writes_whole_result(&self) -> bool {
-        self.fills_rows()
+        self.fills_rows_per_run()
     }
 
     fn allocates_per_run(&self) -> bool {
-        self.allocates_rows_per_run()
+        self.fills_rows_per_run()
     }
 
     unsafe fn instantiate(

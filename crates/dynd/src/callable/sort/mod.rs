@@ -225,15 +225,11 @@ impl RowKernel for RowCallable {
         &self.sig
     }
 
-    /// Every op writes each element of its output row: a sort writes its
+    /// Every op writes each element of its output row (a sort writes its
     /// NaNs and missing values last, an argsort every position, a scan
-    /// every running value (missing where the element is).
-    fn fills_rows(&self) -> bool {
-        true
-    }
-
+    /// every running value, missing where the element is), and
     /// [`Rows::each_row`] cuts a run's var rows from one allocation.
-    fn allocates_rows_per_run(&self) -> bool {
+    fn fills_rows_per_run(&self) -> bool {
         true
     }
 
