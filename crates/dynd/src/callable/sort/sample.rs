@@ -34,7 +34,7 @@ use std::mem::{align_of, size_of};
 ///
 /// # Safety
 /// Every bit pattern of the type's size (padding aside) is a valid value.
-unsafe trait Plain: Copy {}
+pub(super) unsafe trait Plain: Copy {}
 // SAFETY: integers: every bit pattern is a value.
 unsafe impl Plain for u16 {}
 // SAFETY: a pair of integers (`Radix` is implemented for the unsigned
@@ -47,14 +47,14 @@ unsafe impl<U: Radix> Plain for (U, usize) {}
 /// 4 KiB on every call (a third of a 2-thread argsort of 10⁷ values). The
 /// values start as whatever the buffer holds (zeros, or a freed array's
 /// bytes): the caller writes each before reading it.
-struct Scratch<T> {
+pub(super) struct Scratch<T> {
     buf: Buffer,
     n: usize,
     _t: PhantomData<T>,
 }
 
 impl<T: Plain> Scratch<T> {
-    fn new(n: usize) -> Result<Scratch<T>> {
+    pub(super) fn new(n: usize) -> Result<Scratch<T>> {
         let bytes = n
             .checked_mul(size_of::<T>())
             .ok_or_else(|| Error::alloc(format!("argsort: {n} elements are too many")))?;
@@ -74,6 +74,11 @@ impl<T: Plain> Scratch<T> {
         // `align_of::<T>()`), of initialized bytes (zeros or a freed
         // array's), and any bytes are a T (`Plain`).
         unsafe { std::slice::from_raw_parts(self.buf.ptr().cast(), self.n) }
+    }
+
+    pub(super) fn as_mut_slice(&mut self) -> &mut [T] {
+        // SAFETY: as `as_slice`; `&mut self` makes the borrow unique.
+        unsafe { std::slice::from_raw_parts_mut(self.buf.ptr().cast(), self.n) }
     }
 }
 

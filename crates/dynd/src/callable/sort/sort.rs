@@ -3,7 +3,7 @@
 //! unstable sort for long ones, a vectorised quicksort for long rows of
 //! 64-bit keys: [`super::simd`]), and strings and bytes by their bytes.
 
-use super::sample::{Slot, argsort_split};
+use super::sample::{Scratch, Slot, argsort_split};
 use super::split::{SPLIT_SORT_MIN, sort_split};
 use super::{Rows, SortOptions};
 use crate::callable::rows::copy_kernel;
@@ -391,12 +391,25 @@ impl<T: SortKey> NumKernel<T> {
             };
             return argsort_split(n, slot, put, stable_sort_pairs);
         }
-        let mut pairs: Vec<(T::U, usize)> = Vec::with_capacity(n);
+        // A long row's pairs come from dynd's buffers (no page fault per
+        // 4 KiB of a fresh allocation on every call), a short row's from
+        // the heap.
+        let (mut long, mut short);
+        let pairs: &mut [(T::U, usize)] = if n >= SPLIT_SORT_MIN {
+            long = Scratch::new(n)?;
+            long.as_mut_slice()
+        } else {
+            short = vec![(T::U::default(), 0); n];
+            &mut short
+        };
+        let mut m = 0usize;
         let (nans, missing) = self.classify(n, load, |j, r| {
             let k = T::key(r);
-            pairs.push((if self.descending { k.flip() } else { k }, j));
+            pairs[m] = (if self.descending { k.flip() } else { k }, j);
+            m += 1;
         });
-        stable_sort_pairs(&mut pairs);
+        let pairs = &mut pairs[..m];
+        stable_sort_pairs(pairs);
         let mut w = 0usize;
         let mut put = |j: usize| {
             // SAFETY: (2) w < n.
@@ -407,7 +420,7 @@ impl<T: SortKey> NumKernel<T> {
             };
             w += 1;
         };
-        for &(_, j) in &pairs {
+        for &(_, j) in pairs.iter() {
             put(j);
         }
         if nans > 0 {
