@@ -113,6 +113,7 @@ fn strided_of<T: Element + NativeType, S: Shape>(a: &Array) -> Result<Strided<T,
         sizes[d] = m.dim_size as usize;
         strides[d] = m.stride / size as isize;
     }
+    a.check_host("a dynd-ops view")?;
     let ptr = a.data_ptr().cast::<T>();
     if checked_numel(&sizes)? > 0 && !ptr.is_aligned() {
         return Err(Error::invalid_argument(format!(

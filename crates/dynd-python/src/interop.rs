@@ -52,6 +52,8 @@ type StridedForm = (Vec<usize>, Vec<isize>, BuiltinType, &'static CStr);
 /// The shape, strides and format of an array the buffer protocol can
 /// describe: fixed dims over a numeric builtin.
 fn strided(a: &Array) -> Result<StridedForm, String> {
+    a.check_host("the buffer protocol / NumPy")
+        .map_err(|e| e.message().to_string())?;
     let (shape, strides, elem) = a.strided_layout().map_err(|e| e.message().to_string())?;
     let b = elem.as_builtin().filter(|b| format_of(*b).is_some()).ok_or_else(|| {
         format!(

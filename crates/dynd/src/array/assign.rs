@@ -29,6 +29,8 @@ impl Array {
     /// ```
     pub fn assign(&self, src: &Array, mode: ErrorMode) -> Result<()> {
         self.check_writable()?;
+        self.check_host("assign (destination)")?;
+        src.check_host("assign (source)")?;
         if let Some(r) = super::flat_assign::try_split_assign(self, src, mode) {
             return r;
         }
@@ -59,6 +61,7 @@ impl Array {
     /// `mode`.
     pub fn cast(&self, tp: impl super::TypeArg, mode: ErrorMode) -> Result<Array> {
         let tp: Type = tp.into_type()?;
+        self.check_host("cast")?;
         // Fixed dims of a builtin scalar: the assignment writes every
         // element (broadcasting repeats the source), so the new data needs
         // no zeroing — which for a large output is a whole extra pass. On

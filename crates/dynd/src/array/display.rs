@@ -26,6 +26,7 @@
 
 use super::{Array, json};
 use crate::layout::arrmeta::{self, FixedDimMeta, VarDimData, VarDimMeta};
+use crate::memblock::DeviceId;
 use crate::types::{Type, TypeKind};
 use std::fmt;
 use std::mem::size_of;
@@ -102,7 +103,11 @@ impl Array {
 
 impl fmt::Display for ArrayDisplay<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let a = self.array;
+        let a = match self.array.on_host_for_reading() {
+            Ok(a) => a,
+            Err(why) => return f.write_str(&why),
+        };
+        let a = &a;
         let (tp, meta, data) = (a.tp(), a.arrmeta_ptr(), a.data_ptr() as *const u8);
         // SAFETY: `a` is a valid array: data and arrmeta match its type.
         let big = unsafe { count(tp, meta, data, self.threshold) } > self.threshold;
@@ -112,7 +117,10 @@ impl fmt::Display for ArrayDisplay<'_> {
         unsafe { write(tp, meta, data, edge, &mut out) };
         write!(f, "array({out}, type=")?;
         json::write_json_string(&tp.to_string(), f)?;
-        f.write_str(")")
+        match self.array.device() {
+            DeviceId::Cpu => f.write_str(")"),
+            dev => write!(f, ", device=\"{dev}\")"),
+        }
     }
 }
 

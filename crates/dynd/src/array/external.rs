@@ -242,7 +242,7 @@ fn element_count(shape: &[usize]) -> Result<usize> {
 }
 
 /// C-order byte strides for `shape` over elements of `elem_size` bytes.
-fn c_strides(shape: &[usize], elem_size: usize) -> Result<Vec<isize>> {
+pub(super) fn c_strides(shape: &[usize], elem_size: usize) -> Result<Vec<isize>> {
     let mut strides = vec![0isize; shape.len()];
     let mut s = isize::try_from(elem_size)
         .map_err(|_| Error::invalid_argument("element size larger than isize::MAX"))?;
@@ -327,7 +327,26 @@ fn check_layout(tp: &Type, data: *mut u8, shape: &[usize], strides: &[isize]) ->
             "data pointer {data:p} is not aligned to {align} bytes, the alignment of {tp}"
         )));
     }
-    // The lowest and highest byte offsets of an element, relative to data.
+    let (lo, hi) = byte_span(tp, shape, strides)?;
+    // The whole span [data + lo, data + hi) must not wrap.
+    let overflow = || {
+        Error::invalid_argument(format!(
+            "shape {shape:?} with strides {strides:?} at {data:p} wraps the address space"
+        ))
+    };
+    let base = data as usize;
+    base.checked_add_signed(lo).ok_or_else(overflow)?;
+    base.checked_add_signed(hi).ok_or_else(overflow)?;
+    Ok(array_type(tp, shape))
+}
+
+/// The lowest and the highest-plus-one byte offsets, relative to the
+/// element `[0, 0, …]`, that a non-empty array of `shape` and `strides`
+/// over `tp` touches; the span fits `isize`.
+///
+/// # Errors
+/// `invalid_argument` when a dim or the span does not fit `isize`.
+pub(crate) fn byte_span(tp: &Type, shape: &[usize], strides: &[isize]) -> Result<(isize, isize)> {
     let overflow = || {
         Error::invalid_argument(format!(
             "shape {shape:?} with strides {strides:?} spans more bytes than an address can hold"
@@ -335,8 +354,8 @@ fn check_layout(tp: &Type, data: *mut u8, shape: &[usize], strides: &[isize]) ->
     };
     let (mut lo, mut hi) = (0isize, 0isize);
     for (&n, &s) in shape.iter().zip(strides) {
-        // n fits isize (checked above) and n >= 1 here.
-        let reach = (n as isize - 1).checked_mul(s).ok_or_else(overflow)?;
+        let n = isize::try_from(n).map_err(|_| overflow())?;
+        let reach = (n - 1).max(0).checked_mul(s).ok_or_else(overflow)?;
         if reach < 0 {
             lo = lo.checked_add(reach).ok_or_else(overflow)?;
         } else {
@@ -345,13 +364,9 @@ fn check_layout(tp: &Type, data: *mut u8, shape: &[usize], strides: &[isize]) ->
     }
     let elem = isize::try_from(tp.data_size()).map_err(|_| overflow())?;
     hi = hi.checked_add(elem).ok_or_else(overflow)?;
-    // The whole span [data + lo, data + hi) must be addressable: its size
-    // fits isize (as Rust's pointer offsets require) and it does not wrap.
+    // The span's size must fit isize, as Rust's pointer offsets require.
     hi.checked_sub(lo).ok_or_else(overflow)?;
-    let base = data as usize;
-    base.checked_add_signed(lo).ok_or_else(overflow)?;
-    base.checked_add_signed(hi).ok_or_else(overflow)?;
-    Ok(array_type(tp, shape))
+    Ok((lo, hi))
 }
 
 /// `shape[0] * … * tp`.
@@ -367,7 +382,7 @@ fn array_type(tp: &Type, shape: &[usize]) -> Type {
 ///
 /// # Safety
 /// As [`Array::from_external`]'s (1) and (2), with `block` as the owner.
-unsafe fn from_external_block(
+pub(super) unsafe fn from_external_block(
     tp: Type,
     data: *mut u8,
     shape: &[usize],

@@ -52,6 +52,7 @@
 
 mod assign;
 mod copy;
+mod device;
 pub mod display;
 mod eq;
 mod external;
@@ -334,12 +335,28 @@ impl Array {
     /// Parses `json` into this array's existing data (in place).
     pub fn assign_json(&self, json: &str) -> Result<()> {
         self.check_writable()?;
+        self.check_host("assign_json")?;
         json::parse_str_into(self, json)
     }
 
-    /// The array as compact JSON (DESIGN §8).
+    /// The array as compact JSON (DESIGN §8). A device array is copied to
+    /// the host first; when that fails (no runtime for its device), the
+    /// text is `<TYPE on DEVICE: why>`, which is not JSON.
     pub fn to_json(&self) -> String {
-        json::to_json(self, false)
+        match self.on_host_for_reading() {
+            Ok(a) => json::to_json(&a, false),
+            Err(why) => why,
+        }
+    }
+
+    /// `self` on the host (copied there when it is a device array), or the
+    /// text saying why it cannot be: what display and JSON show instead.
+    pub(crate) fn on_host_for_reading(&self) -> std::result::Result<Array, String> {
+        if self.device().is_cpu() {
+            return Ok(self.clone());
+        }
+        self.to_host()
+            .map_err(|e| format!("<{} on {}: {}>", self.tp(), self.device(), e.message()))
     }
 
     /// The array's type.
@@ -448,6 +465,7 @@ impl Array {
     /// Reads a 0-d array of exactly type `T` (`i32` for `int32`, ...).
     pub fn as_scalar<T: NativeType>(&self) -> Result<T> {
         scalar::check::<T>(self.tp())?;
+        self.check_host("as_scalar")?;
         // SAFETY: the type is T's builtin, so the data holds one T.
         Ok(unsafe { T::load(self.data_ptr()) })
     }
@@ -456,6 +474,7 @@ impl Array {
     pub fn set_scalar<T: NativeType>(&self, value: T) -> Result<()> {
         scalar::check::<T>(self.tp())?;
         self.check_writable()?;
+        self.check_host("set_scalar")?;
         // SAFETY: the type is T's builtin and the array is writable.
         unsafe { value.store(self.data_ptr()) };
         Ok(())
@@ -481,6 +500,7 @@ impl Array {
 
     /// A copy of the array with the default layout and its own data.
     pub fn copy(&self) -> Result<Array> {
+        self.check_host("copy")?;
         if !self.tp().has_blockref() && self.c_contiguous_parts().is_some() {
             let bytes = self.tp().data_size();
             // Plain data in C order: one memcpy into memory that needs no

@@ -79,6 +79,7 @@ impl Array {
     /// builtin type (`int32` for `i32`, ...), naming both types.
     pub fn to_vec<T: NativeType>(&self) -> Result<Vec<T>> {
         self.check_dtype::<T>("to_vec")?;
+        self.check_host("to_vec")?;
         let mut out = Vec::new();
         if let Some((shape, _, _)) = self.c_contiguous_parts() {
             let n: usize = shape.iter().product();
@@ -109,6 +110,7 @@ impl Array {
     /// and in C order, and its data is aligned for `T`.
     pub fn as_slice<T: NativeType>(&self) -> Result<&[T::Raw]> {
         self.check_dtype::<T>("as_slice")?;
+        self.check_host("as_slice")?;
         if self.flags() & flags::IMMUTABLE == 0 {
             return Err(Error::invalid_argument(format!(
                 "as_slice of {} needs an immutable array (other handles could write the data \

@@ -85,7 +85,16 @@ pub trait ValueVisitor {
 impl Array {
     /// Hands every value of the array to `v`, in C order, and returns what
     /// `v` built of the whole. Stops at the first error `v` returns.
+    ///
+    /// A device array is copied to the host first; when it cannot be, the
+    /// visitor sees no value and the copy's error is returned.
     pub fn visit<V: ValueVisitor>(&self, v: &mut V) -> Result<V::Value, V::Error> {
+        if !self.device().is_cpu() {
+            return match self.to_host() {
+                Ok(host) => host.visit(v),
+                Err(e) => Err(e.into()),
+            };
+        }
         // SAFETY: the array is valid: its data and arrmeta match its type.
         unsafe { walk(self.tp(), self.arrmeta_ptr(), self.data_ptr(), v) }
     }

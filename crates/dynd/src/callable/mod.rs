@@ -16,6 +16,7 @@
 
 pub mod arith;
 pub mod deferred;
+pub mod device;
 pub mod dispatch;
 pub mod elementwise;
 pub mod missing;
@@ -305,6 +306,9 @@ impl Callable {
     /// In (3) a type this path resolved itself is not checked again; an
     /// output the caller gave is checked by `instantiate`.
     fn run(&self, out: Option<&Array>, args: &[&Array]) -> Result<Array> {
+        if let Some(device) = device::placement(out, args)? {
+            return device::run(self, device, out, args);
+        }
         if self.is_scalar()
             && let Some(r) = elementwise::call_selected(self, out, args)
         {

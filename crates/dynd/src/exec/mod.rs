@@ -47,14 +47,17 @@
 //! executor runs on the host, on [`Device::host_threads`] threads; work on
 //! the device's own memory is the device's to run.
 
+mod device;
 mod pool;
 mod split;
 
+#[cfg(any(test, feature = "test-device"))]
+pub use device::testing;
+pub use device::{Device, device, devices, register};
 pub use split::{Shared, flat, map_tasks, rows, tasks};
 
 use crate::error::{Error, Result};
 use std::cell::{Cell, RefCell};
-use std::fmt;
 use std::sync::Arc;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -76,19 +79,6 @@ pub const TEXT_SPLIT_MIN: usize = 1 << 20;
 /// The most threads an executor may be given: more is a mistake in the
 /// caller's arithmetic, not a machine.
 pub const MAX_THREADS: usize = 4096;
-
-/// A device that can run work (DESIGN §14): the hook the CUDA device
-/// implements. dynd's own families run host data on the host; a device
-/// says how many host threads to use meanwhile.
-pub trait Device: Send + Sync + fmt::Debug {
-    /// The device's name, for messages (`"cuda:0 (NVIDIA H200)"`).
-    fn name(&self) -> String;
-
-    /// Threads for host work while this device is the executor.
-    fn host_threads(&self) -> usize {
-        default_threads()
-    }
-}
 
 /// Where and how work runs.
 #[derive(Clone, Debug)]
@@ -333,6 +323,18 @@ mod tests {
             }
             fn host_threads(&self) -> usize {
                 2
+            }
+            fn id(&self) -> crate::memblock::DeviceId {
+                crate::memblock::DeviceId::Cuda(7)
+            }
+            fn alloc(&self, _: usize) -> Result<(crate::memblock::MemBlock, *mut u8)> {
+                Err(Error::external("fake"))
+            }
+            unsafe fn copy_to_device(&self, _: *mut u8, _: &[u8]) -> Result<()> {
+                Err(Error::external("fake"))
+            }
+            unsafe fn copy_to_host(&self, _: &mut [u8], _: *const u8) -> Result<()> {
+                Err(Error::external("fake"))
             }
         }
         let d = Executor::Device(Arc::new(Fake));

@@ -44,6 +44,7 @@
 
 use crate::array::Array;
 use crate::error::{Error, Result};
+use crate::memblock::DeviceId;
 use crate::types::{BuiltinType, Type};
 use std::ffi::c_void;
 use std::mem::{offset_of, size_of};
@@ -369,9 +370,15 @@ impl Array {
                 flags,
                 dl_tensor: DLTensor {
                     data: self.data_ptr().cast(),
-                    device: DLDevice {
-                        device_type: device::CPU,
-                        device_id: 0,
+                    device: match self.device() {
+                        DeviceId::Cpu => DLDevice {
+                            device_type: device::CPU,
+                            device_id: 0,
+                        },
+                        DeviceId::Cuda(n) => DLDevice {
+                            device_type: device::CUDA,
+                            device_id: n as i32,
+                        },
                     },
                     ndim: ndim32,
                     dtype,
@@ -556,5 +563,21 @@ mod tests {
             device_id: 0,
         };
         assert!(show_device(d).contains("99"));
+    }
+
+    #[test]
+    fn a_device_array_exports_its_device() {
+        let _dev = crate::exec::testing::HostBackedDevice::install(31);
+        let d = Array::from(vec![1i64, 2, 3])
+            .to_device(DeviceId::Cuda(31))
+            .unwrap();
+        let t = d.to_dlpack().unwrap();
+        // SAFETY: `t` is a live tensor made by to_dlpack, deleted once below.
+        unsafe {
+            let dev = (*t).dl_tensor.device;
+            assert_eq!((dev.device_type, dev.device_id), (device::CUDA, 31));
+            assert_eq!((*t).dl_tensor.data, d.data_ptr().cast());
+            delete_exported(t);
+        }
     }
 }

@@ -208,6 +208,7 @@ impl Array {
             return ArrayView::from_shape(IxDyn(&shape), &[])
                 .map_err(|e| Error::invalid_argument(format!("as_ndarray of {}: {e}", self.tp())));
         }
+        self.check_host("as_ndarray")?;
         let p = self.data_ptr();
         if !(p as usize).is_multiple_of(align_of::<T::Raw>()) {
             return Err(Error::invalid_argument(format!(

@@ -18,13 +18,18 @@
 //!   elements with destructors, run when the block is freed.
 //! - [`MemoryBlockKind::External`]: memory owned by someone else, released by
 //!   a callback when the last reference goes (zero-copy import).
+//! - [`MemoryBlockKind::Device`]: memory on an accelerator (DESIGN §14),
+//!   owned by the device runtime or a foreign producer, released by a
+//!   callback; the host never touches its bytes.
 
 mod arena;
+mod device;
 mod external;
 mod fixed;
 mod object;
 
 pub use arena::{POD_ALLOCATOR_API, PodAllocatorApi};
+pub use device::DeviceId;
 pub(crate) use fixed::Buffer;
 pub use fixed::trim_cache;
 pub use object::ElementDestructor;
@@ -63,13 +68,15 @@ pub enum MemoryBlockKind {
     PodAllocator = 3,
     /// An arena whose elements have destructors.
     Object = 4,
+    /// Memory on an accelerator, released by a callback (DESIGN §14).
+    Device = 5,
 }
 
 impl MemoryBlockKind {
     /// The kind stored as `raw`, if it is one.
     pub fn from_raw(raw: u32) -> Option<MemoryBlockKind> {
         use MemoryBlockKind::*;
-        [Array, External, FixedSizePod, PodAllocator, Object]
+        [Array, External, FixedSizePod, PodAllocator, Object, Device]
             .into_iter()
             .find(|k| *k as u32 == raw)
     }
@@ -327,6 +334,21 @@ impl MemBlock {
         release: Option<unsafe extern "C" fn(*mut std::ffi::c_void)>,
     ) -> MemBlock {
         external::new_c(object, release)
+    }
+
+    /// A device block (DESIGN §14): device memory that `release` gives back
+    /// (to the device runtime, or to a foreign producer) once, when the
+    /// last reference goes. The block holds no address: arrays over it
+    /// carry their data pointer, a device address the host never
+    /// dereferences.
+    pub fn new_device(device: DeviceId, release: impl FnOnce() + Send + 'static) -> MemBlock {
+        device::new(device, Box::new(release))
+    }
+
+    /// Where the block's bytes live: the device of a device block,
+    /// [`DeviceId::Cpu`] for every other kind.
+    pub fn device(&self) -> DeviceId {
+        device::device_of(self)
     }
 }
 

@@ -76,6 +76,7 @@ struct Exporter {
 /// `a` as Arrow data with its field (name `""`; nullable when the
 /// elements are options).
 pub(crate) fn export(a: &Array) -> Result<(ArrayData, Field)> {
+    a.check_host("Arrow export")?;
     let ex = Exporter {
         keep: Arc::new(Keep(AssertUnwindSafe(a.clone()))),
     };

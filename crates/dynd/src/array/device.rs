@@ -1,0 +1,338 @@
+//! Arrays on a device (DESIGN §14): where an array's data lives, the
+//! copies between the host and a device, arrays over foreign device
+//! memory, and the check every host path makes before it reads data.
+//!
+//! A device array is an ordinary [`Array`]: its type and arrmeta are on the
+//! host as always, and its data pointer is a device address inside a
+//! memory block of kind `Device`. Only fixed dims of fixed-size plain
+//! elements (numbers, bool, their option types) live on a device so far;
+//! views of one (slices, negative steps, permutes) stay views, on the
+//! device. The host never dereferences a device address: functions that
+//! read data refuse a device array with an `InvalidArgument` error naming
+//! the device, except [`Array::to_json`] and display, which copy it to the
+//! host first.
+
+use super::Array;
+use super::external::{byte_span, c_strides, from_external_block};
+use crate::error::{Error, Result};
+use crate::exec;
+use crate::memblock::{DeviceId, MemBlock};
+use crate::types::Type;
+
+impl Array {
+    /// Where the array's data lives: [`DeviceId::Cpu`], or the device of
+    /// its data block.
+    ///
+    /// ```
+    /// use dynd::{Array, memblock::DeviceId};
+    /// assert_eq!(Array::from(vec![1i32, 2]).device(), DeviceId::Cpu);
+    /// ```
+    pub fn device(&self) -> DeviceId {
+        self.data_ref().device()
+    }
+
+    /// `Ok` when the data is host memory; for a device array, the
+    /// `InvalidArgument` error of `what`, which reads data on the host: the
+    /// check every host path that reads data makes first (Arrow, ndarray and
+    /// buffer-protocol exports included).
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming `what`, the type and the device.
+    pub fn check_host(&self, what: &str) -> Result<()> {
+        match self.device() {
+            DeviceId::Cpu => Ok(()),
+            dev => Err(Error::invalid_argument(format!(
+                "{what} reads data on the host, but this {} array is on {dev}; copy it to the \
+                 host first (Array::to_host, or a.cpu() in Python)",
+                self.tp()
+            ))),
+        }
+    }
+
+    /// An array of `shape` elements of `tp` over device memory that
+    /// someone else owns, as [`Array::from_external`] is over host memory:
+    /// `owner` is called once, when the last array or view over the data is
+    /// dropped — also when this call fails. `data` is the device address of
+    /// element `[0, 0, …]`; `strides` are in bytes.
+    ///
+    /// # Errors
+    /// As [`Array::from_external`]'s, and `InvalidArgument` for
+    /// [`DeviceId::Cpu`] (use `from_external`).
+    ///
+    /// # Safety
+    /// 1. For every index in the shape, the `tp.data_size()` bytes at
+    ///    `data + Σ i[k] * strides[k]` are memory of `device` holding a valid
+    ///    value of `tp`, for as long as `owner` has not been called.
+    /// 2. When `writable` is true, those bytes may be written by the device.
+    pub unsafe fn from_device_memory(
+        device: DeviceId,
+        tp: Type,
+        data: *mut u8,
+        shape: &[usize],
+        strides: &[isize],
+        owner: impl FnOnce() + Send + 'static,
+        writable: bool,
+    ) -> Result<Array> {
+        if device.is_cpu() {
+            owner();
+            return Err(Error::invalid_argument(
+                "from_device_memory was given the cpu; host memory comes in through \
+                 Array::from_external",
+            ));
+        }
+        let block = MemBlock::new_device(device, owner);
+        // SAFETY: (1) and (2) are from_external_block's, with the device
+        // block as the owner; the block records the device, so no host path
+        // reads the data.
+        unsafe { from_external_block(tp, data, shape, strides, block, writable) }
+    }
+
+    /// The array in host memory: `self` when it is there already, otherwise
+    /// a copy with the same shape and strides (the bytes the array spans,
+    /// copied in one transfer by the device's runtime).
+    ///
+    /// # Errors
+    /// `External` when no runtime is loaded for the array's device or the
+    /// copy fails.
+    pub fn to_host(&self) -> Result<Array> {
+        let dev = self.device();
+        if dev.is_cpu() {
+            return Ok(self.clone());
+        }
+        let runtime = exec::device(dev)?;
+        let (shape, strides, elem) = self.strided_layout()?;
+        let elem = elem.clone();
+        let block = MemBlock::new_fixed_for_overwrite(1, 64)?;
+        if shape.contains(&0) {
+            let host = block.fixed_data().map_or(std::ptr::null_mut(), |(p, _)| p);
+            // SAFETY: an empty array never reaches its data.
+            return unsafe { from_external_block(elem, host, &shape, &strides, block, true) };
+        }
+        let (lo, hi) = byte_span(&elem, &shape, &strides)?;
+        let bytes = (hi - lo) as usize;
+        let block = MemBlock::new_fixed_for_overwrite(bytes, elem.data_alignment().max(64))?;
+        let (host, _) = block
+            .fixed_data()
+            .ok_or_else(|| Error::external("a fixed block without data"))?;
+        // SAFETY: `host` is a fresh buffer of `bytes` bytes that only this
+        // function references yet.
+        let dst = unsafe { std::slice::from_raw_parts_mut(host, bytes) };
+        // SAFETY: (1) the array's elements span [data + lo, data + hi) on
+        // its device (the array's invariant, checked when it was made), kept
+        // alive by `self` for the call.
+        unsafe { runtime.copy_to_host(dst, self.data_ptr().wrapping_offset(lo))? };
+        let first = host.wrapping_offset(-lo);
+        // SAFETY: (1) the host buffer holds the same bytes at the same
+        // offsets from `first` as the device held from the data pointer, and
+        // `block` keeps it alive; (2) the copy is ours alone.
+        unsafe { from_external_block(elem, first, &shape, &strides, block, true) }
+    }
+
+    /// The array on `device`: `self` when it is there already, otherwise a
+    /// C-contiguous copy (through the host when both ends are devices).
+    ///
+    /// # Errors
+    /// - `Type`: the type cannot live on a device yet (var dims, strings and
+    ///   other types that hold memory block references).
+    /// - `External`: no runtime is loaded for `device` (the message says
+    ///   how to load one), or the allocation or copy fails.
+    pub fn to_device(&self, device: DeviceId) -> Result<Array> {
+        let here = self.device();
+        if here == device {
+            return Ok(self.clone());
+        }
+        if device.is_cpu() {
+            return self.to_host();
+        }
+        if !here.is_cpu() {
+            return self.to_host()?.to_device(device);
+        }
+        let runtime = exec::device(device)?;
+        let (shape, _, elem) = self.strided_layout()?;
+        let elem = elem.clone();
+        if elem.has_blockref() {
+            return Err(Error::type_error(format!(
+                "{} cannot live on a device yet: its elements refer to memory blocks \
+                 (strings, var dims, pointers); only fixed dims of fixed-size elements can",
+                self.tp()
+            )));
+        }
+        let host = self.contiguous()?;
+        let size = elem.data_size();
+        let n: usize = shape.iter().product();
+        let bytes = n * size;
+        let strides = c_strides(&shape, size)?;
+        let (block, ptr) = runtime.alloc(bytes.max(1))?;
+        if bytes > 0 {
+            // SAFETY: `host` is C-contiguous host memory of n elements of
+            // `size` bytes, kept alive by `host` for the borrow.
+            let src = unsafe { std::slice::from_raw_parts(host.data_ptr(), bytes) };
+            // SAFETY: (1) `ptr` is a fresh device allocation of at least
+            // `bytes` bytes, kept alive by `block`.
+            unsafe { runtime.copy_to_device(ptr, src)? };
+        }
+        // SAFETY: (1) the device buffer holds the n elements in C order
+        // from `ptr`, kept alive by `block`; (2) it is ours alone.
+        unsafe { from_external_block(elem, ptr, &shape, &strides, block, true) }
+    }
+
+    /// `self` when its data is C-contiguous, else a C-contiguous copy.
+    fn contiguous(&self) -> Result<Array> {
+        if self.c_contiguous_parts().is_some() {
+            Ok(self.clone())
+        } else {
+            self.copy()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Index;
+    use crate::exec::testing::HostBackedDevice;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn device_ids_parse_and_print() {
+        assert_eq!(DeviceId::parse("cpu").unwrap(), DeviceId::Cpu);
+        assert_eq!(DeviceId::parse("cuda").unwrap(), DeviceId::Cuda(0));
+        assert_eq!(DeviceId::parse("cuda:3").unwrap(), DeviceId::Cuda(3));
+        assert_eq!(DeviceId::Cuda(3).to_string(), "cuda:3");
+        for bad in ["gpu", "cuda:", "cuda:-1", "cuda:x", ""] {
+            let e = DeviceId::parse(bad).unwrap_err();
+            assert!(e.message().contains("unknown device"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn round_trips_through_a_device_keep_values_and_views() {
+        let dev = HostBackedDevice::install(11);
+        let a = Array::from_json("2 * 3 * ?int32", "[[1,null,3],[4,5,6]]").unwrap();
+        let d = a.to_device(DeviceId::Cuda(11)).unwrap();
+        assert_eq!(d.device(), DeviceId::Cuda(11));
+        assert_eq!(
+            d.data_ref().kind(),
+            crate::memblock::MemoryBlockKind::Device
+        );
+        assert_eq!(dev.to_device.load(Ordering::SeqCst), 1);
+        // A view of a device array stays on the device, and copies back
+        // with its own layout.
+        let v = d
+            .index(&[Index::slice(None, None, -1), Index::slice(None, None, 2)])
+            .unwrap();
+        assert_eq!(v.device(), DeviceId::Cuda(11));
+        assert_eq!(v.to_host().unwrap().to_json(), "[[4,6],[1,3]]");
+        assert_eq!(d.to_json(), "[[1,null,3],[4,5,6]]");
+        // Already there: no copy.
+        let again = d.to_device(DeviceId::Cuda(11)).unwrap();
+        assert!(again.data_ref().ptr_eq(d.data_ref()));
+        assert_eq!(dev.to_device.load(Ordering::SeqCst), 1);
+        // Empty arrays travel too.
+        let e = Array::from_json("0 * float64", "[]").unwrap();
+        let de = e.to_device(DeviceId::Cuda(11)).unwrap();
+        assert_eq!(de.to_host().unwrap().to_json(), "[]");
+    }
+
+    #[test]
+    fn host_paths_refuse_device_data() {
+        let _dev = HostBackedDevice::install(12);
+        let d = Array::from(vec![1.5f64, 2.5])
+            .to_device(DeviceId::Cuda(12))
+            .unwrap();
+        let msg = |e: Error| {
+            assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
+            assert!(e.message().contains("cuda:12"), "{e}");
+            e.message().to_string()
+        };
+        msg(d.to_vec::<f64>().unwrap_err());
+        msg(d.as_slice::<f64>().unwrap_err());
+        msg(d.copy().unwrap_err());
+        msg(d.assign_json("[1, 2]").unwrap_err());
+        msg(d
+            .cast("2 * float32", crate::kernels::assign::ErrorMode::Default)
+            .unwrap_err());
+        let host = Array::from(vec![0.0f64, 0.0]);
+        msg(host
+            .assign(&d, crate::kernels::assign::ErrorMode::Default)
+            .unwrap_err());
+        msg(d
+            .assign(&host, crate::kernels::assign::ErrorMode::Default)
+            .unwrap_err());
+        let s = d.index(&[Index::At(0)]).unwrap();
+        msg(s.as_scalar::<f64>().unwrap_err());
+        msg(s.set_scalar(1.0f64).unwrap_err());
+        assert_eq!(
+            format!("{d}"),
+            r#"array([1.5, 2.5], type="2 * float64", device="cuda:12")"#
+        );
+    }
+
+    #[test]
+    fn strings_and_var_dims_stay_on_the_host() {
+        let _dev = HostBackedDevice::install(13);
+        for (tp, json) in [
+            ("2 * string", r#"["a","b"]"#),
+            ("2 * var * int32", "[[1],[]]"),
+        ] {
+            let a = Array::from_json(tp, json).unwrap();
+            let e = a.to_device(DeviceId::Cuda(13)).unwrap_err();
+            assert!(matches!(e.kind(), crate::ErrorKind::Type), "{tp}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_device_without_a_runtime_says_what_is_missing() {
+        let a = Array::from(vec![1i32]);
+        let e = a.to_device(DeviceId::Cuda(99)).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::External);
+        assert!(e.message().contains("no runtime for cuda:99"), "{e}");
+        // Foreign device memory: the owner runs once, the host never reads
+        // the (bogus) address, and copying back says what is missing.
+        let released = Arc::new(AtomicUsize::new(0));
+        let r = released.clone();
+        // SAFETY: the address is never dereferenced by the host; nothing
+        // but the device runtime (absent here) would read it.
+        let d = unsafe {
+            Array::from_device_memory(
+                DeviceId::Cuda(99),
+                Type::float64(),
+                0x1000 as *mut u8,
+                &[4],
+                &[8],
+                move || {
+                    r.fetch_add(1, Ordering::SeqCst);
+                },
+                true,
+            )
+        }
+        .unwrap();
+        assert_eq!(d.device(), DeviceId::Cuda(99));
+        assert_eq!(d.to_host().unwrap_err().kind(), crate::ErrorKind::External);
+        assert!(d.to_vec::<f64>().is_err());
+        let shown = d.to_json();
+        assert!(shown.contains("cuda:99"), "{shown}");
+        drop(d);
+        assert_eq!(released.load(Ordering::SeqCst), 1);
+        // The cpu is not a device: the owner is released all the same.
+        let r = released.clone();
+        // SAFETY: refused before any use of the pointer.
+        let e = unsafe {
+            Array::from_device_memory(
+                DeviceId::Cpu,
+                Type::float64(),
+                0x1000 as *mut u8,
+                &[1],
+                &[8],
+                move || {
+                    r.fetch_add(1, Ordering::SeqCst);
+                },
+                true,
+            )
+        }
+        .unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
+        assert_eq!(released.load(Ordering::SeqCst), 2);
+    }
+}
