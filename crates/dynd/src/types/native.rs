@@ -28,6 +28,37 @@ use half::{bf16, f16};
 use num_complex::Complex;
 use std::fmt;
 
+impl BuiltinType {
+    /// The CUDA C type this builtin computes in on a device (DESIGN §14),
+    /// or `None` when the device does not compute in it (the 128-bit
+    /// integers, the 16-bit floats and complex, so far). A `bool` element
+    /// is stored as a byte, any non-zero byte true: device code loads it as
+    /// `unsigned char` and compares with zero, as the host does.
+    ///
+    /// ```
+    /// use dynd::types::BuiltinType;
+    /// assert_eq!(BuiltinType::Int64.cuda_c(), Some("long long"));
+    /// assert_eq!(BuiltinType::Float16.cuda_c(), None);
+    /// ```
+    pub const fn cuda_c(self) -> Option<&'static str> {
+        use BuiltinType::*;
+        Some(match self {
+            Bool => "bool",
+            Int8 => "signed char",
+            Int16 => "short",
+            Int32 => "int",
+            Int64 => "long long",
+            UInt8 => "unsigned char",
+            UInt16 => "unsigned short",
+            UInt32 => "unsigned int",
+            UInt64 => "unsigned long long",
+            Float32 => "float",
+            Float64 => "double",
+            _ => return None,
+        })
+    }
+}
+
 /// A Rust type that is the data of a builtin dynd type.
 ///
 /// ```

@@ -42,23 +42,56 @@ fn by_zero(t: BuiltinType, a: impl std::fmt::Display, op: &str) -> Error {
     Error::invalid_argument(format!("{t} division by zero: {a} {op} 0"))
 }
 
-/// `impl BinaryOp<$t> for $op` with a same-type result `$e` per operation.
+/// `impl BinaryOp<$t> for $op` with a same-type result `$e` per operation,
+/// and beside it the same operation in CUDA C, `$c` (DESIGN §14).
 macro_rules! same_type {
-    ($t:ty; $($op:ty => |$a:ident, $b:ident| $e:expr),* $(,)?) => {$(
+    ($t:ty; $($op:ty => |$a:ident, $b:ident| $e:expr; $c:literal),* $(,)?) => {$(
         impl BinaryOp<$t> for $op {
             type Out = $t;
             #[inline(always)]
             fn apply($a: $t, $b: $t) -> $t { $e }
+            const CUDA: &'static str = $c;
         }
     )*};
 }
 
+/// CUDA C for the integer operations (DESIGN §14), the device's side of
+/// the Rust bodies below. Wrapping arithmetic goes through `unsigned long
+/// long`, whose arithmetic is modulo 2^64, and back to `T`, keeping the low
+/// bits: two's complement wrapping as `wrapping_add` does, with no signed
+/// overflow (undefined in C). A zero divisor and `MIN / -1` give 0, as
+/// `checked_div(..).unwrap_or(0)` does; those pairs are errors anyway.
+const INT_PRELUDE: &str = r#"
+#define DYND_SIGNED(T) ((T)-1 < (T)0)
+#define DYND_MIN(T) (DYND_SIGNED(T) ? (T)(1ULL << (8 * sizeof(T) - 1)) : (T)0)
+#define DYND_DIV_FAILS(T, a, b) ((b) == (T)0 || (DYND_SIGNED(T) && (a) == DYND_MIN(T) && (b) == (T)-1))
+template <typename T> static __device__ __forceinline__ T dynd_idiv(T a, T b) {
+  return DYND_DIV_FAILS(T, a, b) ? (T)0 : (T)(a / b);
+}
+template <typename T> static __device__ __forceinline__ T dynd_irem(T a, T b) {
+  return DYND_DIV_FAILS(T, a, b) ? (T)0 : (T)(a % b);
+}
+template <typename T> static __device__ __forceinline__ T dynd_ifloordiv(T a, T b) {
+  T q = dynd_idiv<T>(a, b), r = dynd_irem<T>(a, b);
+  bool down = (r != (T)0) && ((r < (T)0) != (b < (T)0));
+  return (T)((unsigned long long)q - (unsigned long long)down);
+}
+template <typename T> static __device__ __forceinline__ T dynd_iremainder(T a, T b) {
+  T r = dynd_irem<T>(a, b);
+  bool shift = (r != (T)0) && ((r < (T)0) != (b < (T)0));
+  return shift ? (T)((unsigned long long)r + (unsigned long long)b) : r;
+}
+"#;
+
 macro_rules! integer {
     ($($t:ty),*) => {$(
         same_type!($t;
-            Add => |a, b| a.wrapping_add(b),
-            Subtract => |a, b| a.wrapping_sub(b),
-            Multiply => |a, b| a.wrapping_mul(b),
+            Add => |a, b| a.wrapping_add(b);
+                "(T)((unsigned long long)a + (unsigned long long)b)",
+            Subtract => |a, b| a.wrapping_sub(b);
+                "(T)((unsigned long long)a - (unsigned long long)b)",
+            Multiply => |a, b| a.wrapping_mul(b);
+                "(T)((unsigned long long)a * (unsigned long long)b)",
         );
         impl BinaryOp<$t> for Modulo {
             type Out = $t;
@@ -68,6 +101,9 @@ macro_rules! integer {
             #[inline(always)]
             fn bad(_a: $t, b: $t) -> bool { b == 0 }
             fn error(a: $t, _b: $t) -> Error { by_zero(<$t as NativeType>::TYPE, a, "%") }
+            const CUDA: &'static str = "dynd_irem<T>(a, b)";
+            const CUDA_BAD: &'static str = "b == (T)0";
+            const CUDA_PRELUDE: &'static str = INT_PRELUDE;
         }
     )*};
 }
@@ -87,6 +123,9 @@ macro_rules! int_divide {
                 const SIGNED: bool = <$t>::MIN != 0;
                 (b == 0) | (SIGNED & (a == <$t>::MIN) & (b == (0 as $t).wrapping_sub(1)))
             }
+            const CUDA: &'static str = "dynd_idiv<T>(a, b)";
+            const CUDA_BAD: &'static str = "DYND_DIV_FAILS(T, a, b)";
+            const CUDA_PRELUDE: &'static str = INT_PRELUDE;
             fn error(a: $t, b: $t) -> Error {
                 let t = <$t as NativeType>::TYPE;
                 if b == 0 {
@@ -102,14 +141,14 @@ for_each_native!(signed unsigned => int_divide);
 
 macro_rules! ieee {
     ($($t:ty),*) => {$(
-        same_type!($t; Add => |a, b| a + b, Subtract => |a, b| a - b,
-            Multiply => |a, b| a * b, Divide => |a, b| a / b);
+        same_type!($t; Add => |a, b| a + b; "a + b", Subtract => |a, b| a - b; "a - b",
+            Multiply => |a, b| a * b; "a * b", Divide => |a, b| a / b; "a / b");
     )*};
 }
 for_each_native!(ieee complex => ieee);
 
 macro_rules! fmod {
-    ($($t:ty),*) => {$( same_type!($t; Modulo => |a, b| a % b); )*};
+    ($($t:ty),*) => {$( same_type!($t; Modulo => |a, b| a % b; "fmod(a, b)"); )*};
 }
 for_each_native!(ieee => fmod);
 
@@ -132,6 +171,9 @@ macro_rules! int_floor {
             fn bad(a: $t, b: $t) -> bool {
                 <Divide as BinaryOp<$t>>::bad(a, b)
             }
+            const CUDA: &'static str = "dynd_ifloordiv<T>(a, b)";
+            const CUDA_BAD: &'static str = "DYND_DIV_FAILS(T, a, b)";
+            const CUDA_PRELUDE: &'static str = INT_PRELUDE;
             fn error(a: $t, b: $t) -> Error {
                 let t = <$t as NativeType>::TYPE;
                 if b == 0 {
@@ -154,10 +196,35 @@ macro_rules! int_floor {
             #[inline(always)]
             fn bad(_a: $t, b: $t) -> bool { b == 0 }
             fn error(a: $t, _b: $t) -> Error { by_zero(<$t as NativeType>::TYPE, a, "%") }
+            const CUDA: &'static str = "dynd_iremainder<T>(a, b)";
+            const CUDA_BAD: &'static str = "b == (T)0";
+            const CUDA_PRELUDE: &'static str = INT_PRELUDE;
         }
     )*};
 }
 for_each_native!(signed unsigned => int_floor);
+
+/// [`FloatDivmod::divmod`] in CUDA C, step for step (`which` 0 gives the
+/// quotient, 1 the remainder); compiled without FMA contraction, so each
+/// step rounds as the Rust one does.
+const FLOAT_DIVMOD: &str = r#"
+template <typename T> static __device__ __forceinline__ T dynd_fdivmod(T a, T b, int which) {
+  T m = fmod(a, b);
+  if (b == (T)0) return which ? m : a / b;
+  T div = (a - m) / b;
+  if (m != (T)0) {
+    if ((b < (T)0) != (m < (T)0)) { m += b; div -= (T)1; }
+  } else {
+    m = copysign((T)0, b);
+  }
+  if (which) return m;
+  if (div != (T)0) {
+    T f = floor(div);
+    return (div - f > (T)0.5) ? f + (T)1 : f;
+  }
+  return copysign((T)0, a / b);
+}
+"#;
 
 /// NumPy's `divmod` of two floats: `(floor quotient, divisor-signed
 /// remainder)`, special values and signed zeros as NumPy gives them.
@@ -188,7 +255,20 @@ macro_rules! float_divmod {
                 (floor, m)
             }
         }
-        same_type!($t; FloorDivide => |a, b| <$t>::divmod(a, b).0, Remainder => |a, b| <$t>::divmod(a, b).1);
+        impl BinaryOp<$t> for FloorDivide {
+            type Out = $t;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t { <$t>::divmod(a, b).0 }
+            const CUDA: &'static str = "dynd_fdivmod<T>(a, b, 0)";
+            const CUDA_PRELUDE: &'static str = FLOAT_DIVMOD;
+        }
+        impl BinaryOp<$t> for Remainder {
+            type Out = $t;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t { <$t>::divmod(a, b).1 }
+            const CUDA: &'static str = "dynd_fdivmod<T>(a, b, 1)";
+            const CUDA_PRELUDE: &'static str = FLOAT_DIVMOD;
+        }
     )*};
 }
 
@@ -235,6 +315,7 @@ impl BinaryOp<bool> for Add {
     fn apply(a: bool, b: bool) -> bool {
         a | b
     }
+    const CUDA: &'static str = "a || b";
 }
 impl BinaryOp<bool> for Multiply {
     type Out = bool;
@@ -242,6 +323,7 @@ impl BinaryOp<bool> for Multiply {
     fn apply(a: bool, b: bool) -> bool {
         a & b
     }
+    const CUDA: &'static str = "a && b";
 }
 
 functions! {

@@ -27,6 +27,8 @@ use std::pin::Pin;
 pub(crate) trait Cmp: Send + Sync + 'static {
     /// `a` compared with `b` by this comparison.
     fn test<K: PartialOrd + ?Sized>(a: &K, b: &K) -> bool;
+    /// The same comparison in CUDA C, of `a` and `b` (DESIGN §14).
+    const CUDA: &'static str;
 }
 
 macro_rules! comparisons {
@@ -36,6 +38,7 @@ macro_rules! comparisons {
         impl Cmp for $name {
             #[inline(always)]
             fn test<K: PartialOrd + ?Sized>(a: &K, b: &K) -> bool { a $e b }
+            const CUDA: &'static str = concat!("a ", stringify!($e), " b");
         }
     )*};
 }
@@ -96,6 +99,7 @@ impl<T: Key, C: Cmp> BinaryOp<T> for Compare<C> {
     fn apply(a: T, b: T) -> bool {
         C::test(&a.key(), &b.key())
     }
+    const CUDA: &'static str = C::CUDA;
 }
 
 /// `logical_and`.
@@ -109,6 +113,7 @@ impl<T: Truthy> BinaryOp<T> for And {
     fn apply(a: T, b: T) -> bool {
         a.truthy() & b.truthy()
     }
+    const CUDA: &'static str = "(a != (T)0) && (b != (T)0)";
 }
 impl<T: Truthy> BinaryOp<T> for Or {
     type Out = bool;
@@ -116,6 +121,7 @@ impl<T: Truthy> BinaryOp<T> for Or {
     fn apply(a: T, b: T) -> bool {
         a.truthy() | b.truthy()
     }
+    const CUDA: &'static str = "(a != (T)0) || (b != (T)0)";
 }
 
 /// The ordering comparison `C`'s kernel for `c` (no complex).

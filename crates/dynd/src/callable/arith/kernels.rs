@@ -40,6 +40,12 @@ pub trait UnaryOp<T: NativeType>: Send + Sync + 'static {
     type Out: NativeType;
     /// The result for one element.
     fn apply(a: T) -> Self::Out;
+    /// The same operation in CUDA C (DESIGN §14): an expression in `a` of
+    /// the compute type `T` (a typedef in the generated function), `""`
+    /// when the device does not have it. Written beside [`UnaryOp::apply`]
+    /// so the two cannot drift; used only for types with a
+    /// [`BuiltinType::cuda_c`].
+    const CUDA: &'static str = "";
 }
 
 /// A two-argument operation on `T`.
@@ -61,6 +67,54 @@ pub trait BinaryOp<T: NativeType>: Send + Sync + 'static {
     fn error(_a: T, _b: T) -> Error {
         Error::invalid_argument("invalid arguments")
     }
+    /// [`BinaryOp::apply`] in CUDA C (DESIGN §14): an expression in `a` and
+    /// `b` of the compute type `T` (a typedef in the generated function),
+    /// total as `apply` is; `""` when the device does not have it. Used only
+    /// for types with a [`BuiltinType::cuda_c`].
+    const CUDA: &'static str = "";
+    /// [`BinaryOp::bad`] in CUDA C, `""` for an operation that cannot fail.
+    const CUDA_BAD: &'static str = "";
+    /// CUDA C definitions (device function templates) that [`BinaryOp::CUDA`]
+    /// calls, `""` for none.
+    const CUDA_PRELUDE: &'static str = "";
+}
+
+/// One scalar operation on one compute type, as CUDA C (DESIGN §14): what
+/// the device code generator emits for it, taken from the operation's
+/// `CUDA` constants beside its Rust body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceOp {
+    /// The compute type (arguments are converted to it first).
+    pub compute: BuiltinType,
+    /// The result type.
+    pub out: BuiltinType,
+    /// The result: a CUDA C expression in `a` (and `b`) of type `T`.
+    pub expr: &'static str,
+    /// When the arguments are an error: a CUDA C condition, `""` for never.
+    pub bad: &'static str,
+    /// Definitions `expr` or `bad` use, `""` for none.
+    pub prelude: &'static str,
+}
+
+/// The device form of `Op` on `T`, when both the type and the operation
+/// have CUDA C.
+const fn device_op(
+    compute: BuiltinType,
+    out: BuiltinType,
+    expr: &'static str,
+    bad: &'static str,
+    prelude: &'static str,
+) -> Option<DeviceOp> {
+    if compute.cuda_c().is_none() || out.cuda_c().is_none() || expr.is_empty() {
+        return None;
+    }
+    Some(DeviceOp {
+        compute,
+        out,
+        expr,
+        bad,
+        prelude,
+    })
 }
 
 /// A same-type kernel: built with no data and no children.
@@ -70,6 +124,8 @@ pub(crate) trait Core: Kernel + Default {
     /// Builds the kernel's variant over option arguments, when it has one
     /// ([`EmplaceNa`]).
     const EMPLACE_NA: Option<EmplaceNa> = None;
+    /// The same operation as CUDA C, when the device has it.
+    const DEVICE: Option<DeviceOp> = None;
 }
 
 /// Builds a same-type kernel at a free slot and returns the offset past
@@ -110,6 +166,8 @@ pub(crate) struct CoreKernel {
     pub out: BuiltinType,
     /// Builds its variant over option arguments, when it has one.
     pub emplace_na: Option<EmplaceNa>,
+    /// Its CUDA C, when the device has it.
+    pub device: Option<DeviceOp>,
 }
 
 /// The [`CoreKernel`] for `K`.
@@ -118,6 +176,7 @@ pub(crate) fn core<K: Core>() -> CoreKernel {
         emplace: emplace_core::<K>,
         out: K::OUT,
         emplace_na: K::EMPLACE_NA,
+        device: K::DEVICE,
     }
 }
 
@@ -226,6 +285,7 @@ impl<T, Op> Default for Unary<T, Op> {
 
 impl<T: NativeType, Op: UnaryOp<T>> Core for Unary<T, Op> {
     const OUT: BuiltinType = <Op::Out as NativeType>::TYPE;
+    const DEVICE: Option<DeviceOp> = device_op(T::TYPE, Self::OUT, Op::CUDA, "", "");
 }
 
 #[inline(always)]
@@ -308,6 +368,8 @@ impl<T: NativeType, Op: BinaryOp<T>> Core for Binary<T, Op> {
     } else {
         Some(emplace_na::<T, Op>)
     };
+    const DEVICE: Option<DeviceOp> =
+        device_op(T::TYPE, Self::OUT, Op::CUDA, Op::CUDA_BAD, Op::CUDA_PRELUDE);
 }
 
 /// [`EmplaceNa`] for `Op` on `T`.

@@ -11,22 +11,24 @@ use crate::{for_each_native, with_native};
 use num_complex::Complex;
 
 macro_rules! unary_math {
-    ($($name:ident => $real:ident, $cplx:ident);* $(;)?) => {$(
+    ($($name:ident => $real:ident, $cplx:ident, $c:literal);* $(;)?) => {$(
         /// A math function.
         pub(crate) struct $name;
-        for_each_native!(ieee => math_impl!($name, same $real;));
-        for_each_native!(half => math_impl!($name, half $real;));
-        for_each_native!(complex => math_impl!($name, same $cplx;));
+        for_each_native!(ieee => math_impl!($name, same $real, $c;));
+        for_each_native!(half => math_impl!($name, half $real, "";));
+        for_each_native!(complex => math_impl!($name, same $cplx, "";));
     )*};
 }
 /// `$name` on each type as the method `$f`: of the type itself (`same`),
-/// or for 16-bit floats (`half`) of f32, rounded once.
+/// or for 16-bit floats (`half`) of f32, rounded once; `$c` is the CUDA C
+/// (DESIGN §14: CUDA's overloads for float and double).
 macro_rules! math_impl {
-    ($name:ident, $kind:ident $f:ident; $($t:ty),*) => {$(
+    ($name:ident, $kind:ident $f:ident, $c:literal; $($t:ty),*) => {$(
         impl UnaryOp<$t> for $name {
             type Out = $t;
             #[inline(always)]
             fn apply(a: $t) -> $t { math_impl!(@apply $kind, $t, a, $f) }
+            const CUDA: &'static str = $c;
         }
     )*};
     (@apply same, $t:ty, $a:ident, $f:ident) => { $a.$f() };
@@ -45,12 +47,12 @@ macro_rules! half_pow {
     )*};
 }
 unary_math!(
-    Sqrt => sqrt, sqrt;
-    Exp => exp, exp;
-    Log => ln, ln;
-    Sin => sin, sin;
-    Cos => cos, cos;
-    Tan => tan, tan;
+    Sqrt => sqrt, sqrt, "sqrt(a)";
+    Exp => exp, exp, "exp(a)";
+    Log => ln, ln, "log(a)";
+    Sin => sin, sin, "sin(a)";
+    Cos => cos, cos, "cos(a)";
+    Tan => tan, tan, "tan(a)";
 );
 
 /// `a` to the power `b`.
@@ -62,6 +64,7 @@ macro_rules! real_pow {
             type Out = $t;
             #[inline(always)]
             fn apply(a: $t, b: $t) -> $t { a.powf(b) }
+            const CUDA: &'static str = "pow(a, b)";
         }
     )*};
 }

@@ -188,7 +188,7 @@ mod math;
 mod promote;
 mod unary;
 
-pub use kernels::CHUNK;
+pub use kernels::{CHUNK, DeviceOp};
 pub use promote::{
     LATTICE, NUMERIC, inexact, promote, promotion_pairs, promotion_table, promotion_table_by,
     safe_cast, short_name,
@@ -315,6 +315,37 @@ impl Function {
     /// `true` for the functions that compute in a float or complex type.
     pub fn is_math(&self) -> bool {
         self.kind == Kind::Math
+    }
+
+    /// The device form of this function for element types `args` (DESIGN
+    /// §14): the compute type the host would use (the same promotion), and
+    /// the operation's CUDA C for it, written beside its Rust body.
+    ///
+    /// # Errors
+    /// The host's `Type` errors for `args`, and a `Type` error when the
+    /// compute type or the operation has no CUDA C yet.
+    ///
+    /// ```
+    /// use dynd::callable::arith::function;
+    /// use dynd::types::{BuiltinType, Type};
+    /// let add = function("add").unwrap();
+    /// let op = add.device_op(&[Type::int32(), Type::float32()]).unwrap();
+    /// assert_eq!((op.compute, op.expr), (BuiltinType::Float64, "a + b"));
+    /// assert!(add.device_op(&[Type::float16(), Type::float16()]).is_err());
+    /// ```
+    pub fn device_op(&'static self, args: &[Type]) -> Result<DeviceOp> {
+        let (c, k) = Arith::new(self).plan(args)?;
+        k.device.ok_or_else(|| {
+            Error::type_error(format!(
+                "{self} in {c} does not run on the device yet: the device computes in bool, \
+                 integers of 8 to 64 bits, float32 and float64"
+            ))
+        })
+    }
+
+    /// What the function gives where an argument is missing.
+    pub fn missing(&self) -> Missing {
+        self.missing
     }
 
     /// Why this function has no kernel for `c`.
@@ -616,5 +647,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_host_kernel_of_a_device_type_has_its_cuda_c() {
+        // One home per operation (DESIGN §14): where the host has a kernel
+        // for a compute type the device computes in, the device has the
+        // operation's CUDA C too, and nowhere else.
+        let mut count = 0;
+        for op in functions() {
+            for &c in NUMERIC.iter() {
+                let Some(k) = (op.core)(c) else { continue };
+                match (c.cuda_c(), k.device) {
+                    (Some(_), Some(d)) => {
+                        assert_eq!((d.compute, d.out), (c, k.out), "{op} {c}");
+                        assert!(!d.expr.is_empty(), "{op} {c}");
+                        count += 1;
+                    }
+                    (None, None) => {}
+                    (Some(_), None) => panic!("{op} has a host kernel for {c} but no CUDA C"),
+                    (None, Some(_)) => panic!("{op} has CUDA C for {c}, which the device lacks"),
+                }
+            }
+        }
+        assert!(count > 200, "{count}");
+        let e = function("sqrt")
+            .unwrap()
+            .device_op(&[Type::builtin(BuiltinType::Complex64)])
+            .unwrap_err();
+        assert!(e.message().contains("does not run on the device"), "{e}");
     }
 }

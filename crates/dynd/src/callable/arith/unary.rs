@@ -27,17 +27,20 @@ impl<T: Truthy> UnaryOp<T> for LogicalNot {
     fn apply(a: T) -> bool {
         !a.truthy()
     }
+    const CUDA: &'static str = "!(a != (T)0)";
 }
 
-/// `Negative` and `Abs` of `$t`, each a same-type expression of `a`.
+/// `Negative` and `Abs` of `$t`, each a same-type expression of `a`, each
+/// with its CUDA C beside it (DESIGN §14; `""` for none).
 macro_rules! neg_abs {
-    ($t:ty; |$a:ident| $neg:expr, $abs:expr) => {
+    ($t:ty; |$a:ident| $neg:expr, $abs:expr; $cneg:expr, $cabs:expr) => {
         impl UnaryOp<$t> for Negative {
             type Out = $t;
             #[inline(always)]
             fn apply($a: $t) -> $t {
                 $neg
             }
+            const CUDA: &'static str = $cneg;
         }
         impl UnaryOp<$t> for Abs {
             type Out = $t;
@@ -45,29 +48,39 @@ macro_rules! neg_abs {
             fn apply($a: $t) -> $t {
                 $abs
             }
+            const CUDA: &'static str = $cabs;
         }
     };
 }
 
+/// Two's complement negation without signed overflow (C's is undefined).
+macro_rules! cuda_neg {
+    () => {
+        "(T)(0ULL - (unsigned long long)a)"
+    };
+}
+
 macro_rules! signed {
-    ($($t:ty),*) => {$( neg_abs!($t; |a| a.wrapping_neg(), a.wrapping_abs()); )*};
+    ($($t:ty),*) => {$( neg_abs!($t; |a| a.wrapping_neg(), a.wrapping_abs();
+        cuda_neg!(), concat!("a < (T)0 ? ", cuda_neg!(), " : a")); )*};
 }
 for_each_native!(signed => signed);
 
 macro_rules! unsigned {
-    ($($t:ty),*) => {$( neg_abs!($t; |a| a.wrapping_neg(), a); )*};
+    ($($t:ty),*) => {$( neg_abs!($t; |a| a.wrapping_neg(), a; cuda_neg!(), "a"); )*};
 }
 for_each_native!(unsigned => unsigned);
 
 macro_rules! float {
-    ($($t:ty),*) => {$( neg_abs!($t; |a| -a, a.abs()); )*};
+    ($($t:ty),*) => {$( neg_abs!($t; |a| -a, a.abs(); "-a", "fabs(a)"); )*};
 }
 for_each_native!(ieee => float);
 
 /// The 16-bit floats by their sign bit.
 macro_rules! half {
     ($($t:ty),*) => {$(
-        neg_abs!($t; |a| <$t>::from_bits(a.to_bits() ^ 0x8000), <$t>::from_bits(a.to_bits() & 0x7fff));
+        neg_abs!($t; |a| <$t>::from_bits(a.to_bits() ^ 0x8000), <$t>::from_bits(a.to_bits() & 0x7fff);
+            "", "");
     )*};
 }
 for_each_native!(half => half);
@@ -99,6 +112,7 @@ impl UnaryOp<bool> for Abs {
     fn apply(a: bool) -> bool {
         a
     }
+    const CUDA: &'static str = "a";
 }
 
 functions! {
