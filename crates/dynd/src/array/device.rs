@@ -176,6 +176,47 @@ impl Array {
         unsafe { from_external_block(elem, ptr, &shape, &strides, block, true) }
     }
 
+    /// A new C-contiguous array of type `tp` on `device`, its data
+    /// uninitialised (device memory is never read by the host; a device
+    /// runtime writes every element before anyone reads it).
+    ///
+    /// # Errors
+    /// `Type` for a type that cannot live on a device (symbolic, var dims,
+    /// strings); `External` without a runtime for `device` or when the
+    /// allocation fails; `InvalidArgument` for [`DeviceId::Cpu`].
+    pub fn empty_on(device: DeviceId, tp: impl super::TypeArg) -> Result<Array> {
+        let tp: Type = tp.into_type()?;
+        if device.is_cpu() {
+            return Err(Error::invalid_argument(
+                "empty_on was given the cpu; host arrays come from Array::empty",
+            ));
+        }
+        let mut shape = Vec::new();
+        let mut elem = &tp;
+        while let crate::types::TypeKind::FixedDim { size, elem: e } = elem.kind() {
+            shape.push(*size);
+            elem = e;
+        }
+        let elem = elem.clone();
+        if elem.is_dim() || elem.has_blockref() {
+            return Err(Error::type_error(format!(
+                "{tp} cannot live on a device yet: only fixed dims of fixed-size elements can"
+            )));
+        }
+        elem.require_concrete("an array on a device")?;
+        let runtime = exec::device(device)?;
+        let strides = c_strides(&shape, elem.data_size())?;
+        let bytes = shape
+            .iter()
+            .try_fold(elem.data_size(), |acc, &n| acc.checked_mul(n))
+            .ok_or_else(|| Error::invalid_argument(format!("{tp} has too many bytes")))?;
+        let (block, ptr) = runtime.alloc(bytes.max(1))?;
+        // SAFETY: (1) a fresh device allocation of `bytes` bytes laid out
+        // in C order, kept alive by `block`; the host never reads it;
+        // (2) it is ours alone.
+        unsafe { from_external_block(elem, ptr, &shape, &strides, block, true) }
+    }
+
     /// `self` when its data is C-contiguous, else a C-contiguous copy.
     fn contiguous(&self) -> Result<Array> {
         if self.c_contiguous_parts().is_some() {

@@ -220,6 +220,13 @@ impl Callable {
         Callable(Arc::new(imp))
     }
 
+    /// `true` when both are the same callable (clones of one handle), as
+    /// a device runtime checks that a call is dynd's own function of that
+    /// name and not a third party's.
+    pub fn same(&self, other: &Callable) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// Its name.
     pub fn name(&self) -> &str {
         self.0.name()

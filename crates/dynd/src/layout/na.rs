@@ -38,8 +38,9 @@ pub const F64_NA: u64 = <f64 as NativeType>::NA.to_bits();
 /// char NA.
 pub const CHAR_NA: u32 = 0xFFFF_FFFF;
 
-/// The NA bytes of a builtin ([`NativeType::NA`]), or `None` for void.
-pub(crate) fn builtin_na(b: BuiltinType) -> Option<[u8; 16]> {
+/// The NA bytes of a builtin ([`NativeType::NA`]), or `None` for void:
+/// what device code generators write and compare (DESIGN §14).
+pub fn builtin_na(b: BuiltinType) -> Option<[u8; 16]> {
     crate::with_native!(b, |T| {
         let mut out = [0u8; 16];
         let na = <T as NativeType>::NA;

@@ -1,0 +1,411 @@
+//! The kernel description: what an elementwise device kernel computes,
+//! independent of how it runs. The code generator ([`crate::codegen`])
+//! turns it into CUDA C; the interpreter ([`crate::interp`]) runs it on the
+//! host, so the description is tested on machines without a GPU.
+//!
+//! A kernel walks the `n` elements of its shape in C order. Each operand is
+//! either strided device data (byte strides, one per dim of the shape, 0
+//! where it is broadcast) or a host scalar passed by value. The body is an
+//! expression tree whose leaves are the operands and whose nodes are casts
+//! and scalar operations ([`DeviceOp`], the CUDA C written beside each Rust
+//! body in dynd). Every node carries a missing flag beside its value: an
+//! optional operand's NA sets it, operations propagate it (Kleene logic for
+//! `logical_and` / `logical_or`), and an optional output stores its NA
+//! where the result is missing.
+
+use dynd::callable::arith::{self, DeviceOp};
+use dynd::callable::missing::Missing;
+use dynd::types::{BuiltinType, Type, TypeKind};
+use dynd::{Array, Error, Result};
+
+/// Where an operand's values come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// Strided data: the byte stride of each dim of the kernel's shape
+    /// (0 where the operand is broadcast).
+    Strided(Vec<isize>),
+    /// One value for every element, passed to the kernel by value.
+    Scalar,
+}
+
+/// An operand of a kernel (an input or the output).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Operand {
+    /// The element's value type.
+    pub elem: BuiltinType,
+    /// `?elem`: the NA value marks a missing element.
+    pub optional: bool,
+    /// Where its values are.
+    pub place: Place,
+}
+
+impl Operand {
+    /// The operand's stored type: `elem` or `?elem`.
+    ///
+    /// # Errors
+    /// None for the builtins a description holds (`Type::option`'s).
+    pub fn tp(&self) -> Result<Type> {
+        let t = Type::builtin(self.elem);
+        if self.optional {
+            Type::option(t)
+        } else {
+            Ok(t)
+        }
+    }
+}
+
+/// A value computed for each element.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expr {
+    /// Input `i`.
+    Arg(usize),
+    /// A conversion to `to` (a safe cast: promotions only; NA stays NA).
+    Cast(BuiltinType, Box<Expr>),
+    /// A scalar operation of dynd's, on arguments of its compute type.
+    Op {
+        /// The function's name (`"add"`), for messages and the interpreter.
+        name: &'static str,
+        /// Its CUDA C.
+        op: DeviceOp,
+        /// What it gives where an argument is missing.
+        missing: Missing,
+        /// Its arguments.
+        args: Vec<Expr>,
+    },
+}
+
+/// An elementwise kernel: `out[i] = body(inputs[i])` for every element `i`
+/// of `shape`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Elementwise {
+    /// The dims walked, outermost first.
+    pub shape: Vec<usize>,
+    /// The inputs the body reads.
+    pub inputs: Vec<Operand>,
+    /// The output (always strided).
+    pub out: Operand,
+    /// The value of each element.
+    pub body: Expr,
+}
+
+impl Elementwise {
+    /// The elements a run covers.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// `true` when the kernel covers no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The type an expression computes.
+    pub fn type_of(&self, e: &Expr) -> BuiltinType {
+        match e {
+            Expr::Arg(i) => self.inputs[*i].elem,
+            Expr::Cast(t, _) => *t,
+            Expr::Op { op, .. } => op.out,
+        }
+    }
+
+    /// The byte offsets of element `i` (C order over `shape`) in each
+    /// strided operand, output first: the index arithmetic every generated
+    /// kernel does, here for the interpreter and for error positions.
+    pub fn offsets(&self, mut i: usize) -> Vec<isize> {
+        let strided: Vec<&[isize]> = std::iter::once(&self.out)
+            .chain(&self.inputs)
+            .map(|o| match &o.place {
+                Place::Strided(s) => s.as_slice(),
+                Place::Scalar => &[],
+            })
+            .collect();
+        let mut out = vec![0isize; strided.len()];
+        for k in (0..self.shape.len()).rev() {
+            let n = self.shape[k];
+            let j = i % n;
+            i /= n;
+            for (o, s) in out.iter_mut().zip(&strided) {
+                if let Some(st) = s.get(k) {
+                    *o += j as isize * st;
+                }
+            }
+        }
+        out
+    }
+
+    /// The multi-index of element `i` (C order over `shape`).
+    pub fn index_of(&self, mut i: usize) -> Vec<usize> {
+        let mut idx = vec![0; self.shape.len()];
+        for k in (0..self.shape.len()).rev() {
+            idx[k] = i % self.shape[k];
+            i /= self.shape[k];
+        }
+        idx
+    }
+
+    /// The kernel of one call of dynd's elementwise function `f` (the
+    /// arithmetic family: arithmetic, comparison, logic, math) writing
+    /// into `out`: the host's promotion picks the compute type, each
+    /// argument is cast to it, and broadcasting sets zero strides. 0-d
+    /// host arrays become scalars.
+    ///
+    /// Dims whose strides line up in every operand are merged, so a
+    /// C-contiguous call is one dim.
+    ///
+    /// # Errors
+    /// `Type` for types the device does not compute in, or that are not
+    /// fixed dims of numbers and bool (and their option types);
+    /// `Broadcast` when an argument does not broadcast to `out`.
+    pub fn for_call(
+        f: &'static arith::Function,
+        out: &Array,
+        args: &[&Array],
+    ) -> Result<Elementwise> {
+        let (shape, out_strides, out_elem) = strided(out, "the output")?;
+        let mut inputs = Vec::with_capacity(args.len());
+        let mut values = Vec::with_capacity(args.len());
+        for (k, a) in args.iter().enumerate() {
+            let what = format!("argument {k}");
+            let (elem, optional) = value_type(a, &what)?;
+            values.push(Type::builtin(elem));
+            let place = if a.device().is_cpu() {
+                if a.ndim() != 0 {
+                    return Err(Error::invalid_argument(format!(
+                        "{what} ({}) is on the host; only 0-d host scalars join device arrays",
+                        a.tp()
+                    )));
+                }
+                Place::Scalar
+            } else {
+                let (ashape, astrides, _) = strided(a, &what)?;
+                Place::Strided(broadcast(&shape, &ashape, &astrides, &what)?)
+            };
+            inputs.push(Operand {
+                elem,
+                optional,
+                place,
+            });
+        }
+        let op = f.device_op(&values)?;
+        let args_expr = (0..args.len())
+            .map(|i| cast(Expr::Arg(i), inputs[i].elem, op.compute))
+            .collect();
+        let body = Expr::Op {
+            name: f.name(),
+            op,
+            missing: f.missing(),
+            args: args_expr,
+        };
+        let (out_value, out_optional) = (out_elem.0, out_elem.1);
+        if !out_optional && inputs.iter().any(|o| o.optional) {
+            return Err(Error::type_error(format!(
+                "{}: an optional argument needs an optional output, got {}",
+                f.name(),
+                out.tp()
+            )));
+        }
+        let body = cast(body, op.out, out_value);
+        let mut k = Elementwise {
+            shape,
+            inputs,
+            out: Operand {
+                elem: out_value,
+                optional: out_optional,
+                place: Place::Strided(out_strides),
+            },
+            body,
+        };
+        k.merge_dims();
+        Ok(k)
+    }
+
+    /// Merges neighbouring dims that every strided operand walks as one
+    /// (`stride[k] == stride[k + 1] * shape[k + 1]`), and drops dims of
+    /// size 1; an empty shape becomes one dim of 1.
+    fn merge_dims(&mut self) {
+        let mut ops: Vec<&mut Vec<isize>> = std::iter::once(&mut self.out)
+            .chain(self.inputs.iter_mut())
+            .filter_map(|o| match &mut o.place {
+                Place::Strided(s) => Some(s),
+                Place::Scalar => None,
+            })
+            .collect();
+        let mut shape: Vec<usize> = Vec::new();
+        let mut strides: Vec<Vec<isize>> = vec![Vec::new(); ops.len()];
+        for k in 0..self.shape.len() {
+            let n = self.shape[k];
+            if n == 1 {
+                continue;
+            }
+            let mergeable = !shape.is_empty()
+                && ops.iter().enumerate().all(|(j, s)| {
+                    let last = *strides[j].last().unwrap_or(&0);
+                    last == s[k] * n as isize
+                });
+            if mergeable {
+                let last = shape.len() - 1;
+                shape[last] *= n;
+                for (j, s) in ops.iter().enumerate() {
+                    let l = strides[j].len() - 1;
+                    strides[j][l] = s[k];
+                }
+            } else {
+                shape.push(n);
+                for (j, s) in ops.iter().enumerate() {
+                    strides[j].push(s[k]);
+                }
+            }
+        }
+        if self.shape.contains(&0) {
+            shape = vec![0];
+            strides = vec![vec![0]; ops.len()];
+        } else if shape.is_empty() {
+            shape.push(1);
+            strides = vec![vec![0]; ops.len()];
+        }
+        for (s, new) in ops.iter_mut().zip(strides) {
+            **s = new;
+        }
+        self.shape = shape;
+    }
+
+    /// `true` when every strided operand steps by its element size (or 0,
+    /// broadcast) over one dim: the kernel then indexes typed pointers.
+    pub fn is_contiguous(&self) -> bool {
+        self.shape.len() == 1
+            && std::iter::once(&self.out)
+                .chain(&self.inputs)
+                .all(|o| match &o.place {
+                    Place::Strided(s) => s[0] == 0 || s[0] == o.elem.data_size() as isize,
+                    Place::Scalar => true,
+                })
+    }
+}
+
+/// `e` converted to `to`, when it is of another type.
+fn cast(e: Expr, from: BuiltinType, to: BuiltinType) -> Expr {
+    if from == to {
+        e
+    } else {
+        Expr::Cast(to, Box::new(e))
+    }
+}
+
+/// The value type of an array's elements and whether they are optional.
+fn value_type(a: &Array, what: &str) -> Result<(BuiltinType, bool)> {
+    let mut t = a.tp();
+    while let TypeKind::FixedDim { elem, .. } = t.kind() {
+        t = elem;
+    }
+    let (v, optional) = match t.kind() {
+        TypeKind::Option(v) => (v, true),
+        _ => (t, false),
+    };
+    match v.as_builtin() {
+        Some(b) if b.cuda_c().is_some() => Ok((b, optional)),
+        _ => Err(Error::type_error(format!(
+            "{what} ({}) cannot be computed on the device: its elements must be bool, integers \
+             of 8 to 64 bits, float32 or float64, or their option types, under fixed dims",
+            a.tp()
+        ))),
+    }
+}
+
+/// Shape, byte strides and (value type, optional) of a fixed-dim array.
+fn strided(a: &Array, what: &str) -> Result<(Vec<usize>, Vec<isize>, (BuiltinType, bool))> {
+    let elem = value_type(a, what)?;
+    let (shape, strides, _) = a.strided_layout()?;
+    Ok((shape, strides, elem))
+}
+
+/// An argument's strides over the output's shape: aligned on the right,
+/// 0 for dims it lacks or has as 1.
+fn broadcast(out: &[usize], shape: &[usize], strides: &[isize], what: &str) -> Result<Vec<isize>> {
+    if shape.len() > out.len() {
+        return Err(Error::broadcast(format!(
+            "{what} has {} dims, more than the output's {}",
+            shape.len(),
+            out.len()
+        )));
+    }
+    let lead = out.len() - shape.len();
+    let mut r = vec![0isize; out.len()];
+    for (k, (&n, &s)) in shape.iter().zip(strides).enumerate() {
+        let m = out[lead + k];
+        if n == m {
+            r[lead + k] = if n == 1 { 0 } else { s };
+        } else if n != 1 {
+            return Err(Error::broadcast(format!(
+                "{what}: dim {k} of size {n} does not broadcast to {m}"
+            )));
+        }
+    }
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dynd::exec::testing::HostBackedDevice;
+    use dynd::memblock::DeviceId;
+
+    fn dev(json: &str, tp: &str) -> Array {
+        Array::from_json(tp, json)
+            .unwrap()
+            .to_device(DeviceId::Cuda(40))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_contiguous_call_is_one_dim_and_broadcasts_are_zero_strides() {
+        let _d = HostBackedDevice::install(40);
+        let a = dev("[[1,2,3],[4,5,6]]", "2 * 3 * int32");
+        let b = dev("[0.5, 1.5, 2.5]", "3 * float64");
+        let out = Array::empty_on(DeviceId::Cuda(40), "2 * 3 * float64").unwrap();
+        let k = Elementwise::for_call(arith::function("add").unwrap(), &out, &[&a, &b]).unwrap();
+        assert_eq!(k.shape, vec![2, 3]);
+        assert_eq!(k.out.place, Place::Strided(vec![24, 8]));
+        assert_eq!(k.inputs[0].place, Place::Strided(vec![12, 4]));
+        assert_eq!(k.inputs[1].place, Place::Strided(vec![0, 8]));
+        assert!(!k.is_contiguous());
+        // int32 + float64 computes in float64: the int32 operand is cast.
+        let Expr::Op { args, op, .. } = &k.body else {
+            panic!("{:?}", k.body)
+        };
+        assert_eq!(op.compute, BuiltinType::Float64);
+        assert_eq!(
+            args[0],
+            Expr::Cast(BuiltinType::Float64, Box::new(Expr::Arg(0)))
+        );
+        assert_eq!(args[1], Expr::Arg(1));
+
+        let c = dev("[[1,2,3],[4,5,6]]", "2 * 3 * int32");
+        let out = Array::empty_on(DeviceId::Cuda(40), "2 * 3 * int32").unwrap();
+        let one = Array::from(1i32);
+        let k = Elementwise::for_call(arith::function("add").unwrap(), &out, &[&a, &c]).unwrap();
+        assert_eq!(k.shape, vec![6]);
+        assert!(k.is_contiguous());
+        let k = Elementwise::for_call(arith::function("add").unwrap(), &out, &[&a, &one]).unwrap();
+        assert_eq!(k.inputs[1].place, Place::Scalar);
+        assert!(k.is_contiguous());
+        assert_eq!(k.offsets(4), vec![16, 16]);
+        assert_eq!(k.index_of(4), vec![4]);
+    }
+
+    #[test]
+    fn types_the_device_lacks_are_refused_by_name() {
+        let _d = HostBackedDevice::install(40);
+        let a = dev("[1, 2]", "2 * float16");
+        let out = Array::empty_on(DeviceId::Cuda(40), "2 * float16").unwrap();
+        let e =
+            Elementwise::for_call(arith::function("add").unwrap(), &out, &[&a, &a]).unwrap_err();
+        assert_eq!(e.kind(), dynd::ErrorKind::Type);
+        assert!(e.message().contains("float16"), "{e}");
+        let host = Array::from(vec![1.0f64, 2.0]);
+        let b = dev("[1, 2]", "2 * float64");
+        let out = Array::empty_on(DeviceId::Cuda(40), "2 * float64").unwrap();
+        let e =
+            Elementwise::for_call(arith::function("add").unwrap(), &out, &[&b, &host]).unwrap_err();
+        assert!(e.message().contains("on the host"), "{e}");
+    }
+}

@@ -1,0 +1,20 @@
+//! The CUDA device of dynd (DESIGN §14).
+//!
+//! - [`kernel`]: the description of an elementwise kernel, made from a
+//!   call of one of dynd's functions on device arrays;
+//! - [`codegen`]: its CUDA C; [`nvrtc`]: compiled once per (source,
+//!   architecture) and cached;
+//! - [`interp`]: the same description run on the host, so it is tested on
+//!   machines without a GPU;
+//! - [`probe`]: whether NVRTC, the driver and a device are present.
+//!
+//! Nothing CUDA is linked at build time: cudarc loads libcuda and libnvrtc
+//! when first used, after [`probe`] has checked they exist. Without them
+//! the crate builds, its host tests pass, and its GPU tests print
+//! `SKIP: no CUDA device (<reason>)`.
+
+pub mod codegen;
+pub mod interp;
+pub mod kernel;
+pub mod nvrtc;
+pub mod probe;

@@ -1,0 +1,167 @@
+//! Every kernel the code generator can emit compiles with NVRTC (for
+//! `compute_90`, the H100/H200 architecture): each function of the
+//! arithmetic family, for each compute type the device has, contiguous and
+//! strided, with and without missing values, and with mixed argument types
+//! that need casts. A compile error fails the test with NVRTC's log and the
+//! numbered source. Without NVRTC the test prints `SKIP: no NVRTC (...)`;
+//! CI sets `DYND_REQUIRE_NVRTC=1`, which makes that a failure.
+
+use dynd::callable::arith::{self, Function};
+use dynd::types::{BuiltinType, Type};
+use dynd_cuda::kernel::{Elementwise, Expr, Operand, Place};
+use dynd_cuda::{codegen, nvrtc, probe};
+
+/// The device's compute types.
+fn device_types() -> Vec<BuiltinType> {
+    BuiltinType::ALL
+        .into_iter()
+        .filter(|b| b.cuda_c().is_some())
+        .collect()
+}
+
+/// A one-op kernel of `f` on arguments `args` (value type, optional), as
+/// `Elementwise::for_call` makes them: each argument cast to the compute
+/// type.
+fn kernel(
+    f: &'static Function,
+    args: &[(BuiltinType, bool)],
+    contiguous: bool,
+) -> Option<Elementwise> {
+    let values: Vec<Type> = args.iter().map(|(b, _)| Type::builtin(*b)).collect();
+    let op = f.device_op(&values).ok()?;
+    let place = |b: BuiltinType| {
+        if contiguous {
+            Place::Strided(vec![b.data_size() as isize])
+        } else {
+            Place::Strided(vec![-7 * b.data_size() as isize, b.data_size() as isize])
+        }
+    };
+    let shape = if contiguous { vec![100] } else { vec![10, 10] };
+    let inputs: Vec<Operand> = args
+        .iter()
+        .enumerate()
+        .map(|(i, &(elem, optional))| Operand {
+            elem,
+            optional,
+            // The last argument of two is a scalar in half the cases.
+            place: if i == 1 && contiguous && elem == BuiltinType::Float64 {
+                Place::Scalar
+            } else {
+                place(elem)
+            },
+        })
+        .collect();
+    let optional = args.iter().any(|a| a.1);
+    let body = Expr::Op {
+        name: f.name(),
+        op,
+        missing: f.missing(),
+        args: inputs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                if o.elem == op.compute {
+                    Expr::Arg(i)
+                } else {
+                    Expr::Cast(op.compute, Box::new(Expr::Arg(i)))
+                }
+            })
+            .collect(),
+    };
+    Some(Elementwise {
+        shape,
+        inputs,
+        out: Operand {
+            elem: op.out,
+            optional,
+            place: place(op.out),
+        },
+        body,
+    })
+}
+
+#[test]
+fn every_generated_elementwise_kernel_compiles() {
+    if probe::skip_without_nvrtc().is_some() {
+        return;
+    }
+    let mut kernels = Vec::new();
+    for f in arith::functions() {
+        for c in device_types() {
+            for contiguous in [true, false] {
+                for optional in [false, true] {
+                    let args = vec![(c, optional); f.arity()];
+                    kernels.extend(kernel(f, &args, contiguous));
+                }
+            }
+        }
+        // Mixed argument types: casts to the compute type in the kernel.
+        if f.arity() == 2 {
+            use BuiltinType::*;
+            for pair in [
+                (Int8, Float64),
+                (Bool, Int32),
+                (UInt64, Int64),
+                (UInt8, Float32),
+                (Int64, Float32),
+            ] {
+                kernels.extend(kernel(f, &[(pair.0, false), (pair.1, true)], true));
+                kernels.extend(kernel(f, &[(pair.1, true), (pair.0, false)], false));
+            }
+        }
+    }
+    assert!(kernels.len() > 500, "only {} kernels", kernels.len());
+    let before = nvrtc::compiles();
+    // NVRTC compiles separate programs on separate threads.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = kernels.len().div_ceil(threads);
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = kernels
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .filter_map(|k| nvrtc::compile(&codegen::source(k), nvrtc::TEST_ARCH).err())
+                        .map(|e| e.message().to_string())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| vec!["a compile thread panicked".into()])
+            })
+            .collect()
+    });
+    assert!(
+        failures.is_empty(),
+        "{} of {} kernels failed; the first:\n{}",
+        failures.len(),
+        kernels.len(),
+        failures[0]
+    );
+    // The cache: compiling them all again compiles nothing.
+    let compiled = nvrtc::compiles();
+    assert!(compiled > before);
+    for k in kernels.iter().take(20) {
+        nvrtc::compile(&codegen::source(k), nvrtc::TEST_ARCH).unwrap();
+    }
+    assert_eq!(nvrtc::compiles(), compiled);
+}
+
+#[test]
+fn a_compile_error_reports_the_log_and_the_source() {
+    if probe::skip_without_nvrtc().is_some() {
+        return;
+    }
+    let e = nvrtc::compile(
+        "extern \"C\" __global__ void k() { undefined_thing(); }",
+        nvrtc::TEST_ARCH,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), dynd::ErrorKind::External);
+    assert!(e.message().contains("undefined_thing"), "{e}");
+    assert!(e.message().contains("   1 extern"), "{e}");
+}
