@@ -36,7 +36,7 @@ pub fn run(k: &Elementwise, out: &Array, inputs: &[&Array]) -> Result<()> {
         .enumerate()
         .map(|(i, o)| column(k, i, o.tp()?, inputs[i], n))
         .collect::<Result<_>>()?;
-    let result = eval(k, &k.body, &columns)?;
+    let result = eval(&k.body, &columns)?;
     // Scatter into the output at its offsets (the output's stored type).
     let out_tp = k.out.tp()?;
     let result = result.cast(dynd::Type::fixed_dim(n, out_tp.clone()), ErrorMode::NoCheck)?;
@@ -80,11 +80,11 @@ fn column(k: &Elementwise, i: usize, tp: dynd::Type, a: &Array, n: usize) -> Res
 }
 
 /// The column of values `e` computes.
-fn eval(k: &Elementwise, e: &Expr, columns: &[Array]) -> Result<Array> {
+fn eval(e: &Expr, columns: &[Array]) -> Result<Array> {
     match e {
         Expr::Arg(i) => Ok(columns[*i].clone()),
         Expr::Cast(to, inner) => {
-            let v = eval(k, inner, columns)?;
+            let v = eval(inner, columns)?;
             let n = v.shape()[0].unwrap_or(0);
             let optional = matches!(v.tp().dtype().kind(), dynd::types::TypeKind::Option(_));
             let elem = dynd::Type::builtin(*to);
@@ -98,7 +98,7 @@ fn eval(k: &Elementwise, e: &Expr, columns: &[Array]) -> Result<Array> {
         Expr::Op { name, args, .. } => {
             let vals: Vec<Array> = args
                 .iter()
-                .map(|a| eval(k, a, columns))
+                .map(|a| eval(a, columns))
                 .collect::<Result<_>>()?;
             let refs: Vec<&Array> = vals.iter().collect();
             callable::lookup(name)?.call(&refs)

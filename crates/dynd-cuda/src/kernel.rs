@@ -311,8 +311,12 @@ fn value_type(a: &Array, what: &str) -> Result<(BuiltinType, bool)> {
     }
 }
 
-/// Shape, byte strides and (value type, optional) of a fixed-dim array.
-fn strided(a: &Array, what: &str) -> Result<(Vec<usize>, Vec<isize>, (BuiltinType, bool))> {
+/// An array's shape, byte strides, and value type with whether it is
+/// optional.
+type Layout = (Vec<usize>, Vec<isize>, (BuiltinType, bool));
+
+/// The [`Layout`] of a fixed-dim array.
+fn strided(a: &Array, what: &str) -> Result<Layout> {
     let elem = value_type(a, what)?;
     let (shape, strides, _) = a.strided_layout()?;
     Ok((shape, strides, elem))
