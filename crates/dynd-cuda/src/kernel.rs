@@ -109,7 +109,7 @@ impl Elementwise {
     }
 
     /// The byte offsets of element `i` (C order over `shape`) in each
-    /// strided operand, output first: the index arithmetic every generated
+    /// operand, output first (0 for scalars): the index arithmetic every generated
     /// kernel does, here for the interpreter and for error positions.
     pub fn offsets(&self, mut i: usize) -> Vec<isize> {
         let strided: Vec<&[isize]> = std::iter::once(&self.out)
@@ -392,7 +392,7 @@ mod tests {
         let k = Elementwise::for_call(arith::function("add").unwrap(), &out, &[&a, &one]).unwrap();
         assert_eq!(k.inputs[1].place, Place::Scalar);
         assert!(k.is_contiguous());
-        assert_eq!(k.offsets(4), vec![16, 16]);
+        assert_eq!(k.offsets(4), vec![16, 16, 0]);
         assert_eq!(k.index_of(4), vec![4]);
     }
 

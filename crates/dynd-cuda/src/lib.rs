@@ -6,15 +6,30 @@
 //!   architecture) and cached;
 //! - [`interp`]: the same description run on the host, so it is tested on
 //!   machines without a GPU;
-//! - [`probe`]: whether NVRTC, the driver and a device are present.
+//! - [`probe`]: whether NVRTC, the driver and a device are present;
+//! - [`runtime`]: the devices (memory, copies, launches) and [`install`],
+//!   which registers them with dynd; [`calls`]: dynd's functions on
+//!   device arrays.
+//!
+//! ```
+//! // Without a driver this says why; with one, arrays move to "cuda:0".
+//! match dynd_cuda::install() {
+//!     Ok(n) => assert!(n >= 1),
+//!     Err(e) => assert_eq!(e.kind(), dynd::ErrorKind::External),
+//! }
+//! ```
 //!
 //! Nothing CUDA is linked at build time: cudarc loads libcuda and libnvrtc
 //! when first used, after [`probe`] has checked they exist. Without them
 //! the crate builds, its host tests pass, and its GPU tests print
 //! `SKIP: no CUDA device (<reason>)`.
 
+pub mod calls;
 pub mod codegen;
 pub mod interp;
 pub mod kernel;
 pub mod nvrtc;
 pub mod probe;
+pub mod runtime;
+
+pub use runtime::{device_count, install, is_available};

@@ -1,0 +1,74 @@
+//! dynd's functions on CUDA arrays: the [`DeviceCalls`] dynd hands a call
+//! to when its arrays are on a CUDA device (DESIGN §14).
+//!
+//! On the device so far: the arithmetic family — `add`, `subtract`,
+//! `multiply`, `divide`, `modulo`, `floor_divide`, `remainder`,
+//! `negative`, `abs`, the six comparisons, `logical_and`, `logical_or`,
+//! `logical_not`, `sqrt`, `exp`, `log`, `sin`, `cos`, `tan`, `pow` — over
+//! fixed dims of bool, integers of 8 to 64 bits, float32 and float64 and
+//! their option types, with broadcasting and 0-d host scalars. Any other
+//! callable on device arrays is a `Type` error saying it runs on the host
+//! only (third-party ckernels always do): copy the arrays to the host.
+
+use crate::kernel::Elementwise;
+use crate::runtime;
+use dynd::callable::device::DeviceCalls;
+use dynd::callable::{Callable, arith};
+use dynd::memblock::DeviceId;
+use dynd::types::Type;
+use dynd::{Array, Error, Result};
+
+/// The device calls of the CUDA runtime.
+pub struct CudaCalls;
+
+impl DeviceCalls for CudaCalls {
+    fn run(
+        &self,
+        f: &Callable,
+        device: DeviceId,
+        out: Option<&Array>,
+        args: &[&Array],
+    ) -> Result<Array> {
+        let DeviceId::Cuda(ordinal) = device else {
+            return Err(Error::invalid_argument(format!(
+                "the CUDA runtime was given a call on {device}"
+            )));
+        };
+        let function = device_function(f)?;
+        let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
+        let out_tp = f.resolve(&tps)?;
+        let out = match out {
+            Some(o) if *o.tp() == out_tp => o.clone(),
+            Some(o) => {
+                return Err(Error::type_error(format!(
+                    "{} on {device} computes {out_tp}, and the output is {} (on the device, \
+                     the output's type must be the result's)",
+                    f.name(),
+                    o.tp()
+                )));
+            }
+            None => Array::empty_on(device, out_tp)?,
+        };
+        let k = Elementwise::for_call(function, &out, args)?;
+        runtime::device(ordinal)?.run(&k, f, &out, args)?;
+        Ok(out)
+    }
+}
+
+/// dynd's arithmetic function `f` is, when it is one (the registered
+/// callable of its name, not a third party's of the same name).
+fn device_function(f: &Callable) -> Result<&'static arith::Function> {
+    let own = arith::function(f.name()).filter(|_| {
+        dynd::callable::lookup(f.name())
+            .map(|g| g.same(f))
+            .unwrap_or(false)
+    });
+    own.ok_or_else(|| {
+        Error::type_error(format!(
+            "{} does not run on the device yet (on the device: arithmetic, comparison, logic \
+             and math functions; third-party callables are host-only): copy the arrays to the \
+             host with to_host()",
+            f.name()
+        ))
+    })
+}
