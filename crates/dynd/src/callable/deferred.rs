@@ -7,10 +7,11 @@
 //! the builder, and a free function, called exactly once when the last
 //! reference to the callable goes.
 
-use super::{Callable, CallableImpl, no_match};
+use super::Callable;
+use super::fixed::{BuildKernel, Fixed};
 use crate::error::{Error, Result};
 use crate::kernels::{CKernelBuilder, KernelArgs};
-use crate::types::{CallableSignature, Type};
+use crate::types::Type;
 use std::ffi::c_void;
 use std::pin::Pin;
 
@@ -42,48 +43,35 @@ pub struct Deferred {
     pub free: Option<FreeFn>,
 }
 
-struct DeferredCallable {
-    d: Deferred,
-    sig: Type,
+/// A deferred ckernel's own part: what builds its kernels and frees its
+/// data, and the callable's name for its messages.
+struct DeferredKernel {
+    name: String,
+    data: *mut c_void,
+    instantiate: InstantiateFn,
+    free: Option<FreeFn>,
 }
 
 // SAFETY: the deferred ckernel contract (DESIGN §2, §5) makes a third
 // party's instantiate function callable from any thread and its data free
 // of thread affinity; dynd never mutates `data`.
-unsafe impl Send for DeferredCallable {}
+unsafe impl Send for DeferredKernel {}
 // SAFETY: the deferred ckernel contract (DESIGN §2, §5) makes a third party's instantiate
 // function callable from any thread and its data free of thread affinity; dynd never
 // mutates `data`.
-unsafe impl Sync for DeferredCallable {}
+unsafe impl Sync for DeferredKernel {}
 
-impl Drop for DeferredCallable {
+impl Drop for DeferredKernel {
     fn drop(&mut self) {
-        if let Some(free) = self.d.free.take() {
+        if let Some(free) = self.free.take() {
             // SAFETY: `data` came with this free function; `take` makes this
             // the one call.
-            unsafe { free(self.d.data) }
+            unsafe { free(self.data) }
         }
     }
 }
 
-impl CallableImpl for DeferredCallable {
-    fn name(&self) -> &str {
-        &self.d.name
-    }
-    fn signature(&self) -> &Type {
-        &self.sig
-    }
-    fn resolve(&self, args: &[Type]) -> Result<Type> {
-        if args == &self.d.types[1..] {
-            Ok(self.d.types[0].clone())
-        } else {
-            Err(no_match(&self.d.name, &self.sig, args))
-        }
-    }
-    /// A third party's kernel sees present elements only.
-    fn runs_over_missing(&self) -> bool {
-        false
-    }
+impl BuildKernel for DeferredKernel {
     unsafe fn instantiate(
         &self,
         ckb: Pin<&mut CKernelBuilder>,
@@ -104,12 +92,12 @@ impl CallableImpl for DeferredCallable {
         // the C side sees as its `dynd_ckernel_builder`; (2) one arrmeta
         // pointer per type; the instantiate contract is the third party's.
         let end =
-            unsafe { (self.d.instantiate)(self.d.data, raw, off, metas.as_ptr(), args.req as u32) };
+            unsafe { (self.instantiate)(self.data, raw, off, metas.as_ptr(), args.req as u32) };
         if end < 0 {
             return Err(crate::error::take_last_error().unwrap_or_else(|| {
                 Error::external(format!(
                     "{}: the deferred ckernel's instantiate function failed without setting an error",
-                    self.d.name
+                    self.name
                 ))
             }));
         }
@@ -117,7 +105,7 @@ impl CallableImpl for DeferredCallable {
         if end <= offset {
             return Err(Error::external(format!(
                 "{}: instantiate returned offset {end}, not past {offset}",
-                self.d.name
+                self.name
             )));
         }
         Ok(end)
@@ -136,35 +124,43 @@ impl Callable {
     /// 2. It and the kernels it builds may be called from any thread.
     /// 3. `free`, if given, frees `data` and may be called from any thread.
     pub unsafe fn from_deferred(d: Deferred) -> Result<Callable> {
-        let sig = match d.types.split_first() {
-            Some((ret, args)) => Type::callable(CallableSignature {
-                positional: args.to_vec(),
-                keywords: Vec::new(),
-                ret: ret.clone(),
-            }),
-            None => Type::any(),
-        };
+        let Deferred {
+            name,
+            types,
+            data,
+            instantiate,
+            free,
+        } = d;
         // Made first, so its Drop frees `data` whatever happens next.
-        let c = DeferredCallable { d, sig };
-        if c.d.types.len() < 2 {
+        let c = Fixed::new(
+            name.clone(),
+            types,
+            DeferredKernel {
+                name,
+                data,
+                instantiate,
+                free,
+            },
+        );
+        if c.types.len() < 2 {
             return Err(Error::invalid_argument(format!(
                 "deferred ckernel {} needs a destination and at least one source type, got {}",
-                c.d.name,
-                c.d.types.len()
+                c.name,
+                c.types.len()
             )));
         }
-        if c.d.types.len() > 1 + crate::kernels::lift::MAX_SOURCES {
+        if c.types.len() > 1 + crate::kernels::lift::MAX_SOURCES {
             return Err(Error::invalid_argument(format!(
                 "deferred ckernel {} has {} sources; at most {} are supported",
-                c.d.name,
-                c.d.types.len() - 1,
+                c.name,
+                c.types.len() - 1,
                 crate::kernels::lift::MAX_SOURCES
             )));
         }
-        if let Some(t) = c.d.types.iter().find(|t| t.is_symbolic()) {
+        if let Some(t) = c.types.iter().find(|t| t.is_symbolic()) {
             return Err(Error::type_error(format!(
                 "deferred ckernel {} has a symbolic type {t}; its types must be concrete",
-                c.d.name
+                c.name
             )));
         }
         Ok(Callable::new(c))

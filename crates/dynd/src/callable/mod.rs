@@ -19,6 +19,7 @@ pub mod deferred;
 pub mod device;
 pub mod dispatch;
 pub mod elementwise;
+mod fixed;
 pub mod missing;
 pub mod nulls;
 pub mod reduce;

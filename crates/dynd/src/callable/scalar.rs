@@ -1,33 +1,18 @@
 //! Scalar callables from Rust functions and closures.
 
-use super::{Callable, CallableImpl, no_match};
+use super::Callable;
+use super::fixed::{BuildKernel, Fixed};
 use crate::error::Result;
 use crate::kernels::loops::{Operand, Plan, select};
 use crate::kernels::{CKernelBuilder, Kernel, KernelArgs, KernelRef, Strided};
 use crate::types::NativeType;
-use crate::types::{CallableSignature, Type};
+use crate::types::Type;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
-/// A scalar callable over `N` arguments of fixed Rust types.
-struct FnCallable<F, A, R> {
-    name: String,
-    sig: Type,
-    args: Vec<Type>,
-    f: Arc<F>,
-    _types: PhantomData<fn(A) -> R>,
-}
-
-fn signature(args: &[Type], ret: Type) -> Type {
-    Type::callable(CallableSignature {
-        positional: args.to_vec(),
-        keywords: Vec::new(),
-        ret,
-    })
-}
-
-/// The kernel: calls the function on each element.
+/// The kernel: calls the function on each element. It is also what builds
+/// its callable's kernels: each a clone of it.
 struct FnKernel<F, A, R> {
     f: Arc<F>,
     _types: PhantomData<fn(A) -> R>,
@@ -87,27 +72,10 @@ macro_rules! fn_callable {
             }
         }
 
-        impl<F, $($a: NativeType,)* R: NativeType> CallableImpl for FnCallable<F, ($($a,)*), R>
+        impl<F, $($a: NativeType,)* R: NativeType> BuildKernel for FnKernel<F, ($($a,)*), R>
         where
             F: Fn($($a),*) -> Result<R> + Send + Sync + 'static,
         {
-            fn name(&self) -> &str {
-                &self.name
-            }
-            fn signature(&self) -> &Type {
-                &self.sig
-            }
-            fn resolve(&self, args: &[Type]) -> Result<Type> {
-                if args == self.args.as_slice() {
-                    Ok(Type::builtin(R::TYPE))
-                } else {
-                    Err(no_match(&self.name, &self.sig, args))
-                }
-            }
-            /// A closure sees present elements only.
-            fn runs_over_missing(&self) -> bool {
-                false
-            }
             unsafe fn instantiate(
                 &self,
                 ckb: Pin<&mut CKernelBuilder>,
@@ -155,14 +123,7 @@ impl Callable {
         name: &str,
         f: impl Fn(A) -> Result<R> + Send + Sync + 'static,
     ) -> Callable {
-        let args = vec![Type::builtin(A::TYPE)];
-        Callable::new(FnCallable::<_, (A,), R> {
-            name: name.to_string(),
-            sig: signature(&args, Type::builtin(R::TYPE)),
-            args,
-            f: Arc::new(f),
-            _types: PhantomData,
-        })
+        from_kernel::<_, (A,), R>(name, vec![Type::builtin(A::TYPE)], f)
     }
 
     /// A fallible scalar callable `(A, B) -> R`.
@@ -171,13 +132,7 @@ impl Callable {
         f: impl Fn(A, B) -> Result<R> + Send + Sync + 'static,
     ) -> Callable {
         let args = vec![Type::builtin(A::TYPE), Type::builtin(B::TYPE)];
-        Callable::new(FnCallable::<_, (A, B), R> {
-            name: name.to_string(),
-            sig: signature(&args, Type::builtin(R::TYPE)),
-            args,
-            f: Arc::new(f),
-            _types: PhantomData,
-        })
+        from_kernel::<_, (A, B), R>(name, args, f)
     }
 
     /// A fallible scalar callable `(A, B, C) -> R`.
@@ -190,12 +145,22 @@ impl Callable {
             Type::builtin(B::TYPE),
             Type::builtin(C::TYPE),
         ];
-        Callable::new(FnCallable::<_, (A, B, C), R> {
-            name: name.to_string(),
-            sig: signature(&args, Type::builtin(R::TYPE)),
-            args,
-            f: Arc::new(f),
-            _types: PhantomData,
-        })
+        from_kernel::<_, (A, B, C), R>(name, args, f)
     }
+}
+
+/// The callable `name` over the argument types `args` whose kernels call
+/// `f` on each element.
+fn from_kernel<F, A, R: NativeType>(name: &str, args: Vec<Type>, f: F) -> Callable
+where
+    FnKernel<F, A, R>: BuildKernel,
+{
+    let types = std::iter::once(Type::builtin(R::TYPE))
+        .chain(args)
+        .collect();
+    let k = FnKernel {
+        f: Arc::new(f),
+        _types: PhantomData,
+    };
+    Callable::new(Fixed::new(name.to_string(), types, k))
 }
