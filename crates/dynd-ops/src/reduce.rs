@@ -354,14 +354,41 @@ impl<T: Float> Reducer<T> for VarR {
     }
 }
 
-/// The kept dims of an operator's sizes `inner` (its first `S::RANK`), and
-/// how many values each output element folds (the product of the rest).
-fn kept_and_folded<I: Shape, S: Shape>(inner: I) -> (S, usize) {
-    let mut sizes = S::zeros();
-    for d in 0..S::RANK {
-        sizes[d] = inner[d];
+/// The shape of a reduction of an operator's trailing dims: the operator's
+/// sizes, the kept dims (its first `S::RANK`) and how many values each
+/// output element folds (the product of the rest).
+#[derive(Clone, Copy)]
+struct Folding<I, S> {
+    inner: I,
+    sizes: S,
+    /// Number of values folded per output value.
+    m: usize,
+}
+
+impl<I: Shape, S: Shape> Folding<I, S> {
+    fn of(inner: I) -> Self {
+        let mut sizes = S::zeros();
+        for d in 0..S::RANK {
+            sizes[d] = inner[d];
+        }
+        let m = inner.as_ref()[S::RANK..].iter().product();
+        Folding { inner, sizes, m }
     }
-    (sizes, inner.as_ref()[S::RANK..].iter().product())
+
+    /// Output `idx`: from `cache` once the expression is prepared, else
+    /// computed now by `one`.
+    #[inline]
+    fn get<T: Copy>(&self, cache: &Option<Vec<T>>, idx: S, one: impl FnOnce(S) -> T) -> T {
+        match cache {
+            Some(c) => c[ravel(&idx, &self.sizes)],
+            None => one(idx),
+        }
+    }
+
+    /// Whether some output element folds no values at all.
+    fn has_empty_slices(&self) -> bool {
+        self.m == 0 && numel(&self.sizes) > 0
+    }
 }
 
 /// The operator index of output element `out`'s first value: `out`, then
@@ -380,37 +407,30 @@ fn base_of<S: Shape, I: Shape>(out: S) -> I {
 pub struct ReduceOp<O: Operator, R: Reducer<O::Elem>, S> {
     op: O,
     red: R,
-    inner: O::Shape,
-    sizes: S,
-    /// Number of values folded per output value.
-    m: usize,
+    fold: Folding<O::Shape, S>,
     cache: Option<Vec<R::Out>>,
 }
 
 impl<O: Operator, R: Reducer<O::Elem>, S: Shape> ReduceOp<O, R, S> {
     pub(crate) fn new(op: O, red: R) -> Self {
-        let inner = op.sizes();
-        let (sizes, m) = kept_and_folded(inner);
         ReduceOp {
+            fold: Folding::of(op.sizes()),
             op,
             red,
-            inner,
-            sizes,
-            m,
             cache: None,
         }
     }
 
     fn blocks(&self) -> usize {
-        self.m.div_ceil(REDUCE_BLOCK).max(1)
+        self.fold.m.div_ceil(REDUCE_BLOCK).max(1)
     }
 
     /// Folds block `b` of the slice of output `out`.
     fn reduce_block(&self, out: S, b: usize) -> R::Acc {
         let mut acc = self.red.init();
-        let n = O::Shape::RANK;
+        let (n, inner) = (O::Shape::RANK, &self.fold.inner);
         let start = b * REDUCE_BLOCK;
-        let end = self.m.min(start + REDUCE_BLOCK);
+        let end = self.fold.m.min(start + REDUCE_BLOCK);
         if start >= end {
             return acc;
         }
@@ -422,11 +442,11 @@ impl<O: Operator, R: Reducer<O::Elem>, S: Shape> ReduceOp<O, R, S> {
         }
         let mut flat = start;
         for d in (S::RANK..n).rev() {
-            idx[d] = flat % self.inner[d];
-            flat /= self.inner[d];
+            idx[d] = flat % inner[d];
+            flat /= inner[d];
         }
         let mut buf = LineBuf::new();
-        for_runs(idx, &self.inner, S::RANK, n, end - start, |i, at, k| {
+        for_runs(idx, inner, S::RANK, n, end - start, |i, at, k| {
             let mut c = 0;
             while c < k {
                 let len = LINE_CHUNK.min(k - c);
@@ -445,29 +465,29 @@ impl<O: Operator, R: Reducer<O::Elem>, S: Shape> ReduceOp<O, R, S> {
         for b in 0..self.blocks() {
             acc = self.red.merge(acc, self.reduce_block(out, b));
         }
-        self.red.finish(acc, self.m)
+        self.red.finish(acc, self.fold.m)
     }
 
     fn compute(&self, ex: &dyn Executor) -> Vec<R::Out> {
-        let n_out = numel(&self.sizes);
+        let n_out = numel(&self.fold.sizes);
         let mut cache = vec![R::Out::default(); n_out];
         let nb = self.blocks();
         if nb > 1 {
             let mut partials = vec![self.red.init(); n_out * nb];
             par_pieces(ex, &mut partials, &grain_ranges(n_out * nb, 1), &|r, p| {
-                p[0] = self.reduce_block(unravel(r.start / nb, &self.sizes), r.start % nb);
+                p[0] = self.reduce_block(unravel(r.start / nb, &self.fold.sizes), r.start % nb);
             });
             for (o, c) in cache.iter_mut().enumerate() {
                 let acc = partials[o * nb..(o + 1) * nb]
                     .iter()
                     .fold(self.red.init(), |a, &b| self.red.merge(a, b));
-                *c = self.red.finish(acc, self.m);
+                *c = self.red.finish(acc, self.fold.m);
             }
         } else {
-            let grain = REDUCE_BLOCK / self.m.max(1);
+            let grain = REDUCE_BLOCK / self.fold.m.max(1);
             par_pieces(ex, &mut cache, &grain_ranges(n_out, grain), &|r, p| {
                 for (k, o) in r.enumerate() {
-                    p[k] = self.reduce_one(unravel(o, &self.sizes));
+                    p[k] = self.reduce_one(unravel(o, &self.fold.sizes));
                 }
             });
         }
@@ -479,20 +499,17 @@ impl<O: Operator, R: Reducer<O::Elem>, S: Shape> Operator for ReduceOp<O, R, S> 
     type Elem = R::Out;
     type Shape = S;
     fn sizes(&self) -> S {
-        self.sizes
+        self.fold.sizes
     }
     fn get(&self, idx: S) -> R::Out {
-        match &self.cache {
-            Some(c) => c[ravel(&idx, &self.sizes)],
-            None => self.reduce_one(idx),
-        }
+        self.fold.get(&self.cache, idx, |i| self.reduce_one(i))
     }
     fn contiguous_line(&self, idx: S, axis: usize, step: isize, len: usize) -> Option<&[R::Out]> {
         let c = self.cache.as_ref()?;
-        if axis + 1 != S::RANK || step != 1 || idx[axis] + len > self.sizes[axis] {
+        if axis + 1 != S::RANK || step != 1 || idx[axis] + len > self.fold.sizes[axis] {
             return None;
         }
-        let at = ravel(&idx, &self.sizes);
+        let at = ravel(&idx, &self.fold.sizes);
         Some(&c[at..at + len])
     }
     fn name(&self) -> String {
@@ -505,11 +522,11 @@ impl<O: Operator, R: Reducer<O::Elem>, S: Shape> Operator for ReduceOp<O, R, S> 
     }
     fn validate(&self) -> Result<()> {
         self.op.validate()?;
-        if self.m == 0 && !self.red.allows_empty() && numel(&self.sizes) > 0 {
+        if !self.red.allows_empty() && self.fold.has_empty_slices() {
             return Err(Error::invalid_argument(format!(
                 "{}: cannot reduce an empty slice (operator shape {:?})",
                 self.red.name(),
-                self.inner.as_ref()
+                self.fold.inner.as_ref()
             )));
         }
         Ok(())
@@ -807,9 +824,7 @@ impl Pick {
 pub struct OrderOp<O: Operator, S> {
     op: O,
     pick: Pick,
-    inner: O::Shape,
-    sizes: S,
-    m: usize,
+    fold: Folding<O::Shape, S>,
     cache: Option<Vec<O::Elem>>,
 }
 
@@ -823,28 +838,24 @@ where
     O::Elem: Float,
 {
     fn new(op: O, pick: Pick) -> Self {
-        let inner = op.sizes();
-        let (sizes, m) = kept_and_folded(inner);
         OrderOp {
+            fold: Folding::of(op.sizes()),
             op,
             pick,
-            inner,
-            sizes,
-            m,
             cache: None,
         }
     }
 
     /// The statistic of the slice under the output position `out`.
     fn one(&self, out: S, scratch: &mut Vec<O::Elem>) -> O::Elem {
-        let n = O::Shape::RANK;
+        let (n, f) = (O::Shape::RANK, &self.fold);
         let idx: O::Shape = base_of(out);
         scratch.clear();
-        scratch.resize(self.m, O::Elem::default());
+        scratch.resize(f.m, O::Elem::default());
         if n == S::RANK {
             scratch[0] = self.op.get(idx);
         } else {
-            for_runs(idx, &self.inner, S::RANK, n, self.m, |i, at, k| {
+            for_runs(idx, &f.inner, S::RANK, n, f.m, |i, at, k| {
                 self.op.fill_line(i, n - 1, 1, &mut scratch[at..at + k]);
             });
         }
@@ -884,13 +895,11 @@ where
     type Elem = O::Elem;
     type Shape = S;
     fn sizes(&self) -> S {
-        self.sizes
+        self.fold.sizes
     }
     fn get(&self, idx: S) -> O::Elem {
-        match &self.cache {
-            Some(c) => c[ravel(&idx, &self.sizes)],
-            None => self.one(idx, &mut Vec::new()),
-        }
+        self.fold
+            .get(&self.cache, idx, |i| self.one(i, &mut Vec::new()))
     }
     fn name(&self) -> String {
         match self.pick {
@@ -902,7 +911,7 @@ where
     }
     fn validate(&self) -> Result<()> {
         self.op.validate()?;
-        if self.m == 0 && numel(&self.sizes) > 0 {
+        if self.fold.has_empty_slices() {
             return Err(Error::invalid_argument(format!(
                 "{}: cannot reduce an empty slice",
                 self.pick.what()
@@ -912,7 +921,7 @@ where
     }
     fn prepare(&mut self, ex: &dyn Executor) -> Result<()> {
         self.op.prepare(ex)?;
-        self.cache = Some(per_output(ex, &self.sizes, self.m, |out, scratch| {
+        self.cache = Some(per_output(ex, &self.fold, |out, scratch| {
             self.one(out, scratch)
         }));
         Ok(())
@@ -1005,22 +1014,21 @@ fn check_q(q: f64) -> Result<()> {
     )))
 }
 
-/// One value per output position of `sizes` (each reducing `m` input
+/// One value per output position of `fold` (each reducing `fold.m` input
 /// elements), computed by `one` in parallel pieces of about `REDUCE_BLOCK`
 /// input elements, each piece with its own scratch vector.
-fn per_output<S: Shape, E: Element>(
+fn per_output<I: Shape, S: Shape, E: Element>(
     ex: &dyn Executor,
-    sizes: &S,
-    m: usize,
+    fold: &Folding<I, S>,
     one: impl Fn(S, &mut Vec<E>) -> E + Sync,
 ) -> Vec<E> {
-    let mut cache = vec![E::default(); numel(sizes)];
-    let grain = (REDUCE_BLOCK / m.max(1)).max(1);
+    let mut cache = vec![E::default(); numel(&fold.sizes)];
+    let grain = (REDUCE_BLOCK / fold.m.max(1)).max(1);
     let n = cache.len();
     par_pieces(ex, &mut cache, &grain_ranges(n, grain), &|r, p| {
         let mut scratch = Vec::new();
         for (k, o) in r.enumerate() {
-            p[k] = one(unravel(o, sizes), &mut scratch);
+            p[k] = one(unravel(o, &fold.sizes), &mut scratch);
         }
     });
     cache
