@@ -228,27 +228,56 @@ fn timed_rows(
     }
 }
 
-/// The sum over axis -1 of `var * ?float64` (10% missing), `x + 1.0` over
-/// it into a new output, and the max over axis -1 of `var * float64` with
-/// empty rows, on one thread.
+/// A reduction (`sum`, `max`, ...) of an array over the given axes.
+type Reduction = fn(&Array, Option<&[isize]>, bool) -> Result<Array>;
+
+/// A reduction over axis -1 in [`missing_values`]: its name, the rows'
+/// lengths, whether the elements are `?float64` (the [`missing`] ones NA),
+/// the reduction, and each row's result from its element positions.
+type LastAxis = (
+    &'static str,
+    fn(usize) -> usize,
+    bool,
+    Reduction,
+    fn(Range<usize>) -> Option<f64>,
+);
+
+/// The sum over axis -1 of `var * ?float64` (10% missing) and the max over
+/// axis -1 of `var * float64` with empty rows, then `x + 1.0` over the
+/// first into a new output, on one thread.
 fn missing_values(ctx: &Ctx, rows: usize) {
-    let total: usize = (0..rows).map(row_len).sum();
-    let name = "ragged ?float64 sum axis -1 (10% missing)";
     let one_thread = [1];
-    if let Some(x) = or_skip(ctx, name, build_with(rows, row_len, true)) {
+    let last_axis: [LastAxis; 2] = [
+        (
+            "ragged ?float64 sum axis -1 (10% missing)",
+            row_len,
+            true,
+            reduce::sum,
+            |ks| Some(ks.filter(|&k| !missing(k)).map(value).sum()),
+        ),
+        (
+            "ragged max axis -1 (10% empty rows)",
+            gap_row_len,
+            false,
+            reduce::max,
+            |ks| ks.map(value).reduce(f64::max),
+        ),
+    ];
+    for (name, len, optional, reduction, want) in last_axis {
+        let Some(x) = or_skip(ctx, name, build_with(rows, len, optional)) else {
+            continue;
+        };
+        let total: usize = (0..rows).map(len).sum();
         timed_rows(
             ctx,
             name,
             &one_thread,
             (rows, total, total * 8 + rows * (16 + 8)),
-            || reduce::sum(&x, Some(&[-1]), false),
-            |r| {
-                check_rows(r, rows, row_len, |ks| {
-                    ks.filter(|&k| !missing(k)).map(value).sum::<f64>()
-                });
-            },
+            || reduction(&x, Some(&[-1]), false),
+            |r| check_rows(r, rows, len, want),
         );
     }
+    let total: usize = (0..rows).map(row_len).sum();
     let name = "ragged ?float64 + scalar (new output, 10% missing)";
     if let Some(x) = or_skip(ctx, name, build_with(rows, row_len, true)) {
         let one = Array::from(1.0f64);
@@ -270,21 +299,6 @@ fn missing_values(ctx: &Ctx, rows: usize) {
                     })
                     .collect();
                 assert_eq!(first, format!("[{}]", want.join(",")), "row 0");
-            },
-        );
-    }
-    let total: usize = (0..rows).map(gap_row_len).sum();
-    let name = "ragged max axis -1 (10% empty rows)";
-    if let Some(x) = or_skip(ctx, name, build_with(rows, gap_row_len, false)) {
-        timed_rows(
-            ctx,
-            name,
-            &one_thread,
-            (rows, total, total * 8 + rows * (16 + 8)),
-            || reduce::max(&x, Some(&[-1]), false),
-            |r| {
-                assert_eq!(r.index(&[0.into()]).expect("row").to_json(), "null");
-                check_rows(r, rows, gap_row_len, |ks| ks.map(value).reduce(f64::max));
             },
         );
     }
