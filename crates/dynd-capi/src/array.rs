@@ -5,7 +5,7 @@
 
 use crate::error::string_out;
 use crate::types::{borrow_type, dynd_type};
-use crate::{entry, non_null};
+use crate::{entry, non_null, release};
 use dynd::kernels::assign::ErrorMode;
 use dynd::memblock::{self, MemBlock, MemoryBlockHeader};
 use dynd::{Array, Error, Result};
@@ -236,14 +236,6 @@ pub unsafe extern "C" fn dynd_array_incref(a: dynd_array) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dynd_array_decref(a: dynd_array) {
     const F: &str = "dynd_array_decref";
-    entry(F, (), || {
-        if a.is_null() {
-            return Ok(());
-        }
-        // SAFETY: (1); checks that it is an array.
-        let array = unsafe { borrow_array(a, F, "a") }?;
-        // The caller's reference is the one the borrowed handle holds.
-        drop(ManuallyDrop::into_inner(array));
-        Ok(())
-    })
+    // SAFETY: (1); checks that it is an array.
+    entry(F, (), || release(a, |a| unsafe { borrow_array(a, F, "a") }))
 }

@@ -16,7 +16,7 @@
 use crate::array::{array_out, borrow_array, dynd_array};
 use crate::kernels::{arrmeta_arg, builder_arg, dynd_ckernel_builder};
 use crate::types::{borrow_type, dynd_type, str_arg};
-use crate::{entry, non_null, null_argument};
+use crate::{entry, non_null, null_argument, release};
 use dynd::callable::deferred::{Deferred, FreeFn, InstantiateFn};
 use dynd::callable::{Callable, lookup};
 use dynd::kernels::{CKernelBuilder, KernelArgs, KernelRequest};
@@ -415,13 +415,8 @@ pub unsafe extern "C" fn dynd_callable_incref(f: dynd_callable) {
 pub unsafe extern "C" fn dynd_callable_decref(f: dynd_callable) {
     const F: &str = "dynd_callable_decref";
     entry(F, (), || {
-        if f.is_null() {
-            return Ok(());
-        }
         // SAFETY: (1).
-        let h = unsafe { borrow_handle(f, F, "f") }?;
-        drop(ManuallyDrop::into_inner(h));
-        Ok(())
+        release(f, |f| unsafe { borrow_handle(f, F, "f") })
     })
 }
 

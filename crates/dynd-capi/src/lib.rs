@@ -58,6 +58,7 @@ pub use types::*;
 
 use dynd::{Error, Result};
 use std::any::Any;
+use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
 
@@ -103,6 +104,19 @@ pub(crate) fn null_argument(func: &str, arg: &str) -> Error {
 /// `ptr` as non-null, or the NULL-argument error.
 pub(crate) fn non_null<T>(ptr: *mut T, func: &str, arg: &str) -> Result<NonNull<T>> {
     NonNull::new(ptr).ok_or_else(|| null_argument(func, arg))
+}
+
+/// The body of a `*_decref`: NULL is a no-op; otherwise `borrow` checks the
+/// handle, and the caller's reference, the one the borrowed value holds, is
+/// given up with it.
+pub(crate) fn release<P, T>(
+    handle: *mut P,
+    borrow: impl FnOnce(*mut P) -> Result<ManuallyDrop<T>>,
+) -> Result<()> {
+    if !handle.is_null() {
+        drop(ManuallyDrop::into_inner(borrow(handle)?));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
