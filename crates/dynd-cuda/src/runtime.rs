@@ -344,6 +344,46 @@ pub fn device(ordinal: u32) -> Result<Arc<Cuda>> {
     Ok(d)
 }
 
+/// Waits for the work queued on a foreign CUDA stream (the `stream` of a
+/// `__cuda_array_interface__`, a `CUstream` handle as an integer; 1 and 2
+/// are the legacy and per-thread default streams), so its data can be read.
+///
+/// # Errors
+/// `External` without a driver, or when the stream is not valid.
+///
+/// # Safety
+/// 1. `handle` is a live `CUstream` of a context current on this thread's
+///    device, or one of the special values 0, 1, 2.
+pub unsafe fn synchronize_stream(handle: usize) -> Result<()> {
+    probe::devices().map_err(Error::external)?;
+    let stream = handle as sys::CUstream;
+    // SAFETY: (1).
+    unsafe { result::stream::synchronize(stream) }
+        .map_err(|e| driver(&format!("waiting for stream {handle:#x}"), e))
+}
+
+/// The ordinal of the CUDA device whose memory `ptr` is in.
+///
+/// # Errors
+/// `External` without a driver, or when `ptr` is not CUDA memory.
+pub fn device_of_pointer(ptr: usize) -> Result<u32> {
+    probe::devices().map_err(Error::external)?;
+    let mut ordinal: i32 = -1;
+    // SAFETY: the attribute is an int written into `ordinal`; the driver
+    // only inspects the address (an unknown one is an error, not a read).
+    unsafe {
+        sys::cuPointerGetAttribute(
+            (&mut ordinal as *mut i32).cast(),
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+            ptr as sys::CUdeviceptr,
+        )
+    }
+    .result()
+    .map_err(|e| driver(&format!("finding the device of address {ptr:#x}"), e))?;
+    u32::try_from(ordinal)
+        .map_err(|_| Error::external(format!("address {ptr:#x} is not on a CUDA device")))
+}
+
 /// `true` when a CUDA driver and at least one device are present.
 pub fn is_available() -> bool {
     probe::devices().is_ok()

@@ -6,6 +6,7 @@ use crate::pyarray::PyArray;
 use crate::types::{PyDType, type_arg};
 use dynd::compute;
 use dynd::kernels::assign::ErrorMode;
+use dynd::memblock::DeviceId;
 use dynd::types::BuiltinType;
 use dynd::{Array, Index, Type};
 use pyo3::basic::CompareOp;
@@ -235,6 +236,42 @@ impl PyArray {
     #[getter]
     fn writable(&self) -> bool {
         self.a.is_writable()
+    }
+
+    /// Where the data lives (DESIGN §14): `"cpu"` or `"cuda:N"`.
+    #[getter]
+    fn device(&self) -> String {
+        self.a.device().to_string()
+    }
+
+    /// The array on `device` (`"cpu"`, `"cuda"`, `"cuda:N"`): itself when
+    /// it is there, else a copy. Without a CUDA device, `to("cuda")`
+    /// raises `dynd.ExternalError` saying why.
+    fn to(&self, py: Python<'_>, device: &str) -> PyResult<Py<PyAny>> {
+        let dev = DeviceId::parse(device).or_raise(py)?;
+        if !dev.is_cpu() {
+            crate::module::install_cuda().or_raise(py)?;
+        }
+        let a = self.a.clone();
+        let moved = py.detach(move || a.to_device(dev)).or_raise(py)?;
+        PyArray::wrap(py, moved)
+    }
+
+    /// The CUDA array interface (v3) of an array on a CUDA device, for
+    /// CuPy, Numba and PyTorch; host arrays have none (`AttributeError`).
+    #[getter]
+    fn __cuda_array_interface__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        crate::interop::cuda_array_interface(py, &self.a)
+    }
+
+    /// The array on the host: itself when it is there, else a copy.
+    fn cpu(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let a = self.a.clone();
+        let moved = py.detach(move || a.to_host()).or_raise(py)?;
+        PyArray::wrap(py, moved)
     }
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
@@ -567,9 +604,13 @@ impl PyArray {
         crate::interop::dlpack_capsule(py, &self.a, stream, max_version, dl_device, copy)
     }
 
-    /// `(device type, device id)`: `(1, 0)`, the CPU.
+    /// `(device type, device id)`: `(1, 0)` for the CPU, `(2, N)` for
+    /// `cuda:N` (DLPack's kDLCUDA).
     fn __dlpack_device__(&self) -> (i32, i32) {
-        (1, 0)
+        match self.a.device() {
+            DeviceId::Cpu => (1, 0),
+            DeviceId::Cuda(n) => (2, n as i32),
+        }
     }
 
     /// The Arrow PyCapsule interface: the schema.

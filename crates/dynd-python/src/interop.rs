@@ -161,6 +161,14 @@ pub fn to_numpy<'py>(
     copy: Option<bool>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = slf.py();
+    let dev = slf.get().a.device();
+    if !dev.is_cpu() {
+        // As CuPy: no implicit copy from the device.
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "cannot convert an array on {dev} to NumPy implicitly: copy it to the host \
+             first with a.cpu()"
+        )));
+    }
     let viewable = strided(&slf.get().a).is_ok();
     py.import("dynd._numpy")?
         .getattr("array_dunder")?
@@ -541,7 +549,163 @@ pub fn from_dlpack(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> 
     // SAFETY: `t` is a live tensor that dynd now owns (from_dlpack runs
     // its deleter once, also on failure).
     let a = unsafe { Array::from_dlpack(t) }.or_raise(py)?;
+    if !a.device().is_cpu() {
+        // A CUDA tensor: calls on it need the runtime (when there is no
+        // device, they say so).
+        let _ = crate::module::install_cuda();
+    }
     PyArray::wrap(py, a)
+}
+
+// ---- the CUDA array interface (v3) ----
+
+/// NumPy's type string of a builtin (`"<f8"`), for the CUDA array
+/// interface.
+fn typestr(b: BuiltinType) -> Option<&'static str> {
+    use BuiltinType::*;
+    Some(match b {
+        Bool => "|b1",
+        Int8 => "|i1",
+        Int16 => "<i2",
+        Int32 => "<i4",
+        Int64 => "<i8",
+        UInt8 => "|u1",
+        UInt16 => "<u2",
+        UInt32 => "<u4",
+        UInt64 => "<u8",
+        Float16 => "<f2",
+        Float32 => "<f4",
+        Float64 => "<f8",
+        Complex64 => "<c8",
+        Complex128 => "<c16",
+        _ => return None,
+    })
+}
+
+/// `a.__cuda_array_interface__` (version 3) of an array on a CUDA device:
+/// shape, typestr, `(pointer, read-only)`, byte strides, `stream: None`
+/// (dynd's calls have finished when they return). Host arrays have none:
+/// an `AttributeError`, so consumers do not take them for device arrays.
+pub fn cuda_array_interface<'py>(py: Python<'py>, a: &Array) -> PyResult<Bound<'py, PyDict>> {
+    if !matches!(a.device(), dynd::memblock::DeviceId::Cuda(_)) {
+        return Err(pyo3::exceptions::PyAttributeError::new_err(
+            "__cuda_array_interface__: the array is on the cpu (only CUDA arrays have one)",
+        ));
+    }
+    let (shape, strides, elem) = a.strided_layout().or_raise(py)?;
+    let ts = elem.as_builtin().and_then(typestr).ok_or_else(|| {
+        type_error(
+            py,
+            format!(
+                "{} has no CUDA array interface form: the element must be bool, an integer, a \
+                 float or a complex number (no missing values)",
+                a.tp()
+            ),
+        )
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("version", 3)?;
+    d.set_item("shape", PyTuple::new(py, &shape)?)?;
+    d.set_item("typestr", ts)?;
+    d.set_item("descr", vec![("", ts)])?;
+    d.set_item("data", (a.data_ptr() as usize, !a.is_writable()))?;
+    d.set_item("strides", PyTuple::new(py, &strides)?)?;
+    d.set_item("stream", py.None())?;
+    Ok(d)
+}
+
+/// An array over the device memory `x.__cuda_array_interface__` (v3)
+/// describes, without a copy; `x` is kept alive until the last array over
+/// the memory is gone. Waits for the interface's `stream` first, when it
+/// names one.
+pub fn from_cuda_array_interface(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<Array> {
+    let cai = x.getattr("__cuda_array_interface__")?;
+    let cai = cai
+        .cast::<PyDict>()
+        .map_err(|_| type_error(py, "__cuda_array_interface__ is not a dict"))?;
+    let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+        cai.get_item(k)?
+            .ok_or_else(|| invalid(py, format!("__cuda_array_interface__ has no {k:?}")))
+    };
+    let version: i64 = get("version")?.extract()?;
+    if !(0..=3).contains(&version) {
+        return Err(invalid(
+            py,
+            format!("__cuda_array_interface__ version {version} is not supported (3 and older)"),
+        ));
+    }
+    if cai.get_item("mask")?.is_some_and(|m| !m.is_none()) {
+        return Err(invalid(
+            py,
+            "__cuda_array_interface__ with a mask is not supported",
+        ));
+    }
+    let shape: Vec<usize> = get("shape")?.extract()?;
+    let ts: String = get("typestr")?.extract()?;
+    // Little-endian or native ('=') byte order; one-byte types in any.
+    let b = BuiltinType::ALL
+        .into_iter()
+        .find(|b| {
+            typestr(*b).is_some_and(|t| {
+                let native = ts.starts_with(['<', '='])
+                    || (t.starts_with('|') && ts.starts_with(['|', '>']));
+                native && ts.get(1..) == t.get(1..)
+            })
+        })
+        .ok_or_else(|| {
+            type_error(
+                py,
+                format!("__cuda_array_interface__ typestr {ts:?} is not supported"),
+            )
+        })?;
+    let (ptr, readonly): (usize, bool) = get("data")?.extract()?;
+    let size = b.data_size();
+    let strides: Vec<isize> = match cai.get_item("strides")? {
+        Some(s) if !s.is_none() => s.extract()?,
+        _ => {
+            let mut st = vec![0isize; shape.len()];
+            let mut acc = size as isize;
+            for k in (0..shape.len()).rev() {
+                st[k] = acc;
+                acc = acc.saturating_mul(shape[k].max(1) as isize);
+            }
+            st
+        }
+    };
+    if let Some(stream) = cai.get_item("stream")?
+        && !stream.is_none()
+    {
+        let handle: usize = stream.extract()?;
+        if handle == 0 {
+            return Err(invalid(
+                py,
+                "__cuda_array_interface__ stream 0 is disallowed (v3)",
+            ));
+        }
+        // SAFETY: the producer gives a live stream handle of its context
+        // (the interface's contract), or 1 / 2 for the default streams.
+        unsafe { dynd_cuda::runtime::synchronize_stream(handle) }.or_raise(py)?;
+    }
+    // The interface does not name the device: the driver knows it from
+    // the address (device 0 when there is no driver to ask).
+    let ordinal = dynd_cuda::runtime::device_of_pointer(ptr).unwrap_or(0);
+    let owner = x.clone().unbind();
+    // SAFETY: the interface promises `shape` elements of `typestr` at
+    // `ptr` + Σ i·strides in CUDA memory, alive while `x` is (the owner
+    // keeps it), writable unless read-only; the device block records the
+    // device, so the host never reads it.
+    unsafe {
+        Array::from_device_memory(
+            dynd::memblock::DeviceId::Cuda(ordinal),
+            Type::builtin(b),
+            ptr as *mut u8,
+            &shape,
+            &strides,
+            move || drop(owner),
+            !readonly,
+        )
+    }
+    .or_raise(py)
 }
 
 // ---- Arrow PyCapsules ----

@@ -7,20 +7,54 @@ use crate::interop::{from_arrow, from_buffer_strict, from_dlpack};
 use crate::pyarray::PyArray;
 use crate::types::{PyDType, type_arg};
 use dynd::compute;
+use dynd::memblock::DeviceId;
 use dynd::{Array, Type};
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyTuple};
 
-/// `dynd.array(obj, type=None)`: a new array holding a copy of `obj`.
+/// `dynd.array(obj, type=None, device=None)`: a new array holding a copy
+/// of `obj`, on `device` (`"cpu"`, `"cuda"`, `"cuda:N"`) when given.
 #[pyfunction]
-#[pyo3(signature = (obj, r#type = None))]
+#[pyo3(signature = (obj, r#type = None, device = None))]
 fn array(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     r#type: Option<&Bound<'_, PyAny>>,
+    device: Option<&str>,
 ) -> PyResult<Py<PyAny>> {
     let tp = r#type.map(|t| type_arg(py, t)).transpose()?;
-    PyArray::wrap(py, array_from_py(py, obj, tp)?)
+    let dev = device.map(DeviceId::parse).transpose().or_raise(py)?;
+    let a = array_from_py(py, obj, tp)?;
+    match dev {
+        Some(dev) if !dev.is_cpu() => {
+            install_cuda().or_raise(py)?;
+            let moved = py.detach(move || a.to_device(dev)).or_raise(py)?;
+            PyArray::wrap(py, moved)
+        }
+        _ => PyArray::wrap(py, a),
+    }
+}
+
+/// Loads the CUDA runtime (once per process; later calls give the first
+/// answer): its devices and calls are registered with dynd.
+///
+/// # Errors
+/// `External` saying why there is no device (no driver, none present).
+pub(crate) fn install_cuda() -> dynd::Result<usize> {
+    static INSTALLED: std::sync::OnceLock<dynd::Result<usize>> = std::sync::OnceLock::new();
+    INSTALLED.get_or_init(dynd_cuda::install).clone()
+}
+
+/// `dynd.cuda.is_available()`.
+#[pyfunction]
+fn _cuda_is_available() -> bool {
+    dynd_cuda::is_available()
+}
+
+/// `dynd.cuda.device_count()`.
+#[pyfunction]
+fn _cuda_device_count() -> usize {
+    dynd_cuda::device_count()
 }
 
 /// `dynd.asarray(obj)`: `obj` without a copy where possible (dynd arrays,
@@ -29,6 +63,13 @@ fn array(
 fn asarray(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     if obj.cast::<PyArray>().is_ok() {
         return Ok(obj.clone().unbind());
+    }
+    if obj.hasattr("__cuda_array_interface__")? {
+        // CuPy arrays, CUDA torch tensors, Numba device arrays: zero-copy
+        // device arrays (DESIGN §14).
+        let a = crate::interop::from_cuda_array_interface(py, obj)?;
+        let _ = install_cuda();
+        return PyArray::wrap(py, a);
     }
     if let Some(a) = from_buffer_strict(py, obj, obj.hasattr("__array_interface__")?)? {
         return PyArray::wrap(py, a);
@@ -278,6 +319,8 @@ fn _dynd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCallable>()?;
     m.add_function(wrap_pyfunction!(array, m)?)?;
     m.add_function(wrap_pyfunction!(asarray, m)?)?;
+    m.add_function(wrap_pyfunction!(_cuda_is_available, m)?)?;
+    m.add_function(wrap_pyfunction!(_cuda_device_count, m)?)?;
     m.add_function(wrap_pyfunction!(from_json, m)?)?;
     m.add_function(wrap_pyfunction!(infer_type, m)?)?;
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;

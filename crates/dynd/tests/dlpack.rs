@@ -2,7 +2,8 @@
 //! zero-copy round trips of every numeric builtin in any strides, the
 //! read-only flag both ways, byte offsets, and the deleter of an imported
 //! tensor run exactly once — after the last view is gone, or when the
-//! import fails (wrong device, data type or version).
+//! import fails (wrong device, data type or version); CUDA tensors come in
+//! as device arrays.
 
 use crate::common;
 use common::assert_error;
@@ -268,12 +269,50 @@ fn a_tensor_on_another_device_is_refused_and_deleted() {
     refused(
         |m| {
             m.dl_tensor.device = DLDevice {
-                device_type: device::CUDA,
+                device_type: device::VULKAN,
                 device_id: 1,
             }
         },
         ErrorKind::InvalidArgument,
-        "kDLCUDA:1",
+        "kDLVulkan:1",
+    );
+    refused(
+        |m| {
+            m.dl_tensor.device = DLDevice {
+                device_type: device::CUDA,
+                device_id: -1,
+            }
+        },
+        ErrorKind::InvalidArgument,
+        "negative CUDA device id -1",
+    );
+}
+
+#[test]
+fn a_cuda_tensor_becomes_a_device_array_without_a_copy() {
+    // No device is needed to import: the data stays where it is (here a
+    // host buffer posing as device memory, which the host must never
+    // read), and the array refuses host reads.
+    accepted(
+        |m| {
+            m.dl_tensor.device = DLDevice {
+                device_type: device::CUDA,
+                device_id: 3,
+            }
+        },
+        |a, deleted| {
+            assert_eq!(a.device(), dynd::memblock::DeviceId::Cuda(3));
+            assert_eq!(a.tp().to_string(), "2 * 3 * float64");
+            assert!(a.to_vec::<f64>().unwrap_err().message().contains("cuda:3"));
+            // Exported again, it says where it lives, and shares the data.
+            let t = a.to_dlpack().unwrap();
+            // SAFETY: a live tensor made by to_dlpack, handed back once.
+            let b = unsafe { Array::from_dlpack(t) }.unwrap();
+            assert_eq!(b.device(), dynd::memblock::DeviceId::Cuda(3));
+            assert_eq!(b.data_ptr(), a.data_ptr());
+            drop((a, b));
+            assert_eq!(deleted.load(Ordering::SeqCst), 1);
+        },
     );
 }
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _errors
+from . import _errors, cuda
 from ._dynd import (
     Array,
     Callable,
@@ -196,6 +196,7 @@ __all__ = [
     "InvalidArgumentError",
     "ParseError",
     "Type",
+    "cuda",
     "TypeMismatchError",
     "ValueOverflowError",
     "argsort",

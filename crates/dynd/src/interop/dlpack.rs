@@ -405,8 +405,8 @@ impl Array {
     ///
     /// # Errors
     /// - [`InvalidArgument`](crate::ErrorKind::InvalidArgument): `t` is
-    ///   null; a major version other than 1; a device other than the CPU
-    ///   (named in the message); a negative `ndim` or dim size; a null
+    ///   null; a major version other than 1; a device other than host
+    ///   memory or a CUDA device (named in the message); a negative `ndim` or dim size; a null
     ///   shape; strides that overflow in bytes or a misaligned data pointer.
     /// - [`Type`](crate::ErrorKind::Type): a data type dynd does not have
     ///   (the message names its code, bits and lanes).
@@ -430,15 +430,22 @@ impl Array {
             )));
         }
         let dl = &m.dl_tensor;
-        if !matches!(
-            dl.device.device_type,
-            device::CPU | device::CUDA_HOST | device::ROCM_HOST
-        ) {
-            return Err(Error::invalid_argument(format!(
-                "from_dlpack: the tensor is on device {}; only CPU memory (kDLCPU) can be imported",
-                show_device(dl.device)
-            )));
-        }
+        let on = match dl.device.device_type {
+            device::CPU | device::CUDA_HOST | device::ROCM_HOST => DeviceId::Cpu,
+            device::CUDA => DeviceId::Cuda(u32::try_from(dl.device.device_id).map_err(|_| {
+                Error::invalid_argument(format!(
+                    "from_dlpack: negative CUDA device id {}",
+                    dl.device.device_id
+                ))
+            })?),
+            _ => {
+                return Err(Error::invalid_argument(format!(
+                    "from_dlpack: the tensor is on device {}; only host memory (kDLCPU, \
+                     kDLCUDAHost) and CUDA device memory (kDLCUDA) can be imported",
+                    show_device(dl.device)
+                )));
+            }
+        };
         let b = builtin_of(dl.dtype).ok_or_else(|| {
             Error::type_error(format!(
                 "from_dlpack: unsupported DLPack data type (code {}, bits {}, lanes {})",
@@ -506,6 +513,22 @@ impl Array {
         })?;
         let data = dl.data.cast::<u8>().wrapping_add(offset);
         let writable = m.flags & DLPACK_FLAG_BITMASK_READ_ONLY == 0;
+        if let DeviceId::Cuda(_) = on {
+            // SAFETY: (2) as below, in the memory of that CUDA device: the
+            // device block records where it lives, so the host never reads
+            // it; the deleter runs once, with the last array over it.
+            return unsafe {
+                Array::from_device_memory(
+                    on,
+                    Type::builtin(b),
+                    data,
+                    &shape,
+                    &strides,
+                    move || drop(owner),
+                    writable,
+                )
+            };
+        }
         // SAFETY: (2) the tensor's elements are valid at these byte strides
         // from `data` (its byte_offset applied), writable unless flagged
         // read-only, until `owner` runs the deleter — which the external

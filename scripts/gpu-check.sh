@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The one prepared check a lent GPU machine runs (DESIGN §14; it must finish
+# in 8 minutes): every dynd-cuda test binary from .gpu-bundle/ (built here by
+# scripts/gpu-bundle.sh) with DYND_REQUIRE_GPU=1, so no GPU test may skip;
+# compute-sanitizer memcheck and racecheck over the GPU tests when the
+# machine has it. Prints `N passed, M failed` last; exits non-zero on any
+# failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bundle=.gpu-bundle
+[ -d "$bundle" ] || { echo "no $bundle: run scripts/gpu-bundle.sh where Rust is, and carry it"; exit 2; }
+export DYND_REQUIRE_GPU=1
+# NVRTC: the machine's CUDA installation, else the wheel carried in .nvrtc.
+for d in /usr/local/cuda/lib64 "$PWD/.nvrtc/nvidia/cu13/lib"; do
+  [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+export DYND_REQUIRE_NVRTC=1
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
+passed=0; failed=0
+for bin in "$bundle"/*; do
+  [ -x "$bin" ] || continue
+  log="$(mktemp)"
+  echo "== $(basename "$bin")"
+  "$bin" --test-threads=1 2>&1 | tee "$log" | grep -E '^(test |SKIP|test result)' || true
+  p=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s+=$1} END {print s+0}')
+  f=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
+  if ! grep -q 'test result: ok' "$log"; then f=$((f > 0 ? f : 1)); fi
+  passed=$((passed + p)); failed=$((failed + f))
+  rm -f "$log"
+done
+if command -v compute-sanitizer >/dev/null && [ -x "$bundle/gpu" ]; then
+  for tool in memcheck racecheck; do
+    echo "== compute-sanitizer --tool $tool gpu"
+    if compute-sanitizer --tool "$tool" --error-exitcode 9 "$bundle/gpu" --test-threads=1 \
+        every_function a_second arrays_round >/tmp/sanitizer.log 2>&1; then
+      passed=$((passed + 1)); tail -3 /tmp/sanitizer.log
+    else
+      failed=$((failed + 1)); tail -40 /tmp/sanitizer.log
+    fi
+  done
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
