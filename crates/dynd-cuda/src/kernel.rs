@@ -282,6 +282,12 @@ impl Elementwise {
     }
 }
 
+/// The types the device computes in: bool, the integers of 8 to 64 bits,
+/// float32 and float64 ([`BuiltinType::cuda_c`]).
+pub fn device_types() -> impl Iterator<Item = BuiltinType> {
+    BuiltinType::ALL.into_iter().filter(|b| b.cuda_c().is_some())
+}
+
 /// `e` converted to `to`, when it is of another type.
 fn cast(e: Expr, from: BuiltinType, to: BuiltinType) -> Expr {
     if from == to {

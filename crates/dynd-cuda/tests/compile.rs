@@ -8,16 +8,8 @@
 
 use dynd::callable::arith::{self, Function};
 use dynd::types::{BuiltinType, Type};
-use dynd_cuda::kernel::{Elementwise, Expr, Operand, Place};
+use dynd_cuda::kernel::{Elementwise, Expr, Operand, Place, device_types};
 use dynd_cuda::{codegen, nvrtc, probe};
-
-/// The device's compute types.
-fn device_types() -> Vec<BuiltinType> {
-    BuiltinType::ALL
-        .into_iter()
-        .filter(|b| b.cuda_c().is_some())
-        .collect()
-}
 
 /// A one-op kernel of `f` on arguments `args` (value type, optional), as
 /// `Elementwise::for_call` makes them: each argument cast to the compute

@@ -7,7 +7,19 @@ use dynd::callable::{self, arith};
 use dynd::memblock::DeviceId;
 use dynd::types::BuiltinType;
 use dynd::{Array, ErrorKind, Index, compute};
+use dynd_cuda::kernel::device_types;
 use dynd_cuda::{nvrtc, probe};
+
+mod common;
+
+/// An array of `dims` over `b` (`?b` with every third element missing
+/// when `optional`), its values from `seed`.
+fn host(b: BuiltinType, dims: &[usize], optional: bool, seed: i64) -> Array {
+    let n: i64 = dims.iter().product::<usize>().max(1) as i64;
+    let vals: Vec<(i64, bool)> = (1..=n).map(|i| ((i * 7 + seed) % 11 - 5, i % 3 == 1)).collect();
+    common::array(b, optional, dims, &vals)
+}
+
 
 const GPU: DeviceId = DeviceId::Cuda(0);
 
@@ -18,50 +30,6 @@ fn gpu() -> bool {
     }
     dynd_cuda::install().expect("a device is present, so install succeeds");
     true
-}
-
-fn device_types() -> Vec<BuiltinType> {
-    BuiltinType::ALL
-        .into_iter()
-        .filter(|b| b.cuda_c().is_some())
-        .collect()
-}
-
-/// One value of `b` as JSON, from a small integer.
-fn value(b: BuiltinType, v: i64) -> String {
-    match b {
-        BuiltinType::Bool => (v % 2 != 0).to_string(),
-        _ if b.is_unsigned_int() => v.rem_euclid(9).to_string(),
-        BuiltinType::Float32 | BuiltinType::Float64 => format!("{v}.25"),
-        _ => v.to_string(),
-    }
-}
-
-/// An array of `dims` over `b` (`?b` with every third element missing
-/// when `optional`), its values from `seed`.
-fn host(b: BuiltinType, dims: &[usize], optional: bool, seed: i64) -> Array {
-    fn nested(dims: &[usize], next: &mut dyn FnMut() -> String) -> String {
-        match dims.split_first() {
-            None => next(),
-            Some((&d, rest)) => {
-                let items: Vec<String> = (0..d).map(|_| nested(rest, next)).collect();
-                format!("[{}]", items.join(","))
-            }
-        }
-    }
-    let mut i = 0i64;
-    let mut next = || {
-        i += 1;
-        if optional && i % 3 == 1 {
-            "null".to_string()
-        } else {
-            value(b, (i * 7 + seed) % 11 - 5)
-        }
-    };
-    let json = nested(dims, &mut next);
-    let shape: String = dims.iter().map(|d| format!("{d} * ")).collect();
-    let tp = format!("{shape}{}{b}", if optional { "?" } else { "" });
-    Array::from_json(tp.as_str(), &json).unwrap()
 }
 
 #[test]

@@ -11,7 +11,11 @@ use dynd::exec::testing::HostBackedDevice;
 use dynd::memblock::DeviceId;
 use dynd::types::BuiltinType;
 use dynd::{Array, Index, callable};
-use dynd_cuda::{interp, kernel::Elementwise};
+use dynd_cuda::interp;
+use dynd_cuda::kernel::{Elementwise, device_types};
+
+mod common;
+use common::array;
 use proptest::prelude::*;
 use std::sync::Once;
 
@@ -22,51 +26,6 @@ fn install() {
     ONCE.call_once(|| {
         HostBackedDevice::install(50);
     });
-}
-
-/// The device's compute types.
-fn device_types() -> Vec<BuiltinType> {
-    BuiltinType::ALL
-        .into_iter()
-        .filter(|b| b.cuda_c().is_some())
-        .collect()
-}
-
-/// JSON of one value of `b` from a small random integer (bool: its parity).
-fn value(b: BuiltinType, v: i64) -> String {
-    match b {
-        BuiltinType::Bool => (v % 2 != 0).to_string(),
-        _ if b.is_unsigned_int() => v.rem_euclid(7).to_string(),
-        BuiltinType::Float32 | BuiltinType::Float64 => format!("{}.5", v),
-        _ => v.to_string(),
-    }
-}
-
-/// An array of `shape` over `b` (optional: some values null) from `vals`.
-fn array(b: BuiltinType, optional: bool, shape: &[usize], vals: &[(i64, bool)]) -> Array {
-    fn nested(shape: &[usize], next: &mut dyn FnMut() -> String) -> String {
-        match shape.split_first() {
-            None => next(),
-            Some((&d, rest)) => {
-                let items: Vec<String> = (0..d).map(|_| nested(rest, next)).collect();
-                format!("[{}]", items.join(","))
-            }
-        }
-    }
-    let mut i = 0;
-    let mut next = || {
-        let (v, null) = vals[i % vals.len()];
-        i += 1;
-        if optional && null {
-            "null".to_string()
-        } else {
-            value(b, v)
-        }
-    };
-    let json = nested(shape, &mut next);
-    let dims: String = shape.iter().map(|d| format!("{d} * ")).collect();
-    let tp = format!("{dims}{}{}", if optional { "?" } else { "" }, b);
-    Array::from_json(tp.as_str(), &json).unwrap()
 }
 
 /// Runs `name` on `args` through the description and the interpreter, and
@@ -146,7 +105,7 @@ proptest! {
         vals in prop::collection::vec((-4i64..5, any::<bool>()), 1..12),
     ) {
         install();
-        let types = device_types();
+        let types: Vec<BuiltinType> = device_types().collect();
         let names = names(2);
         let name = names[f % names.len()];
         let (ta, tb) = (types[ta % types.len()], types[tb % types.len()]);
@@ -176,7 +135,7 @@ proptest! {
         vals in prop::collection::vec((-4i64..5, any::<bool>()), 1..12),
     ) {
         install();
-        let types = device_types();
+        let types: Vec<BuiltinType> = device_types().collect();
         let names = names(1);
         let name = names[f % names.len()];
         let t = types[t % types.len()];
@@ -209,7 +168,7 @@ fn every_function_and_type_pair_matches_the_host() {
     // A sweep: every function on every pair of device types (optional on
     // one side), on 2 x 3 arrays with a broadcast second argument.
     install();
-    let types = device_types();
+    let types: Vec<BuiltinType> = device_types().collect();
     let vals: Vec<(i64, bool)> = (-3..4).map(|v| (v, v == 1)).collect();
     let (mut compared, mut refused) = (0, 0);
     for f in arith::functions() {

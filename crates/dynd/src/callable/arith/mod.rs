@@ -329,9 +329,10 @@ impl Function {
     /// use dynd::callable::arith::function;
     /// use dynd::types::{BuiltinType, Type};
     /// let add = function("add").unwrap();
-    /// let op = add.device_op(&[Type::int32(), Type::float32()]).unwrap();
+    /// let t = |b| Type::builtin(b);
+    /// let op = add.device_op(&[t(BuiltinType::Int32), t(BuiltinType::Float32)]).unwrap();
     /// assert_eq!((op.compute, op.expr), (BuiltinType::Float64, "a + b"));
-    /// assert!(add.device_op(&[Type::float16(), Type::float16()]).is_err());
+    /// assert!(add.device_op(&[t(BuiltinType::Float16), t(BuiltinType::Float16)]).is_err());
     /// ```
     pub fn device_op(&'static self, args: &[Type]) -> Result<DeviceOp> {
         let (c, k) = Arith::new(self).plan(args)?;
