@@ -12,7 +12,7 @@
 
 use crate::kernel::Elementwise;
 use crate::runtime;
-use dynd::callable::device::DeviceCalls;
+use dynd::callable::device::{DeviceCall, DeviceCalls};
 use dynd::callable::{Callable, arith};
 use dynd::memblock::DeviceId;
 use dynd::types::Type;
@@ -22,13 +22,13 @@ use dynd::{Array, Error, Result};
 pub struct CudaCalls;
 
 impl DeviceCalls for CudaCalls {
-    fn run(
-        &self,
-        f: &Callable,
-        device: DeviceId,
-        out: Option<&Array>,
-        args: &[&Array],
-    ) -> Result<Array> {
+    fn run(&self, call: DeviceCall<'_>) -> Result<Array> {
+        let DeviceCall {
+            f,
+            device,
+            out,
+            args,
+        } = call;
         let DeviceId::Cuda(ordinal) = device else {
             return Err(Error::invalid_argument(format!(
                 "the CUDA runtime was given a call on {device}"

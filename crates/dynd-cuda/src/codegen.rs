@@ -146,16 +146,16 @@ pub fn source(k: &Elementwise) -> String {
         let _ = writeln!(s, "    bool m{i} = {missing};");
         let _ = writeln!(
             s,
-            "    {} v{i}{};",
+            "    {} v{i} = {};",
             c_type(o.elem),
-            from_bits(o.elem, &format!("b{i}"))
+            bit_cast(o.elem, &format!("b{i}"), false)
         );
     }
     let (value, missing) = g.expr(k, &k.body, &mut s);
     // Store.
     let ob = bits_type(k.out.elem);
     let store = |v: &str| format!("*({ob}*)(out + o_out) = {v};");
-    let bits = to_bits(k.out.elem, &value);
+    let bits = bit_cast(k.out.elem, &value, true);
     if k.out.optional {
         let _ = writeln!(
             s,
@@ -170,23 +170,20 @@ pub fn source(k: &Elementwise) -> String {
     s
 }
 
-/// ` = value` of a `b`-typed variable from its bits variable `bits`.
-fn from_bits(b: BuiltinType, bits: &str) -> String {
-    match b {
-        BuiltinType::Bool => format!(" = {bits} != 0"),
-        BuiltinType::Float32 => format!(" = __int_as_float((int){bits})"),
-        BuiltinType::Float64 => format!(" = __longlong_as_double((long long){bits})"),
-        _ => format!(" = ({}){bits}", c_type(b)),
-    }
-}
-
-/// The bits of `value` (of type `b`) as its [`bits_type`].
-fn to_bits(b: BuiltinType, value: &str) -> String {
-    match b {
-        BuiltinType::Bool => format!("(unsigned char)({value} ? 1 : 0)"),
-        BuiltinType::Float32 => format!("(unsigned int)__float_as_int({value})"),
-        BuiltinType::Float64 => format!("(unsigned long long)__double_as_longlong({value})"),
-        _ => format!("({})({value})", bits_type(b)),
+/// `x` converted between a value of `b` and its bits ([`bits_type`]): the
+/// value of bits `x` when `to_bits` is false, the bits of value `x` when it
+/// is true. bool is a byte compared with zero; floats reinterpret their
+/// bits; integers convert (two's complement).
+fn bit_cast(b: BuiltinType, x: &str, to_bits: bool) -> String {
+    match (b, to_bits) {
+        (BuiltinType::Bool, false) => format!("{x} != 0"),
+        (BuiltinType::Bool, true) => format!("(unsigned char)({x} ? 1 : 0)"),
+        (BuiltinType::Float32, false) => format!("__int_as_float((int){x})"),
+        (BuiltinType::Float32, true) => format!("(unsigned int)__float_as_int({x})"),
+        (BuiltinType::Float64, false) => format!("__longlong_as_double((long long){x})"),
+        (BuiltinType::Float64, true) => format!("(unsigned long long)__double_as_longlong({x})"),
+        (_, false) => format!("({})({x})", c_type(b)),
+        (_, true) => format!("({})({x})", bits_type(b)),
     }
 }
 

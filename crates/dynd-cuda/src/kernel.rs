@@ -285,7 +285,9 @@ impl Elementwise {
 /// The types the device computes in: bool, the integers of 8 to 64 bits,
 /// float32 and float64 ([`BuiltinType::cuda_c`]).
 pub fn device_types() -> impl Iterator<Item = BuiltinType> {
-    BuiltinType::ALL.into_iter().filter(|b| b.cuda_c().is_some())
+    BuiltinType::ALL
+        .into_iter()
+        .filter(|b| b.cuda_c().is_some())
 }
 
 /// `e` converted to `to`, when it is of another type.

@@ -85,17 +85,7 @@ pub fn devices() -> Result<usize, String> {
 /// When `DYND_REQUIRE_GPU=1` and there is no device: the test fails
 /// instead of skipping (DESIGN §14).
 pub fn skip_without_device() -> Option<String> {
-    match devices() {
-        Ok(_) => None,
-        Err(reason) => {
-            assert!(
-                std::env::var("DYND_REQUIRE_GPU").as_deref() != Ok("1"),
-                "DYND_REQUIRE_GPU=1 but there is no CUDA device ({reason})"
-            );
-            println!("SKIP: no CUDA device ({reason})");
-            Some(reason)
-        }
-    }
+    skip(devices().map(drop), "no CUDA device", "DYND_REQUIRE_GPU")
 }
 
 /// For compile tests: `Some(reason)` when NVRTC is missing (printing
@@ -104,15 +94,17 @@ pub fn skip_without_device() -> Option<String> {
 /// # Panics
 /// When `DYND_REQUIRE_NVRTC=1` (CI sets it) and NVRTC is missing.
 pub fn skip_without_nvrtc() -> Option<String> {
-    match nvrtc() {
-        Ok(()) => None,
-        Err(reason) => {
-            assert!(
-                std::env::var("DYND_REQUIRE_NVRTC").as_deref() != Ok("1"),
-                "DYND_REQUIRE_NVRTC=1 but NVRTC is missing ({reason})"
-            );
-            println!("SKIP: no NVRTC ({reason})");
-            Some(reason)
-        }
-    }
+    skip(nvrtc(), "no NVRTC", "DYND_REQUIRE_NVRTC")
+}
+
+/// `None` when `found`; else prints `SKIP: <missing> (<reason>)` and
+/// returns the reason, or panics when the variable `require` is `1`.
+fn skip(found: Result<(), String>, missing: &str, require: &str) -> Option<String> {
+    let reason = found.err()?;
+    assert!(
+        std::env::var(require).as_deref() != Ok("1"),
+        "{require}=1 but there is {missing} ({reason})"
+    );
+    println!("SKIP: {missing} ({reason})");
+    Some(reason)
 }

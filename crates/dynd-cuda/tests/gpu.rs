@@ -16,10 +16,11 @@ mod common;
 /// when `optional`), its values from `seed`.
 fn host(b: BuiltinType, dims: &[usize], optional: bool, seed: i64) -> Array {
     let n: i64 = dims.iter().product::<usize>().max(1) as i64;
-    let vals: Vec<(i64, bool)> = (1..=n).map(|i| ((i * 7 + seed) % 11 - 5, i % 3 == 1)).collect();
+    let vals: Vec<(i64, bool)> = (1..=n)
+        .map(|i| ((i * 7 + seed) % 11 - 5, i % 3 == 1))
+        .collect();
     common::array(b, optional, dims, &vals)
 }
-
 
 const GPU: DeviceId = DeviceId::Cuda(0);
 

@@ -695,7 +695,7 @@ pub fn from_cuda_array_interface(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResu
     // keeps it), writable unless read-only; the device block records the
     // device, so the host never reads it.
     unsafe {
-        Array::from_device_memory(
+        Array::from_foreign(
             dynd::memblock::DeviceId::Cuda(ordinal),
             Type::builtin(b),
             ptr as *mut u8,

@@ -49,22 +49,24 @@ impl Array {
         }
     }
 
-    /// An array of `shape` elements of `tp` over device memory that
-    /// someone else owns, as [`Array::from_external`] is over host memory:
-    /// `owner` is called once, when the last array or view over the data is
-    /// dropped — also when this call fails. `data` is the device address of
-    /// element `[0, 0, …]`; `strides` are in bytes.
+    /// An array of `shape` elements of `tp` over memory on `device` that
+    /// someone else owns (DLPack, the CUDA array interface): for
+    /// [`DeviceId::Cpu`] exactly [`Array::from_external`], for a device an
+    /// array whose data block records the device, so the host never reads
+    /// it. `owner` is called once, when the last array or view over the
+    /// data is dropped — also when this call fails. `data` is the address
+    /// of element `[0, 0, …]`; `strides` are in bytes.
     ///
     /// # Errors
-    /// As [`Array::from_external`]'s, and `InvalidArgument` for
-    /// [`DeviceId::Cpu`] (use `from_external`).
+    /// As [`Array::from_external`]'s.
     ///
     /// # Safety
     /// 1. For every index in the shape, the `tp.data_size()` bytes at
     ///    `data + Σ i[k] * strides[k]` are memory of `device` holding a valid
     ///    value of `tp`, for as long as `owner` has not been called.
-    /// 2. When `writable` is true, those bytes may be written by the device.
-    pub unsafe fn from_device_memory(
+    /// 2. When `writable` is true, those bytes may be written (by the
+    ///    device, for device memory), and nothing else uses them meanwhile.
+    pub unsafe fn from_foreign(
         device: DeviceId,
         tp: Type,
         data: *mut u8,
@@ -73,16 +75,12 @@ impl Array {
         owner: impl FnOnce() + Send + 'static,
         writable: bool,
     ) -> Result<Array> {
-        if device.is_cpu() {
-            owner();
-            return Err(Error::invalid_argument(
-                "from_device_memory was given the cpu; host memory comes in through \
-                 Array::from_external",
-            ));
-        }
-        let block = MemBlock::new_device(device, owner);
-        // SAFETY: (1) and (2) are from_external_block's, with the device
-        // block as the owner; the block records the device, so no host path
+        let block = match device {
+            DeviceId::Cpu => MemBlock::new_external(owner),
+            _ => MemBlock::new_device(device, owner),
+        };
+        // SAFETY: (1) and (2) are from_external_block's, with the block as
+        // the owner; a device block records the device, so no host path
         // reads the data.
         unsafe { from_external_block(tp, data, shape, strides, block, writable) }
     }
@@ -336,7 +334,7 @@ mod tests {
         // SAFETY: the address is never dereferenced by the host; nothing
         // but the device runtime (absent here) would read it.
         let d = unsafe {
-            Array::from_device_memory(
+            Array::from_foreign(
                 DeviceId::Cuda(99),
                 Type::float64(),
                 0x1000 as *mut u8,
@@ -356,24 +354,26 @@ mod tests {
         assert!(shown.contains("cuda:99"), "{shown}");
         drop(d);
         assert_eq!(released.load(Ordering::SeqCst), 1);
-        // The cpu is not a device: the owner is released all the same.
+        // On the cpu it is host memory, read as usual.
+        let host = [1.5f64, 2.5];
         let r = released.clone();
-        // SAFETY: refused before any use of the pointer.
-        let e = unsafe {
-            Array::from_device_memory(
+        // SAFETY: `host` outlives the array (dropped below, first).
+        let h = unsafe {
+            Array::from_foreign(
                 DeviceId::Cpu,
                 Type::float64(),
-                0x1000 as *mut u8,
-                &[1],
+                host.as_ptr() as *mut u8,
+                &[2],
                 &[8],
                 move || {
                     r.fetch_add(1, Ordering::SeqCst);
                 },
-                true,
+                false,
             )
         }
-        .unwrap_err();
-        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
+        .unwrap();
+        assert_eq!(h.to_json(), "[1.5,2.5]");
+        drop(h);
         assert_eq!(released.load(Ordering::SeqCst), 2);
     }
 }

@@ -11,22 +11,28 @@ use crate::error::{Error, Result};
 use crate::memblock::DeviceId;
 use std::sync::{Arc, RwLock};
 
+/// One call on device arrays, as dynd hands it to the device runtime.
+#[derive(Clone, Copy)]
+pub struct DeviceCall<'a> {
+    /// The callable.
+    pub f: &'a Callable,
+    /// The device the arrays are on.
+    pub device: DeviceId,
+    /// The output the caller gave (on `device`), if any.
+    pub out: Option<&'a Array>,
+    /// The arguments: arrays on `device`, and 0-d host scalars.
+    pub args: &'a [&'a Array],
+}
+
 /// What a device runtime does with calls on its arrays.
 pub trait DeviceCalls: Send + Sync {
-    /// Runs `f` on `device` with the arguments `args` (device arrays and
-    /// host 0-d scalars), into `out` (on `device`) or a new array there.
+    /// Runs `call` on its device, into its output or a new array there.
     ///
     /// # Errors
     /// The errors the host call would give (the same kinds and messages,
     /// naming positions), and `Type` for a callable the device does not
     /// run (third-party ckernels are host-only), saying so.
-    fn run(
-        &self,
-        f: &Callable,
-        device: DeviceId,
-        out: Option<&Array>,
-        args: &[&Array],
-    ) -> Result<Array>;
+    fn run(&self, call: DeviceCall<'_>) -> Result<Array>;
 }
 
 static CALLS: RwLock<Option<Arc<dyn DeviceCalls>>> = RwLock::new(None);
@@ -81,7 +87,12 @@ pub(crate) fn run(
 ) -> Result<Array> {
     let calls = CALLS.read().unwrap_or_else(|e| e.into_inner()).clone();
     match calls {
-        Some(calls) => calls.run(f, device, out, args),
+        Some(calls) => calls.run(DeviceCall {
+            f,
+            device,
+            out,
+            args,
+        }),
         None => Err(Error::external(format!(
             "{} on {device} arrays needs a device runtime, and none is loaded (dynd_cuda::install() \
              in Rust; `import dynd` loads it in Python when a CUDA driver and device are present)",

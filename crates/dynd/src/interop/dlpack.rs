@@ -513,28 +513,14 @@ impl Array {
         })?;
         let data = dl.data.cast::<u8>().wrapping_add(offset);
         let writable = m.flags & DLPACK_FLAG_BITMASK_READ_ONLY == 0;
-        if let DeviceId::Cuda(_) = on {
-            // SAFETY: (2) as below, in the memory of that CUDA device: the
-            // device block records where it lives, so the host never reads
-            // it; the deleter runs once, with the last array over it.
-            return unsafe {
-                Array::from_device_memory(
-                    on,
-                    Type::builtin(b),
-                    data,
-                    &shape,
-                    &strides,
-                    move || drop(owner),
-                    writable,
-                )
-            };
-        }
         // SAFETY: (2) the tensor's elements are valid at these byte strides
-        // from `data` (its byte_offset applied), writable unless flagged
-        // read-only, until `owner` runs the deleter — which the external
-        // block does once, when the last array over the data is gone.
+        // from `data` (its byte_offset applied), in the memory of `on`,
+        // writable unless flagged read-only, until `owner` runs the deleter
+        // — which the block does once, when the last array over the data is
+        // gone; a device block keeps the host from reading device memory.
         unsafe {
-            Array::from_external(
+            Array::from_foreign(
+                on,
                 Type::builtin(b),
                 data,
                 &shape,

@@ -255,18 +255,19 @@ macro_rules! float_divmod {
                 (floor, m)
             }
         }
-        impl BinaryOp<$t> for FloorDivide {
+        divmod_part!($t; FloorDivide => 0, Remainder => 1);
+    )*};
+}
+
+/// `$op` on floats as part `$part` of [`FloatDivmod::divmod`], on the host
+/// and in CUDA C (`dynd_fdivmod`'s `which`).
+macro_rules! divmod_part {
+    ($t:ty; $($op:ty => $part:tt),*) => {$(
+        impl BinaryOp<$t> for $op {
             type Out = $t;
             #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { <$t>::divmod(a, b).0 }
-            const CUDA: &'static str = "dynd_fdivmod<T>(a, b, 0)";
-            const CUDA_PRELUDE: &'static str = FLOAT_DIVMOD;
-        }
-        impl BinaryOp<$t> for Remainder {
-            type Out = $t;
-            #[inline(always)]
-            fn apply(a: $t, b: $t) -> $t { <$t>::divmod(a, b).1 }
-            const CUDA: &'static str = "dynd_fdivmod<T>(a, b, 1)";
+            fn apply(a: $t, b: $t) -> $t { <$t>::divmod(a, b).$part }
+            const CUDA: &'static str = concat!("dynd_fdivmod<T>(a, b, ", stringify!($part), ")");
             const CUDA_PRELUDE: &'static str = FLOAT_DIVMOD;
         }
     )*};
