@@ -4,6 +4,7 @@
 //! stderr and exits 1.
 
 use dynd::kernels::assign::ErrorMode;
+use dynd::memblock::DeviceId;
 use dynd::{Array, Error, Index, Type};
 use std::io::Write;
 use std::process::ExitCode;
@@ -21,11 +22,12 @@ usage:
       N * T with N the number of lines)
   dynd assign [--errmode nocheck|overflow|fractional|inexact|default] DST_DATASHAPE SRC_DATASHAPE JSON
       parses JSON as SRC, assigns it into a new DST array, prints DST as compact JSON
-  dynd call FUNC [--axes I,J,...] [--keepdims] DATASHAPE JSON [DATASHAPE JSON ...]
+  dynd call FUNC [--axes I,J,...] [--keepdims] [--device cpu|cuda|cuda:N] DATASHAPE JSON [DATASHAPE JSON ...]
       applies the named callable to the arguments; line 1: the result's datashape;
       line 2: its JSON; --axes (negative ones count from the innermost, -1) and
       --keepdims apply to reductions (sum, prod, min, max, mean, all, any, count,
-      argmin, argmax, var, std)
+      argmin, argmax, var, std); --device computes on a CUDA device (the arguments
+      are copied there, the result back)
   dynd index DATASHAPE JSON INDEX
       INDEX as inside NumPy brackets: comma-separated items, each an integer
       (negative counts from the end), a slice start:stop:step (parts optional),
@@ -112,13 +114,20 @@ fn run(args: &[String]) -> Result<String, Error> {
             Ok(src.cast(Type::parse(dst)?, mode)?.to_json())
         }
         "call" => {
-            let name = arg(1, "FUNC")?;
             let mut axes: Option<Vec<isize>> = None;
             let mut keepdims = false;
-            let rest = take_options(&args[2..], |rest| {
+            let mut device = DeviceId::Cpu;
+            // Options go before or after FUNC (`dynd call --device cuda add ...`).
+            let mut option = |rest: &[String]| -> Result<Option<usize>, Error> {
                 if rest[0] == "--keepdims" {
                     keepdims = true;
                     return Ok(Some(1));
+                }
+                if let Some((value, used)) = option_value(rest, "device")? {
+                    device = DeviceId::parse(value).map_err(|e| {
+                        Error::invalid_argument(format!("--device: {}", e.message()))
+                    })?;
+                    return Ok(Some(used));
                 }
                 let Some((value, used)) = option_value(rest, "axes")? else {
                     return Ok(None);
@@ -135,7 +144,13 @@ fn run(args: &[String]) -> Result<String, Error> {
                     .collect();
                 axes = Some(parsed?);
                 Ok(Some(used))
-            })?;
+            };
+            let before = take_options(&args[1..], &mut option)?;
+            let (name, after) = before
+                .split_first()
+                .ok_or_else(|| Error::invalid_argument(format!("missing FUNC\n{USAGE}")))?;
+            let name = name.as_str();
+            let rest = take_options(after, &mut option)?;
             if rest.is_empty() || !rest.len().is_multiple_of(2) {
                 return Err(Error::invalid_argument(format!(
                     "call takes DATASHAPE JSON pairs after the function name, got {} argument{}\n{USAGE}",
@@ -143,9 +158,14 @@ fn run(args: &[String]) -> Result<String, Error> {
                     if rest.len() == 1 { "" } else { "s" }
                 )));
             }
+            if !device.is_cpu() {
+                dynd_cuda::install()?;
+            }
             let arrays: Vec<Array> = rest
                 .chunks(2)
-                .map(|p| Array::from_json(Type::parse(&p[0])?, &json_arg(&p[1])?))
+                .map(|p| {
+                    Array::from_json(Type::parse(&p[0])?, &json_arg(&p[1])?)?.to_device(device)
+                })
                 .collect::<Result<_, Error>>()?;
             let refs: Vec<&Array> = arrays.iter().collect();
             let out = if axes.is_some() || keepdims {

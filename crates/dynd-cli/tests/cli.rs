@@ -169,3 +169,58 @@ fn threads_choose_the_executor_and_never_change_a_result() {
     assert_eq!((code, out), (0, run("1", "sum")));
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn device_chooses_where_call_computes() {
+    // On the cpu: the plain result, with the option before or after FUNC.
+    for args in [
+        &[
+            "call",
+            "--device",
+            "cpu",
+            "add",
+            "2 * int32",
+            "[1,2]",
+            "int32",
+            "3",
+        ][..],
+        &[
+            "call",
+            "add",
+            "--device=cpu",
+            "2 * int32",
+            "[1,2]",
+            "int32",
+            "3",
+        ][..],
+    ] {
+        let (code, out, err) = dynd(args);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(out, "2 * int32\n[4,5]\n");
+    }
+    let (code, _, err) = dynd(&["call", "add", "--device", "gpu", "int32", "1", "int32", "2"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("error[invalid_argument]: --device: unknown device \"gpu\""),
+        "{err}"
+    );
+    // cuda: computed there when this machine has a device; otherwise the
+    // external error saying why.
+    let (code, out, err) = dynd(&[
+        "call",
+        "--device",
+        "cuda",
+        "multiply",
+        "3 * float64",
+        "[1,2,3]",
+        "float64",
+        "2",
+    ]);
+    if dynd_cuda::is_available() {
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(out, "3 * float64\n[2.0,4.0,6.0]\n");
+    } else {
+        assert_eq!(code, 1);
+        assert!(err.starts_with("error[external]: "), "{err}");
+    }
+}
