@@ -129,5 +129,19 @@ for label, action in [
     except dynd.Error as e:
         print(f"  {label:<34} {type(e).__name__} ({e.kind}): {e}")
 
+section("The CUDA device")
+if not dynd.cuda.is_available():
+    try:
+        dynd.array([1.0]).to("cuda")
+        print("  no CUDA device, yet to('cuda') worked?!")
+        failures += 1
+    except dynd.ExternalError as e:
+        print(f"  skipped: {e}")
+else:
+    x = dynd.array([[1, None, 3], [4, 5, 6]], type="2 * 3 * ?float64", device="cuda")
+    show("x.device", x.device, "cuda:0")
+    show("(x * 2.0).cpu()", (x * 2.0).cpu(), [[2.0, None, 6.0], [8.0, 10.0, 12.0]])
+    show("x[::-1].device (a view)", x[::-1].device, "cuda:0")
+
 print(f"\ntour: {'all checks passed' if failures == 0 else f'{failures} FAILED'}")
 sys.exit(1 if failures else 0)

@@ -330,5 +330,43 @@ fn main() -> Result<(), dynd::Error> {
     );
     show("m[3]", m.index(&[3.into()]));
     show("m[0, 0, 0]", m.index(&[0.into(), 0.into(), 0.into()]));
-    Ok(())
+
+    section("The CUDA device (dynd-cuda)");
+    device_section()
+}
+
+/// Arrays on a CUDA device and calls there, when this machine has one;
+/// otherwise the reason it has none.
+fn device_section() -> Result<(), dynd::Error> {
+    use dynd::compute;
+    use dynd::memblock::DeviceId;
+    match dynd_cuda::install() {
+        Err(e) => {
+            println!("  skipped: {}", e.message());
+            Ok(())
+        }
+        Ok(n) => {
+            let gpu = DeviceId::Cuda(0);
+            println!("  {n} device(s); computing on {gpu}");
+            let x = Array::from_json("2 * 3 * ?float64", "[[1, null, 3], [4, 5, 6]]")?
+                .to_device(gpu)?;
+            println!("  x.device()                    = {}", x.device());
+            let y = compute::multiply(&x, &Array::from(2.0f64))?;
+            println!(
+                "  x * 2.0 (on {})          = {}",
+                y.device(),
+                y.to_host()?.to_json()
+            );
+            let v = x.index(&[Index::slice(None, None, -1)])?;
+            println!("  x[::-1] (a view on {})  = {}", v.device(), v.to_json());
+            show(
+                "x + host 2 * 3 array",
+                compute::add(
+                    &x,
+                    &Array::from_json("2 * 3 * float64", "[[0,0,0],[0,0,0]]")?,
+                ),
+            );
+            Ok(())
+        }
+    }
 }
