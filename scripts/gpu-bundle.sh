@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds, here, what a lent GPU machine runs (it has CUDA, Python, CuPy and
-# PyTorch but no Rust toolchain and no network): the dynd-cuda test binaries
-# (release, stripped) into .gpu-bundle/ (gitignored), for the device tool's
-# `carry`. Then on the device: scripts/gpu-check.sh.
+# PyTorch but no Rust toolchain and no network) into .gpu-bundle/
+# (gitignored), for the device tool's `carry` (64 MiB at most): the
+# dynd-cuda test binaries that need the device (`gpu`, and `compile`, which
+# checks the machine's NVRTC), release and stripped, and the `dynd` wheel
+# (release). The host-only tests (the interpreter's) run here, not there.
+# Then on the device: scripts/gpu-check.sh.
 #
 #   scripts/gpu-bundle.sh          # then carry [".gpu-bundle"] and run
 #                                  # `bash scripts/gpu-check.sh`
@@ -21,7 +24,10 @@ for line in sys.stdin:
 ')
 for b in "${bins[@]}"; do
   name="${b%% *}"; path="${b#* }"
-  cp "$path" "$out/$name" && strip "$out/$name"
+  case "$name" in gpu|compile) cp "$path" "$out/$name" && strip "$out/$name" ;; esac
 done
+maturin="${DYND_PYENV:-.venv}/bin/maturin"
+[ -x "$maturin" ] || { echo "no $maturin: run scripts/python-tests.sh once (it makes the venv)"; exit 1; }
+"$maturin" build -q --release --strip -m crates/dynd-python/Cargo.toml -o "$out/wheels"
 ls -l "$out"
 du -sh "$out"

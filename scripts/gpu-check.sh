@@ -28,6 +28,27 @@ for bin in "$bundle"/*; do
   passed=$((passed + p)); failed=$((failed + f))
   rm -f "$log"
 done
+# The Python package: its CUDA tests, the tour, and the benchmark table.
+wheel=$(ls "$bundle"/wheels/dynd-*.whl 2>/dev/null | head -1)
+if [ -n "$wheel" ]; then
+  venv=/tmp/dynd-gpu-venv
+  python3 -m venv --system-site-packages "$venv" && "$venv/bin/python" -m pip install -q --no-deps --no-index "$wheel"
+  if "$venv/bin/python" -c 'import pytest' 2>/dev/null; then
+    echo "== pytest crates/dynd-python/tests/test_cuda.py"
+    if "$venv/bin/python" -m pytest -q -p no:cacheprovider crates/dynd-python/tests/test_cuda.py; then
+      passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  else
+    echo "SKIP: pytest is not on this machine (the Python CUDA tests did not run)"
+  fi
+  echo "== python examples/python/tour.py"
+  if (cd examples/python && "$venv/bin/python" tour.py | tail -12); then
+    passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  echo "== python bench/gpu_compare.py"
+  if "$venv/bin/python" bench/gpu_compare.py --size 1e8 --runs 10; then
+    passed=$((passed + 1)); else failed=$((failed + 1)); fi
+else
+  echo "no wheel in $bundle/wheels: the Python checks did not run"; failed=$((failed + 1))
+fi
 if command -v compute-sanitizer >/dev/null && [ -x "$bundle/gpu" ]; then
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool gpu"

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""dynd on a CUDA device beside CuPy, one run, side by side (issue #29).
+
+    python bench/gpu_compare.py [--size 1e8] [--runs 10]
+
+Needs a CUDA device, the `dynd` wheel and CuPy (the lent device machine has
+CuPy and PyTorch; scripts/gpu-check.sh runs this). On --size float64
+elements (default 10^8, 800 MB per array), median of --runs after a
+warm-up, each timed with the device synchronised before and after:
+
+  - `a + b` into a new array: dynd vs CuPy;
+  - `a * b + c` through two calls: dynd vs CuPy's `a * b + c`;
+  - `a * b + c` fused: CuPy's ElementwiseKernel (dynd-ops' Cuda executor is
+    not built yet: its row says so);
+  - `to("cuda")` / `cpu()` of one array: dynd vs `cupy.asarray` / `.get()`;
+  - `sum`: not on the device yet (its row says so).
+
+Prints a markdown table: work | dynd ms | CuPy ms | dynd / CuPy speed
+(> 1 is dynd faster), and GB/s for the copies. Exits 2 without a device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--size", type=float, default=1e8)
+    p.add_argument("--runs", type=int, default=10)
+    args = p.parse_args()
+    import numpy as np
+
+    import dynd
+
+    if not dynd.cuda.is_available():
+        print("SKIP: no CUDA device (dynd.cuda.is_available() is False)")
+        return 2
+    import cupy
+
+    n = int(args.size)
+
+    def timed(f):
+        cupy.cuda.runtime.deviceSynchronize()
+        f()  # warm-up: compiles and caches kernels
+        times = []
+        for _ in range(args.runs):
+            cupy.cuda.runtime.deviceSynchronize()
+            t = time.perf_counter()
+            f()
+            cupy.cuda.runtime.deviceSynchronize()
+            times.append(time.perf_counter() - t)
+        return statistics.median(times) * 1e3
+
+    rng = np.random.default_rng(0)
+    host = [rng.standard_normal(n) for _ in range(3)]
+    ca, cb, cc = (cupy.asarray(h) for h in host)
+    da, db, dc = (dynd.array(h, device="cuda") for h in host)
+    fused = cupy.ElementwiseKernel("float64 a, float64 b, float64 c", "float64 r", "r = a * b + c", "fma3")
+
+    rows = []
+
+    def row(work, ours, theirs, note=""):
+        speed = f"{theirs / ours:.2f}x" if ours and theirs else ""
+        ours_s = f"{ours:.3f}" if ours else "not on the device yet"
+        theirs_s = f"{theirs:.3f}" if theirs else ""
+        rows.append(f"| {work} | {ours_s} | {theirs_s} | {speed} | {note} |")
+
+    row("`a + b`", timed(lambda: da + db), timed(lambda: ca + cb))
+    row("`a * b + c` (two calls)", timed(lambda: da * db + dc), timed(lambda: ca * cb + cc))
+    row("`a * b + c` fused", None, timed(lambda: fused(ca, cb, cc)), "dynd-ops Cuda executor: not built yet")
+    gb = n * 8 / 1e9
+    up = timed(lambda: dynd.array(host[0], device="cuda"))
+    up_c = timed(lambda: cupy.asarray(host[0]))
+    row("`to(\"cuda\")` of 800 MB" if n == 10**8 else "`to(\"cuda\")`", up, up_c, f"{gb / (up / 1e3):.1f} GB/s vs {gb / (up_c / 1e3):.1f}")
+    down = timed(lambda: da.cpu())
+    down_c = timed(lambda: ca.get())
+    row("`cpu()`", down, down_c, f"{gb / (down / 1e3):.1f} GB/s vs {gb / (down_c / 1e3):.1f}")
+    row("`sum(a)`", None, timed(lambda: ca.sum()), "reductions on the device: not built yet")
+
+    dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    print(f"{n:.0e} float64 on {dev}, median of {args.runs} runs")
+    print("| work | dynd ms | CuPy ms | dynd / CuPy | note |")
+    print("|---|---|---|---|---|")
+    print("\n".join(rows))
+    # The results agree.
+    np.testing.assert_array_equal(np.asarray((da * db + dc).cpu()), cupy.asnumpy(ca * cb + cc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
