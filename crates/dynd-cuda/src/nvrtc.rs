@@ -63,12 +63,14 @@ pub fn compile(source: &str, arch: &str) -> Result<Ptx> {
     })
     .map_err(Error::external)?;
     COMPILES.fetch_add(1, Ordering::SeqCst);
-    let ptx = Arc::new(ptx.to_src());
-    cache()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key, ptx.clone());
-    Ok(ptx)
+    // When two threads compiled the same source at once, the first one
+    // cached wins: one PTX per key lives for the process, so its address
+    // names it (the runtime's loaded kernels are keyed by it).
+    let mut cached = cache().lock().unwrap_or_else(|e| e.into_inner());
+    Ok(cached
+        .entry(key)
+        .or_insert_with(|| Arc::new(ptx.to_src()))
+        .clone())
 }
 
 /// cudarc wants the architecture as a `&'static str`: the known ones are

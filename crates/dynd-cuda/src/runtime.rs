@@ -39,7 +39,9 @@ pub struct Cuda {
     name: String,
     arch: String,
     multiprocessors: u32,
-    functions: Mutex<HashMap<nvrtc::Ptx, CudaFunction>>,
+    /// Loaded kernels, by the address of their PTX in the compile cache
+    /// (which keeps every PTX for the process, so an address names one).
+    functions: Mutex<HashMap<usize, CudaFunction>>,
 }
 
 impl std::fmt::Debug for Cuda {
@@ -98,8 +100,9 @@ impl Cuda {
 
     /// The kernel of `ptx`, loaded into this device once.
     fn function(&self, ptx: &nvrtc::Ptx) -> Result<CudaFunction> {
+        let key = Arc::as_ptr(ptx) as usize;
         let mut fns = self.functions.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = fns.get(ptx) {
+        if let Some(f) = fns.get(&key) {
             return Ok(f.clone());
         }
         let module = self
@@ -109,7 +112,7 @@ impl Cuda {
         let f = module
             .load_function(codegen::KERNEL)
             .map_err(|e| driver("finding the kernel", e))?;
-        fns.insert(ptx.clone(), f.clone());
+        fns.insert(key, f.clone());
         Ok(f)
     }
 
