@@ -32,14 +32,13 @@ def main() -> int:
     p.add_argument("--size", type=float, default=1e8)
     p.add_argument("--runs", type=int, default=10)
     args = p.parse_args()
-    import numpy as np
-
     import dynd
 
     if not dynd.cuda.is_available():
         print("SKIP: no CUDA device (dynd.cuda.is_available() is False)")
         return 2
     import cupy
+    import numpy as np
 
     n = int(args.size)
 

@@ -18,7 +18,7 @@ export DYND_REQUIRE_NVRTC=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
 passed=0; failed=0
 for bin in "$bundle"/*; do
-  [ -x "$bin" ] || continue
+  [ -f "$bin" ] && [ -x "$bin" ] || continue
   log="$(mktemp)"
   echo "== $(basename "$bin")"
   "$bin" --test-threads=1 2>&1 | tee "$log" | grep -E '^(test |SKIP|test result)' || true
