@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Builds, here, what a lent GPU machine runs (it has CUDA, Python, CuPy and
 # PyTorch but no Rust toolchain and no network) into .gpu-bundle/
-# (gitignored), for the device tool's `carry` (64 MiB at most): the
-# dynd-cuda test binaries that need the device (`gpu`, and `compile`, which
-# checks the machine's NVRTC), release and stripped, and the `dynd` wheel
-# (release). The host-only tests (the interpreter's) run here, not there.
+# (gitignored), for the device tool's `carry` (64 MiB at most): dynd-cuda's
+# integration test binary (its `gpu` tests need the device; `compile` checks
+# the machine's NVRTC), release and stripped, and the `dynd` wheel (release).
 # Then on the device: scripts/gpu-check.sh.
 #
 #   scripts/gpu-bundle.sh          # then carry [".gpu-bundle"] and run
@@ -24,7 +23,7 @@ for line in sys.stdin:
 ')
 for b in "${bins[@]}"; do
   name="${b%% *}"; path="${b#* }"
-  case "$name" in gpu|compile) cp "$path" "$out/$name" && strip "$out/$name" ;; esac
+  case "$name" in integration) cp "$path" "$out/dynd-cuda-tests" && strip "$out/dynd-cuda-tests" ;; esac
 done
 maturin="${DYND_PYENV:-.venv}/bin/maturin"
 [ -x "$maturin" ] || { echo "no $maturin: run scripts/python-tests.sh once (it makes the venv)"; exit 1; }

@@ -10,8 +10,6 @@ use dynd::{Array, ErrorKind, Index, compute};
 use dynd_cuda::kernel::device_types;
 use dynd_cuda::{nvrtc, probe};
 
-mod common;
-
 /// An array of `dims` over `b` (`?b` with every third element missing
 /// when `optional`), its values from `seed`.
 fn host(b: BuiltinType, dims: &[usize], optional: bool, seed: i64) -> Array {
@@ -19,7 +17,7 @@ fn host(b: BuiltinType, dims: &[usize], optional: bool, seed: i64) -> Array {
     let vals: Vec<(i64, bool)> = (1..=n)
         .map(|i| ((i * 7 + seed) % 11 - 5, i % 3 == 1))
         .collect();
-    common::array(b, optional, dims, &vals)
+    crate::common::array(b, optional, dims, &vals)
 }
 
 const GPU: DeviceId = DeviceId::Cuda(0);

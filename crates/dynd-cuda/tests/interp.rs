@@ -14,8 +14,7 @@ use dynd::{Array, Index, callable};
 use dynd_cuda::interp;
 use dynd_cuda::kernel::{Elementwise, device_types};
 
-mod common;
-use common::array;
+use crate::common::array;
 use proptest::prelude::*;
 use std::sync::Once;
 
