@@ -4,7 +4,8 @@
 //! On the device so far: the arithmetic family — `add`, `subtract`,
 //! `multiply`, `divide`, `modulo`, `floor_divide`, `remainder`,
 //! `negative`, `abs`, the six comparisons, `logical_and`, `logical_or`,
-//! `logical_not`, `sqrt`, `exp`, `log`, `sin`, `cos`, `tan`, `pow` — over
+//! `logical_not`, `sqrt`, `exp`, `log`, `sin`, `cos`, `tan`, `pow` — and
+//! `where`, over
 //! fixed dims of bool, integers of 8 to 64 bits, float32 and float64 and
 //! their option types, with broadcasting and 0-d host scalars. Any other
 //! callable on device arrays is a `Type` error saying it runs on the host
@@ -34,7 +35,12 @@ impl DeviceCalls for CudaCalls {
                 "the CUDA runtime was given a call on {device}"
             )));
         };
-        let function = device_function(f)?;
+        // Which kernel: known before any allocation.
+        let function = if own(f, "where") {
+            None
+        } else {
+            Some(device_function(f)?)
+        };
         let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
         let out_tp = f.resolve(&tps)?;
         let out = match out {
@@ -49,25 +55,32 @@ impl DeviceCalls for CudaCalls {
             }
             None => Array::empty_on(device, out_tp)?,
         };
-        let k = Elementwise::for_call(function, &out, args)?;
+        let k = match function {
+            Some(function) => Elementwise::for_call(function, &out, args)?,
+            None => Elementwise::for_where(&out, args)?,
+        };
         runtime::device(ordinal)?.run(&k, f, &out, args)?;
         Ok(out)
     }
 }
 
-/// dynd's arithmetic function `f` is, when it is one (the registered
-/// callable of its name, not a third party's of the same name).
-fn device_function(f: &Callable) -> Result<&'static arith::Function> {
-    let own = arith::function(f.name()).filter(|_| {
-        dynd::callable::lookup(f.name())
+/// `true` when `f` is dynd's own callable `name` (the registered one, not
+/// a third party's of the same name).
+fn own(f: &Callable, name: &str) -> bool {
+    f.name() == name
+        && dynd::callable::lookup(name)
             .map(|g| g.same(f))
             .unwrap_or(false)
-    });
-    own.ok_or_else(|| {
+}
+
+/// dynd's arithmetic function `f` is, when it is one.
+fn device_function(f: &Callable) -> Result<&'static arith::Function> {
+    let found = arith::function(f.name()).filter(|_| own(f, f.name()));
+    found.ok_or_else(|| {
         Error::type_error(format!(
             "{} does not run on the device yet (on the device: arithmetic, comparison, logic \
-             and math functions; third-party callables are host-only): copy the arrays to the \
-             host with to_host()",
+             and math functions, and where; third-party callables are host-only): copy the \
+             arrays to the host with to_host()",
             f.name()
         ))
     })

@@ -211,6 +211,15 @@ impl Gen {
         match e {
             Expr::Arg(_) => {}
             Expr::Cast(_, inner) => self.functions(inner),
+            Expr::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                for e in [cond, then, otherwise] {
+                    self.functions(e);
+                }
+            }
             Expr::Op { name, op, args, .. } => {
                 for a in args {
                     self.functions(a);
@@ -256,6 +265,22 @@ impl Gen {
     fn expr(&mut self, k: &Elementwise, e: &Expr, s: &mut String) -> (String, String) {
         match e {
             Expr::Arg(i) => (format!("v{i}"), format!("m{i}")),
+            Expr::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let (c, cm) = self.expr(k, cond, s);
+                let (x, xm) = self.expr(k, then, s);
+                let (y, ym) = self.expr(k, otherwise, s);
+                let t = self.temp();
+                let r = c_type(k.type_of(then));
+                // Truthiness, as the host's: non-zero (NaN included).
+                let _ = writeln!(s, "    bool c{t} = ({c}) != 0;");
+                let _ = writeln!(s, "    {r} t{t} = c{t} ? {x} : {y};");
+                let _ = writeln!(s, "    bool n{t} = {cm} || (c{t} ? {xm} : {ym});");
+                (format!("t{t}"), format!("n{t}"))
+            }
             Expr::Cast(to, inner) => {
                 let (v, m) = self.expr(k, inner, s);
                 let t = self.temp();

@@ -95,6 +95,17 @@ fn eval(e: &Expr, columns: &[Array]) -> Result<Array> {
             };
             v.cast(dynd::Type::fixed_dim(n, elem), ErrorMode::NoCheck)
         }
+        Expr::Select {
+            cond,
+            then,
+            otherwise,
+        } => {
+            let vals = [cond, then, otherwise]
+                .map(|e| eval(e, columns))
+                .into_iter()
+                .collect::<Result<Vec<Array>>>()?;
+            callable::lookup("where")?.call(&[&vals[0], &vals[1], &vals[2]])
+        }
         Expr::Op { name, args, .. } => {
             let vals: Vec<Array> = args
                 .iter()

@@ -72,6 +72,16 @@ pub enum Expr {
         /// Its arguments.
         args: Vec<Expr>,
     },
+    /// `where`: `then` where `cond` is true (non-zero), else `otherwise`;
+    /// missing where `cond` is, or where the chosen value is.
+    Select {
+        /// The condition (bool, or a number taken by truthiness).
+        cond: Box<Expr>,
+        /// The value where `cond` is true.
+        then: Box<Expr>,
+        /// The value where it is false.
+        otherwise: Box<Expr>,
+    },
 }
 
 /// An elementwise kernel: `out[i] = body(inputs[i])` for every element `i`
@@ -105,6 +115,7 @@ impl Elementwise {
             Expr::Arg(i) => self.inputs[*i].elem,
             Expr::Cast(t, _) => *t,
             Expr::Op { op, .. } => op.out,
+            Expr::Select { then, .. } => self.type_of(then),
         }
     }
 
@@ -162,30 +173,12 @@ impl Elementwise {
         args: &[&Array],
     ) -> Result<Elementwise> {
         let (shape, out_strides, out_elem) = strided(out, "the output")?;
-        let mut inputs = Vec::with_capacity(args.len());
-        let mut values = Vec::with_capacity(args.len());
-        for (k, a) in args.iter().enumerate() {
-            let what = format!("argument {k}");
-            let (elem, optional) = value_type(a, &what)?;
-            values.push(Type::builtin(elem));
-            let place = if a.device().is_cpu() {
-                if a.ndim() != 0 {
-                    return Err(Error::invalid_argument(format!(
-                        "{what} ({}) is on the host; only 0-d host scalars join device arrays",
-                        a.tp()
-                    )));
-                }
-                Place::Scalar
-            } else {
-                let (ashape, astrides, _) = strided(a, &what)?;
-                Place::Strided(broadcast(&shape, &ashape, &astrides, &what)?)
-            };
-            inputs.push(Operand {
-                elem,
-                optional,
-                place,
-            });
-        }
+        let inputs = args
+            .iter()
+            .enumerate()
+            .map(|(k, a)| operand(a, &format!("argument {k}"), &shape))
+            .collect::<Result<Vec<Operand>>>()?;
+        let values: Vec<Type> = inputs.iter().map(|o| Type::builtin(o.elem)).collect();
         let op = f.device_op(&values)?;
         let args_expr = (0..args.len())
             .map(|i| cast(Expr::Arg(i), inputs[i].elem, op.compute))
@@ -205,6 +198,44 @@ impl Elementwise {
             )));
         }
         let body = cast(body, op.out, out_value);
+        let mut k = Elementwise {
+            shape,
+            inputs,
+            out: Operand {
+                elem: out_value,
+                optional: out_optional,
+                place: Place::Strided(out_strides),
+            },
+            body,
+        };
+        k.merge_dims();
+        Ok(k)
+    }
+
+    /// The kernel of dynd's `where(cond, x, y)` writing into `out`: `x` and
+    /// `y` are cast to the output's value type (the host's promotion), the
+    /// condition is taken by truthiness; 0-d host arrays become scalars.
+    ///
+    /// # Errors
+    /// As [`Elementwise::for_call`]'s.
+    pub fn for_where(out: &Array, args: &[&Array]) -> Result<Elementwise> {
+        let [cond, x, y] = args else {
+            return Err(Error::type_error(format!(
+                "where takes 3 arguments (cond, x, y), got {}",
+                args.len()
+            )));
+        };
+        let (shape, out_strides, (out_value, out_optional)) = strided(out, "the output")?;
+        let inputs = [(*cond, "the condition"), (*x, "x"), (*y, "y")]
+            .into_iter()
+            .map(|(a, what)| operand(a, what, &shape))
+            .collect::<Result<Vec<Operand>>>()?;
+        let branch = |i: usize| Box::new(cast(Expr::Arg(i), inputs[i].elem, out_value));
+        let body = Expr::Select {
+            cond: Box::new(Expr::Arg(0)),
+            then: branch(1),
+            otherwise: branch(2),
+        };
         let mut k = Elementwise {
             shape,
             inputs,
@@ -288,6 +319,29 @@ pub fn device_types() -> impl Iterator<Item = BuiltinType> {
     BuiltinType::ALL
         .into_iter()
         .filter(|b| b.cuda_c().is_some())
+}
+
+/// Argument `a` (named `what` in messages) as an operand over `shape`: a
+/// device array broadcast to it, or a 0-d host scalar.
+fn operand(a: &Array, what: &str, shape: &[usize]) -> Result<Operand> {
+    let (elem, optional) = value_type(a, what)?;
+    let place = if a.device().is_cpu() {
+        if a.ndim() != 0 {
+            return Err(Error::invalid_argument(format!(
+                "{what} ({}) is on the host; only 0-d host scalars join device arrays",
+                a.tp()
+            )));
+        }
+        Place::Scalar
+    } else {
+        let (ashape, astrides, _) = strided(a, what)?;
+        Place::Strided(broadcast(shape, &ashape, &astrides, what)?)
+    };
+    Ok(Operand {
+        elem,
+        optional,
+        place,
+    })
 }
 
 /// `e` converted to `to`, when it is of another type.

@@ -72,6 +72,53 @@ fn kernel(
     })
 }
 
+/// A `where` kernel as `Elementwise::for_where` makes it, for the argument
+/// types (value type, optional) when the device has the output type.
+fn where_kernel(
+    cond: (BuiltinType, bool),
+    x: (BuiltinType, bool),
+    y: (BuiltinType, bool),
+    contiguous: bool,
+) -> Option<Elementwise> {
+    let out = arith::promote(x.0, y.0).filter(|b| b.cuda_c().is_some())?;
+    let place = |b: BuiltinType| {
+        if contiguous {
+            Place::Strided(vec![b.data_size() as isize])
+        } else {
+            Place::Strided(vec![0, b.data_size() as isize])
+        }
+    };
+    let inputs: Vec<Operand> = [cond, x, y]
+        .into_iter()
+        .map(|(elem, optional)| Operand {
+            elem,
+            optional,
+            place: place(elem),
+        })
+        .collect();
+    let branch = |i: usize, b: BuiltinType| {
+        Box::new(if b == out {
+            Expr::Arg(i)
+        } else {
+            Expr::Cast(out, Box::new(Expr::Arg(i)))
+        })
+    };
+    Some(Elementwise {
+        shape: if contiguous { vec![64] } else { vec![8, 8] },
+        out: Operand {
+            elem: out,
+            optional: cond.1 || x.1 || y.1,
+            place: place(out),
+        },
+        body: Expr::Select {
+            cond: Box::new(Expr::Arg(0)),
+            then: branch(1, x.0),
+            otherwise: branch(2, y.0),
+        },
+        inputs,
+    })
+}
+
 #[test]
 fn every_generated_elementwise_kernel_compiles() {
     if probe::skip_without_nvrtc().is_some() {
@@ -102,7 +149,27 @@ fn every_generated_elementwise_kernel_compiles() {
             }
         }
     }
-    assert!(kernels.len() > 500, "only {} kernels", kernels.len());
+    // where: every condition type, optional or not, over every pair of
+    // value types the output type of which the device has.
+    for c in device_types() {
+        for x in device_types() {
+            for (optional, contiguous) in [(false, true), (true, false)] {
+                kernels.extend(where_kernel(
+                    (c, optional),
+                    (x, false),
+                    (BuiltinType::Float64, optional),
+                    contiguous,
+                ));
+                kernels.extend(where_kernel(
+                    (c, false),
+                    (x, optional),
+                    (x, optional),
+                    contiguous,
+                ));
+            }
+        }
+    }
+    assert!(kernels.len() > 700, "only {} kernels", kernels.len());
     let before = nvrtc::compiles();
     // NVRTC compiles separate programs on separate threads.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -205,3 +205,28 @@ fn without_a_device_install_says_why() {
         assert!(dynd_cuda::device_count() >= 1);
     }
 }
+
+#[test]
+fn where_on_the_device_equals_the_host() {
+    if !gpu() {
+        return;
+    }
+    for tc in device_types() {
+        for tx in device_types() {
+            let cond = host(tc, &[4], true, 3);
+            let x = host(tx, &[3, 4], true, 1);
+            let y = Array::from(0.5f64);
+            let expected = compute::where_(&cond, &x, &y);
+            let (dc, dx) = (cond.to_device(GPU).unwrap(), x.to_device(GPU).unwrap());
+            let got = compute::where_(&dc, &dx, &y);
+            match (expected, got) {
+                (Ok(e), Ok(g)) => {
+                    assert_eq!(g.device(), GPU);
+                    assert_eq!(e.to_json(), g.to_json(), "where({tc}, {tx}, 0.5)");
+                }
+                (Err(_), Err(g)) => assert!(g.message().contains("on the device"), "{g}"),
+                (e, g) => panic!("where({tc}, {tx}): host {e:?}, device {g:?}"),
+            }
+        }
+    }
+}

@@ -30,7 +30,6 @@ fn install() {
 /// Runs `name` on `args` through the description and the interpreter, and
 /// on the host; returns both outcomes as text.
 fn both(name: &str, host_args: &[Array], reverse: &[bool]) -> (String, String) {
-    let f = arith::function(name).unwrap();
     // Views: the first dim reversed where asked, on the host and on the
     // device alike.
     let view = |a: &Array, rev: bool| {
@@ -69,7 +68,11 @@ fn both(name: &str, host_args: &[Array], reverse: &[bool]) -> (String, String) {
         Err(e) => return (expected, format!("error: {}", e.message())),
     };
     let dout = Array::empty_on(DEV, out_tp.clone()).unwrap();
-    let k = match Elementwise::for_call(f, &dout, &drefs) {
+    let k = match name {
+        "where" => Elementwise::for_where(&dout, &drefs),
+        _ => Elementwise::for_call(arith::function(name).unwrap(), &dout, &drefs),
+    };
+    let k = match k {
         Ok(k) => k,
         Err(e) => return (expected, format!("error: {}", e.message())),
     };
@@ -197,4 +200,37 @@ fn every_function_and_type_pair_matches_the_host() {
         refused < compared / 5,
         "compared {compared}, refused {refused}"
     );
+}
+
+#[test]
+fn where_matches_the_host_for_every_condition_and_value_type() {
+    install();
+    let types: Vec<BuiltinType> = device_types().collect();
+    let vals: Vec<(i64, bool)> = (-3..4).map(|v| (v, v == 2)).collect();
+    let (mut compared, mut refused) = (0, 0);
+    for &tc in &types {
+        for &tx in &types {
+            for &ty in &types {
+                for optional in [false, true] {
+                    // cond broadcasts from [3], x is 2 x 3, y a host scalar
+                    // or a 2 x 3 array.
+                    let cond = array(tc, optional, &[3], &vals);
+                    let x = array(tx, optional, &[2, 3], &vals[1..]);
+                    let y = if optional {
+                        array(ty, false, &[], &vals[3..])
+                    } else {
+                        array(ty, false, &[2, 3], &vals[2..])
+                    };
+                    let (expected, got) = both("where", &[cond, x, y], &[false, true, false]);
+                    if got.contains("on the device") {
+                        refused += 1;
+                        continue;
+                    }
+                    assert_eq!(expected, got, "where({tc}, {tx}, {ty}) optional {optional}");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared > 2000, "compared {compared}, refused {refused}");
 }

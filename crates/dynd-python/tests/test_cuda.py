@@ -71,6 +71,9 @@ def test_functions_run_on_the_device_and_match_the_host():
     assert (m + 1).cpu().to_json() == "[2,null,4]"
     with pytest.raises(dynd.InvalidArgumentError, match="division by zero"):
         dynd.array([1, 2], type="2 * int32", device="cuda") // 0
+    w = dynd.where(da > 0.0, da, 0.0)
+    assert w.device == "cuda:0"
+    np.testing.assert_array_equal(np.asarray(w.cpu()), np.where(a > 0.0, a, 0.0))
 
 
 @gpu
