@@ -172,11 +172,11 @@ impl Elementwise {
         out: &Array,
         args: &[&Array],
     ) -> Result<Elementwise> {
-        let (shape, out_strides, out_elem) = strided(out, "the output")?;
+        let layout = strided(out, "the output")?;
         let inputs = args
             .iter()
             .enumerate()
-            .map(|(k, a)| operand(a, &format!("argument {k}"), &shape))
+            .map(|(k, a)| operand(a, &format!("argument {k}"), &layout.0))
             .collect::<Result<Vec<Operand>>>()?;
         let values: Vec<Type> = inputs.iter().map(|o| Type::builtin(o.elem)).collect();
         let op = f.device_op(&values)?;
@@ -189,27 +189,8 @@ impl Elementwise {
             missing: f.missing(),
             args: args_expr,
         };
-        let (out_value, out_optional) = (out_elem.0, out_elem.1);
-        if !out_optional && inputs.iter().any(|o| o.optional) {
-            return Err(Error::type_error(format!(
-                "{}: an optional argument needs an optional output, got {}",
-                f.name(),
-                out.tp()
-            )));
-        }
-        let body = cast(body, op.out, out_value);
-        let mut k = Elementwise {
-            shape,
-            inputs,
-            out: Operand {
-                elem: out_value,
-                optional: out_optional,
-                place: Place::Strided(out_strides),
-            },
-            body,
-        };
-        k.merge_dims();
-        Ok(k)
+        let body = cast(body, op.out, layout.2.0);
+        Elementwise::assemble(f.name(), out, layout, inputs, body)
     }
 
     /// The kernel of dynd's `where(cond, x, y)` writing into `out`: `x` and
@@ -225,24 +206,47 @@ impl Elementwise {
                 args.len()
             )));
         };
-        let (shape, out_strides, (out_value, out_optional)) = strided(out, "the output")?;
+        let layout = strided(out, "the output")?;
         let inputs = [(*cond, "the condition"), (*x, "x"), (*y, "y")]
             .into_iter()
-            .map(|(a, what)| operand(a, what, &shape))
+            .map(|(a, what)| operand(a, what, &layout.0))
             .collect::<Result<Vec<Operand>>>()?;
-        let branch = |i: usize| Box::new(cast(Expr::Arg(i), inputs[i].elem, out_value));
+        let branch = |i: usize| Box::new(cast(Expr::Arg(i), inputs[i].elem, layout.2.0));
         let body = Expr::Select {
             cond: Box::new(Expr::Arg(0)),
             then: branch(1),
             otherwise: branch(2),
         };
+        Elementwise::assemble("where", out, layout, inputs, body)
+    }
+
+    /// The kernel of `name` computing `body` from `inputs` into the output
+    /// `out` of layout `layout`, its dims merged.
+    ///
+    /// # Errors
+    /// `Type` when an input is optional and the output is not (it could
+    /// not hold a missing result).
+    fn assemble(
+        name: &str,
+        out: &Array,
+        layout: Layout,
+        inputs: Vec<Operand>,
+        body: Expr,
+    ) -> Result<Elementwise> {
+        let (shape, strides, (elem, optional)) = layout;
+        if !optional && inputs.iter().any(|o| o.optional) {
+            return Err(Error::type_error(format!(
+                "{name}: an optional argument needs an optional output, got {}",
+                out.tp()
+            )));
+        }
         let mut k = Elementwise {
             shape,
             inputs,
             out: Operand {
-                elem: out_value,
-                optional: out_optional,
-                place: Place::Strided(out_strides),
+                elem,
+                optional,
+                place: Place::Strided(strides),
             },
             body,
         };
@@ -473,5 +477,9 @@ mod tests {
         let e =
             Elementwise::for_call(arith::function("add").unwrap(), &out, &[&b, &host]).unwrap_err();
         assert!(e.message().contains("on the host"), "{e}");
+        // A missing condition needs an optional output to land in.
+        let cond = dev("[true, null]", "2 * ?bool");
+        let e = Elementwise::for_where(&out, &[&cond, &b, &b]).unwrap_err();
+        assert!(e.message().contains("needs an optional output"), "{e}");
     }
 }
