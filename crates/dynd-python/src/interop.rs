@@ -552,7 +552,7 @@ pub fn from_dlpack(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> 
     if !a.device().is_cpu() {
         // A CUDA tensor: calls on it need the runtime (when there is no
         // device, they say so).
-        let _ = crate::module::install_cuda();
+        let _ = crate::cuda::install();
     }
     PyArray::wrap(py, a)
 }

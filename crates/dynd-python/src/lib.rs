@@ -10,6 +10,7 @@
 mod array;
 mod callable;
 mod convert;
+mod cuda;
 mod errors;
 mod gil;
 mod interop;

@@ -27,22 +27,12 @@ fn array(
     let a = array_from_py(py, obj, tp)?;
     match dev {
         Some(dev) if !dev.is_cpu() => {
-            install_cuda().or_raise(py)?;
+            crate::cuda::install().or_raise(py)?;
             let moved = py.detach(move || a.to_device(dev)).or_raise(py)?;
             PyArray::wrap(py, moved)
         }
         _ => PyArray::wrap(py, a),
     }
-}
-
-/// Loads the CUDA runtime (once per process; later calls give the first
-/// answer): its devices and calls are registered with dynd.
-///
-/// # Errors
-/// `External` saying why there is no device (no driver, none present).
-pub(crate) fn install_cuda() -> dynd::Result<usize> {
-    static INSTALLED: std::sync::OnceLock<dynd::Result<usize>> = std::sync::OnceLock::new();
-    INSTALLED.get_or_init(dynd_cuda::install).clone()
 }
 
 /// `dynd.cuda.is_available()`.
@@ -68,7 +58,7 @@ fn asarray(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         // CuPy arrays, CUDA torch tensors, Numba device arrays: zero-copy
         // device arrays (DESIGN §14).
         let a = crate::interop::from_cuda_array_interface(py, obj)?;
-        let _ = install_cuda();
+        let _ = crate::cuda::install();
         return PyArray::wrap(py, a);
     }
     if let Some(a) = from_buffer_strict(py, obj, obj.hasattr("__array_interface__")?)? {
