@@ -20,7 +20,7 @@
 #define DLPACK_MAJOR_VERSION 1
 #define DLPACK_MINOR_VERSION 1
 typedef struct { uint32_t major; uint32_t minor; } DLPackVersion;
-typedef enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3 } DLDeviceType;
+typedef enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLVulkan = 7 } DLDeviceType;
 typedef struct { DLDeviceType device_type; int32_t device_id; } DLDevice;
 typedef enum { kDLInt = 0U, kDLUInt = 1U, kDLFloat = 2U, kDLOpaqueHandle = 3U,
                kDLBfloat = 4U, kDLComplex = 5U, kDLBool = 6U,
@@ -277,12 +277,35 @@ static void check_refused(DLManagedTensorVersioned *t, int code, const char *tex
   CHECK_EQ_INT(deletes, 1);
 }
 
-static void test_dlpack_refusals_delete_once(void) {
-  /* A GPU tensor. */
+/* A CUDA tensor comes in as an array on that device without a copy (its
+ * address here is host memory, which the host must not read through it):
+ * host reads of it are refused, naming the device; it is deleted once. */
+static void test_dlpack_cuda_import_is_a_device_array(void) {
+  deletes = 0;
   DLManagedTensorVersioned *t = producer_make();
   t->dl_tensor.device.device_type = kDLCUDA;
   t->dl_tensor.device.device_id = 1;
-  check_refused(t, DYND_ERR_INVALID_ARGUMENT, "kDLCUDA:1");
+  void *data = t->dl_tensor.data;
+  dynd_array a = dynd_array_from_dlpack(t);
+  REQUIRE(a != NULL);
+  CHECK(dynd_array_data(a) == data);
+  dynd_array dst = arr("2 * 3 * float64", "[[0, 0, 0], [0, 0, 0]]");
+  dynd_error_clear();
+  CHECK_EQ_INT(dynd_array_assign(dst, a, DYND_ASSIGN_DEFAULT), -1);
+  CHECK_EQ_INT(dynd_error_code(), DYND_ERR_INVALID_ARGUMENT);
+  CHECK_CONTAINS(dynd_error_message(), "cuda:1");
+  dynd_array_decref(dst);
+  CHECK_EQ_INT(deletes, 0);
+  dynd_array_decref(a);
+  CHECK_EQ_INT(deletes, 1);
+}
+
+static void test_dlpack_refusals_delete_once(void) {
+  /* A tensor on a device dynd does not know. */
+  DLManagedTensorVersioned *t = producer_make();
+  t->dl_tensor.device.device_type = kDLVulkan;
+  t->dl_tensor.device.device_id = 1;
+  check_refused(t, DYND_ERR_INVALID_ARGUMENT, "kDLVulkan:1");
 
   /* A vector data type. */
   t = producer_make();
@@ -310,6 +333,7 @@ int main(void) {
   RUN(test_dlpack_export_errors);
   RUN(test_dlpack_import_deletes_once);
   RUN(test_dlpack_read_only_import_refuses_assignment);
+  RUN(test_dlpack_cuda_import_is_a_device_array);
   RUN(test_dlpack_refusals_delete_once);
   return minitest_main_result();
 }
