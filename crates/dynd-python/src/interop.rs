@@ -406,17 +406,23 @@ pub fn dlpack_capsule<'py>(
     dl_device: Option<(i32, i32)>,
     copy: Option<bool>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    if stream.is_some_and(|s| !s.is_none()) {
+    let here = match a.device() {
+        dynd::memblock::DeviceId::Cpu => (1, 0),
+        dynd::memblock::DeviceId::Cuda(n) => (2, n as i32),
+    };
+    // A CUDA consumer names its stream; dynd's device work has finished when
+    // its calls return, so there is nothing to order on any stream.
+    if here.0 == 1 && stream.is_some_and(|s| !s.is_none()) {
         return Err(invalid(
             py,
-            "dynd arrays live on the CPU: __dlpack__ takes stream=None only",
+            "this dynd array lives on the CPU: __dlpack__ takes stream=None only",
         ));
     }
     if let Some((dev, id)) = dl_device
-        && (dev, id) != (1, 0)
+        && (dev, id) != here
     {
         return Err(PyBufferError::new_err(format!(
-            "dynd arrays live on the CPU (device (1, 0)); cannot export to device ({dev}, {id})"
+            "this dynd array lives on device {here:?}; cannot export to device ({dev}, {id})"
         )));
     }
     let a = if copy == Some(true) {

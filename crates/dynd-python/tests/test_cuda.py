@@ -133,6 +133,13 @@ def test_a_cuda_array_interface_comes_in_as_a_device_array_without_reading_it():
     with pytest.raises(dynd.ExternalError):
         d + 1.0
     assert "cuda:0" in repr(d)
+    # DLPack out: a CUDA consumer names its stream; the device must match.
+    assert d.__dlpack_device__() == (2, 0)
+    cap = d.__dlpack__(stream=7, max_version=(1, 0))
+    assert "dltensor" in repr(cap)
+    with pytest.raises(BufferError, match="cannot export to device"):
+        d.__dlpack__(dl_device=(1, 0))
+    del cap
     # The producer stays alive while any array over its memory does.
     del src, cai
     gc.collect()
