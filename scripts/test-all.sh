@@ -6,14 +6,17 @@
 #      (scripts/python-tests.sh, which makes its own virtual environment).
 # NVRTC comes from PyPI (scripts/nvrtc.sh), so that every kernel the CUDA
 # code generator emits is compiled here, GPU or not; DYND_REQUIRE_NVRTC=1
-# makes a missing NVRTC a failure instead of a skip. Tests that need a GPU
-# print "SKIP: no CUDA device (...)" without one (scripts/gpu-check.sh runs
-# them on a device).
+# makes a missing NVRTC a failure instead of a skip. The generated CUDA C
+# also runs here, on the host emulator (dynd_cuda::emulator, the C++
+# compiler); DYND_REQUIRE_EMULATOR=1 makes a missing C++ compiler a failure.
+# Tests that need a GPU print "SKIP: no CUDA device (...)" without one
+# (scripts/gpu-check.sh runs them on a device).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nvrtc_lib="$(bash scripts/nvrtc.sh)"
 export LD_LIBRARY_PATH="$nvrtc_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export DYND_REQUIRE_NVRTC=1
+export DYND_REQUIRE_EMULATOR=1
 echo "== cargo test --workspace"
 cargo test --workspace
 bash scripts/python-tests.sh

@@ -12,7 +12,7 @@
 //! only (third-party ckernels always do): copy the arrays to the host.
 
 use crate::kernel::Elementwise;
-use crate::runtime;
+use crate::launch;
 use dynd::callable::device::{DeviceCall, DeviceCalls};
 use dynd::callable::{Callable, arith};
 use dynd::memblock::DeviceId;
@@ -62,7 +62,7 @@ impl DeviceCalls for CudaCalls {
             Some(function) => Elementwise::for_call(function, &out, args)?,
             None => Elementwise::for_where(&out, args)?,
         };
-        runtime::device(ordinal)?.run(&k, f, &out, args)?;
+        launch::elementwise(&*launch::backend(ordinal)?, &k, f, &out, args)?;
         Ok(out)
     }
 }

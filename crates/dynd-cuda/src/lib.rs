@@ -9,7 +9,11 @@
 //! - [`probe`]: whether NVRTC, the driver and a device are present;
 //! - [`runtime`]: the devices (memory, copies, launches) and [`install`],
 //!   which registers them with dynd; [`calls`]: dynd's functions on
-//!   device arrays.
+//!   device arrays; [`launch`]: the launches of each kernel, through a
+//!   [`launch::Backend`];
+//! - [`emulator`]: a backend that runs the generated CUDA C on the host
+//!   (the system's C++ compiler, one host thread per CUDA thread), so the
+//!   generated code itself is tested on machines without a GPU.
 //!
 //! ```
 //! // Without a driver this says why; with one, arrays move to "cuda:0".
@@ -26,8 +30,10 @@
 
 pub mod calls;
 pub mod codegen;
+pub mod emulator;
 pub mod interp;
 pub mod kernel;
+pub mod launch;
 pub mod nvrtc;
 pub mod probe;
 pub mod runtime;

@@ -16,15 +16,13 @@
 //! error record: a failing element is recomputed on the host, which raises
 //! the host's own error, with the element's index.
 
-use crate::codegen;
-use crate::kernel::{Elementwise, Place};
+use crate::launch::{self, Backend};
 use crate::nvrtc;
 use crate::probe;
-use cudarc::driver::{CudaContext, CudaFunction, result, sys};
-use dynd::callable::Callable;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, result, sys};
 use dynd::exec::{self, Device};
 use dynd::memblock::{DeviceId, MemBlock};
-use dynd::{Array, Error, Index, Result};
+use dynd::{Error, Result};
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -40,8 +38,11 @@ pub struct Cuda {
     arch: String,
     multiprocessors: u32,
     /// Loaded kernels, by the address of their PTX in the compile cache
-    /// (which keeps every PTX for the process, so an address names one).
-    functions: Mutex<HashMap<usize, CudaFunction>>,
+    /// (which keeps every PTX for the process, so an address names one)
+    /// and their name.
+    functions: Mutex<HashMap<(usize, String), CudaFunction>>,
+    /// Loaded modules, by the address of their PTX.
+    modules: Mutex<HashMap<usize, Arc<CudaModule>>>,
 }
 
 impl std::fmt::Debug for Cuda {
@@ -90,6 +91,7 @@ impl Cuda {
             arch: format!("compute_{major}{minor}"),
             multiprocessors: sms.max(1) as u32,
             functions: Mutex::new(HashMap::new()),
+            modules: Mutex::new(HashMap::new()),
         }))
     }
 
@@ -98,179 +100,73 @@ impl Cuda {
         &self.arch
     }
 
-    /// The kernel of `ptx`, loaded into this device once.
-    fn function(&self, ptx: &nvrtc::Ptx) -> Result<CudaFunction> {
-        let key = Arc::as_ptr(ptx) as usize;
+    /// The kernel `kernel` of `ptx`, loaded into this device once.
+    fn function(&self, ptx: &nvrtc::Ptx, kernel: &str) -> Result<CudaFunction> {
+        let key = (Arc::as_ptr(ptx) as usize, kernel.to_string());
         let mut fns = self.functions.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(f) = fns.get(&key) {
             return Ok(f.clone());
         }
-        let module = self
-            .ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(ptx.as_str()))
-            .map_err(|e| driver("loading a module", e))?;
+        // A module holds every kernel of its source: loaded once.
+        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        let module = match modules.get(&key.0) {
+            Some(m) => m.clone(),
+            None => {
+                let m = self
+                    .ctx
+                    .load_module(cudarc::nvrtc::Ptx::from_src(ptx.as_str()))
+                    .map_err(|e| driver("loading a module", e))?;
+                modules.insert(key.0, m.clone());
+                m
+            }
+        };
         let f = module
-            .load_function(codegen::KERNEL)
+            .load_function(kernel)
             .map_err(|e| driver("finding the kernel", e))?;
         fns.insert(key, f.clone());
         Ok(f)
     }
+}
 
-    /// Runs `k` on this device: `out` and the strided inputs are this
-    /// device's arrays, the scalars 0-d host arrays — the operands `k`
-    /// was made from, in order. `f` is the host callable of the operation,
-    /// which explains a failing element.
-    ///
-    /// # Errors
-    /// The host's error for the first failing element (with its index);
-    /// `External` for driver and compile failures.
-    pub fn run(&self, k: &Elementwise, f: &Callable, out: &Array, args: &[&Array]) -> Result<()> {
-        let n = k.len();
-        if n == 0 {
-            return Ok(());
-        }
-        let ptx = nvrtc::compile(&codegen::source(k), &self.arch)?;
-        let func = self.function(&ptx)?;
+impl Backend for Cuda {
+    fn block(&self) -> u32 {
+        BLOCK
+    }
+
+    fn max_blocks(&self) -> u32 {
+        self.multiprocessors * 32
+    }
+
+    unsafe fn launch(
+        &self,
+        source: &str,
+        kernel: &str,
+        grid: u32,
+        params: &mut [*mut c_void],
+    ) -> Result<()> {
+        let ptx = nvrtc::compile(source, &self.arch)?;
+        let func = self.function(&ptx, kernel)?;
         self.ctx
             .bind_to_thread()
             .map_err(|e| driver("binding the context", e))?;
-        // The error record: the first failing element, ~0 when none.
-        let (err_block, err_ptr) = self.alloc(8)?;
-        // SAFETY: `err_ptr` is a fresh allocation of 8 bytes of this
-        // device, kept alive by `err_block`.
-        unsafe { self.copy_to_device(err_ptr, &u64::MAX.to_ne_bytes())? };
-        // Argument storage; each kernel parameter points into it.
-        let mut words: Vec<u64> = Vec::with_capacity(args.len() + 3);
-        words.push(out.data_ptr() as u64);
-        for (o, a) in k.inputs.iter().zip(args) {
-            words.push(match o.place {
-                Place::Strided(_) => a.data_ptr() as u64,
-                Place::Scalar => scalar_bits(a)?,
-            });
-        }
-        let params: Vec<i64> = if k.is_contiguous() {
-            Vec::new()
-        } else {
-            let mut p: Vec<i64> = k.shape.iter().map(|&d| d as i64).collect();
-            for o in std::iter::once(&k.out).chain(&k.inputs) {
-                if let Place::Strided(s) = &o.place {
-                    p.extend(s.iter().map(|&x| x as i64));
-                }
-            }
-            p
-        };
-        let count = n as i64;
-        let err_word = err_ptr as u64;
-        let mut kernel_params: Vec<*mut c_void> = words
-            .iter_mut()
-            .map(|w| (w as *mut u64).cast::<c_void>())
-            .collect();
-        let mut params = params;
-        if !params.is_empty() {
-            kernel_params.push(params.as_mut_ptr().cast());
-        }
-        let mut count = count;
-        let mut err_word = err_word;
-        kernel_params.push((&mut count as *mut i64).cast());
-        kernel_params.push((&mut err_word as *mut u64).cast());
-        let blocks = (n as u64).div_ceil(u64::from(BLOCK));
-        let blocks = blocks.min(u64::from(self.multiprocessors) * 32).max(1) as u32;
         let stream = self.ctx.default_stream();
-        // SAFETY: the parameters match the generated kernel's signature in
-        // order and type (codegen writes them from the same description):
-        // the output and strided inputs are device addresses of arrays of
-        // this device covering every offset the kernel computes, kept
-        // alive by `out` and `args`; scalars are their bits in a u64 slot
-        // (read as their own width, little-endian); the parameter block is
-        // shape then strides as `long long`; `err` is 8 bytes of this
-        // device kept alive by `err_block`. Every pointer in
-        // `kernel_params` points at storage that outlives the launch, and
-        // the stream is synchronised before it is dropped.
+        // SAFETY: (1) and (2) of the caller: `params` matches the
+        // kernel's signature and its addresses are this device's, alive
+        // until the stream is synchronised below.
         unsafe {
             result::launch_kernel(
                 func.cu_function(),
-                (blocks, 1, 1),
+                (grid, 1, 1),
                 (BLOCK, 1, 1),
                 0,
                 stream.cu_stream(),
-                &mut kernel_params,
+                params,
             )
         }
-        .map_err(|e| driver("launching a kernel", e))?;
+        .map_err(|e| driver(&format!("launching {kernel}"), e))?;
         stream
             .synchronize()
-            .map_err(|e| driver("running a kernel", e))?;
-        let mut first = [0u8; 8];
-        // SAFETY: the record is 8 bytes of this device, alive in err_block.
-        unsafe { self.copy_to_host(&mut first, err_ptr)? };
-        drop(err_block);
-        let first = u64::from_ne_bytes(first);
-        if first == u64::MAX {
-            return Ok(());
-        }
-        Err(explain(f, out, args, first as usize))
-    }
-}
-
-/// The bits of a 0-d host array's value, in the low bytes of a u64.
-fn scalar_bits(a: &Array) -> Result<u64> {
-    a.check_host("a scalar argument")?;
-    let size = a.tp().dtype().data_size();
-    if a.ndim() != 0 || size > 8 {
-        return Err(Error::invalid_argument(format!(
-            "a scalar argument must be a 0-d array of at most 8 bytes, got {}",
-            a.tp()
-        )));
-    }
-    let mut b = [0u8; 8];
-    // SAFETY: a 0-d host array holds `size` readable bytes at data_ptr.
-    unsafe { std::ptr::copy_nonoverlapping(a.data_ptr(), b.as_mut_ptr(), size) };
-    Ok(u64::from_le_bytes(b))
-}
-
-/// The host's error for element `i` (C order over `out`), which the device
-/// reported as failing: the arguments at that element are copied to the
-/// host and the host callable computes them, raising its own error.
-fn explain(f: &Callable, out: &Array, args: &[&Array], i: usize) -> Error {
-    let shape: Vec<usize> = out.shape().into_iter().map(|d| d.unwrap_or(0)).collect();
-    let mut idx = vec![0usize; shape.len()];
-    let mut rem = i;
-    for k in (0..shape.len()).rev() {
-        idx[k] = rem % shape[k].max(1);
-        rem /= shape[k].max(1);
-    }
-    let at = |a: &Array| -> Result<Array> {
-        let nd = a.ndim();
-        let lead = idx.len() - nd;
-        let a_shape = a.shape();
-        let index: Vec<Index> = (0..nd)
-            .map(|k| {
-                let j = if a_shape[k] == Some(1) {
-                    0
-                } else {
-                    idx[lead + k]
-                };
-                Index::At(j as isize)
-            })
-            .collect();
-        let v = if nd == 0 { a.clone() } else { a.index(&index)? };
-        v.to_host()
-    };
-    let values: Result<Vec<Array>> = args.iter().map(|a| at(a)).collect();
-    match values {
-        Ok(values) => {
-            let refs: Vec<&Array> = values.iter().collect();
-            match f.call(&refs) {
-                Err(e) => e.context(format!("{} on {} at index {idx:?}", f.name(), out.device())),
-                Ok(_) => Error::external(format!(
-                    "{} on {}: the device reported element {idx:?} as failing, but the host \
-                     computes it",
-                    f.name(),
-                    out.device()
-                )),
-            }
-        }
-        Err(e) => e,
+            .map_err(|e| driver(&format!("running {kernel}"), e))
     }
 }
 
@@ -406,7 +302,9 @@ pub fn device_count() -> usize {
 pub fn install() -> Result<usize> {
     let n = probe::devices().map_err(Error::external)?;
     for ordinal in 0..n as u32 {
-        exec::register(device(ordinal)?);
+        let d = device(ordinal)?;
+        exec::register(d.clone());
+        launch::register(ordinal, d);
     }
     dynd::callable::device::register(Arc::new(crate::calls::CudaCalls));
     Ok(n)

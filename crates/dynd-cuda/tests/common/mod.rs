@@ -42,3 +42,22 @@ pub fn array(b: BuiltinType, optional: bool, shape: &[usize], vals: &[(i64, bool
     let tp = format!("{dims}{}{b}", if optional { "?" } else { "" });
     Array::from_json(tp.as_str(), &json).unwrap()
 }
+
+/// An array of `dims` over `b` (`?b` with every third element missing
+/// when `optional`), its values from `seed`.
+pub fn host(b: BuiltinType, dims: &[usize], optional: bool, seed: i64) -> Array {
+    let n: i64 = dims.iter().product::<usize>().max(1) as i64;
+    let vals: Vec<(i64, bool)> = (1..=n)
+        .map(|i| ((i * 7 + seed) % 11 - 5, i % 3 == 1))
+        .collect();
+    array(b, optional, dims, &vals)
+}
+
+/// The values of a float array in C order, missing ones as NaN.
+pub fn floats(a: &Array) -> Vec<f64> {
+    a.to_json()
+        .replace(['[', ']'], "")
+        .split(',')
+        .map(|s| s.trim().parse::<f64>().unwrap_or(f64::NAN))
+        .collect()
+}

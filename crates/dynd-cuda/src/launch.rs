@@ -1,0 +1,295 @@
+//! Running generated kernels: the [`Backend`] a device's kernels are
+//! launched through, and the launches of each kernel description.
+//!
+//! Two backends implement it: the CUDA driver ([`crate::runtime::Cuda`]:
+//! NVRTC, then the driver's launch) and the host emulator
+//! ([`crate::emulator`]: the same CUDA C compiled by the system's C++
+//! compiler under a shim, each CUDA thread a host thread), so every line
+//! of the generated code — not only its description — runs in the tests
+//! of machines without a GPU. The code here is the same for both: what
+//! parameters a kernel takes, its grid, its error record and how a failing
+//! element is explained.
+
+use crate::codegen;
+use crate::kernel::{Elementwise, Place};
+use dynd::callable::Callable;
+use dynd::exec::Device;
+use dynd::memblock::MemBlock;
+use dynd::{Array, Error, Index, Result};
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// What runs generated kernels on one device, beside its memory
+/// ([`Device`]).
+pub trait Backend: Device {
+    /// Threads per block of every launch (at most
+    /// [`codegen::MAX_BLOCK`], a multiple of 32 on a GPU).
+    fn block(&self) -> u32;
+
+    /// The most blocks a launch uses; grid-stride loops cover the rest.
+    fn max_blocks(&self) -> u32;
+
+    /// Compiles `source` (once per source: cached) and runs its kernel
+    /// `kernel` on `grid` blocks of [`Backend::block`] threads with
+    /// `params`; returns when the kernel is done.
+    ///
+    /// # Errors
+    /// `External` when the source does not compile or the launch fails.
+    ///
+    /// # Safety
+    /// 1. `params` holds one pointer per parameter of `kernel`, in order,
+    ///    each to a value of that parameter's type (a `u64` slot holds any
+    ///    integer or pointer parameter of up to 8 bytes in its low bytes).
+    /// 2. Every device address among them covers every byte the kernel
+    ///    reads or writes for those parameters, and stays alive until this
+    ///    returns.
+    unsafe fn launch(
+        &self,
+        source: &str,
+        kernel: &str,
+        grid: u32,
+        params: &mut [*mut c_void],
+    ) -> Result<()>;
+}
+
+/// The backends of the CUDA ordinals that have one.
+fn backends() -> &'static Mutex<HashMap<u32, Arc<dyn Backend>>> {
+    static BACKENDS: OnceLock<Mutex<HashMap<u32, Arc<dyn Backend>>>> = OnceLock::new();
+    BACKENDS.get_or_init(Default::default)
+}
+
+/// Makes `backend` the one of `cuda:ordinal` for the rest of the process.
+pub fn register(ordinal: u32, backend: Arc<dyn Backend>) {
+    backends()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(ordinal, backend);
+}
+
+/// The backend of `cuda:ordinal`: the one registered, else the CUDA device
+/// of that ordinal, opened once.
+///
+/// # Errors
+/// `External` when there is none (no driver, no such device).
+pub fn backend(ordinal: u32) -> Result<Arc<dyn Backend>> {
+    if let Some(b) = backends()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&ordinal)
+    {
+        return Ok(b.clone());
+    }
+    let d: Arc<dyn Backend> = crate::runtime::device(ordinal)?;
+    register(ordinal, d.clone());
+    Ok(d)
+}
+
+/// The blocks of a launch over `n` work items, one per thread.
+pub fn grid(b: &dyn Backend, n: usize) -> u32 {
+    let blocks = (n as u64).div_ceil(u64::from(b.block()));
+    blocks.clamp(1, u64::from(b.max_blocks())) as u32
+}
+
+/// Kernel parameters: the values, each in a slot of its own, and the
+/// pointers to them the launch takes.
+#[derive(Default)]
+pub struct Params {
+    /// Scalar slots (addresses, integers, value bits).
+    words: Vec<u64>,
+    /// Parameter blocks (`long long` arrays passed by value as a struct).
+    blocks: Vec<Vec<i64>>,
+    /// In order: which store each parameter is in.
+    order: Vec<(bool, usize)>,
+}
+
+impl Params {
+    /// Appends a parameter of up to 8 bytes (an address, an integer, a
+    /// scalar's bits).
+    pub fn word(&mut self, w: u64) -> &mut Params {
+        self.order.push((false, self.words.len()));
+        self.words.push(w);
+        self
+    }
+
+    /// Appends a struct of `long long`s passed by value.
+    pub fn block(&mut self, b: Vec<i64>) -> &mut Params {
+        self.order.push((true, self.blocks.len()));
+        self.blocks.push(b);
+        self
+    }
+
+    /// The pointers to each parameter, in order; valid while `self` is
+    /// neither moved nor changed.
+    pub fn pointers(&mut self) -> Vec<*mut c_void> {
+        let mut out = Vec::with_capacity(self.order.len());
+        for &(is_block, i) in &self.order {
+            out.push(if is_block {
+                let b = &mut self.blocks[i];
+                if b.is_empty() {
+                    b.push(0);
+                }
+                b.as_mut_ptr().cast::<c_void>()
+            } else {
+                (&mut self.words[i] as *mut u64).cast::<c_void>()
+            });
+        }
+        out
+    }
+}
+
+/// Device memory for an error record: one `unsigned long long` the kernel
+/// lowers with `atomicMin` to the first failing element, `~0` when none.
+pub struct ErrorRecord {
+    block: MemBlock,
+    ptr: *mut u8,
+}
+
+impl ErrorRecord {
+    /// A fresh record on `b`, set to `~0`.
+    ///
+    /// # Errors
+    /// `External` when the device cannot allocate or copy.
+    pub fn new(b: &dyn Backend) -> Result<ErrorRecord> {
+        let (block, ptr) = b.alloc(8)?;
+        // SAFETY: `ptr` is a fresh allocation of 8 bytes of this device,
+        // kept alive by `block`.
+        unsafe { b.copy_to_device(ptr, &u64::MAX.to_ne_bytes())? };
+        Ok(ErrorRecord { block, ptr })
+    }
+
+    /// Its device address.
+    pub fn addr(&self) -> u64 {
+        self.ptr as u64
+    }
+
+    /// The first failing element, if any did.
+    ///
+    /// # Errors
+    /// `External` when the copy fails.
+    pub fn first(&self, b: &dyn Backend) -> Result<Option<usize>> {
+        let mut first = [0u8; 8];
+        // SAFETY: the record is 8 bytes of this device, alive in `block`.
+        unsafe { b.copy_to_host(&mut first, self.ptr)? };
+        let _ = &self.block;
+        let first = u64::from_ne_bytes(first);
+        Ok((first != u64::MAX).then_some(first as usize))
+    }
+}
+
+/// Runs the elementwise kernel `k` on `b`: `out` and the strided inputs
+/// are arrays of `b`'s device, the scalars 0-d host arrays — the operands
+/// `k` was made from, in order. `f` is the host callable of the
+/// operation, which explains a failing element.
+///
+/// # Errors
+/// The host's error for the first failing element (with its index);
+/// `External` for compile and launch failures.
+pub fn elementwise(
+    b: &dyn Backend,
+    k: &Elementwise,
+    f: &Callable,
+    out: &Array,
+    args: &[&Array],
+) -> Result<()> {
+    let n = k.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let source = codegen::source(k);
+    let record = ErrorRecord::new(b)?;
+    let mut p = Params::default();
+    p.word(out.data_ptr() as u64);
+    for (o, a) in k.inputs.iter().zip(args) {
+        p.word(match o.place {
+            Place::Strided(_) => a.data_ptr() as u64,
+            Place::Scalar => scalar_bits(a)?,
+        });
+    }
+    if !k.is_contiguous() {
+        let mut block: Vec<i64> = k.shape.iter().map(|&d| d as i64).collect();
+        for o in std::iter::once(&k.out).chain(&k.inputs) {
+            if let Place::Strided(s) = &o.place {
+                block.extend(s.iter().map(|&x| x as i64));
+            }
+        }
+        p.block(block);
+    }
+    p.word(n as u64).word(record.addr());
+    let mut ptrs = p.pointers();
+    // SAFETY: (1) the parameters match the generated kernel's signature
+    // in order and type (codegen writes them from the same description):
+    // the output and strided inputs' addresses, scalars' bits in u64
+    // slots, the parameter block of shape then strides as `long long`, n,
+    // and the record's address. (2) The output and strided inputs are
+    // arrays of this device covering every offset the description
+    // computes (it was made from them), kept alive by `out` and `args`;
+    // the record by `record`.
+    unsafe { b.launch(&source, codegen::KERNEL, grid(b, n), &mut ptrs)? };
+    match record.first(b)? {
+        None => Ok(()),
+        Some(i) => Err(explain(f, out, args, i)),
+    }
+}
+
+/// The bits of a 0-d host array's value, in the low bytes of a u64.
+pub fn scalar_bits(a: &Array) -> Result<u64> {
+    a.check_host("a scalar argument")?;
+    let size = a.tp().dtype().data_size();
+    if a.ndim() != 0 || size > 8 {
+        return Err(Error::invalid_argument(format!(
+            "a scalar argument must be a 0-d array of at most 8 bytes, got {}",
+            a.tp()
+        )));
+    }
+    let mut b = [0u8; 8];
+    // SAFETY: a 0-d host array holds `size` readable bytes at data_ptr.
+    unsafe { std::ptr::copy_nonoverlapping(a.data_ptr(), b.as_mut_ptr(), size) };
+    Ok(u64::from_le_bytes(b))
+}
+
+/// The host's error for element `i` (C order over `out`), which the device
+/// reported as failing: the arguments at that element are copied to the
+/// host and the host callable computes them, raising its own error.
+fn explain(f: &Callable, out: &Array, args: &[&Array], i: usize) -> Error {
+    let shape: Vec<usize> = out.shape().into_iter().map(|d| d.unwrap_or(0)).collect();
+    let mut idx = vec![0usize; shape.len()];
+    let mut rem = i;
+    for k in (0..shape.len()).rev() {
+        idx[k] = rem % shape[k].max(1);
+        rem /= shape[k].max(1);
+    }
+    let at = |a: &Array| -> Result<Array> {
+        let nd = a.ndim();
+        let lead = idx.len() - nd;
+        let a_shape = a.shape();
+        let index: Vec<Index> = (0..nd)
+            .map(|k| {
+                let j = if a_shape[k] == Some(1) {
+                    0
+                } else {
+                    idx[lead + k]
+                };
+                Index::At(j as isize)
+            })
+            .collect();
+        let v = if nd == 0 { a.clone() } else { a.index(&index)? };
+        v.to_host()
+    };
+    let values: Result<Vec<Array>> = args.iter().map(|a| at(a)).collect();
+    match values {
+        Ok(values) => {
+            let refs: Vec<&Array> = values.iter().collect();
+            match f.call(&refs) {
+                Err(e) => e.context(format!("{} on {} at index {idx:?}", f.name(), out.device())),
+                Ok(_) => Error::external(format!(
+                    "{} on {}: the device reported element {idx:?} as failing, but the host \
+                     computes it",
+                    f.name(),
+                    out.device()
+                )),
+            }
+        }
+        Err(e) => e,
+    }
+}

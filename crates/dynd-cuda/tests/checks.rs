@@ -1,0 +1,167 @@
+//! The device checks: each runs on the device it is given — a CUDA GPU
+//! (`gpu`, when one is present) or the host emulator (`emulated`, on
+//! every machine) — and compares with the host.
+
+use crate::common::{floats, host};
+use dynd::callable::{self, arith};
+use dynd::memblock::DeviceId;
+use dynd::types::BuiltinType;
+use dynd::{Array, ErrorKind, Index, compute};
+use dynd_cuda::kernel::device_types;
+
+/// Arrays of every device type, plain and optional, and their views, go
+/// to the device and back unchanged; so does 100 MB.
+pub fn arrays_round_trip(dev: DeviceId) {
+    for b in device_types() {
+        for optional in [false, true] {
+            let a = host(b, &[4, 5], optional, 3);
+            let d = a.to_device(dev).unwrap();
+            assert_eq!(d.device(), dev);
+            assert_eq!(d.to_host().unwrap().to_json(), a.to_json(), "{b}");
+            // Views stay views on the device.
+            let v = d
+                .index(&[Index::slice(None, None, -1), Index::slice(Some(1), None, 2)])
+                .unwrap();
+            let hv = a
+                .index(&[Index::slice(None, None, -1), Index::slice(Some(1), None, 2)])
+                .unwrap();
+            assert_eq!(v.device(), dev);
+            assert_eq!(v.to_host().unwrap().to_json(), hv.to_json(), "{b}");
+        }
+    }
+    // Large: 100 MB each way.
+    let big = Array::from((0..12_500_000).map(|i| i as f64).collect::<Vec<_>>());
+    let back = big.to_device(dev).unwrap().to_host().unwrap();
+    assert!(back == big);
+}
+
+/// Every function of the arithmetic family on every pair of device types
+/// (the second from `second`, or every type) with broadcasting and missing
+/// values gives the host's values, or the host's error.
+pub fn every_function_on_every_type(dev: DeviceId, second: Option<&[BuiltinType]>) {
+    let (mut compared, mut refused) = (0, 0);
+    for f in arith::functions() {
+        for ta in device_types() {
+            let seconds: Vec<BuiltinType> = match second {
+                Some(s) => s.to_vec(),
+                None => device_types().collect(),
+            };
+            for tb in seconds {
+                let a = host(ta, &[3, 4], true, 1);
+                let b = host(tb, &[4], false, 2);
+                let args: Vec<Array> = if f.arity() == 1 { vec![a] } else { vec![a, b] };
+                let hrefs: Vec<&Array> = args.iter().collect();
+                let expected = callable::lookup(f.name()).unwrap().call(&hrefs);
+                let devs: Vec<Array> = args.iter().map(|x| x.to_device(dev).unwrap()).collect();
+                let drefs: Vec<&Array> = devs.iter().collect();
+                let got = callable::lookup(f.name()).unwrap().call(&drefs);
+                match (expected, got) {
+                    (Ok(e), Ok(g)) => {
+                        assert_eq!(g.device(), dev);
+                        let g = g.to_host().unwrap();
+                        if f.is_math() && f.name() != "sqrt" {
+                            // Transcendental functions: within their
+                            // documented ulps (docs/cuda.md): 4 in
+                            // float64, 8 in float32, relative to
+                            // max(|x|, 1).
+                            let single = e.tp().dtype().to_string().contains("float32");
+                            let ulps = if single {
+                                8.0 * f64::from(f32::EPSILON)
+                            } else {
+                                4.0 * f64::EPSILON
+                            };
+                            for (x, y) in floats(&e).iter().zip(&floats(&g)) {
+                                let close = (x - y).abs() <= ulps * x.abs().max(1.0);
+                                assert!(
+                                    x.is_nan() && y.is_nan() || x == y || close,
+                                    "{}({ta}): {x} vs {y}",
+                                    f.name()
+                                );
+                            }
+                        } else {
+                            assert_eq!(e.to_json(), g.to_json(), "{}({ta}, {tb})", f.name());
+                        }
+                        compared += 1;
+                    }
+                    (Err(e), Err(g)) => {
+                        if g.message().contains("on the device") {
+                            refused += 1;
+                        } else {
+                            assert_eq!(e.kind(), g.kind(), "{}: {e} / {g}", f.name());
+                            assert!(g.message().contains(e.message()), "{}: {e} / {g}", f.name());
+                            compared += 1;
+                        }
+                    }
+                    (Ok(_), Err(g)) if g.message().contains("on the device") => refused += 1,
+                    (e, g) => panic!("{}({ta}, {tb}): host {e:?}, device {g:?}", f.name()),
+                }
+            }
+        }
+    }
+    let pairs = arith::functions().count() * device_types().count() * second.map_or(10, <[_]>::len);
+    assert!(
+        compared * 5 > pairs * 3,
+        "compared {compared} of {pairs}, refused {refused}"
+    );
+}
+
+/// A failing element (integer division by zero) is the host's error, with
+/// its index; a missing one does not fail.
+pub fn errors_are_the_hosts_with_the_index(dev: DeviceId) {
+    let a = Array::from_json("2 * 3 * int32", "[[1,2,3],[4,5,6]]")
+        .unwrap()
+        .to_device(dev)
+        .unwrap();
+    let b = Array::from_json("3 * int32", "[1,0,3]")
+        .unwrap()
+        .to_device(dev)
+        .unwrap();
+    let e = compute::divide(&a, &b).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.message().contains("division by zero"), "{e}");
+    assert!(e.message().contains("[0, 1]"), "{e}");
+    // A missing dividend over a zero divisor is no error.
+    let m = Array::from_json("3 * ?int32", "[1,null,3]")
+        .unwrap()
+        .to_device(dev)
+        .unwrap();
+    let ok = compute::divide(&m, &b).unwrap();
+    assert_eq!(ok.to_json(), "[1,null,1]");
+}
+
+/// Host vectors do not join device arrays; host scalars do.
+pub fn mixing_devices_is_refused(dev: DeviceId) {
+    let d = Array::from(vec![1.0f64, 2.0]).to_device(dev).unwrap();
+    let h = Array::from(vec![1.0f64, 2.0]);
+    let e = compute::add(&d, &h).unwrap_err();
+    assert!(e.message().contains("mixes devices"), "{e}");
+    // A host scalar is fine.
+    let r = compute::add(&d, &Array::from(0.5f64)).unwrap();
+    assert_eq!(r.to_json(), "[1.5,2.5]");
+    // Not on the device yet: a Type error saying so.
+    let e = compute::sum(&d, None, false).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type);
+    assert!(e.message().contains("does not run on the device"), "{e}");
+}
+
+/// `where` over every condition and value type equals the host's.
+pub fn where_equals_the_host(dev: DeviceId) {
+    for tc in device_types() {
+        for tx in device_types() {
+            let cond = host(tc, &[4], true, 3);
+            let x = host(tx, &[3, 4], true, 1);
+            let y = Array::from(0.5f64);
+            let expected = compute::where_(&cond, &x, &y);
+            let (dc, dx) = (cond.to_device(dev).unwrap(), x.to_device(dev).unwrap());
+            let got = compute::where_(&dc, &dx, &y);
+            match (expected, got) {
+                (Ok(e), Ok(g)) => {
+                    assert_eq!(g.device(), dev);
+                    assert_eq!(e.to_json(), g.to_json(), "where({tc}, {tx}, 0.5)");
+                }
+                (Err(_), Err(g)) => assert!(g.message().contains("on the device"), "{g}"),
+                (e, g) => panic!("where({tc}, {tx}): host {e:?}, device {g:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The device checks on the host emulator (`dynd_cuda::emulator`): the
+//! generated CUDA C compiled by the system's C++ compiler and run with a
+//! host thread per CUDA thread, on every machine. Without a C++17 compiler
+//! each test prints `SKIP: no CUDA emulator (<reason>)`;
+//! `DYND_REQUIRE_EMULATOR=1` (CI) makes that a failure.
+
+use crate::checks;
+use dynd::memblock::DeviceId;
+use dynd::types::BuiltinType;
+use dynd_cuda::emulator::{self, Emulator};
+use std::sync::OnceLock;
+
+/// The emulated device of these tests.
+const EMU: DeviceId = DeviceId::Cuda(30);
+
+/// Installs the emulator once, or says why the test skips.
+fn emu() -> bool {
+    static INSTALLED: OnceLock<bool> = OnceLock::new();
+    *INSTALLED.get_or_init(|| match emulator::available() {
+        Ok(()) => {
+            Emulator::install(30).expect("the emulator is available");
+            true
+        }
+        Err(why) => {
+            assert!(
+                std::env::var_os("DYND_REQUIRE_EMULATOR").is_none(),
+                "DYND_REQUIRE_EMULATOR is set and there is no emulator: {why}"
+            );
+            println!("SKIP: no CUDA emulator ({why})");
+            false
+        }
+    })
+}
+
+#[test]
+fn arrays_round_trip_through_the_emulator() {
+    if emu() {
+        checks::arrays_round_trip(EMU);
+    }
+}
+
+#[test]
+fn every_function_on_every_type_equals_the_host() {
+    // Every first type; second types that cover the promotions (the same
+    // type, a float, a narrower integer, bool): every pair takes minutes
+    // of compiles, the GPU run does those.
+    if emu() {
+        use BuiltinType as B;
+        checks::every_function_on_every_type(EMU, Some(&[B::Float64, B::Int8, B::Bool, B::UInt32]));
+    }
+}
+
+#[test]
+fn errors_are_the_hosts_with_the_index() {
+    if emu() {
+        checks::errors_are_the_hosts_with_the_index(EMU);
+    }
+}
+
+#[test]
+fn mixing_devices_is_refused() {
+    if emu() {
+        checks::mixing_devices_is_refused(EMU);
+    }
+}
+
+#[test]
+fn where_equals_the_host() {
+    if emu() {
+        checks::where_equals_the_host(EMU);
+    }
+}
