@@ -7,13 +7,18 @@
 //! `logical_not`, `sqrt`, `exp`, `log`, `sin`, `cos`, `tan`, `pow` — and
 //! `where`, over
 //! fixed dims of bool, integers of 8 to 64 bits, float32 and float64 and
-//! their option types, with broadcasting and 0-d host scalars. Any other
+//! their option types, with broadcasting and 0-d host scalars; and the
+//! built-in reductions (`sum`, `prod`, `min`, `max`, `mean`, `var`, `std`,
+//! `argmin`, `argmax`, `count`, `any`, `all`) over any axes, with
+//! keepdims, of the same types ([`crate::reduce`]). Any other
 //! callable on device arrays is a `Type` error saying it runs on the host
 //! only (third-party ckernels always do): copy the arrays to the host.
 
 use crate::kernel::Elementwise;
 use crate::launch;
+use crate::reduce::Reduce;
 use dynd::callable::device::{DeviceCall, DeviceCalls};
+use dynd::callable::reduce::Reduction;
 use dynd::callable::{Callable, arith};
 use dynd::memblock::DeviceId;
 use dynd::types::Type;
@@ -35,6 +40,9 @@ impl DeviceCalls for CudaCalls {
                 "the CUDA runtime was given a call on {device}"
             )));
         };
+        if let Some(reduction) = Reduction::of(f) {
+            return reduce(f, reduction, ordinal, out, args);
+        }
         // Which kernel: known before any allocation.
         let function = if own(f, "where") {
             None
@@ -65,6 +73,73 @@ impl DeviceCalls for CudaCalls {
         launch::elementwise(&*launch::backend(ordinal)?, &k, f, &out, args)?;
         Ok(out)
     }
+}
+
+/// A built-in reduction `f` (`reduction`) on `cuda:ordinal`, into `out`
+/// (exactly the result's type) or a new array. Empty extents are computed
+/// on the host — they read no data, and the host has the identities and
+/// the errors (min of an empty fixed extent) — and their results copied to
+/// the device.
+fn reduce(
+    f: &Callable,
+    reduction: &Reduction,
+    ordinal: u32,
+    out: Option<&Array>,
+    args: &[&Array],
+) -> Result<Array> {
+    let device = DeviceId::Cuda(ordinal);
+    let [src] = args else {
+        return Err(Error::invalid_argument(format!(
+            "{} takes one argument, got {}",
+            f.name(),
+            args.len()
+        )));
+    };
+    if src.device() != device {
+        return Err(Error::invalid_argument(format!(
+            "{} on {device}: the source is on {}",
+            f.name(),
+            src.device()
+        )));
+    }
+    let out_tp = f.resolve(&[src.tp().clone()])?;
+    let out = match out {
+        Some(o) if *o.tp() == out_tp => {
+            if o.shares_data_with(src) {
+                return Err(Error::invalid_argument(format!(
+                    "{} on {device}: the output overlaps the source; write into a new array",
+                    f.name()
+                )));
+            }
+            Some(o)
+        }
+        Some(o) => {
+            return Err(Error::type_error(format!(
+                "{} on {device} computes {out_tp}, and the output is {} (on the device, the \
+                 output's type must be the result's)",
+                f.name(),
+                o.tp()
+            )));
+        }
+        None => None,
+    };
+    let result = match out {
+        Some(o) => o.clone(),
+        None => Array::empty_on(device, out_tp)?,
+    };
+    let r = Reduce::for_call(reduction, &result, src)?;
+    let backend = launch::backend(ordinal)?;
+    if r.extent() == 0 && r.outputs() > 0 {
+        let host = f.call(&[&src.to_host()?])?.to_device(device)?;
+        let Some(o) = out else {
+            return Ok(host);
+        };
+        let k = Elementwise::for_copy(o, &host)?;
+        launch::elementwise(&*backend, &k, f, o, &[&host])?;
+        return Ok(o.clone());
+    }
+    launch::reduce(&*backend, &r, &result, src)?;
+    Ok(result)
 }
 
 /// Refuses an output that shares memory with an argument read in another
@@ -107,8 +182,8 @@ fn device_function(f: &Callable) -> Result<&'static arith::Function> {
     found.ok_or_else(|| {
         Error::type_error(format!(
             "{} does not run on the device yet (on the device: arithmetic, comparison, logic \
-             and math functions, and where; third-party callables are host-only): copy the \
-             arrays to the host with to_host()",
+             and math functions, where, and the built-in reductions; third-party callables \
+             are host-only): copy the arrays to the host with to_host()",
             f.name()
         ))
     })
@@ -132,10 +207,11 @@ mod tests {
             .to_device(dev)
             .unwrap();
         // Not on the device: a Type error naming the callable.
-        let e = compute::sum(&a, None, false).unwrap_err();
+        let e = compute::cumsum(&a).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Type, "{e}");
         assert!(
-            e.message().contains("sum does not run on the device yet"),
+            e.message()
+                .contains("cumsum does not run on the device yet"),
             "{e}"
         );
         // An output overlapping an argument in another layout is refused.

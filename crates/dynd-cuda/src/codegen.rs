@@ -34,13 +34,13 @@ use std::fmt::Write;
 pub const KERNEL: &str = "dynd_elementwise";
 
 /// The CUDA C type of a builtin the device computes in.
-fn c_type(b: BuiltinType) -> &'static str {
+pub(crate) fn c_type(b: BuiltinType) -> &'static str {
     // Every type in a kernel description was checked to have one.
     b.cuda_c().unwrap_or("void")
 }
 
 /// The unsigned integer type of `b`'s width: how its bits are read.
-fn bits_type(b: BuiltinType) -> &'static str {
+pub(crate) fn bits_type(b: BuiltinType) -> &'static str {
     match b.data_size() {
         1 => "unsigned char",
         2 => "unsigned short",
@@ -50,7 +50,7 @@ fn bits_type(b: BuiltinType) -> &'static str {
 }
 
 /// `b`'s NA bit pattern as a CUDA C constant of [`bits_type`].
-fn na_bits(b: BuiltinType) -> String {
+pub(crate) fn na_bits(b: BuiltinType) -> String {
     let bytes = builtin_na(b).unwrap_or([0; 16]);
     let mut v: u64 = 0;
     for (k, byte) in bytes[..b.data_size()].iter().enumerate() {
@@ -174,7 +174,7 @@ pub fn source(k: &Elementwise) -> String {
 /// value of bits `x` when `to_bits` is false, the bits of value `x` when it
 /// is true. bool is a byte compared with zero; floats reinterpret their
 /// bits; integers convert (two's complement).
-fn bit_cast(b: BuiltinType, x: &str, to_bits: bool) -> String {
+pub(crate) fn bit_cast(b: BuiltinType, x: &str, to_bits: bool) -> String {
     match (b, to_bits) {
         (BuiltinType::Bool, false) => format!("{x} != 0"),
         (BuiltinType::Bool, true) => format!("(unsigned char)({x} ? 1 : 0)"),

@@ -220,6 +220,19 @@ impl Elementwise {
         Elementwise::assemble("where", out, layout, inputs, body)
     }
 
+    /// The kernel copying `src` into `out` (a device array of the same
+    /// shape, or one `src` broadcasts to), converting its values to the
+    /// output's type when they differ (a promotion).
+    ///
+    /// # Errors
+    /// As [`Elementwise::for_call`]'s.
+    pub fn for_copy(out: &Array, src: &Array) -> Result<Elementwise> {
+        let layout = strided(out, "the output")?;
+        let input = operand(src, "the source", &layout.0)?;
+        let body = cast(Expr::Arg(0), input.elem, layout.2.0);
+        Elementwise::assemble("copy", out, layout, vec![input], body)
+    }
+
     /// The kernel of `name` computing `body` from `inputs` into the output
     /// `out` of layout `layout`, its dims merged.
     ///
@@ -358,7 +371,7 @@ fn cast(e: Expr, from: BuiltinType, to: BuiltinType) -> Expr {
 }
 
 /// The value type of an array's elements and whether they are optional.
-fn value_type(a: &Array, what: &str) -> Result<(BuiltinType, bool)> {
+pub(crate) fn value_type(a: &Array, what: &str) -> Result<(BuiltinType, bool)> {
     let mut t = a.tp();
     while let TypeKind::FixedDim { elem, .. } = t.kind() {
         t = elem;
@@ -379,10 +392,10 @@ fn value_type(a: &Array, what: &str) -> Result<(BuiltinType, bool)> {
 
 /// An array's shape, byte strides, and value type with whether it is
 /// optional.
-type Layout = (Vec<usize>, Vec<isize>, (BuiltinType, bool));
+pub(crate) type Layout = (Vec<usize>, Vec<isize>, (BuiltinType, bool));
 
 /// The [`Layout`] of a fixed-dim array.
-fn strided(a: &Array, what: &str) -> Result<Layout> {
+pub(crate) fn strided(a: &Array, what: &str) -> Result<Layout> {
     let elem = value_type(a, what)?;
     let (shape, strides, _) = a.strided_layout()?;
     Ok((shape, strides, elem))

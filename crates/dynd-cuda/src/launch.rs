@@ -12,6 +12,7 @@
 
 use crate::codegen;
 use crate::kernel::{Elementwise, Place};
+use crate::reduce::{self, Plan, Reduce};
 use dynd::callable::Callable;
 use dynd::exec::Device;
 use dynd::memblock::MemBlock;
@@ -230,6 +231,71 @@ pub fn elementwise(
         None => Ok(()),
         Some(i) => Err(explain(f, out, args, i)),
     }
+}
+
+/// Runs the reduction `r` on `b`, from `src` into `out` (arrays of `b`'s
+/// device, those `r` was made from), when it has outputs and a non-empty
+/// extent (the caller computes empty extents on the host, which has the
+/// identities and the errors).
+///
+/// # Errors
+/// `InvalidArgument` for an empty extent; `External` for compile and
+/// launch failures.
+pub fn reduce(b: &dyn Backend, r: &Reduce, out: &Array, src: &Array) -> Result<()> {
+    let (outputs, extent) = (r.outputs(), r.extent());
+    if outputs == 0 {
+        return Ok(());
+    }
+    if extent == 0 {
+        return Err(Error::invalid_argument(format!(
+            "{} of an empty extent is computed on the host",
+            r.kind.name()
+        )));
+    }
+    let plan = Plan::new(outputs, extent, b.block(), b.max_blocks());
+    let source = reduce::source(r);
+    // The states of the parts, when the extents are split.
+    let parts = if plan.parts > 1 {
+        Some(b.alloc(outputs * plan.parts * reduce::STATE_BYTES)?)
+    } else {
+        None
+    };
+    let parts_addr = parts.as_ref().map_or(0, |(_, at)| *at as u64);
+    let mut p = Params::default();
+    p.word(src.data_ptr() as u64)
+        .word(out.data_ptr() as u64)
+        .word(parts_addr)
+        .block(r.params())
+        .word(outputs as u64)
+        .word(extent as u64)
+        .word(plan.parts as u64)
+        .word(u64::from(plan.lanes));
+    // SAFETY: (1) the parameters are dynd_reduce's, in order: the source,
+    // the output and the parts' addresses, the parameter block (kept dims,
+    // their source and output strides, reduced dims, their source strides,
+    // as `long long`s, Reduce::params), the output count, the extent, the
+    // parts per output and the lanes (an int in the low bytes of its
+    // slot). (2) The source and output are arrays of this device that the
+    // description's offsets stay inside (it was made from them), alive in
+    // `src` and `out`; the parts hold outputs * parts states of at most
+    // STATE_BYTES (checked by a static_assert in the source), alive in
+    // `parts`.
+    unsafe { b.launch(&source, reduce::KERNEL, plan.grid, &mut p.pointers())? };
+    if plan.parts > 1 {
+        let mut q = Params::default();
+        q.word(out.data_ptr() as u64)
+            .word(parts_addr)
+            .block(r.params())
+            .word(outputs as u64)
+            .word(plan.parts as u64);
+        // SAFETY: (1) dynd_reduce_finish's parameters, in order: the
+        // output and the parts' addresses, the parameter block, the output
+        // count, the parts per output. (2) As for the first kernel; the
+        // parts were all written by it (each item is one part).
+        unsafe { b.launch(&source, reduce::FINISH, grid(b, outputs), &mut q.pointers())? };
+    }
+    drop(parts);
+    Ok(())
 }
 
 /// The bits of a 0-d host array's value, in the low bytes of a u64.

@@ -1,7 +1,8 @@
 //! The CUDA device of dynd (DESIGN §14).
 //!
 //! - [`kernel`]: the description of an elementwise kernel, made from a
-//!   call of one of dynd's functions on device arrays;
+//!   call of one of dynd's functions on device arrays; [`reduce`]: of a
+//!   reduction, with its CUDA C and launch plan;
 //! - [`codegen`]: its CUDA C; [`nvrtc`]: compiled once per (source,
 //!   architecture) and cached;
 //! - [`interp`]: the same description run on the host, so it is tested on
@@ -36,6 +37,7 @@ pub mod kernel;
 pub mod launch;
 pub mod nvrtc;
 pub mod probe;
+pub mod reduce;
 pub mod runtime;
 
 pub use runtime::{device_count, install, is_available};

@@ -98,7 +98,9 @@ pub fn every_function_on_every_type(dev: DeviceId, second: Option<&[BuiltinType]
             }
         }
     }
-    let pairs = arith::functions().count() * device_types().count() * second.map_or(10, <[_]>::len);
+    let pairs = arith::functions().count()
+        * device_types().count()
+        * second.map_or(device_types().count(), <[_]>::len);
     assert!(
         compared * 5 > pairs * 3,
         "compared {compared} of {pairs}, refused {refused}"
@@ -139,7 +141,7 @@ pub fn mixing_devices_is_refused(dev: DeviceId) {
     let r = compute::add(&d, &Array::from(0.5f64)).unwrap();
     assert_eq!(r.to_json(), "[1.5,2.5]");
     // Not on the device yet: a Type error saying so.
-    let e = compute::sum(&d, None, false).unwrap_err();
+    let e = compute::cumsum(&d).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Type);
     assert!(e.message().contains("does not run on the device"), "{e}");
 }
@@ -163,5 +165,116 @@ pub fn where_equals_the_host(dev: DeviceId) {
                 (e, g) => panic!("where({tc}, {tx}): host {e:?}, device {g:?}"),
             }
         }
+    }
+}
+
+/// The shapes and axes the reduction checks take: C-contiguous ones over
+/// each axis, several axes, every axis and none; keepdims; a long extent
+/// (split over blocks); empty extents and outputs.
+fn reduction_cases() -> Vec<(Vec<usize>, Option<Vec<isize>>, bool)> {
+    vec![
+        (vec![3, 200], Some(vec![1]), false),
+        (vec![3, 200], Some(vec![0]), true),
+        (vec![4, 5, 6], Some(vec![0, 2]), false),
+        (vec![4, 5, 6], Some(vec![-2]), true),
+        (vec![700], None, false),
+        (vec![2, 3], Some(vec![]), false),
+        (vec![0, 3], Some(vec![0]), false),
+        (vec![3, 0], None, true),
+    ]
+}
+
+/// `true` when two float values agree within `tol` relative to
+/// max(|x|, 1) (or are both NaN, or equal).
+fn close(x: f64, y: f64, tol: f64) -> bool {
+    x == y || x.is_nan() && y.is_nan() || (x - y).abs() <= tol * x.abs().max(1.0)
+}
+
+/// Every built-in reduction of every device type (the first from `types`,
+/// or all), plain and optional, over the shapes and axes above and a
+/// strided view, gives the host's result type and values — integers
+/// exactly, floats within 1e-5 (float32) or 1e-12 (float64) relative —
+/// or the host's error.
+pub fn reductions_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
+    use dynd::callable::reduce::BuiltinReduction;
+    let types: Vec<BuiltinType> = match types {
+        Some(t) => t.to_vec(),
+        None => device_types().collect(),
+    };
+    let mut compared = 0;
+    for kind in BuiltinReduction::ALL {
+        for &b in &types {
+            for optional in [false, true] {
+                let mut cases: Vec<(Array, String, Option<Vec<isize>>, bool)> = reduction_cases()
+                    .into_iter()
+                    .map(|(shape, axes, keep)| {
+                        (
+                            host(b, &shape, optional, 5),
+                            format!("{shape:?}"),
+                            axes,
+                            keep,
+                        )
+                    })
+                    .collect();
+                // A view with negative and non-unit steps.
+                let whole = host(b, &[6, 8], optional, 2);
+                let view = whole
+                    .index(&[Index::slice(None, None, -1), Index::slice(Some(1), None, 3)])
+                    .unwrap();
+                cases.push((view, "a view".into(), Some(vec![0]), false));
+                for (h, what, axes, keep) in cases {
+                    reduction_equals_the_host(dev, &h, &what, kind, axes.as_deref(), keep);
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(compared, 12 * types.len() * 2 * 9);
+}
+
+/// `kind` over `axes` with `keep` of the host array `h` (named `what`) on
+/// `dev` gives the host's result type and values — integers exactly,
+/// floats within 1e-5 (float32) or 1e-12 (float64) relative — or the
+/// host's error.
+pub fn reduction_equals_the_host(
+    dev: DeviceId,
+    h: &Array,
+    what: &str,
+    kind: dynd::callable::reduce::BuiltinReduction,
+    axes: Option<&[isize]>,
+    keep: bool,
+) {
+    let f = dynd::callable::reduce::Reduction::builtin(kind).with(axes, keep);
+    let expected = f.call(&[h]);
+    let got = f.call(&[&h.to_device(dev).unwrap()]);
+    let name = format!("{}({what} of {}, {axes:?}, {keep})", kind.name(), h.tp());
+    match (expected, got) {
+        (Ok(e), Ok(g)) => {
+            assert_eq!(g.device(), dev, "{name}");
+            let g = g.to_host().unwrap();
+            assert_eq!(e.tp(), g.tp(), "{name}");
+            let t = e.tp().dtype().to_string();
+            if t.contains("float") {
+                let tol = if t.contains("float32") { 1e-5 } else { 1e-12 };
+                let (x, y) = (floats(&e), floats(&g));
+                assert_eq!(x.len(), y.len(), "{name}");
+                for (x, y) in x.iter().zip(&y) {
+                    assert!(close(*x, *y, tol), "{name}: {e} vs {g}");
+                }
+                // Missing stays missing.
+                assert_eq!(
+                    e.to_json().matches("null").count(),
+                    g.to_json().matches("null").count(),
+                    "{name}: {e} vs {g}"
+                );
+            } else {
+                assert_eq!(e.to_json(), g.to_json(), "{name}");
+            }
+        }
+        (Err(e), Err(g)) => {
+            assert_eq!(e.kind(), g.kind(), "{name}: {e} / {g}");
+            assert!(g.message().contains(e.message()), "{name}: {e} / {g}");
+        }
+        (e, g) => panic!("{name}: host {e:?}, device {g:?}"),
     }
 }

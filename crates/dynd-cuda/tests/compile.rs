@@ -170,17 +170,25 @@ fn every_generated_elementwise_kernel_compiles() {
         }
     }
     assert!(kernels.len() > 700, "only {} kernels", kernels.len());
+    let sources: Vec<String> = kernels.iter().map(codegen::source).collect();
+    compile_all(&sources);
+}
+
+/// Compiles every source with NVRTC for [`nvrtc::TEST_ARCH`], on every
+/// core (NVRTC compiles separate programs on separate threads), failing
+/// with the first error and how many failed; then checks the cache: a
+/// second compile of the same sources compiles nothing.
+fn compile_all(sources: &[String]) {
     let before = nvrtc::compiles();
-    // NVRTC compiles separate programs on separate threads.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = kernels.len().div_ceil(threads);
+    let chunk = sources.len().div_ceil(threads);
     let failures: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = kernels
+        let handles: Vec<_> = sources
             .chunks(chunk)
             .map(|part| {
                 s.spawn(move || {
                     part.iter()
-                        .filter_map(|k| nvrtc::compile(&codegen::source(k), nvrtc::TEST_ARCH).err())
+                        .filter_map(|src| nvrtc::compile(src, nvrtc::TEST_ARCH).err())
                         .map(|e| e.message().to_string())
                         .collect::<Vec<_>>()
                 })
@@ -198,16 +206,56 @@ fn every_generated_elementwise_kernel_compiles() {
         failures.is_empty(),
         "{} of {} kernels failed; the first:\n{}",
         failures.len(),
-        kernels.len(),
+        sources.len(),
         failures[0]
     );
-    // The cache: compiling them all again compiles nothing.
     let compiled = nvrtc::compiles();
     assert!(compiled > before);
-    for k in kernels.iter().take(20) {
-        nvrtc::compile(&codegen::source(k), nvrtc::TEST_ARCH).unwrap();
+    for src in sources.iter().take(20) {
+        nvrtc::compile(src, nvrtc::TEST_ARCH).unwrap();
     }
     assert_eq!(nvrtc::compiles(), compiled);
+}
+
+#[test]
+fn every_generated_reduction_kernel_compiles() {
+    use dynd::callable::reduce::BuiltinReduction;
+    use dynd_cuda::reduce::{self, Reduce};
+    if probe::skip_without_nvrtc().is_some() {
+        return;
+    }
+    let mut sources = Vec::new();
+    for kind in BuiltinReduction::ALL {
+        for b in device_types() {
+            for optional in [false, true] {
+                let tp = Type::builtin(b);
+                let tp = if optional {
+                    Type::option(tp).unwrap()
+                } else {
+                    tp
+                };
+                let out = kind.result_type(&tp).unwrap();
+                let out_opt = out.option_value().is_some();
+                let out_b = out.option_value().unwrap_or(&out).as_builtin().unwrap();
+                // One kept and one reduced dim (the merged, common case),
+                // and several of each (the unravelling loops).
+                for (nk, nr) in [(1, 1), (2, 3)] {
+                    sources.push(reduce::source(&Reduce {
+                        kind,
+                        src: (b, optional),
+                        out: (out_b, out_opt),
+                        kept: vec![4; nk],
+                        kept_src: vec![8; nk],
+                        kept_out: vec![8; nk],
+                        reduced: vec![5; nr],
+                        reduced_src: vec![8; nr],
+                    }));
+                }
+            }
+        }
+    }
+    assert_eq!(sources.len(), 12 * device_types().count() * 2 * 2);
+    compile_all(&sources);
 }
 
 #[test]

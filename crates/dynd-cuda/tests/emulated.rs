@@ -5,9 +5,12 @@
 //! `DYND_REQUIRE_EMULATOR=1` (CI) makes that a failure.
 
 use crate::checks;
+use crate::common::host;
+use dynd::callable::reduce::BuiltinReduction;
 use dynd::memblock::DeviceId;
 use dynd::types::BuiltinType;
 use dynd_cuda::emulator::{self, Emulator};
+use proptest::prelude::*;
 use std::sync::OnceLock;
 
 /// The emulated device of these tests.
@@ -68,5 +71,48 @@ fn mixing_devices_is_refused() {
 fn where_equals_the_host() {
     if emu() {
         checks::where_equals_the_host(EMU);
+    }
+}
+
+/// The types the emulated sweeps take first: one of each width and kind
+/// (each type is a compile per kernel; the GPU run takes all).
+const SOME: [BuiltinType; 6] = [
+    BuiltinType::Bool,
+    BuiltinType::Int8,
+    BuiltinType::UInt16,
+    BuiltinType::Int64,
+    BuiltinType::Float32,
+    BuiltinType::Float64,
+];
+
+#[test]
+fn reductions_equal_the_host() {
+    if emu() {
+        checks::reductions_equal_the_host(EMU, Some(&SOME));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Random shapes (empty dims included), axes, keepdims, types and
+    /// missing values: every reduction equals the host's.
+    #[test]
+    fn random_reductions_equal_the_host(
+        kind in 0..BuiltinReduction::ALL.len(),
+        t in 0..SOME.len(),
+        optional in any::<bool>(),
+        shape in proptest::collection::vec(0usize..6, 0..4),
+        mask in 0u8..16,
+        all in any::<bool>(),
+        keep in any::<bool>(),
+        seed in -20i64..20,
+    ) {
+        if emu() {
+            let h = host(SOME[t], &shape, optional, seed);
+            let axes: Vec<isize> = (0..shape.len() as isize).filter(|k| mask & (1 << k) != 0).collect();
+            let axes = (!all).then_some(axes.as_slice());
+            checks::reduction_equals_the_host(EMU, &h, "random", BuiltinReduction::ALL[kind], axes, keep);
+        }
     }
 }

@@ -86,3 +86,10 @@ fn without_a_device_install_says_why() {
         assert!(dynd_cuda::device_count() >= 1);
     }
 }
+
+#[test]
+fn reductions_equal_the_host() {
+    if gpu() {
+        checks::reductions_equal_the_host(GPU, None);
+    }
+}

@@ -107,6 +107,14 @@ pub trait CallableImpl: Send + Sync + 'static {
         true
     }
 
+    /// The reduction this is, when it is one of dynd's
+    /// ([`reduce::Reduction`]): a device runtime runs those itself
+    /// ([`reduce::Reduction::of`]). The default, `None`, for everything
+    /// else.
+    fn as_reduction(&self) -> Option<&reduce::Reduction> {
+        None
+    }
+
     /// Builds, when it has one, a kernel over option arguments of builtin
     /// numbers that writes the result's NA where an argument is NA in the
     /// same loop as the values (one pass over memory: the built-in

@@ -401,6 +401,37 @@ impl Reduction {
         self.keepdims
     }
 
+    /// The built-in reduction it is; `None` for a user reduction.
+    pub fn kind(&self) -> Option<BuiltinReduction> {
+        match self.op {
+            Op::Builtin(k) => Some(k),
+            Op::User { .. } => None,
+        }
+    }
+
+    /// The reduction `f` is, when `f` is one (made by [`Reduction::with`]
+    /// or [`Reduction::callable`], or a registered built-in reduction): how
+    /// a device runtime recognises the reductions it runs itself.
+    ///
+    /// ```
+    /// use dynd::callable::{self, reduce::{BuiltinReduction, Reduction}};
+    /// let f = callable::lookup("argmax").unwrap();
+    /// assert_eq!(Reduction::of(&f).and_then(Reduction::kind), Some(BuiltinReduction::ArgMax));
+    /// assert!(Reduction::of(&callable::lookup("add").unwrap()).is_none());
+    /// ```
+    pub fn of(f: &Callable) -> Option<&Reduction> {
+        f.implementation().as_reduction()
+    }
+
+    /// Which axes of a source of type `tp` it reduces, one flag per axis
+    /// (outermost first).
+    ///
+    /// # Errors
+    /// `Index` for an axis out of range or given twice, naming it.
+    pub fn reduced_axes(&self, tp: &Type) -> Result<Vec<bool>> {
+        self.reduced(tp)
+    }
+
     /// The same reduction over `axes` (`None`: all; -1 is the innermost),
     /// with `keepdims`, as a callable. Bad axes are an `Index` error when
     /// it is resolved.
@@ -543,6 +574,10 @@ impl CallableImpl for Reduction {
 
     fn is_scalar(&self) -> bool {
         false
+    }
+
+    fn as_reduction(&self) -> Option<&Reduction> {
+        Some(self)
     }
 
     fn resolve(&self, args: &[Type]) -> Result<Type> {
