@@ -17,9 +17,11 @@
 use crate::kernel::Elementwise;
 use crate::launch;
 use crate::reduce::Reduce;
+use dynd::array::DeviceAssign;
 use dynd::callable::device::{DeviceCall, DeviceCalls};
 use dynd::callable::reduce::Reduction;
 use dynd::callable::{Callable, arith};
+use dynd::kernels::assign::ErrorMode;
 use dynd::memblock::DeviceId;
 use dynd::types::Type;
 use dynd::{Array, Error, Result};
@@ -70,8 +72,46 @@ impl DeviceCalls for CudaCalls {
             Some(function) => Elementwise::for_call(function, &out, args)?,
             None => Elementwise::for_where(&out, args)?,
         };
-        launch::elementwise(&*launch::backend(ordinal)?, &k, f, &out, args)?;
+        launch::elementwise(&*launch::backend(ordinal)?, &k, &out, args, &|idx| {
+            launch::explain_call(f, &out, args, idx)
+        })?;
         Ok(out)
+    }
+}
+
+impl DeviceAssign for CudaCalls {
+    fn assign(&self, dst: &Array, src: &Array, mode: ErrorMode) -> Result<()> {
+        let device = dst.device();
+        let DeviceId::Cuda(ordinal) = device else {
+            return Err(Error::invalid_argument(format!(
+                "the CUDA runtime was given an assignment into {device}"
+            )));
+        };
+        let same_layout = |a: &Array| {
+            (
+                a.data_ptr(),
+                a.strided_layout().map(|(s, st, _)| (s, st)).ok(),
+            )
+        };
+        if src.shares_data_with(dst) && same_layout(src) != same_layout(dst) {
+            return Err(Error::invalid_argument(format!(
+                "assign on {device}: the destination overlaps the source in another layout; \
+                 assign from a copy"
+            )));
+        }
+        let k = Elementwise::for_assign(dst, src, mode)?;
+        launch::elementwise(&*launch::backend(ordinal)?, &k, dst, &[src], &|idx| {
+            // The host's conversion of that one value gives its error.
+            let host = launch::element_at(src, idx)
+                .and_then(|v| v.cast(dst.tp().dtype().clone(), mode).map(|_| ()));
+            match host {
+                Err(e) => e.context(format!("assign on {device} at index {idx:?}")),
+                Ok(()) => Error::external(format!(
+                    "assign on {device}: the device reported element {idx:?} as failing, but \
+                     the host converts it"
+                )),
+            }
+        })
     }
 }
 
@@ -135,7 +175,9 @@ fn reduce(
             return Ok(host);
         };
         let k = Elementwise::for_copy(o, &host)?;
-        launch::elementwise(&*backend, &k, f, o, &[&host])?;
+        launch::elementwise(&*backend, &k, o, &[&host], &|idx| {
+            Error::external(format!("copying element {idx:?} of {} failed", f.name()))
+        })?;
         return Ok(o.clone());
     }
     launch::reduce(&*backend, &r, &result, src)?;

@@ -26,6 +26,7 @@
 
 use crate::kernel::{Elementwise, Expr, Operand, Place};
 use dynd::callable::missing::Missing;
+use dynd::kernels::assign::{ErrorMode, device_conversion};
 use dynd::layout::na::builtin_na;
 use dynd::types::BuiltinType;
 use std::fmt::Write;
@@ -62,7 +63,7 @@ pub(crate) fn na_bits(b: BuiltinType) -> String {
 /// The source of `k`'s kernel.
 pub fn source(k: &Elementwise) -> String {
     let mut g = Gen::default();
-    g.functions(&k.body);
+    g.functions(k, &k.body);
     let contiguous = k.is_contiguous();
     let nd = k.shape.len();
     let strided: Vec<&Operand> = std::iter::once(&k.out)
@@ -164,6 +165,12 @@ pub fn source(k: &Elementwise) -> String {
             store(&bits)
         );
     } else {
+        // A missing value has no place in a plain output: the element
+        // fails (only an assignment from `?T` gets here).
+        let _ = writeln!(
+            s,
+            "    if ({missing}) {{ atomicMin(err, (unsigned long long)i); continue; }}"
+        );
         let _ = writeln!(s, "    {}", store(&bits));
     }
     s.push_str("  }\n}\n");
@@ -196,6 +203,8 @@ struct Gen {
     defs: String,
     /// Names of the defined functions, by (name, compute type).
     funcs: Vec<(&'static str, BuiltinType)>,
+    /// Names of the defined conversions.
+    convs: Vec<String>,
     /// Temporaries made so far.
     temps: usize,
 }
@@ -206,23 +215,62 @@ impl Gen {
         format!("dynd_{name}_{c}")
     }
 
+    /// The device function names of a conversion: the value's and the
+    /// check's.
+    fn conv_names(from: BuiltinType, to: BuiltinType, mode: ErrorMode) -> (String, String) {
+        (
+            format!("dynd_conv_{from}_{to}"),
+            format!("dynd_conv_bad_{from}_{to}_{}", mode as u32),
+        )
+    }
+
     /// Defines every operation's device functions (and preludes) once.
-    fn functions(&mut self, e: &Expr) {
+    fn functions(&mut self, k: &Elementwise, e: &Expr) {
         match e {
             Expr::Arg(_) => {}
-            Expr::Cast(_, inner) => self.functions(inner),
+            Expr::Cast(_, inner) => self.functions(k, inner),
+            Expr::Convert {
+                to,
+                mode,
+                value: inner,
+                ..
+            } => {
+                self.functions(k, inner);
+                let from = k.type_of(inner);
+                let (f, bad) = Gen::conv_names(from, *to, *mode);
+                if self.convs.contains(&f) {
+                    return;
+                }
+                self.convs.push(f.clone());
+                // Both are device types (checked when the description was
+                // made), so the conversion exists.
+                let Some(c) = device_conversion(from, *to, *mode) else {
+                    return;
+                };
+                let (s, d) = (c_type(from), c_type(*to));
+                let _ = writeln!(
+                    self.defs,
+                    "static __device__ __forceinline__ {d} {f}({s} x) {{ return {}; }}",
+                    c.expr
+                );
+                let check = c.bad.unwrap_or_else(|| "false".into());
+                let _ = writeln!(
+                    self.defs,
+                    "static __device__ __forceinline__ bool {bad}({s} x) {{ (void)x; return {check}; }}"
+                );
+            }
             Expr::Select {
                 cond,
                 then,
                 otherwise,
             } => {
                 for e in [cond, then, otherwise] {
-                    self.functions(e);
+                    self.functions(k, e);
                 }
             }
             Expr::Op { name, op, args, .. } => {
                 for a in args {
-                    self.functions(a);
+                    self.functions(k, a);
                 }
                 if self.funcs.contains(&(*name, op.compute)) {
                     return;
@@ -280,6 +328,38 @@ impl Gen {
                 let _ = writeln!(s, "    {r} t{t} = c{t} ? {x} : {y};");
                 let _ = writeln!(s, "    bool n{t} = {cm} || (c{t} ? {xm} : {ym});");
                 (format!("t{t}"), format!("n{t}"))
+            }
+            Expr::Convert {
+                to,
+                mode,
+                to_option,
+                nan_missing,
+                value: inner,
+            } => {
+                let (v, m) = self.expr(k, inner, s);
+                let t = self.temp();
+                let m = if *nan_missing {
+                    let _ = writeln!(s, "    bool n{t} = {m} || isnan({v});");
+                    format!("n{t}")
+                } else {
+                    m
+                };
+                let (f, bad) = Gen::conv_names(k.type_of(inner), *to, *mode);
+                let _ = writeln!(
+                    s,
+                    "    if (!{m} && {bad}({v})) {{ atomicMin(err, (unsigned long long)i); continue; }}"
+                );
+                let _ = writeln!(s, "    {} t{t} = {f}({v});", c_type(*to));
+                if *to_option && *mode != ErrorMode::NoCheck {
+                    // A present value that would read as missing.
+                    let _ = writeln!(
+                        s,
+                        "    if (!{m} && {} == {}) {{ atomicMin(err, (unsigned long long)i); continue; }}",
+                        bit_cast(*to, &format!("t{t}"), true),
+                        na_bits(*to)
+                    );
+                }
+                (format!("t{t}"), m)
             }
             Expr::Cast(to, inner) => {
                 let (v, m) = self.expr(k, inner, s);

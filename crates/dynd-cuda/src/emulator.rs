@@ -256,6 +256,7 @@ impl Emulator {
         exec::register(e.clone());
         launch::register(ordinal, e.clone());
         dynd::callable::device::register(Arc::new(crate::calls::CudaCalls));
+        dynd::array::register_assign(Arc::new(crate::calls::CudaCalls));
         Ok(e)
     }
 

@@ -36,7 +36,7 @@ pub fn run(k: &Elementwise, out: &Array, inputs: &[&Array]) -> Result<()> {
         .enumerate()
         .map(|(i, o)| column(k, i, o.tp()?, inputs[i], n))
         .collect::<Result<_>>()?;
-    let result = eval(&k.body, &columns)?;
+    let result = eval(&k.body, &columns, !k.out.optional)?;
     // Scatter into the output at its offsets (the output's stored type).
     let out_tp = k.out.tp()?;
     let result = result.cast(dynd::Type::fixed_dim(n, out_tp.clone()), ErrorMode::NoCheck)?;
@@ -79,12 +79,31 @@ fn column(k: &Elementwise, i: usize, tp: dynd::Type, a: &Array, n: usize) -> Res
     Ok(col)
 }
 
-/// The column of values `e` computes.
-fn eval(e: &Expr, columns: &[Array]) -> Result<Array> {
+/// The column of values `e` computes; a conversion to a plain output
+/// (`plain_out`) keeps no missing value (the host's cast fails on one).
+fn eval(e: &Expr, columns: &[Array], plain_out: bool) -> Result<Array> {
     match e {
         Expr::Arg(i) => Ok(columns[*i].clone()),
+        Expr::Convert {
+            to,
+            mode,
+            to_option,
+            value: inner,
+            ..
+        } => {
+            let v = eval(inner, columns, plain_out)?;
+            let n = v.shape()[0].unwrap_or(0);
+            let optional = matches!(v.tp().dtype().kind(), dynd::types::TypeKind::Option(_));
+            let elem = dynd::Type::builtin(*to);
+            let elem = if *to_option || optional && !plain_out {
+                dynd::Type::option(elem)?
+            } else {
+                elem
+            };
+            v.cast(dynd::Type::fixed_dim(n, elem), *mode)
+        }
         Expr::Cast(to, inner) => {
-            let v = eval(inner, columns)?;
+            let v = eval(inner, columns, plain_out)?;
             let n = v.shape()[0].unwrap_or(0);
             let optional = matches!(v.tp().dtype().kind(), dynd::types::TypeKind::Option(_));
             let elem = dynd::Type::builtin(*to);
@@ -101,7 +120,7 @@ fn eval(e: &Expr, columns: &[Array]) -> Result<Array> {
             otherwise,
         } => {
             let vals = [cond, then, otherwise]
-                .map(|e| eval(e, columns))
+                .map(|e| eval(e, columns, plain_out))
                 .into_iter()
                 .collect::<Result<Vec<Array>>>()?;
             callable::lookup("where")?.call(&[&vals[0], &vals[1], &vals[2]])
@@ -109,7 +128,7 @@ fn eval(e: &Expr, columns: &[Array]) -> Result<Array> {
         Expr::Op { name, args, .. } => {
             let vals: Vec<Array> = args
                 .iter()
-                .map(|a| eval(a, columns))
+                .map(|a| eval(a, columns, plain_out))
                 .collect::<Result<_>>()?;
             let refs: Vec<&Array> = vals.iter().collect();
             callable::lookup(name)?.call(&refs)

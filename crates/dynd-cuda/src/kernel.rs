@@ -15,6 +15,7 @@
 
 use dynd::callable::arith::{self, DeviceOp};
 use dynd::callable::missing::Missing;
+use dynd::kernels::assign::ErrorMode;
 use dynd::types::{BuiltinType, Type, TypeKind};
 use dynd::{Array, Error, Result};
 
@@ -61,6 +62,24 @@ pub enum Expr {
     Arg(usize),
     /// A conversion to `to` (a safe cast: promotions only; NA stays NA).
     Cast(BuiltinType, Box<Expr>),
+    /// A conversion under an error mode (an assignment or cast): the
+    /// host's numeric rules ([`dynd::kernels::assign::device_conversion`]);
+    /// a value failing the mode's check fails its element; NA stays NA.
+    Convert {
+        /// The type converted to.
+        to: BuiltinType,
+        /// The error mode.
+        mode: ErrorMode,
+        /// The result goes into `?to`: under a checked mode, a present
+        /// value whose bits are `?to`'s NA fails (as on the host: it
+        /// would read as missing).
+        to_option: bool,
+        /// A NaN is missing (a plain float source into `?to` of another
+        /// kind, as on the host).
+        nan_missing: bool,
+        /// The value converted.
+        value: Box<Expr>,
+    },
     /// A scalar operation of dynd's, on arguments of its compute type.
     Op {
         /// The function's name (`"add"`), for messages and the interpreter.
@@ -113,7 +132,7 @@ impl Elementwise {
     pub fn type_of(&self, e: &Expr) -> BuiltinType {
         match e {
             Expr::Arg(i) => self.inputs[*i].elem,
-            Expr::Cast(t, _) => *t,
+            Expr::Cast(t, _) | Expr::Convert { to: t, .. } => *t,
             Expr::Op { op, .. } => op.out,
             Expr::Select { then, .. } => self.type_of(then),
         }
@@ -233,6 +252,20 @@ impl Elementwise {
         Elementwise::assemble("copy", out, layout, vec![input], body)
     }
 
+    /// The kernel of `dst.assign(src, mode)`: `src` (a device array that
+    /// broadcasts to `dst`, or a 0-d host scalar) converted to `dst`'s
+    /// value type under `mode`. A missing value into a plain destination
+    /// fails its element, as on the host.
+    ///
+    /// # Errors
+    /// As [`Elementwise::for_call`]'s, naming the destination and source.
+    pub fn for_assign(dst: &Array, src: &Array, mode: ErrorMode) -> Result<Elementwise> {
+        let layout = strided(dst, "the destination")?;
+        let input = operand(src, "the source", &layout.0)?;
+        let body = assign_body(&input, layout.2, mode);
+        Ok(Elementwise::build(layout, vec![input], body))
+    }
+
     /// The kernel of `name` computing `body` from `inputs` into the output
     /// `out` of layout `layout`, its dims merged.
     ///
@@ -246,13 +279,20 @@ impl Elementwise {
         inputs: Vec<Operand>,
         body: Expr,
     ) -> Result<Elementwise> {
-        let (shape, strides, (elem, optional)) = layout;
-        if !optional && inputs.iter().any(|o| o.optional) {
+        if !layout.2.1 && inputs.iter().any(|o| o.optional) {
             return Err(Error::type_error(format!(
                 "{name}: an optional argument needs an optional output, got {}",
                 out.tp()
             )));
         }
+        Ok(Elementwise::build(layout, inputs, body))
+    }
+
+    /// The kernel computing `body` from `inputs` into an output of layout
+    /// `layout`, its dims merged. (Its codegen fails an element whose
+    /// value is missing under a plain output.)
+    fn build(layout: Layout, inputs: Vec<Operand>, body: Expr) -> Elementwise {
+        let (shape, strides, (elem, optional)) = layout;
         let mut k = Elementwise {
             shape,
             inputs,
@@ -264,7 +304,7 @@ impl Elementwise {
             body,
         };
         k.merge_dims();
-        Ok(k)
+        k
     }
 
     /// Merges neighbouring dims that every strided operand walks as one
@@ -327,6 +367,22 @@ impl Elementwise {
                     Place::Strided(s) => s[0] == 0 || s[0] == o.elem.data_size() as isize,
                     Place::Scalar => true,
                 })
+    }
+}
+
+/// The body of an assignment of `input` into an output of value type and
+/// optionality `(to, to_option)` under `mode` ([`Elementwise::for_assign`]).
+pub fn assign_body(input: &Operand, (to, to_option): (BuiltinType, bool), mode: ErrorMode) -> Expr {
+    let checked = mode != ErrorMode::NoCheck;
+    if input.elem == to && !(to_option && checked) {
+        return Expr::Arg(0);
+    }
+    Expr::Convert {
+        to,
+        mode,
+        to_option,
+        nan_missing: to_option && input.elem.is_float() && !input.optional && !to.is_float(),
+        value: Box::new(Expr::Arg(0)),
     }
 }
 

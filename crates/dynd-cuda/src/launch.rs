@@ -180,18 +180,18 @@ impl ErrorRecord {
 
 /// Runs the elementwise kernel `k` on `b`: `out` and the strided inputs
 /// are arrays of `b`'s device, the scalars 0-d host arrays — the operands
-/// `k` was made from, in order. `f` is the host callable of the
-/// operation, which explains a failing element.
+/// `k` was made from, in order. `explain` gives the error of a failing
+/// element from its index in `out` ([`explain_call`] for a callable's).
 ///
 /// # Errors
-/// The host's error for the first failing element (with its index);
-/// `External` for compile and launch failures.
+/// `explain`'s error for the first failing element; `External` for
+/// compile and launch failures.
 pub fn elementwise(
     b: &dyn Backend,
     k: &Elementwise,
-    f: &Callable,
     out: &Array,
     args: &[&Array],
+    explain: &dyn Fn(&[usize]) -> Error,
 ) -> Result<()> {
     let n = k.len();
     if n == 0 {
@@ -229,8 +229,50 @@ pub fn elementwise(
     unsafe { b.launch(&source, codegen::KERNEL, grid(b, n), &mut ptrs)? };
     match record.first(b)? {
         None => Ok(()),
-        Some(i) => Err(explain(f, out, args, i)),
+        Some(i) => Err(explain(&unravel(out, i))),
     }
+}
+
+/// The multi-index of element `i` (C order) of `out`.
+fn unravel(out: &Array, i: usize) -> Vec<usize> {
+    let shape: Vec<usize> = out.shape().into_iter().map(|d| d.unwrap_or(0)).collect();
+    let mut idx = vec![0usize; shape.len()];
+    let mut rem = i;
+    for k in (0..shape.len()).rev() {
+        idx[k] = rem % shape[k].max(1);
+        rem /= shape[k].max(1);
+    }
+    idx
+}
+
+/// The element of `a` (a device array, or a 0-d host scalar) at `idx`,
+/// an index of an array `a` broadcasts to, copied to the host as a 0-d
+/// array.
+///
+/// # Errors
+/// `External` when the copy fails.
+pub fn element_at(a: &Array, idx: &[usize]) -> Result<Array> {
+    let nd = a.ndim();
+    if nd == 0 {
+        return if a.device().is_cpu() {
+            Ok(a.clone())
+        } else {
+            a.to_host()
+        };
+    }
+    let lead = idx.len().saturating_sub(nd);
+    let shape = a.shape();
+    let index: Vec<Index> = (0..nd)
+        .map(|k| {
+            let j = if shape[k] == Some(1) {
+                0
+            } else {
+                idx.get(lead + k).copied().unwrap_or(0)
+            };
+            Index::At(j as isize)
+        })
+        .collect();
+    a.index(&index)?.to_host()
 }
 
 /// Runs the reduction `r` on `b`, from `src` into `out` (arrays of `b`'s
@@ -314,35 +356,12 @@ pub fn scalar_bits(a: &Array) -> Result<u64> {
     Ok(u64::from_le_bytes(b))
 }
 
-/// The host's error for element `i` (C order over `out`), which the device
-/// reported as failing: the arguments at that element are copied to the
-/// host and the host callable computes them, raising its own error.
-fn explain(f: &Callable, out: &Array, args: &[&Array], i: usize) -> Error {
-    let shape: Vec<usize> = out.shape().into_iter().map(|d| d.unwrap_or(0)).collect();
-    let mut idx = vec![0usize; shape.len()];
-    let mut rem = i;
-    for k in (0..shape.len()).rev() {
-        idx[k] = rem % shape[k].max(1);
-        rem /= shape[k].max(1);
-    }
-    let at = |a: &Array| -> Result<Array> {
-        let nd = a.ndim();
-        let lead = idx.len() - nd;
-        let a_shape = a.shape();
-        let index: Vec<Index> = (0..nd)
-            .map(|k| {
-                let j = if a_shape[k] == Some(1) {
-                    0
-                } else {
-                    idx[lead + k]
-                };
-                Index::At(j as isize)
-            })
-            .collect();
-        let v = if nd == 0 { a.clone() } else { a.index(&index)? };
-        v.to_host()
-    };
-    let values: Result<Vec<Array>> = args.iter().map(|a| at(a)).collect();
+/// The host's error for the element at `idx` of `out`, which the device
+/// reported as failing in a call of `f`: the arguments at that element are
+/// copied to the host and the host callable computes them, raising its
+/// own error, with the index and the device as context.
+pub fn explain_call(f: &Callable, out: &Array, args: &[&Array], idx: &[usize]) -> Error {
+    let values: Result<Vec<Array>> = args.iter().map(|a| element_at(a, idx)).collect();
     match values {
         Ok(values) => {
             let refs: Vec<&Array> = values.iter().collect();

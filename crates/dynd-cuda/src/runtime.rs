@@ -307,5 +307,6 @@ pub fn install() -> Result<usize> {
         launch::register(ordinal, d);
     }
     dynd::callable::device::register(Arc::new(crate::calls::CudaCalls));
+    dynd::array::register_assign(Arc::new(crate::calls::CudaCalls));
     Ok(n)
 }

@@ -278,3 +278,134 @@ pub fn reduction_equals_the_host(
         (e, g) => panic!("{name}: host {e:?}, device {g:?}"),
     }
 }
+
+/// Values that take every path of the numeric conversions: in and out of
+/// each integer range, fractions, the edges of float32, NaN, infinities.
+const CAST_VALUES: &str = "[0, 1, -1, 2.5, -2.5, 0.1, 127, 128, -128, -129, 255, 256, 65535, 65536, \
+    2147483647, 2147483648, -2147483649, 4294967296, 16777217, 9007199254740993, 1e19, -1e19, \
+    1e30, 1e39, NaN, Infinity, -Infinity, -0.5]";
+
+/// Every cast between device types (both in `types`, or all), plain and
+/// optional on each side, under every error mode: the values the host gives, or the host's error for
+/// the same first failing element — and then, on what follows it, again,
+/// until the rest converts, so every element's check is compared.
+pub fn casts_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
+    use dynd::kernels::assign::ErrorMode;
+    let types: Vec<BuiltinType> = match types {
+        Some(t) => t.to_vec(),
+        None => device_types().collect(),
+    };
+    // With a subset of types, `default` (the same checks as `fractional`)
+    // is left out too.
+    let modes: Vec<ErrorMode> = ErrorMode::ALL
+        .into_iter()
+        .filter(|m| *m != ErrorMode::Default || types.len() == device_types().count())
+        .collect();
+    let values = Array::from_json("28 * float64", CAST_VALUES).unwrap();
+    let mut compared = 0;
+    for &from in &types {
+        for optional in [false, true] {
+            let q = if optional { "?" } else { "" };
+            // The values as `from` (saturated, as the host's nocheck does),
+            // every fifth one missing when optional.
+            let src = values
+                .cast(format!("28 * {q}{from}").as_str(), ErrorMode::NoCheck)
+                .unwrap();
+            if optional {
+                for i in (3..28).step_by(5) {
+                    src.index(&[Index::At(i)])
+                        .unwrap()
+                        .assign_json("null")
+                        .unwrap();
+                }
+            }
+            let dsrc = src.to_device(dev).unwrap();
+            for &to in &types {
+                for to_q in ["", "?"] {
+                    for &mode in &modes {
+                        let mut start = 0usize;
+                        loop {
+                            let rest = Index::slice(Some(start as isize), None, 1);
+                            let (h, d) = (
+                                src.index(&[rest]).unwrap(),
+                                dsrc.index(&[rest]).unwrap(),
+                            );
+                            let tp = format!("{} * {to_q}{to}", 28 - start);
+                            let name = format!("{} -> {tp} ({mode:?}) from {start}", h.tp());
+                            let expected = h.cast(tp.as_str(), mode);
+                            let got = d.cast(tp.as_str(), mode);
+                            compared += 1;
+                            match (expected, got) {
+                                (Ok(e), Ok(g)) => {
+                                    assert_eq!(g.device(), dev, "{name}");
+                                    assert_eq!(
+                                        e.to_json(),
+                                        g.to_host().unwrap().to_json(),
+                                        "{name}"
+                                    );
+                                    break;
+                                }
+                                (Err(e), Err(g)) => {
+                                    assert_eq!(e.kind(), g.kind(), "{name}: {e} / {g}");
+                                    assert!(g.message().contains(e.message()), "{name}: {e} / {g}");
+                                    // The failing element's index, then on
+                                    // from the one after it.
+                                    let at = g
+                                        .message()
+                                        .split("at index [")
+                                        .nth(1)
+                                        .and_then(|t| t.split(']').next())
+                                        .and_then(|t| t.parse::<usize>().ok());
+                                    let Some(at) = at else {
+                                        panic!("{name}: no index in {g}")
+                                    };
+                                    start += at + 1;
+                                    if start >= 28 {
+                                        break;
+                                    }
+                                }
+                                (e, g) => panic!("{name}: host {e:?}, device {g:?}"),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared >= types.len() * 2 * types.len() * 2 * modes.len());
+}
+
+/// Assignments on the device: broadcasting a row, a 0-d host scalar, into
+/// a strided view, and a failing one naming its index; host and device
+/// arrays do not mix.
+pub fn assignments_broadcast_and_fail_as_on_the_host(dev: DeviceId) {
+    use dynd::kernels::assign::ErrorMode;
+    let h = Array::from_json("2 * 3 * int16", "[[0,0,0],[0,0,0]]").unwrap();
+    let d = h.to_device(dev).unwrap();
+    let row = Array::from_json("3 * float64", "[1, 2, 3]").unwrap();
+    d.assign(&row.to_device(dev).unwrap(), ErrorMode::Default)
+        .unwrap();
+    assert_eq!(d.to_json(), "[[1,2,3],[1,2,3]]");
+    d.index(&[Index::slice(None, None, 1), Index::slice(None, None, -2)])
+        .unwrap()
+        .assign(&Array::from(7u8), ErrorMode::Default)
+        .unwrap();
+    assert_eq!(d.to_json(), "[[7,2,7],[7,2,7]]");
+    let bad = Array::from_json("3 * float64", "[1, 2.5, 1e9]").unwrap();
+    let e = d
+        .assign(&bad.to_device(dev).unwrap(), ErrorMode::Default)
+        .unwrap_err();
+    let host = h.assign(&bad, ErrorMode::Default).unwrap_err();
+    assert_eq!(e.kind(), host.kind(), "{e}");
+    assert!(e.message().contains("at index [0, 1]"), "{e}");
+    assert!(e.message().contains(host.message()), "{e} / {host}");
+    // Missing values into a plain destination fail, naming the element.
+    let m = Array::from_json("3 * ?int32", "[1, null, 3]").unwrap();
+    let e = d
+        .assign(&m.to_device(dev).unwrap(), ErrorMode::NoCheck)
+        .unwrap_err();
+    assert!(e.message().contains("missing value"), "{e}");
+    let e = d.assign(&row, ErrorMode::Default).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.message().contains("nothing moves implicitly"), "{e}");
+}

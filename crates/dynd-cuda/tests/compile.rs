@@ -218,6 +218,52 @@ fn compile_all(sources: &[String]) {
 }
 
 #[test]
+fn every_generated_conversion_kernel_compiles() {
+    use dynd::kernels::assign::ErrorMode;
+    use dynd_cuda::kernel::assign_body;
+    if probe::skip_without_nvrtc().is_some() {
+        return;
+    }
+    let mut sources = Vec::new();
+    for from in device_types() {
+        for to in device_types() {
+            // Every mode between plain types; the option paths (missing
+            // in, NA out, NaN as missing) under one checked mode and
+            // nocheck.
+            let mut variants: Vec<(bool, bool, ErrorMode)> = ErrorMode::ALL
+                .into_iter()
+                .map(|m| (false, false, m))
+                .collect();
+            for m in [ErrorMode::NoCheck, ErrorMode::Overflow] {
+                variants.extend([(true, true, m), (false, true, m), (true, false, m)]);
+            }
+            for (from_opt, to_opt, mode) in variants {
+                let input = Operand {
+                    elem: from,
+                    optional: from_opt,
+                    place: Place::Strided(vec![from.data_size() as isize]),
+                };
+                let body = assign_body(&input, (to, to_opt), mode);
+                sources.push(codegen::source(&Elementwise {
+                    shape: vec![100],
+                    inputs: vec![input],
+                    out: Operand {
+                        elem: to,
+                        optional: to_opt,
+                        place: Place::Strided(vec![to.data_size() as isize]),
+                    },
+                    body,
+                }));
+            }
+        }
+    }
+    sources.sort();
+    sources.dedup();
+    assert!(sources.len() > 1000, "only {}", sources.len());
+    compile_all(&sources);
+}
+
+#[test]
 fn every_generated_reduction_kernel_compiles() {
     use dynd::callable::reduce::BuiltinReduction;
     use dynd_cuda::reduce::{self, Reduce};

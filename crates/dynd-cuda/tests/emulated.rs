@@ -116,3 +116,17 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn casts_equal_the_host() {
+    if emu() {
+        checks::casts_equal_the_host(EMU, Some(&SOME));
+    }
+}
+
+#[test]
+fn assignments_broadcast_and_fail_as_on_the_host() {
+    if emu() {
+        checks::assignments_broadcast_and_fail_as_on_the_host(EMU);
+    }
+}

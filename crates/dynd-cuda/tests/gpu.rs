@@ -93,3 +93,17 @@ fn reductions_equal_the_host() {
         checks::reductions_equal_the_host(GPU, None);
     }
 }
+
+#[test]
+fn casts_equal_the_host() {
+    if gpu() {
+        checks::casts_equal_the_host(GPU, None);
+    }
+}
+
+#[test]
+fn assignments_broadcast_and_fail_as_on_the_host() {
+    if gpu() {
+        checks::assignments_broadcast_and_fail_as_on_the_host(GPU);
+    }
+}

@@ -27,10 +27,15 @@ impl Array {
     /// dst.assign(&src, ErrorMode::Default).unwrap();
     /// assert_eq!(dst.to_json(), "[[1,2,3],[4,4,4]]");
     /// ```
+    ///
+    /// On a device (DESIGN §14) the destination and the source must be on
+    /// the same device (or the source a 0-d host scalar), and the device
+    /// runtime assigns: the same values and errors.
     pub fn assign(&self, src: &Array, mode: ErrorMode) -> Result<()> {
         self.check_writable()?;
-        self.check_host("assign (destination)")?;
-        src.check_host("assign (source)")?;
+        if !self.device().is_cpu() || !src.device().is_cpu() {
+            return super::device::assign(self, src, mode);
+        }
         if let Some(r) = super::flat_assign::try_split_assign(self, src, mode) {
             return r;
         }
@@ -58,10 +63,14 @@ impl Array {
     }
 
     /// A new array of type `tp` holding this array's values converted under
-    /// `mode`.
+    /// `mode`; for a device array, a new array on its device.
     pub fn cast(&self, tp: impl super::TypeArg, mode: ErrorMode) -> Result<Array> {
         let tp: Type = tp.into_type()?;
-        self.check_host("cast")?;
+        if !self.device().is_cpu() {
+            let out = Array::empty_on(self.device(), tp)?;
+            out.assign(self, mode)?;
+            return Ok(out);
+        }
         // Fixed dims of a builtin scalar: the assignment writes every
         // element (broadcasting repeats the source), so the new data needs
         // no zeroing — which for a large output is a whole extra pass. On

@@ -16,8 +16,59 @@ use super::Array;
 use super::external::{byte_span, c_strides, from_external_block};
 use crate::error::{Error, Result};
 use crate::exec;
+use crate::kernels::assign::ErrorMode;
 use crate::memblock::{DeviceId, MemBlock};
 use crate::types::Type;
+use std::sync::{Arc, RwLock};
+
+/// What a device runtime does with assignments on its arrays
+/// ([`Array::assign`] and [`Array::cast`] of device arrays).
+pub trait DeviceAssign: Send + Sync {
+    /// Assigns `src` (an array on `dst`'s device, or a 0-d host scalar)
+    /// into `dst`, converting under `mode` and broadcasting as the host
+    /// does.
+    ///
+    /// # Errors
+    /// The host's errors for the same values (naming the first failing
+    /// element's index); `Type` for types the device does not convert.
+    fn assign(&self, dst: &Array, src: &Array, mode: ErrorMode) -> Result<()>;
+}
+
+static ASSIGN: RwLock<Option<Arc<dyn DeviceAssign>>> = RwLock::new(None);
+
+/// Makes `assign` the runtime of assignments on device arrays, for the
+/// rest of the process (replacing the one before).
+pub fn register_assign(assign: Arc<dyn DeviceAssign>) {
+    *ASSIGN.write().unwrap_or_else(|e| e.into_inner()) = Some(assign);
+}
+
+/// Assigns on a device: `dst` or `src` is a device array. Both must be on
+/// one device, or `src` a 0-d host scalar.
+///
+/// # Errors
+/// `InvalidArgument` naming both places when they differ; `External`
+/// without a device runtime; the runtime's errors.
+pub(super) fn assign(dst: &Array, src: &Array, mode: ErrorMode) -> Result<()> {
+    let (to, from) = (dst.device(), src.device());
+    let host_scalar = from.is_cpu() && src.ndim() == 0;
+    if to != from && !host_scalar {
+        return Err(Error::invalid_argument(format!(
+            "assign: the destination ({}) is on {to} and the source ({}) on {from}; nothing \
+             moves implicitly: copy with to_device / to_host",
+            dst.tp(),
+            src.tp()
+        )));
+    }
+    let runtime = ASSIGN.read().unwrap_or_else(|e| e.into_inner()).clone();
+    match runtime {
+        Some(r) => r.assign(dst, src, mode),
+        None => Err(Error::external(format!(
+            "assign on {to} arrays needs a device runtime, and none is loaded \
+             (dynd_cuda::install() in Rust; `import dynd` loads it in Python when a CUDA \
+             driver and device are present)"
+        ))),
+    }
+}
 
 impl Array {
     /// Where the array's data lives: [`DeviceId::Cpu`], or the device of
@@ -289,9 +340,13 @@ mod tests {
         msg(d.as_slice::<f64>().unwrap_err());
         msg(d.copy().unwrap_err());
         msg(d.assign_json("[1, 2]").unwrap_err());
-        msg(d
+        // A cast of a device array is the device's (no runtime here).
+        let e = d
             .cast("2 * float32", crate::kernels::assign::ErrorMode::Default)
-            .unwrap_err());
+            .unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::External, "{e}");
+        assert!(e.message().contains("needs a device runtime"), "{e}");
+        // Host and device arrays do not mix.
         let host = Array::from(vec![0.0f64, 0.0]);
         msg(host
             .assign(&d, crate::kernels::assign::ErrorMode::Default)

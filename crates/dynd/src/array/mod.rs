@@ -68,6 +68,7 @@ mod visit;
 pub use crate::layout::{
     BlockrefMeta, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta,
 };
+pub use device::{DeviceAssign, register_assign};
 pub use display::{ArrayDisplay, print_threshold, set_print_threshold};
 pub use index::Index;
 pub use iter::Iter;

@@ -21,6 +21,9 @@
 /// fast path, `numeric` and `float_int_avx2`, share it).
 pub(crate) const CHUNK: usize = 256;
 
+pub use device::{DeviceConversion, device_conversion};
+
+mod device;
 pub(crate) mod dims;
 mod float_int_avx2;
 pub(crate) mod numeric;

@@ -13,6 +13,9 @@
 //! | real ← complex | the real part | imaginary part ≠ 0 (an `inexact` error), then as real ← float | | |
 //! | complex ← x | each part by the real rules | per part | per part | per part |
 //!
+//! The same rules in CUDA C, for the device types, are in `device.rs`
+//! ([`super::device_conversion`]): change both together.
+//!
 //! Checked loops work in chunks of up to [`CHUNK`] values: a check pass
 //! with no branch per element (so it vectorises), then a conversion pass
 //! that may skip what the check proved unneeded (float to integer converts
