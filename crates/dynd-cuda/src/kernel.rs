@@ -291,7 +291,7 @@ impl Elementwise {
     /// The kernel computing `body` from `inputs` into an output of layout
     /// `layout`, its dims merged. (Its codegen fails an element whose
     /// value is missing under a plain output.)
-    fn build(layout: Layout, inputs: Vec<Operand>, body: Expr) -> Elementwise {
+    pub(crate) fn build(layout: Layout, inputs: Vec<Operand>, body: Expr) -> Elementwise {
         let (shape, strides, (elem, optional)) = layout;
         let mut k = Elementwise {
             shape,
@@ -396,7 +396,7 @@ pub fn device_types() -> impl Iterator<Item = BuiltinType> {
 
 /// Argument `a` (named `what` in messages) as an operand over `shape`: a
 /// device array broadcast to it, or a 0-d host scalar.
-fn operand(a: &Array, what: &str, shape: &[usize]) -> Result<Operand> {
+pub(crate) fn operand(a: &Array, what: &str, shape: &[usize]) -> Result<Operand> {
     let (elem, optional) = value_type(a, what)?;
     let place = if a.device().is_cpu() {
         if a.ndim() != 0 {
@@ -418,7 +418,7 @@ fn operand(a: &Array, what: &str, shape: &[usize]) -> Result<Operand> {
 }
 
 /// `e` converted to `to`, when it is of another type.
-fn cast(e: Expr, from: BuiltinType, to: BuiltinType) -> Expr {
+pub(crate) fn cast(e: Expr, from: BuiltinType, to: BuiltinType) -> Expr {
     if from == to {
         e
     } else {

@@ -54,6 +54,30 @@ pub trait Backend: Device {
     ) -> Result<()>;
 }
 
+static LAUNCHES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many kernels this process has launched (every backend): what tells
+/// a fused expression (one launch) from a chain of calls.
+pub fn launches() -> usize {
+    LAUNCHES.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Launches through `b`, counting the launch.
+///
+/// # Safety
+/// As [`Backend::launch`].
+unsafe fn counted(
+    b: &dyn Backend,
+    source: &str,
+    kernel: &str,
+    grid: u32,
+    params: &mut [*mut c_void],
+) -> Result<()> {
+    LAUNCHES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: the caller's promises, passed on.
+    unsafe { b.launch(source, kernel, grid, params) }
+}
+
 /// The backends of the CUDA ordinals that have one.
 fn backends() -> &'static Mutex<HashMap<u32, Arc<dyn Backend>>> {
     static BACKENDS: OnceLock<Mutex<HashMap<u32, Arc<dyn Backend>>>> = OnceLock::new();
@@ -226,7 +250,7 @@ pub fn elementwise(
     // arrays of this device covering every offset the description
     // computes (it was made from them), kept alive by `out` and `args`;
     // the record by `record`.
-    unsafe { b.launch(&source, codegen::KERNEL, grid(b, n), &mut ptrs)? };
+    unsafe { counted(b, &source, codegen::KERNEL, grid(b, n), &mut ptrs)? };
     match record.first(b)? {
         None => Ok(()),
         Some(i) => Err(explain(&unravel(out, i))),
@@ -322,7 +346,7 @@ pub fn reduce(b: &dyn Backend, r: &Reduce, out: &Array, src: &Array) -> Result<(
     // `src` and `out`; the parts hold outputs * parts states of at most
     // STATE_BYTES (checked by a static_assert in the source), alive in
     // `parts`.
-    unsafe { b.launch(&source, reduce::KERNEL, plan.grid, &mut p.pointers())? };
+    unsafe { counted(b, &source, reduce::KERNEL, plan.grid, &mut p.pointers())? };
     if plan.parts > 1 {
         let mut q = Params::default();
         q.word(out.data_ptr() as u64)
@@ -334,7 +358,15 @@ pub fn reduce(b: &dyn Backend, r: &Reduce, out: &Array, src: &Array) -> Result<(
         // output and the parts' addresses, the parameter block, the output
         // count, the parts per output. (2) As for the first kernel; the
         // parts were all written by it (each item is one part).
-        unsafe { b.launch(&source, reduce::FINISH, grid(b, outputs), &mut q.pointers())? };
+        unsafe {
+            counted(
+                b,
+                &source,
+                reduce::FINISH,
+                grid(b, outputs),
+                &mut q.pointers(),
+            )?
+        };
     }
     drop(parts);
     Ok(())

@@ -12,6 +12,8 @@
 //!   which registers them with dynd; [`calls`]: dynd's functions on
 //!   device arrays; [`launch`]: the launches of each kernel, through a
 //!   [`launch::Backend`];
+//! - [`ops`]: the `Cuda` executor of dynd-ops expressions, one fused
+//!   kernel per assignment;
 //! - [`emulator`]: a backend that runs the generated CUDA C on the host
 //!   (the system's C++ compiler, one host thread per CUDA thread), so the
 //!   generated code itself is tested on machines without a GPU.
@@ -36,6 +38,7 @@ pub mod interp;
 pub mod kernel;
 pub mod launch;
 pub mod nvrtc;
+pub mod ops;
 pub mod probe;
 pub mod reduce;
 pub mod runtime;

@@ -326,10 +326,8 @@ pub fn casts_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
                         let mut start = 0usize;
                         loop {
                             let rest = Index::slice(Some(start as isize), None, 1);
-                            let (h, d) = (
-                                src.index(&[rest]).unwrap(),
-                                dsrc.index(&[rest]).unwrap(),
-                            );
+                            let (h, d) =
+                                (src.index(&[rest]).unwrap(), dsrc.index(&[rest]).unwrap());
                             let tp = format!("{} * {to_q}{to}", 28 - start);
                             let name = format!("{} -> {tp} ({mode:?}) from {start}", h.tp());
                             let expected = h.cast(tp.as_str(), mode);
@@ -408,4 +406,77 @@ pub fn assignments_broadcast_and_fail_as_on_the_host(dev: DeviceId) {
     let e = d.assign(&row, ErrorMode::Default).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     assert!(e.message().contains("nothing moves implicitly"), "{e}");
+}
+
+/// dynd-ops expressions on the device (`dynd_cuda::ops::Cuda`): one kernel
+/// per assignment, the values `Serial` gives on the same data on the host
+/// (and the same errors), broadcasting within and across ranks, scalars,
+/// casts and comparisons; what has no device form, and device views on a
+/// host executor, are refused by name.
+pub fn ops_fuse_and_equal_the_host(dev: DeviceId) {
+    use dynd_ops::{
+        ArrayView, DeviceView, Operator, Serial, cast, gt, logical_and, lt, sqrt, to_array,
+    };
+    let DeviceId::Cuda(ordinal) = dev else {
+        panic!("{dev}")
+    };
+    let cuda = dynd_cuda::ops::Cuda::new(ordinal);
+    let f = |seed: i64| host(BuiltinType::Float64, &[3, 700], false, seed);
+    let (a, b, c) = (f(1), f(2), f(3));
+    let row = host(BuiltinType::Float64, &[700], false, 4);
+    let dv = |x: &Array| DeviceView::<f64, [usize; 2]>::new(&x.to_device(dev).unwrap()).unwrap();
+    let hv = |x: &Array| ArrayView::<f64, [usize; 2]>::new(x).unwrap();
+    let (da, db, dc) = (dv(&a), dv(&b), dv(&c));
+    let (ha, hb, hc) = (hv(&a), hv(&b), hv(&c));
+    // a * b + c: one launch, Serial's values bit for bit.
+    let before = dynd_cuda::launch::launches();
+    let got = cuda.eval(&(&da * &db + &dc)).unwrap();
+    assert_eq!(
+        dynd_cuda::launch::launches() - before,
+        1,
+        "a * b + c is one kernel"
+    );
+    let want = to_array(ha.clone() * hb.clone() + hc.clone(), &Serial).unwrap();
+    assert_eq!(got.to_host().unwrap().to_json(), want.to_json());
+    // Broadcasting a row across ranks, a scalar, a math function.
+    let drow = DeviceView::<f64, [usize; 1]>::new(&row.to_device(dev).unwrap()).unwrap();
+    let hrow = ArrayView::<f64, [usize; 1]>::new(&row).unwrap();
+    let got = cuda.eval(&((&da + drow) * 0.5 - sqrt(&db * &db))).unwrap();
+    let want = to_array((ha.clone() + hrow) * 0.5 - sqrt(hb.clone() * hb.clone()), &Serial).unwrap();
+    assert_eq!(floats(&got.to_host().unwrap()), floats(&want));
+    // Comparisons and logic into bool; a saturating cast to int16.
+    let got = cuda.eval(&logical_and(gt(&da, &db), lt(&da, &dc))).unwrap();
+    let want = to_array(logical_and(gt(ha.clone(), hb.clone()), lt(ha.clone(), hc)), &Serial).unwrap();
+    assert_eq!(got.to_host().unwrap().to_json(), want.to_json());
+    let got = cuda.eval(&cast::<i16, _>(&da * 9000.5)).unwrap();
+    let want = to_array(cast::<i16, _>(ha * 9000.5), &Serial).unwrap();
+    assert_eq!(got.to_host().unwrap().to_json(), want.to_json());
+    // Integer division by zero: the host's error, with the index.
+    let i = Array::from_json("2 * 3 * int32", "[[7, 8, 9], [10, 11, 12]]").unwrap();
+    let z = Array::from_json("2 * 3 * int32", "[[1, 2, 3], [4, 0, 6]]").unwrap();
+    let di = DeviceView::<i32, [usize; 2]>::new(&i.to_device(dev).unwrap()).unwrap();
+    let dz = DeviceView::<i32, [usize; 2]>::new(&z.to_device(dev).unwrap()).unwrap();
+    let e = cuda.eval(&(&di / &dz + 1)).unwrap_err();
+    let host_e = to_array(
+        ArrayView::<i32, [usize; 2]>::new(&i).unwrap()
+            / ArrayView::<i32, [usize; 2]>::new(&z).unwrap()
+            + 1,
+        &Serial,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), host_e.kind(), "{e}");
+    assert!(e.message().contains(host_e.message()), "{e} / {host_e}");
+    assert!(e.message().contains("[1, 1]"), "{e}");
+    // Into an existing device array; a wrong output type is refused.
+    let out = Array::empty_on(dev, "3 * 700 * float64").unwrap();
+    cuda.assign(&out, &(&da - &da)).unwrap();
+    assert!(floats(&out.to_host().unwrap()).iter().all(|x| *x == 0.0));
+    let ints = Array::empty_on(dev, "3 * 700 * int64").unwrap();
+    let e = cuda.assign(&ints, &(&da - &da)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type, "{e}");
+    // No device form: a reduction. Device views on a host executor.
+    let e = cuda.eval(&dynd_ops::sum(&da)).unwrap_err();
+    assert!(e.message().contains("has no device form"), "{e}");
+    let e = to_array(&da + &db, &Serial).unwrap_err();
+    assert!(e.message().contains("do not read device memory"), "{e}");
 }

@@ -107,3 +107,10 @@ fn assignments_broadcast_and_fail_as_on_the_host() {
         checks::assignments_broadcast_and_fail_as_on_the_host(GPU);
     }
 }
+
+#[test]
+fn ops_fuse_and_equal_the_host() {
+    if gpu() {
+        checks::ops_fuse_and_equal_the_host(GPU);
+    }
+}

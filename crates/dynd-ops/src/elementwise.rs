@@ -23,6 +23,7 @@
 //! assert_eq!(m.as_slice(), &[5.0, 5.0, 9.0, 16.0]);
 //! ```
 
+use crate::device::DeviceExpr;
 use crate::element::{Element, Float, Math, Num};
 use crate::operator::{
     Broadcast, Expr, LINE_CHUNK, LineBuf, Operator, advance, forward_hooks, line_slice,
@@ -30,7 +31,8 @@ use crate::operator::{
 use crate::rank::{Shape, fmt_shape};
 use crate::tensor::{Tensor, TensorView};
 use dynd::compute::scalar;
-use dynd::{Error, Result};
+use dynd::types::NativeType;
+use dynd::{Array, Error, Result};
 use num_complex::Complex;
 use num_traits::AsPrimitive;
 use std::marker::PhantomData;
@@ -44,6 +46,13 @@ pub trait UnaryFn<T>: Send + Sync + 'static {
     fn name() -> String;
     /// The function.
     fn apply(x: T) -> Self::Out;
+    /// The operator of the device argument `a` on a device
+    /// ([`DeviceExpr`]), when the function has a device form (dynd's
+    /// function of the same values); the default has none.
+    fn device(a: Option<DeviceExpr>) -> Option<DeviceExpr> {
+        let _ = a;
+        None
+    }
 }
 
 /// A scalar function of two operands applied elementwise.
@@ -66,6 +75,13 @@ pub trait BinaryFn<A, B>: Send + Sync + 'static {
     /// The error for a pair [`BinaryFn::bad`] rejects.
     fn error(_a: A, _b: B) -> Error {
         Error::invalid_argument("invalid arguments")
+    }
+    /// The operator of the device arguments on a device ([`DeviceExpr`]),
+    /// when the function has a device form (dynd's function of the same
+    /// values); the default has none.
+    fn device(a: Option<DeviceExpr>, b: Option<DeviceExpr>) -> Option<DeviceExpr> {
+        let _ = (a, b);
+        None
     }
 }
 
@@ -193,6 +209,9 @@ impl<T: Element, S: Shape> Operator for ConstOp<T, S> {
     fn validate(&self) -> Result<()> {
         Ok(())
     }
+    fn device_expr(&self) -> Option<DeviceExpr> {
+        Some(DeviceExpr::Scalar(Array::from(self.value)))
+    }
     forward_hooks!();
 }
 
@@ -253,6 +272,9 @@ impl<A: Operator, F: UnaryFn<A::Elem>> Operator for UnaryOp<A, F> {
     }
     fn validate(&self) -> Result<()> {
         self.a.validate()
+    }
+    fn device_expr(&self) -> Option<DeviceExpr> {
+        F::device(self.a.device_expr())
     }
     forward_hooks!(a);
 }
@@ -353,6 +375,9 @@ where
         self.a.validate()?;
         self.b.validate()?;
         check_broadcast(&F::name(), &self.asz, &self.bsz)
+    }
+    fn device_expr(&self) -> Option<DeviceExpr> {
+        F::device(self.a.device_expr(), self.b.device_expr())
     }
     fn prepare(&mut self, ex: &dyn crate::executor::Executor) -> Result<()> {
         self.err.clear();
@@ -547,6 +572,10 @@ macro_rules! unary_fns {
             fn apply($x: T) -> $Out {
                 $body
             }
+            fn device(a: Option<DeviceExpr>) -> Option<DeviceExpr> {
+                let name = crate::device::dynd_name(stringify!($fname))?;
+                crate::device::call(name, <$Out as NativeType>::TYPE, [a])
+            }
         }
         unary_face!($(#[$doc])* $fname, $F);
     )*};
@@ -720,6 +749,10 @@ macro_rules! binary_fns {
             fn apply($x: T, $y: T) -> $Out {
                 $body
             }
+            fn device(a: Option<DeviceExpr>, b: Option<DeviceExpr>) -> Option<DeviceExpr> {
+                let name = crate::device::dynd_name(stringify!($fname))?;
+                crate::device::call(name, <$Out as NativeType>::TYPE, [a, b])
+            }
         }
         binary_face!($(#[$doc])* $fname, $F);
     )*};
@@ -751,6 +784,10 @@ macro_rules! dynd_fns {
             }
             fn error(a: T, b: T) -> Error {
                 <scalar::$Op as scalar::BinaryOp<T>>::error(a, b)
+            }
+            fn device(a: Option<DeviceExpr>, b: Option<DeviceExpr>) -> Option<DeviceExpr> {
+                let name = crate::device::dynd_name(stringify!($fname))?;
+                crate::device::call(name, <T as NativeType>::TYPE, [a, b])
             }
         }
         binary_face!($(#[$doc])* $fname, $F);
@@ -813,6 +850,12 @@ impl<T: AsPrimitive<U>, U: Element> UnaryFn<T> for CastF<U> {
     #[inline(always)]
     fn apply(x: T) -> U {
         x.as_()
+    }
+    fn device(a: Option<DeviceExpr>) -> Option<DeviceExpr> {
+        Some(DeviceExpr::Cast {
+            to: U::TYPE,
+            arg: Box::new(a?),
+        })
     }
 }
 

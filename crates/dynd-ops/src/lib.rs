@@ -114,6 +114,7 @@
 
 mod assign;
 mod combine;
+mod device;
 mod element;
 mod elementwise;
 mod executor;
@@ -133,6 +134,7 @@ pub use combine::{
     KEEP, PadMode, clone, concat, concat_n, diag, diag_embed, fftshift1d, fftshift2d, ifftshift1d,
     ifftshift2d, pad, repmat, shift, shift_by, stack, stack_n,
 };
+pub use device::{DeviceExpr, DeviceView};
 pub use element::{Element, Float, Math, Num};
 pub use elementwise::{
     abs, acos, add, angle, asin, atan, atan2, cast, ceil, conj, cos, cosh, div, eq, exp, floor, ge,

@@ -66,6 +66,13 @@ pub trait IndexMap<In: Shape>: Clone + Send + Sync {
     /// (called for outputs of rank 1 or more, with `axis` below the rank).
     /// [`Line::Each`] is always correct; the others are fast paths.
     fn line(&self, idx: Self::Out, axis: usize, step: isize) -> Line<In>;
+    /// `true` when the view only adds leading dims of size 1 (NumPy's
+    /// broadcasting across ranks), which a device's right-aligned
+    /// broadcasting does by itself: the view then has its input's device
+    /// form. The default is `false`.
+    fn adds_leading_dims(&self) -> bool {
+        false
+    }
 }
 
 /// An [`IndexMap`] through which a view may be written.
@@ -147,6 +154,13 @@ impl<O: Operator, M: IndexMap<O::Shape>> Operator for Mapped<O, M> {
     }
     fn validate(&self) -> Result<()> {
         self.op.validate()
+    }
+    fn device_expr(&self) -> Option<crate::device::DeviceExpr> {
+        if self.map.adds_leading_dims() {
+            self.op.device_expr()
+        } else {
+            None
+        }
     }
     forward_hooks!(op);
 }
@@ -267,6 +281,9 @@ impl<In: Shape, Out: Shape> IndexMap<In> for ExpandMap<In, Out> {
     type Out = Out;
     fn name(&self) -> String {
         format!("expand<{}>", Out::RANK)
+    }
+    fn adds_leading_dims(&self) -> bool {
+        true
     }
     fn sizes(&self) -> Out {
         self.sizes

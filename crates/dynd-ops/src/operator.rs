@@ -9,6 +9,7 @@
 //! bounded stack buffer and combine whole chunks, so their inner loops
 //! vectorise.
 
+use crate::device::DeviceExpr;
 use crate::element::Element;
 use crate::executor::Executor;
 use crate::rank::Shape;
@@ -112,6 +113,14 @@ pub trait Operator: Send + Sync {
     /// hook macros do); the default is `Ok(())`.
     fn check_errors(&self) -> Result<()> {
         Ok(())
+    }
+
+    /// The operator as a device computes it ([`DeviceExpr`]): device
+    /// arrays, scalars, dynd's elementwise functions and conversions, run
+    /// by a device executor as one kernel. `None` (the default) when some
+    /// part has no device form; wrappers that only forward forward it.
+    fn device_expr(&self) -> Option<DeviceExpr> {
+        None
     }
 }
 
@@ -429,6 +438,9 @@ impl<O: Operator> Operator for Expr<O> {
     }
     fn validate(&self) -> Result<()> {
         self.0.validate()
+    }
+    fn device_expr(&self) -> Option<DeviceExpr> {
+        self.0.device_expr()
     }
     forward_hooks!(0);
 }
