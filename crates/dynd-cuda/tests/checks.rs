@@ -442,11 +442,19 @@ pub fn ops_fuse_and_equal_the_host(dev: DeviceId) {
     let drow = DeviceView::<f64, [usize; 1]>::new(&row.to_device(dev).unwrap()).unwrap();
     let hrow = ArrayView::<f64, [usize; 1]>::new(&row).unwrap();
     let got = cuda.eval(&((&da + drow) * 0.5 - sqrt(&db * &db))).unwrap();
-    let want = to_array((ha.clone() + hrow) * 0.5 - sqrt(hb.clone() * hb.clone()), &Serial).unwrap();
+    let want = to_array(
+        (ha.clone() + hrow) * 0.5 - sqrt(hb.clone() * hb.clone()),
+        &Serial,
+    )
+    .unwrap();
     assert_eq!(floats(&got.to_host().unwrap()), floats(&want));
     // Comparisons and logic into bool; a saturating cast to int16.
     let got = cuda.eval(&logical_and(gt(&da, &db), lt(&da, &dc))).unwrap();
-    let want = to_array(logical_and(gt(ha.clone(), hb.clone()), lt(ha.clone(), hc)), &Serial).unwrap();
+    let want = to_array(
+        logical_and(gt(ha.clone(), hb.clone()), lt(ha.clone(), hc)),
+        &Serial,
+    )
+    .unwrap();
     assert_eq!(got.to_host().unwrap().to_json(), want.to_json());
     let got = cuda.eval(&cast::<i16, _>(&da * 9000.5)).unwrap();
     let want = to_array(cast::<i16, _>(ha * 9000.5), &Serial).unwrap();
@@ -479,4 +487,35 @@ pub fn ops_fuse_and_equal_the_host(dev: DeviceId) {
     assert!(e.message().contains("has no device form"), "{e}");
     let e = to_array(&da + &db, &Serial).unwrap_err();
     assert!(e.message().contains("do not read device memory"), "{e}");
+}
+
+/// One reduction of each launch plan — a thread per output, a group per
+/// output, a block per output, an extent split over blocks — for sum,
+/// argmin and var, against the host: few launches, every path of the
+/// reduction kernels (what the sanitizers run).
+pub fn reductions_of_each_plan(dev: DeviceId) {
+    use dynd::callable::reduce::BuiltinReduction as R;
+    let n = 3_000_000;
+    let big = Array::from(
+        (0..n)
+            .map(|i| ((i as u64 * 7919) % 10007) as f64 * 0.25 - 1000.0)
+            .collect::<Vec<_>>(),
+    );
+    let cases: Vec<(Array, Option<Vec<isize>>)> = vec![
+        (
+            host(BuiltinType::Float64, &[1000, 10], true, 3),
+            Some(vec![-1]),
+        ),
+        (
+            host(BuiltinType::Float64, &[100, 1000], false, 4),
+            Some(vec![-1]),
+        ),
+        (big.reshape(&[30, 100_000]).unwrap(), Some(vec![-1])),
+        (big, None),
+    ];
+    for (h, axes) in cases {
+        for kind in [R::Sum, R::ArgMin, R::Var] {
+            reduction_equals_the_host(dev, &h, "a plan", kind, axes.as_deref(), false);
+        }
+    }
 }

@@ -137,3 +137,10 @@ fn ops_fuse_and_equal_the_host() {
         checks::ops_fuse_and_equal_the_host(EMU);
     }
 }
+
+#[test]
+fn reductions_of_each_plan() {
+    if emu() {
+        checks::reductions_of_each_plan(EMU);
+    }
+}

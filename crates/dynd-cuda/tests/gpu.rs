@@ -114,3 +114,57 @@ fn ops_fuse_and_equal_the_host() {
         checks::ops_fuse_and_equal_the_host(GPU);
     }
 }
+
+#[test]
+fn reductions_of_each_plan() {
+    if gpu() {
+        checks::reductions_of_each_plan(GPU);
+    }
+}
+
+/// The fused expression at the device's speed: `a * b + c` over 10⁸
+/// float64 through the dynd-ops `Cuda` executor (one kernel) and through
+/// two dynd calls, checked against the host on a sample; the times are
+/// printed for docs/performance.md (bench/gpu_compare.py has the table
+/// against CuPy), not asserted.
+#[test]
+fn fused_a_times_b_plus_c_at_memory_speed() {
+    use dynd_ops::DeviceView;
+    if !gpu() {
+        return;
+    }
+    let n = 100_000_000usize;
+    let v = |k: f64| {
+        Array::from((0..n).map(|i| (i % 1000) as f64 * k).collect::<Vec<_>>())
+            .to_device(GPU)
+            .unwrap()
+    };
+    let (a, b, c) = (v(0.5), v(0.25), v(2.0));
+    let view = |x: &Array| DeviceView::<f64, [usize; 1]>::new(x).unwrap();
+    let (da, db, dc) = (view(&a), view(&b), view(&c));
+    let cuda = dynd_cuda::ops::Cuda::new(0);
+    let out = Array::empty_on(GPU, "100000000 * float64").unwrap();
+    cuda.assign(&out, &(&da * &db + &dc)).unwrap();
+    let time = |f: &dyn Fn()| {
+        let t = std::time::Instant::now();
+        for _ in 0..10 {
+            f();
+        }
+        t.elapsed().as_secs_f64() / 10.0
+    };
+    let fused = time(&|| cuda.assign(&out, &(&da * &db + &dc)).unwrap());
+    let calls = time(&|| {
+        compute::add(&compute::multiply(&a, &b).unwrap(), &c).unwrap();
+    });
+    let gb = 4.0 * 8.0 * n as f64 / 1e9;
+    println!(
+        "BENCH a*b+c over 1e8 float64: dynd-ops Cuda (fused) {:.3} ms ({:.0} GB/s); two dynd calls {:.3} ms",
+        fused * 1e3,
+        gb / fused,
+        calls * 1e3
+    );
+    let i = 123_457;
+    let x = (i % 1000) as f64;
+    let got = out.index(&[Index::At(i as isize)]).unwrap().to_json();
+    assert_eq!(got.parse::<f64>().unwrap(), x * 0.5 * (x * 0.25) + x * 2.0);
+}
