@@ -54,12 +54,15 @@ pub trait Backend: Device {
     ) -> Result<()>;
 }
 
-static LAUNCHES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+thread_local! {
+    static LAUNCHES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
-/// How many kernels this process has launched (every backend): what tells
-/// a fused expression (one launch) from a chain of calls.
+/// How many kernels this thread has launched (every backend): what tells
+/// a fused expression (one launch) from a chain of calls. Per thread, so
+/// other threads' calls do not count.
 pub fn launches() -> usize {
-    LAUNCHES.load(std::sync::atomic::Ordering::SeqCst)
+    LAUNCHES.with(std::cell::Cell::get)
 }
 
 /// Launches through `b`, counting the launch.
@@ -73,7 +76,7 @@ unsafe fn counted(
     grid: u32,
     params: &mut [*mut c_void],
 ) -> Result<()> {
-    LAUNCHES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    LAUNCHES.with(|n| n.set(n.get() + 1));
     // SAFETY: the caller's promises, passed on.
     unsafe { b.launch(source, kernel, grid, params) }
 }

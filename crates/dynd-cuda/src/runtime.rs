@@ -4,9 +4,15 @@
 //! dynd (DESIGN §14).
 //!
 //! Memory: [`Cuda::alloc`] takes device memory with `cuMemAlloc` (256-byte
-//! aligned); its block frees it with the last reference. Copies are
-//! synchronous (`cuMemcpyHtoD` / `cuMemcpyDtoH`; the driver stages pageable
-//! host memory itself).
+//! aligned); its block frees it with the last reference. Copies return when
+//! they are complete. Small ones (under [`STAGED`] bytes) are the driver's
+//! synchronous copies; larger ones go through two pinned staging buffers of
+//! [`CHUNK`] bytes per device (allocated on the first large copy, so host
+//! memory stays bounded): the host copies a chunk into one buffer while the
+//! device copies the other's by DMA on a stream of its own, events marking
+//! when a buffer is free again — the driver's pageable copies stage through
+//! a small buffer one piece at a time. Where pinned memory cannot be had, the
+//! copy falls back to the driver's.
 //!
 //! Kernels: the source of a description ([`crate::codegen`]) is compiled
 //! for the device's architecture (`compute_XY`) once ([`crate::nvrtc`]),
@@ -27,6 +33,151 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// Copies of at least this many bytes go through the pinned staging.
+pub const STAGED: usize = 8 << 20;
+/// The size of each of a device's two pinned staging buffers.
+pub const CHUNK: usize = 32 << 20;
+
+/// A device's pinned staging: two buffers, the stream their copies run on,
+/// and an event per buffer recorded after its last copy.
+struct Staging {
+    bufs: [*mut u8; 2],
+    events: [sys::CUevent; 2],
+    stream: sys::CUstream,
+}
+
+// SAFETY: the handles and pinned buffers belong to the device's context,
+// which any thread may bind; the Mutex around a Staging gives one thread
+// at a time the use of them.
+unsafe impl Send for Staging {}
+
+impl Staging {
+    /// Allocates the buffers, events and stream in the bound context.
+    fn new() -> std::result::Result<Staging, result::DriverError> {
+        // SAFETY: the caller bound the context; each allocation is freed
+        // by Drop (or here, on a later failure).
+        unsafe {
+            let a = result::malloc_host(CHUNK, 0)?;
+            let b = match result::malloc_host(CHUNK, 0) {
+                Ok(b) => b,
+                Err(e) => {
+                    let _ = result::free_host(a);
+                    return Err(e);
+                }
+            };
+            let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+            let made = (|| {
+                Ok::<_, result::DriverError>((
+                    result::event::create(flags)?,
+                    result::event::create(flags)?,
+                    result::stream::create(result::stream::StreamKind::NonBlocking)?,
+                ))
+            })();
+            match made {
+                Ok((e0, e1, stream)) => Ok(Staging {
+                    bufs: [a.cast(), b.cast()],
+                    events: [e0, e1],
+                    stream,
+                }),
+                Err(e) => {
+                    let _ = result::free_host(a);
+                    let _ = result::free_host(b);
+                    Err(e)
+                }
+            }
+        }
+    }
+
+    /// Copies `src` to the device address `dst`, chunk by chunk.
+    ///
+    /// # Safety
+    /// 1. `dst .. dst + src.len()` is writable memory of the device whose
+    ///    context is bound, and these staging resources are that
+    ///    context's.
+    unsafe fn to_device(
+        &self,
+        dst: u64,
+        src: &[u8],
+    ) -> std::result::Result<(), result::DriverError> {
+        for (k, chunk) in src.chunks(CHUNK).enumerate() {
+            let b = k % 2;
+            // SAFETY: the buffer's event was recorded after its last copy
+            // (k >= 2); waiting on it makes the buffer free. The chunk fits
+            // the buffer (CHUNK bytes); the async copy reads the pinned
+            // buffer and writes (1)'s memory at its offset.
+            unsafe {
+                if k >= 2 {
+                    result::event::synchronize(self.events[b])?;
+                }
+                std::ptr::copy_nonoverlapping(chunk.as_ptr(), self.bufs[b], chunk.len());
+                let staged = std::slice::from_raw_parts(self.bufs[b], chunk.len());
+                result::memcpy_htod_async(dst + (k * CHUNK) as u64, staged, self.stream)?;
+                result::event::record(self.events[b], self.stream)?;
+            }
+        }
+        // SAFETY: the stream is this staging's.
+        unsafe { result::stream::synchronize(self.stream) }
+    }
+
+    /// Copies `dst.len()` bytes from the device address `src`, chunk by
+    /// chunk: the device fills one buffer while the host empties the other.
+    ///
+    /// # Safety
+    /// 1. `src .. src + dst.len()` is readable memory of the device whose
+    ///    context is bound, and these staging resources are that
+    ///    context's.
+    unsafe fn to_host(
+        &self,
+        dst: &mut [u8],
+        src: u64,
+    ) -> std::result::Result<(), result::DriverError> {
+        let n = dst.len();
+        let chunks = n.div_ceil(CHUNK);
+        let len = |k: usize| CHUNK.min(n - k * CHUNK);
+        for k in 0..=chunks {
+            // SAFETY: chunk k goes into buffer k % 2, which the host
+            // emptied at step k - 1 (chunk k - 2); chunk k - 1 is copied
+            // out once its event says the device has written it. Offsets
+            // stay inside (1)'s memory and `dst`.
+            unsafe {
+                if k < chunks {
+                    let b = k % 2;
+                    let staged = std::slice::from_raw_parts_mut(self.bufs[b], len(k));
+                    result::memcpy_dtoh_async(staged, src + (k * CHUNK) as u64, self.stream)?;
+                    result::event::record(self.events[b], self.stream)?;
+                }
+                if k >= 1 {
+                    let j = k - 1;
+                    let b = j % 2;
+                    result::event::synchronize(self.events[b])?;
+                    std::ptr::copy_nonoverlapping(
+                        self.bufs[b],
+                        dst.as_mut_ptr().add(j * CHUNK),
+                        len(j),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        // SAFETY: each handle was made once by Staging::new and is freed
+        // once here; no copy is in flight (every copy synchronised).
+        unsafe {
+            let _ = result::stream::destroy(self.stream);
+            for e in self.events {
+                let _ = result::event::destroy(e);
+            }
+            for b in self.bufs {
+                let _ = result::free_host(b.cast());
+            }
+        }
+    }
+}
+
 /// Threads per block of every launch.
 const BLOCK: u32 = 256;
 
@@ -43,6 +194,9 @@ pub struct Cuda {
     functions: Mutex<HashMap<(usize, String), CudaFunction>>,
     /// Loaded modules, by the address of their PTX.
     modules: Mutex<HashMap<usize, Arc<CudaModule>>>,
+    /// The pinned staging of large copies: made on the first one; `Err`
+    /// once it could not be (large copies then take the driver's path).
+    staging: Mutex<Option<std::result::Result<Staging, String>>>,
 }
 
 impl std::fmt::Debug for Cuda {
@@ -92,6 +246,7 @@ impl Cuda {
             multiprocessors: sms.max(1) as u32,
             functions: Mutex::new(HashMap::new()),
             modules: Mutex::new(HashMap::new()),
+            staging: Mutex::new(None),
         }))
     }
 
@@ -208,6 +363,17 @@ impl Device for Cuda {
         self.ctx
             .bind_to_thread()
             .map_err(|e| driver("binding the context", e))?;
+        if src.len() >= STAGED {
+            let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+            if let Ok(st) =
+                staging.get_or_insert_with(|| Staging::new().map_err(|e| format!("{e:?}")))
+            {
+                // SAFETY: (1) of the trait; the context is bound and the
+                // staging is this device's.
+                return unsafe { st.to_device(dst as u64, src) }
+                    .map_err(|e| driver("copying to the device (staged)", e));
+            }
+        }
         // SAFETY: (1) `dst` is src.len() writable bytes of this device.
         unsafe { result::memcpy_htod_sync(dst as u64, src) }
             .map_err(|e| driver("copying to the device", e))
@@ -217,6 +383,17 @@ impl Device for Cuda {
         self.ctx
             .bind_to_thread()
             .map_err(|e| driver("binding the context", e))?;
+        if dst.len() >= STAGED {
+            let mut staging = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+            if let Ok(st) =
+                staging.get_or_insert_with(|| Staging::new().map_err(|e| format!("{e:?}")))
+            {
+                // SAFETY: (1) of the trait; the context is bound and the
+                // staging is this device's.
+                return unsafe { st.to_host(dst, src as u64) }
+                    .map_err(|e| driver("copying to the host (staged)", e));
+            }
+        }
         // SAFETY: (1) `src` is dst.len() readable bytes of this device.
         unsafe { result::memcpy_dtoh_sync(dst, src as u64) }
             .map_err(|e| driver("copying to the host", e))
