@@ -8,7 +8,7 @@
 //! once and writes the output once, where two dynd calls would write and
 //! read a temporary.
 //!
-//! What has a device form: [`DeviceView`]s (device arrays), constants
+//! What has a device form: [`DeviceView`](crate::DeviceView)s (device arrays), constants
 //! ([`scalar`](crate::scalar), [`fill`](crate::fill)), `+ - * / %` and
 //! [`neg`](crate::neg), [`abs`](crate::abs), [`sqrt`](crate::sqrt),
 //! [`exp`](crate::exp), [`log`](crate::log), [`sin`](crate::sin),
@@ -17,19 +17,16 @@
 //! [`logical_or`](crate::logical_or), [`logical_not`](crate::logical_not)
 //! and [`cast`](crate::cast), over operands of one rank (size-1 dims
 //! broadcast). Everything else — reductions, sorts, FFTs, layout views,
-//! closures — has none ([`Operator::device_expr`] is `None`): a device
+//! closures — has none (`Operator::device_expr` is `None`): a device
 //! executor refuses it by name, and such operators are materialisation
 //! boundaries, evaluated apart.
 //!
-//! The host never reads a [`DeviceView`]: its [`Operator::validate`]
-//! refuses the host executors, before any element is read.
+//! The host never reads a [`DeviceView`](crate::DeviceView) (in
+//! `interop`): its `validate` refuses the host executors, before any
+//! element is read.
 
-use crate::element::Element;
-use crate::operator::{MemRegion, Operator};
-use crate::rank::Shape;
-use dynd::types::{BuiltinType, NativeType};
-use dynd::{Array, Error, Result};
-use std::marker::PhantomData;
+use dynd::Array;
+use dynd::types::BuiltinType;
 
 /// An operator as a device computes it.
 #[derive(Debug, Clone)]
@@ -59,125 +56,6 @@ pub enum DeviceExpr {
         arg: Box<DeviceExpr>,
     },
 }
-
-/// A read-only operator over a device array of `RANK` fixed dims of `T`:
-/// the leaf of expressions a device executor runs. Host executors refuse it
-/// ([`Operator::validate`]).
-///
-/// ```
-/// use dynd::Array;
-/// use dynd_ops::{DeviceView, Operator, Serial};
-/// // A host array is not a device view.
-/// let host = Array::from(vec![1.0f64, 2.0]);
-/// assert!(DeviceView::<f64, [usize; 1]>::new(&host).is_err());
-/// ```
-#[derive(Clone)]
-pub struct DeviceView<T, S: Shape> {
-    array: Array,
-    sizes: S,
-    _t: PhantomData<fn() -> T>,
-}
-
-impl<T: Element + NativeType, S: Shape> DeviceView<T, S> {
-    /// A view of the device array `a`, whose type must be `RANK` fixed dims
-    /// of `T`.
-    ///
-    /// # Errors
-    /// `InvalidArgument` for a host array; `Type` for another element type,
-    /// a var dim or a different number of dims.
-    pub fn new(a: &Array) -> Result<Self> {
-        if a.device().is_cpu() {
-            return Err(Error::invalid_argument(format!(
-                "a DeviceView needs a device array; this {} array is on the host (ArrayView views \
-                 host arrays)",
-                a.tp()
-            )));
-        }
-        let (shape, _, elem) = a.strided_layout()?;
-        if shape.len() != S::RANK || elem.as_builtin() != Some(T::TYPE) {
-            return Err(Error::type_error(format!(
-                "a DeviceView of rank {} over {} cannot view an array of type {}",
-                S::RANK,
-                T::TYPE,
-                a.tp()
-            )));
-        }
-        let mut sizes = S::zeros();
-        for (d, n) in shape.into_iter().enumerate() {
-            sizes[d] = n;
-        }
-        Ok(DeviceView {
-            array: a.clone(),
-            sizes,
-            _t: PhantomData,
-        })
-    }
-
-    /// The array viewed.
-    pub fn array(&self) -> &Array {
-        &self.array
-    }
-}
-
-impl<T: Element + NativeType, S: Shape> Operator for DeviceView<T, S> {
-    type Elem = T;
-    type Shape = S;
-    fn sizes(&self) -> S {
-        self.sizes
-    }
-    /// Never read on the host: [`Operator::validate`] refuses host
-    /// executors first. Gives `T::default()`.
-    fn get(&self, _idx: S) -> T {
-        T::default()
-    }
-    fn name(&self) -> String {
-        format!("device_view({})", self.array.tp())
-    }
-    fn validate(&self) -> Result<()> {
-        Err(Error::invalid_argument(format!(
-            "{} is on {}: the host executors do not read device memory; run the expression \
-             with a device executor (dynd_cuda::ops::Cuda), or copy the array with to_host()",
-            self.name(),
-            self.array.device()
-        )))
-    }
-    fn prepare(&mut self, _ex: &dyn crate::executor::Executor) -> Result<()> {
-        Ok(())
-    }
-    fn finish(&mut self) {}
-    fn visit_memory(&self, _f: &mut dyn FnMut(MemRegion)) {}
-    fn device_expr(&self) -> Option<DeviceExpr> {
-        Some(DeviceExpr::Array(self.array.clone()))
-    }
-}
-
-impl<T: Element + NativeType, S: Shape> Operator for &DeviceView<T, S> {
-    type Elem = T;
-    type Shape = S;
-    fn sizes(&self) -> S {
-        self.sizes
-    }
-    fn get(&self, idx: S) -> T {
-        (*self).get(idx)
-    }
-    fn name(&self) -> String {
-        (*self).name()
-    }
-    fn validate(&self) -> Result<()> {
-        (*self).validate()
-    }
-    fn prepare(&mut self, _ex: &dyn crate::executor::Executor) -> Result<()> {
-        Ok(())
-    }
-    fn finish(&mut self) {}
-    fn visit_memory(&self, _f: &mut dyn FnMut(MemRegion)) {}
-    fn device_expr(&self) -> Option<DeviceExpr> {
-        (*self).device_expr()
-    }
-}
-
-crate::elementwise::std_ops!([T: Element + NativeType, S: Shape] DeviceView<T, S>);
-crate::elementwise::std_ops!(['a, T: Element + NativeType, S: Shape] &'a DeviceView<T, S>);
 
 /// dynd's function `name` of `args` as an operator of element type `out`,
 /// when every argument has a device form.

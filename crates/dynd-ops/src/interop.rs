@@ -3,7 +3,8 @@
 //! A view reads (or writes) a dynd array of matching type in place: an
 //! array of type `3 * 4 * float64` is a rank-2 `f64` view, with the strides
 //! of its arrmeta. The view holds a clone of the array, so the data stays
-//! alive as long as the view does.
+//! alive as long as the view does. A [`DeviceView`] is the same for a
+//! device array, read only by a device executor (see `device`).
 //!
 //! ```
 //! use dynd::Array;
@@ -20,15 +21,17 @@
 //! assert_eq!(out.to_json(), "[[2.0,4.0,6.0],[8.0,10.0,12.0]]");
 //! ```
 
+use crate::device::DeviceExpr;
 use crate::element::Element;
 use crate::executor::{Executor, Serial};
-use crate::operator::{Expr, LvalueOp, Operator};
+use crate::operator::{Expr, LvalueOp, MemRegion, Operator};
 use crate::rank::{Shape, checked_numel};
 use crate::tensor::{Strided, Tensor, strided_debug, strided_lvalue, strided_operator};
 use dynd::array::FixedDimMeta;
 use dynd::types::NativeType;
 use dynd::types::{Type, TypeKind};
 use dynd::{Array, Error, Result};
+use std::marker::PhantomData;
 
 /// An element type that can be viewed in place in a dynd array.
 ///
@@ -278,3 +281,122 @@ impl<T: Element + NativeType, S: Shape> Tensor<T, S> {
         to_array(self, &Serial)
     }
 }
+
+/// A read-only operator over a device array of `RANK` fixed dims of `T`:
+/// the leaf of expressions a device executor runs. Host executors refuse it
+/// ([`Operator::validate`]).
+///
+/// ```
+/// use dynd::Array;
+/// use dynd_ops::{DeviceView, Operator, Serial};
+/// // A host array is not a device view.
+/// let host = Array::from(vec![1.0f64, 2.0]);
+/// assert!(DeviceView::<f64, [usize; 1]>::new(&host).is_err());
+/// ```
+#[derive(Clone)]
+pub struct DeviceView<T, S: Shape> {
+    array: Array,
+    sizes: S,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T: Element + NativeType, S: Shape> DeviceView<T, S> {
+    /// A view of the device array `a`, whose type must be `RANK` fixed dims
+    /// of `T`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a host array; `Type` for another element type,
+    /// a var dim or a different number of dims.
+    pub fn new(a: &Array) -> Result<Self> {
+        if a.device().is_cpu() {
+            return Err(Error::invalid_argument(format!(
+                "a DeviceView needs a device array; this {} array is on the host (ArrayView views \
+                 host arrays)",
+                a.tp()
+            )));
+        }
+        let (shape, _, elem) = a.strided_layout()?;
+        if shape.len() != S::RANK || elem.as_builtin() != Some(T::TYPE) {
+            return Err(Error::type_error(format!(
+                "a DeviceView of rank {} over {} cannot view an array of type {}",
+                S::RANK,
+                T::TYPE,
+                a.tp()
+            )));
+        }
+        let mut sizes = S::zeros();
+        for (d, n) in shape.into_iter().enumerate() {
+            sizes[d] = n;
+        }
+        Ok(DeviceView {
+            array: a.clone(),
+            sizes,
+            _t: PhantomData,
+        })
+    }
+
+    /// The array viewed.
+    pub fn array(&self) -> &Array {
+        &self.array
+    }
+}
+
+impl<T: Element + NativeType, S: Shape> Operator for DeviceView<T, S> {
+    type Elem = T;
+    type Shape = S;
+    fn sizes(&self) -> S {
+        self.sizes
+    }
+    /// Never read on the host: [`Operator::validate`] refuses host
+    /// executors first. Gives `T::default()`.
+    fn get(&self, _idx: S) -> T {
+        T::default()
+    }
+    fn name(&self) -> String {
+        format!("device_view({})", self.array.tp())
+    }
+    fn validate(&self) -> Result<()> {
+        Err(Error::invalid_argument(format!(
+            "{} is on {}: the host executors do not read device memory; run the expression \
+             with a device executor (dynd_cuda::ops::Cuda), or copy the array with to_host()",
+            self.name(),
+            self.array.device()
+        )))
+    }
+    fn prepare(&mut self, _ex: &dyn crate::executor::Executor) -> Result<()> {
+        Ok(())
+    }
+    fn finish(&mut self) {}
+    fn visit_memory(&self, _f: &mut dyn FnMut(MemRegion)) {}
+    fn device_expr(&self) -> Option<DeviceExpr> {
+        Some(DeviceExpr::Array(self.array.clone()))
+    }
+}
+
+impl<T: Element + NativeType, S: Shape> Operator for &DeviceView<T, S> {
+    type Elem = T;
+    type Shape = S;
+    fn sizes(&self) -> S {
+        self.sizes
+    }
+    fn get(&self, idx: S) -> T {
+        (*self).get(idx)
+    }
+    fn name(&self) -> String {
+        (*self).name()
+    }
+    fn validate(&self) -> Result<()> {
+        (*self).validate()
+    }
+    fn prepare(&mut self, _ex: &dyn crate::executor::Executor) -> Result<()> {
+        Ok(())
+    }
+    fn finish(&mut self) {}
+    fn visit_memory(&self, _f: &mut dyn FnMut(MemRegion)) {}
+    fn device_expr(&self) -> Option<DeviceExpr> {
+        (*self).device_expr()
+    }
+}
+
+crate::elementwise::std_ops!([T: Element + NativeType, S: Shape] DeviceView<T, S>);
+crate::elementwise::std_ops!(['a, T: Element + NativeType, S: Shape] &'a DeviceView<T, S>);

@@ -92,20 +92,21 @@
 //!
 //! 1. `rank` — shapes at the type level; index and run helpers.
 //! 2. `element` — the element types and their arithmetic (self-contained).
-//! 3. `executor` — [`Executor`], [`Serial`], [`Parallel`]: running tasks
+//! 3. `device` — [`DeviceExpr`]: an operator as a device executor runs it.
+//! 4. `executor` — [`Executor`], [`Serial`], [`Parallel`]: running tasks
 //!    over the rows or ranges of a shape.
-//! 4. `operator` — the [`Operator`] and [`LvalueOp`] traits (an operator is
+//! 5. `operator` — the [`Operator`] and [`LvalueOp`] traits (an operator is
 //!    prepared on an executor), [`Expr`], [`Set`], line buffers.
-//! 5. `tensor` — [`Tensor`] and strided views: the leaf operators.
-//! 6. `assign` — the assignment engine: [`Set::run`], [`Expr::eval`].
-//! 7. `mapped` — one generic view, an operator seen through an index map.
-//! 8. `layout` — permute, reverse, slice, drop_dim, collapses, reshape.
-//! 9. `combine` — concat, stack, clone, repmat, shift, pad, diagonals.
-//! 10. `elementwise` — arithmetic, math and logical operators.
-//! 11. `generators` — constants, ranges, random numbers.
-//! 12. `reduce` — reductions over all dims or chosen axes.
-//! 13. `transform` — matmul, sort, cumsum.
-//! 14. `interop` — dynd arrays as operators, and back.
+//! 6. `tensor` — [`Tensor`] and strided views: the leaf operators.
+//! 7. `assign` — the assignment engine: [`Set::run`], [`Expr::eval`].
+//! 8. `mapped` — one generic view, an operator seen through an index map.
+//! 9. `layout` — permute, reverse, slice, drop_dim, collapses, reshape.
+//! 10. `combine` — concat, stack, clone, repmat, shift, pad, diagonals.
+//! 11. `elementwise` — arithmetic, math and logical operators.
+//! 12. `generators` — constants, ranges, random numbers.
+//! 13. `reduce` — reductions over all dims or chosen axes.
+//! 14. `transform` — matmul, sort, cumsum.
+//! 15. `interop` — dynd arrays as operators, and back.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -134,7 +135,7 @@ pub use combine::{
     KEEP, PadMode, clone, concat, concat_n, diag, diag_embed, fftshift1d, fftshift2d, ifftshift1d,
     ifftshift2d, pad, repmat, shift, shift_by, stack, stack_n,
 };
-pub use device::{DeviceExpr, DeviceView};
+pub use device::DeviceExpr;
 pub use element::{Element, Float, Math, Num};
 pub use elementwise::{
     abs, acos, add, angle, asin, atan, atan2, cast, ceil, conj, cos, cosh, div, eq, exp, floor, ge,
@@ -147,7 +148,7 @@ pub use generators::{
     CounterRng, alternate, diag_const, eye, fill, generate, linspace, linspace_n, logspace, ones,
     random, random_normal, random_uniform, range, zeros,
 };
-pub use interop::{ArrayElement, ArrayView, ArrayViewMut, array_type, to_array};
+pub use interop::{ArrayElement, ArrayView, ArrayViewMut, DeviceView, array_type, to_array};
 pub use layout::{
     Collapse, END, drop_dim, flatten, fliplr, flipud, lcollapse, permute, rcollapse, reshape,
     reverse, slice, transpose, transpose_matrix,
