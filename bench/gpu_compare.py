@@ -10,10 +10,14 @@ warm-up, each timed with the device synchronised before and after:
 
   - `a + b` into a new array: dynd vs CuPy;
   - `a * b + c` through two calls: dynd vs CuPy's `a * b + c`;
-  - `a * b + c` fused: CuPy's ElementwiseKernel (dynd-ops' Cuda executor is
-    not built yet: its row says so);
-  - `to("cuda")` / `cpu()` of one array: dynd vs `cupy.asarray` / `.get()`;
-  - `sum`: not on the device yet (its row says so).
+  - `a * b + c` fused: CuPy's ElementwiseKernel; dynd's fused kernel is
+    the dynd-ops `Cuda` executor, a Rust API: its time is the `BENCH` line
+    scripts/gpu-check.sh prints from the GPU tests (the row says so);
+  - `to("cuda")` / `cpu()` of one array: dynd vs `cupy.asarray` / `.get()`
+    (dynd stages copies of 8 MiB and up through pinned buffers);
+  - `sum`, `mean`, `argmax` of the whole array, and `sum` over the inner
+    axis of a 10^7 x 10 view: dynd vs CuPy;
+  - a checked cast to float32: dynd vs CuPy's `astype` (unchecked).
 
 Prints a markdown table: work | dynd ms | CuPy ms | dynd / CuPy speed
 (> 1 is dynd faster), and GB/s for the copies. Exits 2 without a device.
@@ -70,7 +74,7 @@ def main() -> int:
 
     row("`a + b`", timed(lambda: da + db), timed(lambda: ca + cb))
     row("`a * b + c` (two calls)", timed(lambda: da * db + dc), timed(lambda: ca * cb + cc))
-    row("`a * b + c` fused", None, timed(lambda: fused(ca, cb, cc)), "dynd-ops Cuda executor: not built yet")
+    row("`a * b + c` fused", None, timed(lambda: fused(ca, cb, cc)), "dynd: the BENCH line of the GPU tests (dynd-ops Cuda executor)")
     gb = n * 8 / 1e9
     up = timed(lambda: dynd.array(host[0], device="cuda"))
     up_c = timed(lambda: cupy.asarray(host[0]))
@@ -78,7 +82,13 @@ def main() -> int:
     down = timed(lambda: da.cpu())
     down_c = timed(lambda: ca.get())
     row("`cpu()`", down, down_c, f"{gb / (down / 1e3):.1f} GB/s vs {gb / (down_c / 1e3):.1f}")
-    row("`sum(a)`", None, timed(lambda: ca.sum()), "reductions on the device: not built yet")
+    row("`sum(a)`", timed(lambda: dynd.sum(da)), timed(lambda: ca.sum()))
+    row("`mean(a)`", timed(lambda: dynd.mean(da)), timed(lambda: ca.mean()))
+    row("`argmax(a)`", timed(lambda: dynd.argmax(da)), timed(lambda: ca.argmax()))
+    if n % 10 == 0:
+        d2, c2 = da.reshape(n // 10, 10), ca.reshape(n // 10, 10)
+        row("`sum(a, axis=-1)` of rows of 10", timed(lambda: dynd.sum(d2, axis=-1)), timed(lambda: c2.sum(axis=-1)))
+    row("cast to float32 (checked)", timed(lambda: da.cast("float32")), timed(lambda: ca.astype(cupy.float32)), "CuPy does not check")
 
     dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     print(f"{n:.0e} float64 on {dev}, median of {args.runs} runs")
@@ -87,6 +97,8 @@ def main() -> int:
     print("\n".join(rows))
     # The results agree.
     np.testing.assert_array_equal(np.asarray((da * db + dc).cpu()), cupy.asnumpy(ca * cb + cc))
+    assert int(np.asarray(dynd.argmax(da).cpu())) == int(ca.argmax())
+    np.testing.assert_allclose(float(np.asarray(dynd.sum(da).cpu())), float(ca.sum()), rtol=1e-9)
     return 0
 
 

@@ -302,6 +302,46 @@ pub fn element_at(a: &Array, idx: &[usize]) -> Result<Array> {
     a.index(&index)?.to_host()
 }
 
+/// `true` when the device array `a` shares memory with `out` in another
+/// layout: a kernel writing `out` while reading `a` would read elements
+/// other threads have already written. The same layout (`a = a + b` in
+/// place) is fine: each element is read, then written, by one thread.
+pub fn overlaps(out: &Array, a: &Array) -> bool {
+    !a.device().is_cpu() && out.aliases(a)
+}
+
+/// A copy of the device array `a` in a new C-order array on its device,
+/// made by one kernel on `b`: what a call reads instead of an argument
+/// that overlaps its output ([`overlaps`]), as the host copies one first.
+///
+/// # Errors
+/// `External` when the device cannot allocate or run the copy.
+pub fn device_copy(b: &dyn Backend, a: &Array) -> Result<Array> {
+    let out = Array::empty_on(a.device(), a.tp().clone())?;
+    let k = Elementwise::for_copy(&out, a)?;
+    elementwise(b, &k, &out, &[a], &|idx| {
+        Error::external(format!("copying element {idx:?} of {} failed", a.tp()))
+    })?;
+    Ok(out)
+}
+
+/// `args`, each copied on the device first when it overlaps `out`
+/// ([`overlaps`], [`device_copy`]).
+///
+/// # Errors
+/// As [`device_copy`].
+pub fn unaliased(b: &dyn Backend, out: &Array, args: &[&Array]) -> Result<Vec<Array>> {
+    args.iter()
+        .map(|a| {
+            if overlaps(out, a) {
+                device_copy(b, a)
+            } else {
+                Ok((*a).clone())
+            }
+        })
+        .collect()
+}
+
 /// Runs the reduction `r` on `b`, from `src` into `out` (arrays of `b`'s
 /// device, those `r` was made from), when it has outputs and a non-empty
 /// extent (the caller computes empty extents on the host, which has the

@@ -113,26 +113,19 @@ impl Cuda {
                 out.tp()
             )));
         }
-        let mut leaves = Vec::new();
-        let layout = crate::kernel::strided(out, "the output")?;
-        let mut inputs = Vec::new();
-        let (body, tp) = lower(&expr, device, &layout.0, &mut inputs, &mut leaves)?;
-        let body = convert(body, tp, want);
-        for (i, a) in leaves.iter().enumerate() {
-            let same = a.data_ptr() == out.data_ptr()
-                && a.strided_layout().map(|(s, st, _)| (s, st)).ok()
-                    == out.strided_layout().map(|(s, st, _)| (s, st)).ok();
-            if a.shares_data_with(out) && !same && !a.device().is_cpu() {
-                return Err(Error::invalid_argument(format!(
-                    "{}: the output overlaps operand {i} in another layout; on the device \
-                     evaluate into a new array",
-                    op.name()
-                )));
-            }
-        }
-        let k = Elementwise::build(layout, inputs, body);
-        let refs: Vec<&Array> = leaves.iter().collect();
         let backend = launch::backend(self.ordinal)?;
+        let layout = crate::kernel::strided(out, "the output")?;
+        let mut leaves = Leaves {
+            device,
+            out,
+            backend: &*backend,
+            inputs: Vec::new(),
+            arrays: Vec::new(),
+        };
+        let (body, tp) = lower(&expr, &layout.0, &mut leaves)?;
+        let body = convert(body, tp, want);
+        let refs: Vec<&Array> = leaves.arrays.iter().collect();
+        let k = Elementwise::build(layout, leaves.inputs, body);
         launch::elementwise(
             &*backend,
             &k,
@@ -164,16 +157,25 @@ fn convert(e: Expr, from: BuiltinType, to: BuiltinType) -> Expr {
     }
 }
 
-/// The kernel body of `e` and its type; the leaves become inputs (device
-/// arrays broadcast to `shape`, scalars by value), in `inputs` and
-/// `leaves`.
-fn lower(
-    e: &DeviceExpr,
+/// The leaves of an expression as kernel inputs, as they are lowered.
+struct Leaves<'a> {
     device: DeviceId,
-    shape: &[usize],
-    inputs: &mut Vec<Operand>,
-    leaves: &mut Vec<Array>,
-) -> Result<(Expr, BuiltinType)> {
+    /// The output, which an operand may alias.
+    out: &'a Array,
+    backend: &'a dyn launch::Backend,
+    /// Each leaf's operand.
+    inputs: Vec<Operand>,
+    /// Each leaf's array: device arrays (copies of those that alias the
+    /// output) and 0-d host scalars.
+    arrays: Vec<Array>,
+}
+
+/// The kernel body of `e` and its type; the leaves become inputs (device
+/// arrays broadcast to `shape`, scalars by value). An operand overlapping
+/// the output in another layout is read from a copy (the host executors
+/// evaluate into a temporary then).
+fn lower(e: &DeviceExpr, shape: &[usize], leaves: &mut Leaves<'_>) -> Result<(Expr, BuiltinType)> {
+    let device = leaves.device;
     match e {
         DeviceExpr::Array(a) | DeviceExpr::Scalar(a) => {
             if !a.device().is_cpu() && a.device() != device {
@@ -183,14 +185,19 @@ fn lower(
                     a.device()
                 )));
             }
-            let o = operand(a, &format!("operand {}", leaves.len()), shape)?;
+            let a = if launch::overlaps(leaves.out, a) {
+                launch::device_copy(leaves.backend, a)?
+            } else {
+                a.clone()
+            };
+            let o = operand(&a, &format!("operand {}", leaves.arrays.len()), shape)?;
             let tp = o.elem;
-            inputs.push(o);
-            leaves.push(a.clone());
-            Ok((Expr::Arg(inputs.len() - 1), tp))
+            leaves.inputs.push(o);
+            leaves.arrays.push(a);
+            Ok((Expr::Arg(leaves.inputs.len() - 1), tp))
         }
         DeviceExpr::Cast { to, arg } => {
-            let (v, from) = lower(arg, device, shape, inputs, leaves)?;
+            let (v, from) = lower(arg, shape, leaves)?;
             Ok((convert(v, from, *to), *to))
         }
         DeviceExpr::Call { name, out, args } => {
@@ -198,7 +205,7 @@ fn lower(
                 .ok_or_else(|| Error::type_error(format!("{name} has no device form")))?;
             let lowered = args
                 .iter()
-                .map(|a| lower(a, device, shape, inputs, leaves))
+                .map(|a| lower(a, shape, leaves))
                 .collect::<Result<Vec<_>>>()?;
             let types: Vec<Type> = lowered.iter().map(|(_, t)| Type::builtin(*t)).collect();
             let op = f.device_op(&types)?;

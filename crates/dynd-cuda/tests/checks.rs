@@ -517,3 +517,41 @@ pub fn reductions_of_each_plan(dev: DeviceId) {
         }
     }
 }
+
+/// Outputs that overlap an argument in another layout read a copy, as on
+/// the host: a shifted add, an assignment from the reverse of itself, the
+/// dynd-ops executor writing over an operand's reverse.
+pub fn overlapping_outputs_read_a_copy(dev: DeviceId) {
+    use dynd::kernels::assign::ErrorMode;
+    let h = Array::from_json("6 * int32", "[1, 2, 3, 4, 5, 6]").unwrap();
+    let d = h.to_device(dev).unwrap();
+    let (head, tail) = (
+        Index::slice(None, Some(5), 1),
+        Index::slice(Some(1), None, 1),
+    );
+    let add = callable::lookup("add").unwrap();
+    for a in [&h, &d] {
+        add.call_into(
+            &a.index(&[tail]).unwrap(),
+            &[&a.index(&[head]).unwrap(), &Array::from(10i32)],
+        )
+        .unwrap();
+    }
+    assert_eq!(d.to_json(), h.to_json());
+    assert_eq!(h.to_json(), "[1,11,12,13,14,15]");
+    let rev = Index::slice(None, None, -1);
+    for a in [&h, &d] {
+        a.assign(&a.index(&[rev]).unwrap(), ErrorMode::Default)
+            .unwrap();
+    }
+    assert_eq!(d.to_json(), h.to_json());
+    assert_eq!(h.to_json(), "[15,14,13,12,11,1]");
+    // dynd-ops on the device: out = reverse(out) + 1 through a view.
+    let DeviceId::Cuda(ordinal) = dev else {
+        panic!("{dev}")
+    };
+    let cuda = dynd_cuda::ops::Cuda::new(ordinal);
+    let view = dynd_ops::DeviceView::<i32, [usize; 1]>::new(&d.index(&[rev]).unwrap()).unwrap();
+    cuda.assign(&d, &(view + 1)).unwrap();
+    assert_eq!(d.to_json(), "[2,12,13,14,15,16]");
+}

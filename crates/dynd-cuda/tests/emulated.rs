@@ -144,3 +144,10 @@ fn reductions_of_each_plan() {
         checks::reductions_of_each_plan(EMU);
     }
 }
+
+#[test]
+fn overlapping_outputs_read_a_copy() {
+    if emu() {
+        checks::overlapping_outputs_read_a_copy(EMU);
+    }
+}

@@ -168,3 +168,10 @@ fn fused_a_times_b_plus_c_at_memory_speed() {
     let got = out.index(&[Index::At(i as isize)]).unwrap().to_json();
     assert_eq!(got.parse::<f64>().unwrap(), x * 0.5 * (x * 0.25) + x * 2.0);
 }
+
+#[test]
+fn overlapping_outputs_read_a_copy() {
+    if gpu() {
+        checks::overlapping_outputs_read_a_copy(GPU);
+    }
+}

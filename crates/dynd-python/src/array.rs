@@ -250,7 +250,7 @@ impl PyArray {
     fn to(&self, py: Python<'_>, device: &str) -> PyResult<Py<PyAny>> {
         let dev = DeviceId::parse(device).or_raise(py)?;
         if !dev.is_cpu() {
-            crate::cuda::install().or_raise(py)?;
+            crate::cuda::ensure(dev).or_raise(py)?;
         }
         let a = self.a.clone();
         let moved = py.detach(move || a.to_device(dev)).or_raise(py)?;

@@ -12,3 +12,15 @@ pub(crate) fn install() -> dynd::Result<usize> {
     static INSTALLED: OnceLock<dynd::Result<usize>> = OnceLock::new();
     INSTALLED.get_or_init(dynd_cuda::install).clone()
 }
+
+/// Makes `device` ready: nothing when a runtime is already registered for
+/// it (a GPU installed before, or the emulator), else [`install`].
+///
+/// # Errors
+/// As [`install`].
+pub(crate) fn ensure(device: dynd::memblock::DeviceId) -> dynd::Result<()> {
+    if dynd::exec::device(device).is_ok() {
+        return Ok(());
+    }
+    install().map(drop)
+}

@@ -27,7 +27,7 @@ fn array(
     let a = array_from_py(py, obj, tp)?;
     match dev {
         Some(dev) if !dev.is_cpu() => {
-            crate::cuda::install().or_raise(py)?;
+            crate::cuda::ensure(dev).or_raise(py)?;
             let moved = py.detach(move || a.to_device(dev)).or_raise(py)?;
             PyArray::wrap(py, moved)
         }
@@ -45,6 +45,16 @@ fn _cuda_is_available() -> bool {
 #[pyfunction]
 fn _cuda_device_count() -> usize {
     dynd_cuda::device_count()
+}
+
+/// `dynd.cuda._emulate(ordinal)`: installs the host emulator of the CUDA
+/// device as `cuda:ordinal` (dynd_cuda::emulator: the generated CUDA C
+/// compiled by the C++ compiler), for tests of the device paths on
+/// machines without a GPU.
+#[pyfunction]
+fn _cuda_emulate(py: Python<'_>, ordinal: u32) -> PyResult<()> {
+    py.detach(|| dynd_cuda::emulator::Emulator::install(ordinal).map(drop))
+        .or_raise(py)
 }
 
 /// `dynd.asarray(obj)`: `obj` without a copy where possible (dynd arrays,
@@ -311,6 +321,7 @@ fn _dynd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(asarray, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_is_available, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_device_count, m)?)?;
+    m.add_function(wrap_pyfunction!(_cuda_emulate, m)?)?;
     m.add_function(wrap_pyfunction!(from_json, m)?)?;
     m.add_function(wrap_pyfunction!(infer_type, m)?)?;
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;

@@ -614,3 +614,39 @@ fn a_call_resolves_its_types_once() {
         "computes int64",
     );
 }
+
+#[test]
+fn an_argument_aliasing_the_output_is_read_before_any_write() {
+    use dynd::callable;
+    use dynd::kernels::assign::ErrorMode;
+    // A shifted add into the array itself: NumPy's answer, not a running
+    // sum, on any thread count (large enough to split).
+    let n = 300_000;
+    let a = Array::from((0..n).map(|i| i as i64).collect::<Vec<_>>());
+    let tail = a.index(&[Index::slice(Some(1), None, 1)]).unwrap();
+    let head = a
+        .index(&[Index::slice(None, Some(n as isize - 1), 1)])
+        .unwrap();
+    callable::lookup("add")
+        .unwrap()
+        .call_into(&tail, &[&head, &Array::from(10i64)])
+        .unwrap();
+    let v = a.to_vec::<i64>().unwrap();
+    assert_eq!(&v[..4], &[0, 10, 11, 12]);
+    assert_eq!(v[n - 1], (n as i64 - 2) + 10);
+    // An assignment from its own reverse.
+    let b = Array::from(vec![1i32, 2, 3, 4, 5]);
+    b.assign(
+        &b.index(&[Index::slice(None, None, -1)]).unwrap(),
+        ErrorMode::Default,
+    )
+    .unwrap();
+    assert_eq!(b.to_json(), "[5,4,3,2,1]");
+    // In place in the same layout needs no copy and is right.
+    let c = Array::from(vec![1.0f64, 2.0]);
+    callable::lookup("multiply")
+        .unwrap()
+        .call_into(&c, &[&c, &c])
+        .unwrap();
+    assert_eq!(c.to_json(), "[1.0,4.0]");
+}

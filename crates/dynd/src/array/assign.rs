@@ -10,7 +10,9 @@ use std::pin::pin;
 
 impl Array {
     /// Assigns `src` into this array's data, converting each value under
-    /// `mode` and broadcasting `src` to this array's shape (DESIGN §6).
+    /// `mode` and broadcasting `src` to this array's shape (DESIGN §6). A
+    /// `src` that aliases this array ([`Array::aliases`]: a reversed or
+    /// shifted view of it) is read from a copy.
     ///
     /// On error the destination is partly written: elements before the
     /// failing one may hold new values (numeric loops work in chunks of 256
@@ -36,6 +38,15 @@ impl Array {
         if !self.device().is_cpu() || !src.device().is_cpu() {
             return super::device::assign(self, src, mode);
         }
+        // A source aliasing the destination (the same memory in another
+        // layout) is read from a copy: as if it were read before any write.
+        let copy;
+        let src = if self.aliases(src) {
+            copy = src.copy()?;
+            &copy
+        } else {
+            src
+        };
         if let Some(r) = super::flat_assign::try_split_assign(self, src, mode) {
             return r;
         }

@@ -565,6 +565,38 @@ impl Array {
     pub fn shares_data_with(&self, other: &Array) -> bool {
         self.data_ref().ptr_eq(other.data_ref())
     }
+
+    /// `true` when writing this array element by element while reading
+    /// `other` could read elements already written: both view the same
+    /// memory block, and not in the same layout (the same address, type
+    /// and strides, where each element is read before it is written).
+    /// Calls into an output and assignments read such an argument from a
+    /// copy, so the result is as if every argument had been read first
+    /// (NumPy's rule).
+    ///
+    /// ```
+    /// use dynd::{Array, Index};
+    /// let a = Array::from(vec![1i32, 2, 3, 4]);
+    /// let tail = a.index(&[Index::slice(Some(1), None, 1)]).unwrap();
+    /// let head = a.index(&[Index::slice(None, Some(3), 1)]).unwrap();
+    /// assert!(tail.aliases(&head));
+    /// assert!(!a.aliases(&a.clone()));
+    /// assert!(!a.aliases(&Array::from(vec![1i32, 2, 3, 4])));
+    /// ```
+    pub fn aliases(&self, other: &Array) -> bool {
+        if !self.shares_data_with(other) {
+            return false;
+        }
+        if self.data_ptr() != other.data_ptr() || self.tp() != other.tp() {
+            return true;
+        }
+        match (self.strided_layout(), other.strided_layout()) {
+            (Ok((s, st, _)), Ok((t, tt, _))) => s != t || st != tt,
+            // Not strided (var dims): the same address and type is the
+            // same array only when the arrmeta is the same.
+            _ => self.arrmeta_ptr() != other.arrmeta_ptr(),
+        }
+    }
 }
 
 /// Something that names a type: a [`Type`] or datashape text.

@@ -325,6 +325,27 @@ impl Callable {
         if let Some(device) = device::placement(out, args)? {
             return device::run(self, device, out, args);
         }
+        // An argument that aliases the output (the same memory in another
+        // layout) is read from a copy: the result is as if every argument
+        // were read before any write (NumPy's rule), on any thread count.
+        let (copies, refs): (Vec<Array>, Vec<&Array>);
+        let args: &[&Array] = match out {
+            Some(o) if args.iter().any(|a| o.aliases(a)) => {
+                copies = args
+                    .iter()
+                    .map(|a| {
+                        if o.aliases(a) {
+                            a.copy()
+                        } else {
+                            Ok((*a).clone())
+                        }
+                    })
+                    .collect::<Result<_>>()?;
+                refs = copies.iter().collect();
+                &refs
+            }
+            _ => args,
+        };
         if self.is_scalar()
             && let Some(r) = elementwise::call_selected(self, out, args)
         {

@@ -1,0 +1,86 @@
+"""The §14 Python names on device arrays, run on the host emulator of the
+CUDA device (``dynd.cuda._emulate``: dynd's generated CUDA C compiled by the
+C++ compiler and run on host threads), so the device paths of the Python
+package are tested on machines without a GPU. The same calls run on a GPU
+in test_cuda.py when scripts/gpu-check.sh has one."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dynd
+
+DEV = "cuda:30"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def emulator():
+    try:
+        dynd.cuda._emulate(30)
+    except dynd.ExternalError as e:
+        pytest.skip(f"SKIP: no CUDA emulator ({e})")
+
+
+def test_arrays_move_and_compute_on_the_device():
+    h = np.arange(12.0).reshape(3, 4)
+    a = dynd.array(h, device=DEV)
+    assert a.device == DEV
+    assert dynd.array([1, 2]).to(DEV).device == DEV
+    np.testing.assert_array_equal(np.asarray((a * a + 1.0).cpu()), h * h + 1.0)
+    r = dynd.add(a, a)
+    assert r.device == DEV
+    # The host never reads device data.
+    with pytest.raises(TypeError, match="cuda:30"):
+        np.asarray(a)
+    cai = a.__cuda_array_interface__
+    assert cai["shape"] == (3, 4) and cai["typestr"] == "<f8"
+
+
+def test_reductions_on_the_device_equal_numpy():
+    h = np.arange(24.0).reshape(2, 3, 4) - 7.5
+    a = dynd.array(h, device=DEV)
+    for name in ["sum", "prod", "min", "max", "mean", "var", "std", "argmin", "argmax"]:
+        for axis in [None, 0, -1, (0, 2)]:
+            if name.startswith("arg") and isinstance(axis, tuple):
+                continue
+            got = getattr(dynd, name)(a, axis=axis)
+            assert got.device == DEV, name
+            want = getattr(np, name)(h, axis=axis)
+            np.testing.assert_allclose(np.asarray(got.cpu()), want, rtol=1e-12, err_msg=f"{name} {axis}")
+    k = dynd.sum(a, axis=1, keepdims=True)
+    assert str(k.type) == "2 * 1 * 4 * float64"
+    # Missing values are skipped; an all-missing extent is missing.
+    m = dynd.array([[1.0, None], [None, None]], type="2 * 2 * ?float64").to(DEV)
+    assert str(dynd.max(m, axis=-1).cpu()) == str(dynd.max(m.cpu(), axis=-1))
+
+
+def test_casts_on_the_device_check_as_on_the_host():
+    a = dynd.array([1.0, 2.5, 300.0], device=DEV)
+    with pytest.raises(dynd.FractionalError, match=r"at index \[1\].*2.5"):
+        a.cast("int16")
+    with pytest.raises(dynd.ValueOverflowError, match="300"):
+        a.cast("int8", errmode="overflow")
+    np.testing.assert_array_equal(np.asarray(a.cast("uint8", errmode="nocheck").cpu()), [1, 2, 255])
+    assert a.cast("float32").device == DEV
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    shape=st.lists(st.integers(0, 5), min_size=1, max_size=3),
+    name=st.sampled_from(["sum", "min", "max", "mean", "argmax", "count", "any"]),
+    seed=st.integers(0, 1000),
+)
+def test_random_reductions_equal_the_host(shape, name, seed):
+    h = np.random.default_rng(seed).integers(-5, 6, size=shape).astype(np.int32)
+    a = dynd.array(h)
+    f = getattr(dynd, name)
+    try:
+        want = f(a, axis=-1)
+    except dynd.Error as e:
+        with pytest.raises(type(e)):
+            f(a.to(DEV), axis=-1)
+        return
+    got = f(a.to(DEV), axis=-1)
+    assert str(got.type) == str(want.type)
+    assert str(got.cpu()) == str(want)
