@@ -149,6 +149,9 @@ impl Array {
             return Ok(self.clone());
         }
         let runtime = exec::device(dev)?;
+        if let Some(a) = self.var_to_host(&*runtime)? {
+            return Ok(a);
+        }
         let (shape, strides, elem) = self.strided_layout()?;
         let elem = elem.clone();
         let block = MemBlock::new_fixed_for_overwrite(1, 64)?;
@@ -195,6 +198,9 @@ impl Array {
         }
         if !here.is_cpu() {
             return self.to_host()?.to_device(device);
+        }
+        if let Some(a) = self.var_to_device(device)? {
+            return Ok(a);
         }
         let runtime = exec::device(device)?;
         let (shape, _, elem) = self.strided_layout()?;
@@ -364,16 +370,60 @@ mod tests {
     }
 
     #[test]
-    fn strings_and_var_dims_stay_on_the_host() {
+    fn strings_and_nested_var_dims_stay_on_the_host() {
         let _dev = HostBackedDevice::install(13);
         for (tp, json) in [
             ("2 * string", r#"["a","b"]"#),
-            ("2 * var * int32", "[[1],[]]"),
+            ("2 * var * var * int32", "[[[1]],[]]"),
+            ("2 * var * string", r#"[["a"],[]]"#),
         ] {
             let a = Array::from_json(tp, json).unwrap();
             let e = a.to_device(DeviceId::Cuda(13)).unwrap_err();
             assert!(matches!(e.kind(), crate::ErrorKind::Type), "{tp}: {e}");
         }
+    }
+
+    #[test]
+    fn ragged_arrays_round_trip_through_a_device() {
+        let dev = HostBackedDevice::install(14);
+        let on = DeviceId::Cuda(14);
+        for (tp, json) in [
+            ("4 * var * ?int32", "[[1,null,3],[],[4],[5,6,7,8]]"),
+            ("2 * 2 * var * float64", "[[[1.5],[]],[[2.5,3.5],[4.5]]]"),
+            ("var * int16", "[7,8,9]"),
+            ("3 * var * bool", "[[],[],[]]"),
+            ("0 * var * int8", "[]"),
+        ] {
+            let a = Array::from_json(tp, json).unwrap();
+            let d = a.to_device(on).unwrap();
+            assert_eq!(d.device(), on, "{tp}");
+            assert_eq!(d.tp().to_string(), tp);
+            assert_eq!(d.to_host().unwrap().to_json(), json, "{tp}");
+            assert_eq!(d.to_json(), json, "{tp}");
+            // Host paths refuse it.
+            assert!(d.copy().is_err(), "{tp}");
+        }
+        // Rows out of order (a reversed view) are gathered; rows in order
+        // are one copy of the values (plus the descriptors).
+        let a = Array::from_json("3 * var * int64", "[[1,2],[3],[4,5,6]]").unwrap();
+        let before = dev.to_device.load(Ordering::SeqCst);
+        let d = a.to_device(on).unwrap();
+        assert_eq!(dev.to_device.load(Ordering::SeqCst) - before, 2);
+        let r = a.index(&[Index::slice(None, None, -1)]).unwrap();
+        let dr = r.to_device(on).unwrap();
+        assert_eq!(dr.to_json(), "[[4,5,6],[3],[1,2]]");
+        // A view of a device ragged array copies back with its rows.
+        let v = d.index(&[Index::slice(Some(1), None, 1)]).unwrap();
+        assert_eq!(v.device(), on);
+        assert_eq!(v.to_host().unwrap().to_json(), "[[3],[4,5,6]]");
+        // The host copy is an ordinary ragged array: it computes.
+        let h = d.to_host().unwrap();
+        assert_eq!(
+            crate::compute::sum(&h, Some(&[-1]), false)
+                .unwrap()
+                .to_json(),
+            "[3,3,15]"
+        );
     }
 
     #[test]

@@ -53,6 +53,7 @@
 mod assign;
 mod copy;
 mod device;
+mod device_var;
 pub mod display;
 mod eq;
 mod external;

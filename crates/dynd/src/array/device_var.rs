@@ -1,0 +1,341 @@
+//! Ragged arrays on a device (DESIGN §4, §14): `N * var * T` (any number
+//! of fixed dims, then one var dim of fixed-size plain elements: numbers,
+//! bool and their option types) with its row descriptors and its values
+//! in device memory.
+//!
+//! On the device the layout is §4's: the data is one `{begin, size}`
+//! descriptor per row (C order over the fixed dims), `begin` a device
+//! address into the values block the var dim's arrmeta refers to (a block
+//! of kind `device`). [`Array::to_device`] copies the values once — one
+//! transfer of the span when the rows lie in order in one block (what JSON,
+//! Arrow and every dynd kernel produce), else gathered row by row on the
+//! host first — and the descriptors rebased onto the device values.
+//! [`Array::to_host`] copies the descriptors, then the span of values they
+//! reach, into a POD arena block, and rebases them.
+
+use super::{Array, flags};
+use crate::error::{Error, Result};
+use crate::exec::{self, Device};
+use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta, arrmeta};
+use crate::memblock::{DeviceId, MemBlock};
+use crate::types::{Type, TypeKind};
+use std::mem::size_of;
+
+/// The ragged layout of an array of type `[fixed dims] * var * E`.
+struct Ragged {
+    /// The fixed dims' sizes and byte strides.
+    outer: Vec<(usize, isize)>,
+    /// The var dim's arrmeta.
+    var: VarDimMeta,
+    /// The element type (fixed-size plain data, no arrmeta).
+    elem: Type,
+}
+
+impl Ragged {
+    /// The number of rows (descriptors).
+    fn rows(&self) -> usize {
+        self.outer.iter().map(|(n, _)| n).product()
+    }
+
+    /// The byte offset of row `r` (C order) from the array's data.
+    fn row_offset(&self, mut r: usize) -> isize {
+        let mut off = 0;
+        for &(n, s) in self.outer.iter().rev() {
+            off += (r % n) as isize * s;
+            r /= n;
+        }
+        off
+    }
+}
+
+/// The ragged layout of `a`, when its type is `[fixed dims] * var * E` with
+/// `E` fixed-size plain data; `None` for a type without var dims.
+///
+/// # Errors
+/// `Type` for other var types (a var dim inside another, var dims of
+/// strings or records holding blocks), naming the type.
+fn ragged(a: &Array) -> Result<Option<Ragged>> {
+    let mut probe = a.tp();
+    loop {
+        match probe.kind() {
+            TypeKind::FixedDim { elem, .. } => probe = elem,
+            TypeKind::VarDim { .. } => break,
+            _ => return Ok(None),
+        }
+    }
+    let refuse = || {
+        Error::type_error(format!(
+            "{} cannot live on a device yet: ragged arrays on a device are fixed dims, then one \
+             var dim of numbers, bool or their option types",
+            a.tp()
+        ))
+    };
+    let mut outer = Vec::new();
+    let mut t = a.tp();
+    let mut meta = a.arrmeta_ptr();
+    loop {
+        match t.kind() {
+            TypeKind::FixedDim { size, elem } => {
+                // SAFETY: a fixed dim's arrmeta is a FixedDimMeta, followed
+                // by its element's.
+                let (m, rest): (FixedDimMeta, _) = unsafe { arrmeta::read_dim(meta) };
+                outer.push((*size, m.stride));
+                meta = rest;
+                t = elem;
+            }
+            TypeKind::VarDim { elem } => {
+                if elem.is_dim() || elem.has_blockref() || elem.arrmeta_size() != 0 {
+                    return Err(refuse());
+                }
+                // SAFETY: a var dim's arrmeta is a VarDimMeta.
+                let (var, _): (VarDimMeta, _) = unsafe { arrmeta::read_dim(meta) };
+                return Ok(Some(Ragged {
+                    outer,
+                    var,
+                    elem: elem.clone(),
+                }));
+            }
+            _ => return Err(refuse()),
+        }
+    }
+}
+
+/// A new array of `tp` (`[fixed dims] * var * E`, C order over the fixed
+/// dims) over the descriptors at `data` (kept alive by `data_ref`) and the
+/// values block `values`, element `j` of a row at
+/// `begin + offset + j * stride`.
+///
+/// # Safety
+/// 1. `data` holds one descriptor per row, C order, each reaching
+///    elements of `values` (or none), all in the same memory (host or one
+///    device) as `data`.
+unsafe fn from_rows(
+    tp: &Type,
+    outer: &[usize],
+    (data, data_ref): (*mut u8, MemBlock),
+    values: MemBlock,
+    (stride, offset): (isize, isize),
+) -> Array {
+    let mut strides = vec![0isize; outer.len()];
+    let mut step = size_of::<VarDimData>() as isize;
+    for (k, &n) in outer.iter().enumerate().rev() {
+        strides[k] = step;
+        step = step.wrapping_mul(n as isize);
+    }
+    let var = VarDimMeta {
+        blockref: values.into_raw().as_ptr(),
+        stride,
+        offset,
+    };
+    // SAFETY: (1); the arrmeta written is each fixed dim's (C order over
+    // the descriptors) and the var dim's, whose blockref is the owned
+    // reference to the values; the element has no arrmeta.
+    unsafe {
+        Array::from_parts(
+            tp.clone(),
+            data,
+            data_ref,
+            flags::READ | flags::WRITE,
+            |m| {
+                for (k, (&n, &s)) in outer.iter().zip(&strides).enumerate() {
+                    arrmeta::write(
+                        m.add(k * size_of::<FixedDimMeta>()),
+                        FixedDimMeta {
+                            dim_size: n as isize,
+                            stride: s,
+                        },
+                    );
+                }
+                arrmeta::write(m.add(outer.len() * size_of::<FixedDimMeta>()), var);
+            },
+        )
+    }
+}
+
+impl Array {
+    /// [`Array::to_device`] of a ragged host array; `None` when the type
+    /// has no var dim.
+    pub(super) fn var_to_device(&self, device: DeviceId) -> Result<Option<Array>> {
+        let Some(r) = ragged(self)? else {
+            return Ok(None);
+        };
+        let runtime = exec::device(device)?;
+        let esize = r.elem.data_size();
+        let rows = r.rows();
+        // The rows' descriptors, read on the host.
+        let descs: Vec<VarDimData> = (0..rows)
+            // SAFETY: each row's descriptor lies at its offset from the
+            // data (the array's layout), on the host (this array is).
+            .map(|k| unsafe { arrmeta::read(self.data_ptr().offset(r.row_offset(k))) })
+            .collect();
+        let total: usize = descs.iter().map(|d| d.size).sum();
+        let bytes = total
+            .checked_mul(esize)
+            .ok_or_else(|| Error::alloc(format!("{} has too many values", self.tp())))?;
+        let first = |d: &VarDimData| d.begin.wrapping_offset(r.var.offset);
+        // Rows in order in one span: element j of row k at
+        // start + (prefix_k + j) * esize.
+        let start = descs
+            .iter()
+            .find(|d| d.size > 0)
+            .map_or(std::ptr::null_mut(), first);
+        let in_order = r.var.stride == esize as isize && {
+            let mut at = start;
+            descs.iter().all(|d| {
+                let ok = d.size == 0 || first(d) == at;
+                if d.size > 0 {
+                    at = at.wrapping_add(d.size * esize);
+                }
+                ok
+            })
+        };
+        let gathered: Vec<u8>;
+        let values: &[u8] = if bytes == 0 {
+            &[]
+        } else if in_order {
+            // SAFETY: the rows lie in order from `start`, `bytes` bytes of
+            // host memory kept alive by the var dim's block.
+            unsafe { std::slice::from_raw_parts(start, bytes) }
+        } else {
+            let mut g = Vec::with_capacity(bytes);
+            for d in &descs {
+                for j in 0..d.size {
+                    let at = first(d).wrapping_offset(j as isize * r.var.stride);
+                    // SAFETY: element j of the row lies at `at`, `esize`
+                    // bytes of host memory (the array's layout).
+                    g.extend_from_slice(unsafe { std::slice::from_raw_parts(at, esize) });
+                }
+            }
+            gathered = g;
+            &gathered
+        };
+        let (vblock, vptr) = runtime.alloc(bytes.max(1))?;
+        if bytes > 0 {
+            // SAFETY: (1) a fresh device allocation of at least `bytes`.
+            unsafe { runtime.copy_to_device(vptr, values)? };
+        }
+        // The descriptors rebased onto the device values, C order.
+        let mut at = 0usize;
+        let mut rebased: Vec<u8> = Vec::with_capacity(rows * size_of::<VarDimData>());
+        for d in &descs {
+            let nd = VarDimData {
+                begin: vptr.wrapping_add(at * esize),
+                size: d.size,
+            };
+            at += d.size;
+            // SAFETY: VarDimData is plain data (a pointer and a size).
+            rebased.extend_from_slice(unsafe {
+                std::slice::from_raw_parts(
+                    (&nd as *const VarDimData).cast::<u8>(),
+                    size_of::<VarDimData>(),
+                )
+            });
+        }
+        let (dblock, dptr) = runtime.alloc(rebased.len().max(1))?;
+        if !rebased.is_empty() {
+            // SAFETY: (1) a fresh device allocation of rebased.len() bytes.
+            unsafe { runtime.copy_to_device(dptr, &rebased)? };
+        }
+        let outer: Vec<usize> = r.outer.iter().map(|(n, _)| *n).collect();
+        // SAFETY: (1) the device descriptors, C order, reach the device
+        // values at `vptr` (the rows' elements, esize apart).
+        Ok(Some(unsafe {
+            from_rows(
+                self.tp(),
+                &outer,
+                (dptr, dblock),
+                vblock,
+                (esize as isize, 0),
+            )
+        }))
+    }
+
+    /// [`Array::to_host`] of a ragged device array; `None` when the type
+    /// has no var dim.
+    pub(super) fn var_to_host(&self, runtime: &dyn Device) -> Result<Option<Array>> {
+        let Some(r) = ragged(self)? else {
+            return Ok(None);
+        };
+        let rows = r.rows();
+        let dsize = size_of::<VarDimData>();
+        // The descriptors, row by row (a view's may be strided).
+        let mut descs: Vec<VarDimData> = Vec::with_capacity(rows);
+        for k in 0..rows {
+            let mut buf = [0u8; size_of::<VarDimData>()];
+            // SAFETY: (1) the row's descriptor lies at its offset from the
+            // data, on the device, kept alive by `self`.
+            unsafe {
+                runtime.copy_to_host(&mut buf, self.data_ptr().wrapping_offset(r.row_offset(k)))?
+            };
+            // SAFETY: the bytes are a VarDimData copied whole.
+            descs.push(unsafe { arrmeta::read(buf.as_ptr()) });
+        }
+        let esize = r.elem.data_size() as isize;
+        // The span of device values the rows reach.
+        let reach = |d: &VarDimData| {
+            let a = d.begin.wrapping_offset(r.var.offset);
+            let b = a.wrapping_offset((d.size as isize - 1) * r.var.stride);
+            let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+            (lo, hi.wrapping_offset(esize))
+        };
+        let span = descs
+            .iter()
+            .filter(|d| d.size > 0)
+            .map(reach)
+            .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
+        let values = MemBlock::new_pod_allocator(0);
+        let (lo, host) = match span {
+            Some((lo, hi)) => {
+                let bytes = hi as usize - lo as usize;
+                let host = values
+                    .pod_allocator()
+                    .ok_or_else(|| Error::alloc("a POD allocator block without an allocator"))?
+                    .allocate_for_overwrite(bytes, r.elem.data_alignment().max(16))?;
+                // SAFETY: `host` is a fresh buffer of `bytes` bytes.
+                let dst = unsafe { std::slice::from_raw_parts_mut(host, bytes) };
+                // SAFETY: (1) the span [lo, hi) holds every element the
+                // rows reach, on the device, kept alive by the var dim's
+                // block.
+                unsafe { runtime.copy_to_host(dst, lo)? };
+                (lo, host)
+            }
+            None => (std::ptr::null_mut(), std::ptr::null_mut()),
+        };
+        // The descriptors rebased onto the host copy: the same offsets
+        // from `lo` as on the device, the same stride and arrmeta offset.
+        let dblock = MemBlock::new_fixed_for_overwrite((rows * dsize).max(1), 16)?;
+        let (dptr, _) = dblock
+            .fixed_data()
+            .ok_or_else(|| Error::alloc("a fixed block without data"))?;
+        for (k, d) in descs.iter().enumerate() {
+            let begin = if d.size == 0 || lo.is_null() {
+                d.begin
+            } else {
+                host.wrapping_offset(d.begin as isize - lo as isize)
+            };
+            // SAFETY: row k's slot in the fresh descriptor block.
+            unsafe {
+                arrmeta::write(
+                    dptr.add(k * dsize),
+                    VarDimData {
+                        begin,
+                        size: d.size,
+                    },
+                )
+            };
+        }
+        let outer: Vec<usize> = r.outer.iter().map(|(n, _)| *n).collect();
+        // SAFETY: (1) the host descriptors (C order) reach the host copy
+        // of the values through the same offset and stride as on the
+        // device.
+        Ok(Some(unsafe {
+            from_rows(
+                self.tp(),
+                &outer,
+                (dptr, dblock),
+                values,
+                (r.var.stride, r.var.offset),
+            )
+        }))
+    }
+}
