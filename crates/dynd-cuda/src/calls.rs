@@ -16,7 +16,7 @@
 
 use crate::kernel::Elementwise;
 use crate::launch;
-use crate::reduce::Reduce;
+use crate::reduce::{RaggedReduce, Reduce};
 use dynd::array::DeviceAssign;
 use dynd::callable::device::{DeviceCall, DeviceCalls};
 use dynd::callable::reduce::Reduction;
@@ -138,6 +138,10 @@ fn reduce(
         )));
     }
     let out_tp = f.resolve(&[src.tp().clone()])?;
+    let is_ragged = src.ragged_layout().is_ok();
+    if is_ragged {
+        RaggedReduce::check_axes(reduction, src)?;
+    }
     let out = match out {
         Some(o) if *o.tp() == out_tp => Some(o),
         Some(o) => {
@@ -162,6 +166,11 @@ fn reduce(
     } else {
         (*src).clone()
     };
+    if is_ragged {
+        let r = RaggedReduce::for_call(reduction, &result, src)?;
+        launch::ragged_reduce(&*backend, &r, &result, src)?;
+        return Ok(result);
+    }
     let r = Reduce::for_call(reduction, &result, src)?;
     if r.extent() == 0 && r.outputs() > 0 {
         let host = f.call(&[&src.to_host()?])?.to_device(device)?;

@@ -12,7 +12,7 @@
 
 use crate::codegen;
 use crate::kernel::{Elementwise, Place};
-use crate::reduce::{self, Plan, Reduce};
+use crate::reduce::{self, Plan, RaggedReduce, Reduce};
 use dynd::callable::Callable;
 use dynd::exec::Device;
 use dynd::memblock::MemBlock;
@@ -413,6 +413,65 @@ pub fn reduce(b: &dyn Backend, r: &Reduce, out: &Array, src: &Array) -> Result<(
     }
     drop(parts);
     Ok(())
+}
+
+/// Runs the ragged reduction `r` on `b`, from the ragged device array
+/// `src` into `out` (the arrays `r` was made from): a group of lanes per
+/// row, the lanes picked from the mean row length (read from the first
+/// and last rows' descriptors when the rows lie in order).
+///
+/// # Errors
+/// `External` for copy, compile and launch failures.
+pub fn ragged_reduce(b: &dyn Backend, r: &RaggedReduce, out: &Array, src: &Array) -> Result<()> {
+    let rows = r.outputs();
+    if rows == 0 {
+        return Ok(());
+    }
+    let layout = src.ragged_layout()?;
+    // The first and last descriptors (C order), for the mean length.
+    let desc = |k: usize| -> Result<(u64, u64)> {
+        let mut off = 0isize;
+        let mut rem = k;
+        for (&n, &s) in layout.shape.iter().zip(&layout.strides).rev() {
+            off += (rem % n) as isize * s;
+            rem /= n;
+        }
+        let mut buf = [0u8; 16];
+        // SAFETY: row k's descriptor (16 bytes) lies at `off` from the
+        // data of the device array `src`, alive for the call.
+        unsafe { b.copy_to_host(&mut buf, src.data_ptr().wrapping_offset(off))? };
+        let word = |i: usize| u64::from_ne_bytes(buf[i..i + 8].try_into().unwrap_or([0; 8]));
+        Ok((word(0), word(8)))
+    };
+    let (first, last) = (desc(0)?, desc(rows - 1)?);
+    let stride = r.stride.unsigned_abs() as u64;
+    let end = last.0.wrapping_add(last.1.wrapping_mul(stride));
+    let mean = if r.stride > 0 && end >= first.0 && stride > 0 {
+        ((end - first.0) / stride) as usize / rows
+    } else {
+        64
+    };
+    let lanes = reduce::ragged_lanes(mean, b.block());
+    let groups = (b.block() / lanes) as usize;
+    let grid = rows.div_ceil(groups).clamp(1, b.max_blocks() as usize) as u32;
+    let source = reduce::ragged_source(r);
+    let mut p = Params::default();
+    p.word(src.data_ptr() as u64)
+        .word(out.data_ptr() as u64)
+        .block(r.params())
+        .word(rows as u64)
+        .word(r.offset as u64)
+        .word(r.stride as u64)
+        .word(u64::from(lanes));
+    // SAFETY: (1) dynd_ragged_reduce's parameters, in order: the
+    // descriptors' and the output's addresses, the parameter block (kept
+    // dims, descriptor and output strides, an unused reduced dim), the row
+    // count, the var dim's offset and stride (two's complement in their
+    // slots), the lanes. (2) The descriptors and the output are arrays of
+    // this device laid out as the description says (it was made from
+    // them); every descriptor reaches values of the var dim's block on
+    // this device, alive in `src`.
+    unsafe { counted(b, &source, reduce::RAGGED_KERNEL, grid, &mut p.pointers()) }
 }
 
 /// The bits of a 0-d host array's value, in the low bytes of a u64.

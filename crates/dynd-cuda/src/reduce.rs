@@ -260,15 +260,7 @@ pub fn source(r: &Reduce) -> String {
         s,
         "static_assert(sizeof(St) <= {STATE_BYTES}, \"a reduction state must fit its part slot\");"
     );
-    // The offset of output o in the output, and of its extent's start in
-    // the source.
-    s.push_str(&format!(
-        "static __device__ __forceinline__ void dynd_kept(const dynd_rparams& p, long long o, long long* src, long long* out) {{\n\
-         \x20 long long s = 0, t = 0;\n\
-         \x20 for (int d = {} ; d >= 0; --d) {{ long long c = o % p.kept[d]; o /= p.kept[d]; s += c * p.kept_src[d]; t += c * p.kept_out[d]; }}\n\
-         \x20 *src = s; *out = t;\n}}\n",
-        nk - 1
-    ));
+    s.push_str(&kept_fn(nk));
     let offset = if nr == 1 {
         "    long long off = sb + j * p.red_src[0];\n".to_string()
     } else {
@@ -331,6 +323,210 @@ extern \"C\" __global__ void {FINISH}(char* out, const St* parts, dynd_rparams p
     long long sb = 0, ob = 0;\n\
     dynd_kept(p, o, &sb, &ob);\n\
     s.store(out + ob);\n\
+  }}\n\
+}}\n"
+    );
+    s
+}
+
+/// `dynd_kept`: the offset of output `o` in the output, and of its extent's
+/// start (or its row's descriptor) in the source, over `nk` kept dims.
+fn kept_fn(nk: usize) -> String {
+    format!(
+        "static __device__ __forceinline__ void dynd_kept(const dynd_rparams& p, long long o, long long* src, long long* out) {{\n\
+         \x20 long long s = 0, t = 0;\n\
+         \x20 for (int d = {} ; d >= 0; --d) {{ long long c = o % p.kept[d]; o /= p.kept[d]; s += c * p.kept_src[d]; t += c * p.kept_out[d]; }}\n\
+         \x20 *src = s; *out = t;\n}}\n",
+        nk - 1
+    )
+}
+
+/// A built-in reduction over the var dim of a ragged device array
+/// (`[fixed dims] * var * T`, axis -1): one output per row, each row's
+/// extent its descriptor's size (DESIGN §4: `{begin, size}`, element `j`
+/// at `begin + offset + j * stride`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RaggedReduce {
+    /// Which reduction.
+    pub kind: BuiltinReduction,
+    /// The values' type, and whether it is optional.
+    pub src: (BuiltinType, bool),
+    /// The result's value type, and whether it is optional.
+    pub out: (BuiltinType, bool),
+    /// The fixed dims (the rows; at least one, `[1]` when none).
+    pub kept: Vec<usize>,
+    /// The descriptors' byte strides over them.
+    pub kept_desc: Vec<isize>,
+    /// The output's byte strides over them.
+    pub kept_out: Vec<isize>,
+    /// The var dim's arrmeta offset.
+    pub offset: isize,
+    /// The var dim's stride.
+    pub stride: isize,
+}
+
+/// The kernel of a ragged reduction.
+pub const RAGGED_KERNEL: &str = "dynd_ragged_reduce";
+
+impl RaggedReduce {
+    /// The number of rows (outputs).
+    pub fn outputs(&self) -> usize {
+        self.kept.iter().product()
+    }
+
+    /// The parameter block: the fixed dims, the descriptors' and the
+    /// output's strides over them (and an unused reduced dim, so the
+    /// block is [`Reduce`]'s).
+    pub fn params(&self) -> Vec<i64> {
+        let mut p: Vec<i64> = Vec::new();
+        p.extend(self.kept.iter().map(|&d| d as i64));
+        p.extend(self.kept_desc.iter().map(|&d| d as i64));
+        p.extend(self.kept_out.iter().map(|&d| d as i64));
+        p.extend([1, 0]);
+        p
+    }
+
+    /// `Ok` when `reduction` reduces the var dim of the ragged array `src`
+    /// alone (axis -1), what the device runs.
+    ///
+    /// # Errors
+    /// `Type` naming the axes otherwise; `Index` for bad axes.
+    pub fn check_axes(reduction: &Reduction, src: &Array) -> Result<()> {
+        let n = src.ragged_layout()?.shape.len();
+        let reduced = reduction.reduced_axes(src.tp())?;
+        if reduced.iter().take(n).any(|r| *r) || !reduced.get(n).copied().unwrap_or(false) {
+            return Err(Error::type_error(format!(
+                "{} over axes {:?} of {} does not run on the device yet (there: the var dim \
+                 alone, axis -1)",
+                reduction.name(),
+                reduction.axes(),
+                src.tp()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The description of `reduction` (built-in, over the last axis only)
+    /// of the ragged device array `src` into `out`.
+    ///
+    /// # Errors
+    /// `Type` for a user reduction, other axes, or a type the device does
+    /// not compute on.
+    pub fn for_call(reduction: &Reduction, out: &Array, src: &Array) -> Result<RaggedReduce> {
+        let kind = reduction.kind().ok_or_else(|| {
+            Error::type_error(format!(
+                "{} is a user reduction: it runs on the host only",
+                reduction.name()
+            ))
+        })?;
+        RaggedReduce::check_axes(reduction, src)?;
+        let layout = src.ragged_layout()?;
+        let n = layout.shape.len();
+        let value = |t: &dynd::Type, what: &str| {
+            let (v, opt) = match t.option_value() {
+                Some(v) => (v.clone(), true),
+                None => (t.clone(), false),
+            };
+            match v.as_builtin() {
+                Some(b) if b.cuda_c().is_some() => Ok((b, opt)),
+                _ => Err(Error::type_error(format!(
+                    "{what} ({t}) cannot be computed on the device"
+                ))),
+            }
+        };
+        let src_v = value(&layout.elem, "the values")?;
+        let (out_shape, out_strides, out_elem) = out.strided_layout()?;
+        let out_v = value(out_elem, "the result")?;
+        // keepdims leaves a trailing dim of 1.
+        let kept_out: Vec<isize> = out_strides[..n].to_vec();
+        if out_shape[..n] != layout.shape[..] {
+            return Err(Error::invalid_argument(format!(
+                "{}: the output {} does not match the source {}",
+                reduction.name(),
+                out.tp(),
+                src.tp()
+            )));
+        }
+        let (kept, mut ks) = merge(layout.shape, vec![layout.strides, kept_out]);
+        Ok(RaggedReduce {
+            kind,
+            src: src_v,
+            out: out_v,
+            kept,
+            kept_out: ks.pop().unwrap_or_default(),
+            kept_desc: ks.pop().unwrap_or_default(),
+            offset: layout.offset,
+            stride: layout.stride,
+        })
+    }
+}
+
+/// The lanes per row of a ragged reduction whose rows hold `mean` values
+/// on average, on blocks of `block` threads: a power of two near half the
+/// mean (one thread for rows of a few values, a block for long ones).
+pub fn ragged_lanes(mean: usize, block: u32) -> u32 {
+    let want = (mean / 2).max(1).next_power_of_two() as u32;
+    want.min(block)
+}
+
+/// The CUDA C of `r`'s kernel: each row's group of lanes folds its values
+/// into the reduction's state and merges in shared memory.
+pub fn ragged_source(r: &RaggedReduce) -> String {
+    let (src, src_opt) = r.src;
+    let (out, out_opt) = r.out;
+    let nk = r.kept.len();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "// generated by dynd-cuda: {} of var * {}",
+        r.kind.name(),
+        src
+    );
+    let _ = writeln!(
+        s,
+        "struct dynd_rparams {{ long long kept[{nk}]; long long kept_src[{nk}]; long long kept_out[{nk}]; long long red[1]; long long red_src[1]; }};"
+    );
+    s.push_str(&state(r.kind, src, out, out_opt));
+    s.push_str(&kept_fn(nk));
+    let bits = bits_type(src);
+    let missing = if src_opt {
+        format!("b == {}", na_bits(src))
+    } else {
+        "false".to_string()
+    };
+    let value = bit_cast(src, "b", false);
+    let _ = write!(
+        s,
+        "#define DYND_MAX_BLOCK 256\n\
+extern \"C\" __global__ void {RAGGED_KERNEL}(const char* descs, char* out, dynd_rparams p, long long n_out, long long voff, long long vstride, int lanes) {{\n\
+  __shared__ St sh[DYND_MAX_BLOCK];\n\
+  const long long groups = blockDim.x / lanes;\n\
+  const int lane = threadIdx.x % lanes;\n\
+  const long long g = threadIdx.x / lanes;\n\
+  for (long long base = (long long)blockIdx.x * groups; base < n_out; base += (long long)gridDim.x * groups) {{\n\
+    const long long item = base + g;\n\
+    St s; s.init();\n\
+    long long sb = 0, ob = 0;\n\
+    if (item < n_out) {{\n\
+      dynd_kept(p, item, &sb, &ob);\n\
+      const char* first = *(const char* const*)(descs + sb) + voff;\n\
+      const long long size = *(const long long*)(descs + sb + 8);\n\
+      for (long long j = lane; j < size; j += lanes) {{\n\
+        {bits} b = *(const {bits}*)(first + j * vstride);\n\
+        if (!({missing})) s.add({value}, j);\n\
+      }}\n\
+    }}\n\
+    if (lanes > 1) {{\n\
+      sh[threadIdx.x] = s;\n\
+      for (int w = lanes / 2; w > 0; w /= 2) {{\n\
+        __syncthreads();\n\
+        if (lane < w) sh[threadIdx.x].merge(sh[threadIdx.x + w]);\n\
+      }}\n\
+      __syncthreads();\n\
+      s = sh[threadIdx.x];\n\
+      __syncthreads();\n\
+    }}\n\
+    if (lane == 0 && item < n_out) s.store(out + ob);\n\
   }}\n\
 }}\n"
     );

@@ -555,3 +555,85 @@ pub fn overlapping_outputs_read_a_copy(dev: DeviceId) {
     cuda.assign(&d, &(view + 1)).unwrap();
     assert_eq!(d.to_json(), "[2,12,13,14,15,16]");
 }
+
+/// A host ragged array `N * var * b` (`?b` when optional) with rows of
+/// the given lengths, values from `seed`; when optional, every third value
+/// and the whole of row 1 are missing.
+pub fn ragged(b: BuiltinType, optional: bool, lens: &[usize], seed: i64) -> Array {
+    let mut k = 0i64;
+    let rows: Vec<String> = lens
+        .iter()
+        .enumerate()
+        .map(|(r, &n)| {
+            let vals: Vec<String> = (0..n)
+                .map(|_| {
+                    k += 1;
+                    if optional && (k % 3 == 0 || r == 1) {
+                        "null".into()
+                    } else {
+                        crate::common::value(b, (k * 7 + seed) % 11 - 5)
+                    }
+                })
+                .collect();
+            format!("[{}]", vals.join(","))
+        })
+        .collect();
+    let tp = format!(
+        "{} * var * {}{b}",
+        lens.len(),
+        if optional { "?" } else { "" }
+    );
+    Array::from_json(tp.as_str(), &format!("[{}]", rows.join(","))).unwrap()
+}
+
+/// Every built-in reduction over the var dim of ragged arrays (empty rows,
+/// all-missing rows, rows longer than a block, a reversed view, fixed dims
+/// around) equals the host's; other axes are refused by name.
+pub fn ragged_reductions_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
+    use dynd::callable::reduce::BuiltinReduction;
+    let types: Vec<BuiltinType> = match types {
+        Some(t) => t.to_vec(),
+        None => device_types().collect(),
+    };
+    let lens = [0usize, 3, 1, 40, 0, 7, 300, 2];
+    for kind in BuiltinReduction::ALL {
+        for &b in &types {
+            for optional in [false, true] {
+                let h = ragged(b, optional, &lens, 3);
+                let rev = h.index(&[Index::slice(None, None, -1)]).unwrap();
+                for (x, what) in [(&h, "rows"), (&rev, "reversed rows")] {
+                    for keep in [false, true] {
+                        reduction_equals_the_host(dev, x, what, kind, Some(&[-1]), keep);
+                    }
+                }
+            }
+        }
+    }
+    // Fixed dims around the rows.
+    let h = Array::from_json(
+        "2 * 2 * var * float64",
+        "[[[1.5, 2], []], [[3], [4, 5, 6]]]",
+    )
+    .unwrap();
+    reduction_equals_the_host(
+        dev,
+        &h,
+        "2 * 2 rows",
+        BuiltinReduction::Mean,
+        Some(&[-1]),
+        false,
+    );
+    // Other axes are not on the device yet.
+    let d = ragged(BuiltinType::Int32, false, &lens, 1)
+        .to_device(dev)
+        .unwrap();
+    let e = compute::sum(&d, Some(&[0]), false).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type, "{e}");
+    assert!(
+        e.message().contains("does not run on the device yet"),
+        "{e}"
+    );
+    // The device array prints through the host.
+    let small = ragged(BuiltinType::Int16, true, &[2, 0, 3], 1);
+    assert_eq!(small.to_device(dev).unwrap().to_json(), small.to_json());
+}

@@ -308,6 +308,51 @@ fn every_generated_reduction_kernel_compiles() {
 }
 
 #[test]
+fn every_generated_ragged_reduction_kernel_compiles() {
+    use dynd::callable::reduce::BuiltinReduction;
+    use dynd_cuda::reduce::{self, RaggedReduce};
+    if probe::skip_without_nvrtc().is_some() {
+        return;
+    }
+    let mut sources = Vec::new();
+    for kind in BuiltinReduction::ALL {
+        for b in device_types() {
+            for optional in [false, true] {
+                let tp = Type::builtin(b);
+                let tp = if optional {
+                    Type::option(tp).unwrap()
+                } else {
+                    tp
+                };
+                // A reduced var dim makes min, max, mean, … optional.
+                let out = Type::var_dim(tp.clone());
+                let out = dynd::callable::reduce::Reduction::builtin(kind)
+                    .with(Some(&[-1]), false)
+                    .resolve(&[Type::fixed_dim(3, out)])
+                    .unwrap();
+                let out = out.dtype();
+                let out_opt = out.option_value().is_some();
+                let out_b = out.option_value().unwrap_or(out).as_builtin().unwrap();
+                for nk in [1, 2] {
+                    sources.push(reduce::ragged_source(&RaggedReduce {
+                        kind,
+                        src: (b, optional),
+                        out: (out_b, out_opt),
+                        kept: vec![4; nk],
+                        kept_desc: vec![16; nk],
+                        kept_out: vec![8; nk],
+                        offset: 0,
+                        stride: b.data_size() as isize,
+                    }));
+                }
+            }
+        }
+    }
+    assert_eq!(sources.len(), 12 * device_types().count() * 2 * 2);
+    compile_all(&sources);
+}
+
+#[test]
 fn a_compile_error_reports_the_log_and_the_source() {
     if probe::skip_without_nvrtc().is_some() {
         return;

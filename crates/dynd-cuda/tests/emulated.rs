@@ -151,3 +151,10 @@ fn overlapping_outputs_read_a_copy() {
         checks::overlapping_outputs_read_a_copy(EMU);
     }
 }
+
+#[test]
+fn ragged_reductions_equal_the_host() {
+    if emu() {
+        checks::ragged_reductions_equal_the_host(EMU, Some(&SOME));
+    }
+}

@@ -175,3 +175,10 @@ fn overlapping_outputs_read_a_copy() {
         checks::overlapping_outputs_read_a_copy(GPU);
     }
 }
+
+#[test]
+fn ragged_reductions_equal_the_host() {
+    if gpu() {
+        checks::ragged_reductions_equal_the_host(GPU, None);
+    }
+}

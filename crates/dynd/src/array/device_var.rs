@@ -152,7 +152,48 @@ unsafe fn from_rows(
     }
 }
 
+/// The layout of a ragged array `[fixed dims] * var * E`
+/// ([`Array::ragged_layout`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RaggedLayout {
+    /// The fixed dims' sizes.
+    pub shape: Vec<usize>,
+    /// The byte strides of the row descriptors over the fixed dims.
+    pub strides: Vec<isize>,
+    /// Element `j` of a row lies at `begin + offset + j * stride`.
+    pub offset: isize,
+    /// Bytes from one element of a row to the next.
+    pub stride: isize,
+    /// The element type.
+    pub elem: Type,
+}
+
 impl Array {
+    /// The layout of an array of type `[fixed dims] * var * E`, `E`
+    /// fixed-size plain data (what can live on a device): the fixed dims
+    /// and their descriptor strides, and the var dim's offset and stride.
+    ///
+    /// ```
+    /// use dynd::Array;
+    /// let a = Array::from_json("3 * var * int32", "[[1], [], [2, 3]]").unwrap();
+    /// let l = a.ragged_layout().unwrap();
+    /// assert_eq!((l.shape, l.strides, l.stride), (vec![3], vec![16], 4));
+    /// ```
+    ///
+    /// # Errors
+    /// `Type` for any other type, naming it.
+    pub fn ragged_layout(&self) -> Result<RaggedLayout> {
+        let r = ragged(self)?
+            .ok_or_else(|| Error::type_error(format!("{} has no var dim", self.tp())))?;
+        Ok(RaggedLayout {
+            shape: r.outer.iter().map(|(n, _)| *n).collect(),
+            strides: r.outer.iter().map(|(_, s)| *s).collect(),
+            offset: r.var.offset,
+            stride: r.var.stride,
+            elem: r.elem,
+        })
+    }
+
     /// [`Array::to_device`] of a ragged host array; `None` when the type
     /// has no var dim.
     pub(super) fn var_to_device(&self, device: DeviceId) -> Result<Option<Array>> {

@@ -70,6 +70,7 @@ pub use crate::layout::{
     BlockrefMeta, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta,
 };
 pub use device::{DeviceAssign, register_assign};
+pub use device_var::RaggedLayout;
 pub use display::{ArrayDisplay, print_threshold, set_print_threshold};
 pub use index::Index;
 pub use iter::Iter;
