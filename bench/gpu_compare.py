@@ -17,7 +17,10 @@ warm-up, each timed with the device synchronised before and after:
     (dynd stages copies of 8 MiB and up through pinned buffers);
   - `sum`, `mean`, `argmax` of the whole array, and `sum` over the inner
     axis of a 10^7 x 10 view: dynd vs CuPy;
-  - a checked cast to float32: dynd vs CuPy's `astype` (unchecked).
+  - a checked cast to float32: dynd vs CuPy's `astype` (unchecked);
+  - ragged `sum(x, axis=-1)` over --size / 10 rows of mean length 10
+    (lengths 0..20, rows in order): dynd vs CuPy's cumsum difference and
+    `torch.segment_reduce` (when PyTorch is there).
 
 Prints a markdown table: work | dynd ms | CuPy ms | dynd / CuPy speed
 (> 1 is dynd faster), and GB/s for the copies. Exits 2 without a device.
@@ -89,6 +92,40 @@ def main() -> int:
         d2, c2 = da.reshape(n // 10, 10), ca.reshape(n // 10, 10)
         row("`sum(a, axis=-1)` of rows of 10", timed(lambda: dynd.sum(d2, axis=-1)), timed(lambda: c2.sum(axis=-1)))
     row("cast to float32 (checked)", timed(lambda: da.cast("float32")), timed(lambda: ca.astype(cupy.float32)), "CuPy does not check")
+
+    # Ragged rows: lengths 0..20 (mean 10), values in one block.
+    rows = max(n // 10, 1)
+    lens = rng.integers(0, 21, size=rows)
+    offsets = np.concatenate([[0], np.cumsum(lens)])
+    vals = rng.standard_normal(int(offsets[-1]))
+    try:
+        import pyarrow as pa
+
+        ragged = dynd.from_arrow(pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(vals)))
+    except ImportError:
+        ragged = None
+    if ragged is not None:
+        dx = ragged.to("cuda")
+        cv, co = cupy.asarray(vals), cupy.asarray(offsets)
+
+        def cupy_segsum():
+            c = cupy.concatenate([cupy.zeros(1), cupy.cumsum(cv)])
+            return c[co[1:]] - c[co[:-1]]
+
+        ours = timed(lambda: dynd.sum(dx, axis=-1))
+        note = ""
+        try:
+            import torch
+
+            tv, tl = torch.as_tensor(vals, device="cuda"), torch.as_tensor(lens, device="cuda")
+            tt = timed(lambda: torch.segment_reduce(tv, "sum", lengths=tl))
+            note = f"torch.segment_reduce {tt:.3f} ms ({tt / ours:.1f}x)"
+        except Exception as e:  # noqa: BLE001 - the row says why
+            note = f"torch.segment_reduce: {type(e).__name__}"
+        row(f"ragged `sum(x, axis=-1)`, {rows:.0e} rows", ours, timed(cupy_segsum), note)
+        np.testing.assert_allclose(np.asarray(dynd.sum(dx, axis=-1).cpu()), cupy.asnumpy(cupy_segsum()), rtol=1e-6, atol=1e-6)
+    else:
+        row("ragged `sum(x, axis=-1)`", None, None, "pyarrow is not installed")
 
     dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     print(f"{n:.0e} float64 on {dev}, median of {args.runs} runs")

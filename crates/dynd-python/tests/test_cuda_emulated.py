@@ -84,3 +84,18 @@ def test_random_reductions_equal_the_host(shape, name, seed):
     got = f(a.to(DEV), axis=-1)
     assert str(got.type) == str(want.type)
     assert str(got.cpu()) == str(want)
+
+
+def test_ragged_arrays_move_and_reduce_on_the_device():
+    x = dynd.array([[1.5, 2.0], [], [3.0, None, 4.0]], type="3 * var * ?float64")
+    d = x.to(DEV)
+    assert d.device == DEV
+    assert str(d.type) == "3 * var * ?float64"
+    assert str(d.cpu()) == str(x)
+    for name in ["sum", "max", "mean", "argmin", "count"]:
+        got = getattr(dynd, name)(d, axis=-1)
+        assert got.device == DEV, name
+        assert str(got.cpu()) == str(getattr(dynd, name)(x, axis=-1)), name
+    # Other axes are not on the device yet: a TypeError naming them.
+    with pytest.raises(dynd.TypeMismatchError, match="does not run on the device yet"):
+        dynd.sum(d, axis=0)
