@@ -301,17 +301,7 @@ extern \"C\" __global__ void {KERNEL}(const char* src, char* out, St* parts, dyn
         if (!({missing})) s.add({value}, j);\n\
       }}\n\
     }}\n\
-    if (lanes > 1) {{\n\
-      sh[threadIdx.x] = s;\n\
-      for (int w = lanes / 2; w > 0; w /= 2) {{\n\
-        __syncthreads();\n\
-        if (lane < w) sh[threadIdx.x].merge(sh[threadIdx.x + w]);\n\
-      }}\n\
-      __syncthreads();\n\
-      s = sh[threadIdx.x];\n\
-      __syncthreads();\n\
-    }}\n\
-    if (lane == 0 && item < items) {{\n\
+{GROUP_MERGE}    if (lane == 0 && item < items) {{\n\
       if (nparts == 1) s.store(out + ob); else parts[item] = s;\n\
     }}\n\
   }}\n\
@@ -328,6 +318,22 @@ extern \"C\" __global__ void {FINISH}(char* out, const St* parts, dynd_rparams p
     );
     s
 }
+
+/// The CUDA C that merges the states `s` of a group of `lanes` threads
+/// into its lane 0, as a tree in shared memory (`sh`, a state per thread of
+/// the block). Every thread of the block runs it (`__syncthreads`), also
+/// those without an item.
+const GROUP_MERGE: &str = "    if (lanes > 1) {
+      sh[threadIdx.x] = s;
+      for (int w = lanes / 2; w > 0; w /= 2) {
+        __syncthreads();
+        if (lane < w) sh[threadIdx.x].merge(sh[threadIdx.x + w]);
+      }
+      __syncthreads();
+      s = sh[threadIdx.x];
+      __syncthreads();
+    }
+";
 
 /// `dynd_kept`: the offset of output `o` in the output, and of its extent's
 /// start (or its row's descriptor) in the source, over `nk` kept dims.
@@ -516,17 +522,7 @@ extern \"C\" __global__ void {RAGGED_KERNEL}(const char* descs, char* out, dynd_
         if (!({missing})) s.add({value}, j);\n\
       }}\n\
     }}\n\
-    if (lanes > 1) {{\n\
-      sh[threadIdx.x] = s;\n\
-      for (int w = lanes / 2; w > 0; w /= 2) {{\n\
-        __syncthreads();\n\
-        if (lane < w) sh[threadIdx.x].merge(sh[threadIdx.x + w]);\n\
-      }}\n\
-      __syncthreads();\n\
-      s = sh[threadIdx.x];\n\
-      __syncthreads();\n\
-    }}\n\
-    if (lane == 0 && item < n_out) s.store(out + ob);\n\
+{GROUP_MERGE}    if (lane == 0 && item < n_out) s.store(out + ob);\n\
   }}\n\
 }}\n"
     );
