@@ -416,14 +416,9 @@ mod tests {
         let v = d.index(&[Index::slice(Some(1), None, 1)]).unwrap();
         assert_eq!(v.device(), on);
         assert_eq!(v.to_host().unwrap().to_json(), "[[3],[4,5,6]]");
-        // The host copy is an ordinary ragged array: it computes.
+        // The host copy is an ordinary ragged array: host paths read it.
         let h = d.to_host().unwrap();
-        assert_eq!(
-            crate::compute::sum(&h, Some(&[-1]), false)
-                .unwrap()
-                .to_json(),
-            "[3,3,15]"
-        );
+        assert_eq!(h.copy().unwrap().to_json(), "[[1,2],[3],[4,5,6]]");
     }
 
     #[test]
