@@ -51,6 +51,16 @@ impl DeviceCalls for CudaCalls {
         } else {
             Some(device_function(f)?)
         };
+        let ragged = |a: &&Array| !a.device().is_cpu() && a.ragged_layout().is_ok();
+        if args.iter().any(ragged) {
+            let Some(function) = function else {
+                return Err(Error::type_error(format!(
+                    "{} on ragged {device} arrays does not run on the device yet",
+                    f.name()
+                )));
+            };
+            return crate::ragged::call(f, function, ordinal, out, args);
+        }
         let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
         let out_tp = f.resolve(&tps)?;
         let out = match out {

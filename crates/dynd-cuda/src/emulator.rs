@@ -407,7 +407,7 @@ impl Device for Emulator {
         let (ptr, _) = host
             .fixed_data()
             .ok_or_else(|| Error::external("the emulator's memory block has no buffer"))?;
-        let block = MemBlock::new_device(self.id(), move || drop(host));
+        let block = MemBlock::new_device_span(self.id(), ptr, bytes.max(1), move || drop(host));
         Ok((block, ptr))
     }
 

@@ -197,18 +197,7 @@ impl Elementwise {
             .enumerate()
             .map(|(k, a)| operand(a, &format!("argument {k}"), &layout.0))
             .collect::<Result<Vec<Operand>>>()?;
-        let values: Vec<Type> = inputs.iter().map(|o| Type::builtin(o.elem)).collect();
-        let op = f.device_op(&values)?;
-        let args_expr = (0..args.len())
-            .map(|i| cast(Expr::Arg(i), inputs[i].elem, op.compute))
-            .collect();
-        let body = Expr::Op {
-            name: f.name(),
-            op,
-            missing: f.missing(),
-            args: args_expr,
-        };
-        let body = cast(body, op.out, layout.2.0);
+        let body = call_body(f, &inputs, layout.2.0)?;
         Elementwise::assemble(f.name(), out, layout, inputs, body)
     }
 
@@ -368,6 +357,31 @@ impl Elementwise {
                     Place::Scalar => true,
                 })
     }
+}
+
+/// The body of a call of dynd's function `f` on `inputs` into an output
+/// of value type `out`: each argument cast to the host's compute type, the
+/// operation, the result cast to `out`.
+///
+/// # Errors
+/// `Type` for types the device does not compute in.
+pub fn call_body(
+    f: &'static arith::Function,
+    inputs: &[Operand],
+    out: BuiltinType,
+) -> Result<Expr> {
+    let values: Vec<Type> = inputs.iter().map(|o| Type::builtin(o.elem)).collect();
+    let op = f.device_op(&values)?;
+    let args = (0..inputs.len())
+        .map(|i| cast(Expr::Arg(i), inputs[i].elem, op.compute))
+        .collect();
+    let body = Expr::Op {
+        name: f.name(),
+        op,
+        missing: f.missing(),
+        args,
+    };
+    Ok(cast(body, op.out, out))
 }
 
 /// The body of an assignment of `input` into an output of value type and

@@ -69,7 +69,7 @@ pub fn launches() -> usize {
 ///
 /// # Safety
 /// As [`Backend::launch`].
-unsafe fn counted(
+pub unsafe fn counted(
     b: &dyn Backend,
     source: &str,
     kernel: &str,

@@ -2,7 +2,9 @@
 //!
 //! - [`kernel`]: the description of an elementwise kernel, made from a
 //!   call of one of dynd's functions on device arrays; [`reduce`]: of a
-//!   reduction, with its CUDA C and launch plan;
+//!   reduction (fixed dims, or the var dim of a ragged array), with its
+//!   CUDA C and launch plan; [`ragged`]: elementwise functions over ragged
+//!   device arrays;
 //! - [`codegen`]: its CUDA C; [`nvrtc`]: compiled once per (source,
 //!   architecture) and cached;
 //! - [`interp`]: the same description run on the host, so it is tested on
@@ -40,6 +42,7 @@ pub mod launch;
 pub mod nvrtc;
 pub mod ops;
 pub mod probe;
+pub mod ragged;
 pub mod reduce;
 pub mod runtime;
 

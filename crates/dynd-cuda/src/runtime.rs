@@ -347,7 +347,8 @@ impl Device for Cuda {
             )
         })?;
         let ctx = self.ctx.clone();
-        let block = MemBlock::new_device(self.id(), move || {
+        let at = ptr as usize as *mut u8;
+        let block = MemBlock::new_device_span(self.id(), at, bytes.max(1), move || {
             // A failure to free cannot be reported from a release; the
             // memory is then the driver's to reclaim with the context.
             if ctx.bind_to_thread().is_ok() {
@@ -356,7 +357,7 @@ impl Device for Cuda {
                 let _ = unsafe { result::free_sync(ptr) };
             }
         });
-        Ok((block, ptr as usize as *mut u8))
+        Ok((block, at))
     }
 
     unsafe fn copy_to_device(&self, dst: *mut u8, src: &[u8]) -> Result<()> {

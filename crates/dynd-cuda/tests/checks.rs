@@ -637,3 +637,77 @@ pub fn ragged_reductions_equal_the_host(dev: DeviceId, types: Option<&[BuiltinTy
     let small = ragged(BuiltinType::Int16, true, &[2, 0, 3], 1);
     assert_eq!(small.to_device(dev).unwrap().to_json(), small.to_json());
 }
+
+/// Elementwise functions over ragged device arrays with host scalars
+/// (`x + 1.0`, `x > 2`, …) equal the host's, on rows with empty and
+/// missing values and on a reversed view; a failing element is the host's
+/// error with its `[row, position]`; what is not on the device yet says so.
+pub fn ragged_elementwise_equals_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
+    let types: Vec<BuiltinType> = match types {
+        Some(t) => t.to_vec(),
+        None => device_types().collect(),
+    };
+    let lens = [2usize, 0, 5, 1, 40];
+    let mut compared = 0;
+    for &b in &types {
+        for optional in [false, true] {
+            let h = ragged(b, optional, &lens, 2);
+            let rev = h.index(&[Index::slice(None, None, -1)]).unwrap();
+            for x in [&h, &rev] {
+                let d = x.to_device(dev).unwrap();
+                for (name, scalar) in [
+                    ("add", Some(Array::from(1.5f64))),
+                    ("multiply", Some(Array::from(3i32))),
+                    ("greater", Some(Array::from(2i8))),
+                    ("negative", None),
+                    ("sqrt", None),
+                    ("logical_not", None),
+                ] {
+                    let f = callable::lookup(name).unwrap();
+                    let (hargs, dargs): (Vec<&Array>, Vec<&Array>) = match &scalar {
+                        Some(s) => (vec![x, s], vec![&d, s]),
+                        None => (vec![x], vec![&d]),
+                    };
+                    let expected = f.call(&hargs);
+                    let got = f.call(&dargs);
+                    let what = format!("{name}({})", x.tp());
+                    match (expected, got) {
+                        (Ok(e), Ok(g)) => {
+                            assert_eq!(g.device(), dev, "{what}");
+                            assert_eq!(e.tp(), g.tp(), "{what}");
+                            let g = g.to_host().unwrap();
+                            if name == "sqrt" {
+                                let (a, c) = (floats(&e), floats(&g));
+                                assert!(
+                                    a.iter().zip(&c).all(|(p, q)| close(*p, *q, 1e-6)),
+                                    "{what}: {e} vs {g}"
+                                );
+                            } else {
+                                assert_eq!(e.to_json(), g.to_json(), "{what}");
+                            }
+                            compared += 1;
+                        }
+                        (Err(e), Err(g)) => {
+                            assert_eq!(e.kind(), g.kind(), "{what}: {e} / {g}");
+                            compared += 1;
+                        }
+                        (e, g) => panic!("{what}: host {e:?}, device {g:?}"),
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared >= types.len() * 2 * 2 * 6);
+    // A failing element: the host's error, with its row and position.
+    let x = Array::from_json("3 * var * int32", "[[4], [6, 8], [1]]").unwrap();
+    let z = Array::from(0i32);
+    let e = compute::divide(&x.to_device(dev).unwrap(), &z).unwrap_err();
+    let host = compute::divide(&x.index(&[Index::At(0), Index::At(0)]).unwrap(), &z).unwrap_err();
+    assert_eq!(e.kind(), host.kind(), "{e}");
+    assert!(e.message().contains(host.message()), "{e} / {host}");
+    assert!(e.message().contains("[0, 0]"), "{e}");
+    // Two ragged arrays, and `where`, are not on the device yet.
+    let d = x.to_device(dev).unwrap();
+    let e = compute::add(&d, &d).unwrap_err();
+    assert!(e.message().contains("one ragged array"), "{e}");
+}

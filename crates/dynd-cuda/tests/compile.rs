@@ -308,6 +308,55 @@ fn every_generated_reduction_kernel_compiles() {
 }
 
 #[test]
+fn every_generated_ragged_elementwise_kernel_compiles() {
+    use dynd_cuda::kernel::call_body;
+    if probe::skip_without_nvrtc().is_some() {
+        return;
+    }
+    let mut sources = Vec::new();
+    for f in arith::functions() {
+        for c in device_types() {
+            for optional in [false, true] {
+                let mut inputs = vec![Operand {
+                    elem: c,
+                    optional,
+                    place: Place::Strided(vec![c.data_size() as isize]),
+                }];
+                if f.arity() == 2 {
+                    inputs.push(Operand {
+                        elem: BuiltinType::Float64,
+                        optional: false,
+                        place: Place::Scalar,
+                    });
+                }
+                let values: Vec<Type> = inputs.iter().map(|o| Type::builtin(o.elem)).collect();
+                let Ok(op) = f.device_op(&values) else {
+                    continue;
+                };
+                let Ok(body) = call_body(f, &inputs, op.out) else {
+                    continue;
+                };
+                let k = Elementwise {
+                    shape: vec![1],
+                    inputs,
+                    out: Operand {
+                        elem: op.out,
+                        optional,
+                        place: Place::Strided(vec![op.out.data_size() as isize]),
+                    },
+                    body,
+                };
+                for nk in [1, 2] {
+                    sources.push(dynd_cuda::ragged::source(&k, 0, nk));
+                }
+            }
+        }
+    }
+    assert!(sources.len() > 400, "only {}", sources.len());
+    compile_all(&sources);
+}
+
+#[test]
 fn every_generated_ragged_reduction_kernel_compiles() {
     use dynd::callable::reduce::BuiltinReduction;
     use dynd_cuda::reduce::{self, RaggedReduce};

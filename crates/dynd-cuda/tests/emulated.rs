@@ -158,3 +158,10 @@ fn ragged_reductions_equal_the_host() {
         checks::ragged_reductions_equal_the_host(EMU, Some(&SOME));
     }
 }
+
+#[test]
+fn ragged_elementwise_equals_the_host() {
+    if emu() {
+        checks::ragged_elementwise_equals_the_host(EMU, Some(&SOME));
+    }
+}

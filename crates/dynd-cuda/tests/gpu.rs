@@ -182,3 +182,10 @@ fn ragged_reductions_equal_the_host() {
         checks::ragged_reductions_equal_the_host(GPU, None);
     }
 }
+
+#[test]
+fn ragged_elementwise_equals_the_host() {
+    if gpu() {
+        checks::ragged_elementwise_equals_the_host(GPU, None);
+    }
+}

@@ -194,6 +194,55 @@ impl Array {
         })
     }
 
+    /// The device address and length of the block the var dim's values
+    /// live in, when a device runtime allocated it
+    /// ([`MemBlock::device_span`]): what a device kernel mirrors when it
+    /// writes a result with the same rows. `None` for other arrays.
+    pub fn ragged_values_span(&self) -> Option<(*mut u8, usize)> {
+        let r = ragged(self).ok()??;
+        let raw = std::ptr::NonNull::new(r.var.blockref)?;
+        // SAFETY: the var dim's blockref is a live block, referenced by
+        // this array's arrmeta; borrowing it takes a reference of its own.
+        let block = unsafe { MemBlock::from_borrowed(raw) };
+        block.device_span()
+    }
+
+    /// A ragged array `[fixed dims] * var * E` of type `tp` (C order over
+    /// its fixed dims `outer`) on a device: `descriptors` (address and
+    /// block) hold one `{begin, size}` per row, each `begin` the device
+    /// address of the row's first value in `values`, values `stride` bytes
+    /// apart. What a device runtime builds for a ragged result.
+    ///
+    /// # Errors
+    /// `Type` when `tp` is not `[fixed dims] * var * E` with fixed dims
+    /// `outer`.
+    ///
+    /// # Safety
+    /// 1. The descriptors and values are device memory of the same device,
+    ///    laid out as above, every row's values inside `values`.
+    pub unsafe fn ragged_on_device(
+        tp: &Type,
+        outer: &[usize],
+        descriptors: (*mut u8, MemBlock),
+        values: MemBlock,
+        stride: isize,
+    ) -> Result<Array> {
+        let mut t = tp;
+        let mut dims = Vec::new();
+        while let TypeKind::FixedDim { size, elem } = t.kind() {
+            dims.push(*size);
+            t = elem;
+        }
+        let plain = matches!(t.kind(), TypeKind::VarDim { elem } if !elem.is_dim() && !elem.has_blockref() && elem.arrmeta_size() == 0);
+        if !plain || dims != outer {
+            return Err(Error::type_error(format!(
+                "{tp} is not a ragged array of fixed dims {outer:?} over plain values"
+            )));
+        }
+        // SAFETY: (1).
+        Ok(unsafe { from_rows(tp, outer, descriptors, values, (stride, 0)) })
+    }
+
     /// [`Array::to_device`] of a ragged host array; `None` when the type
     /// has no var dim.
     pub(super) fn var_to_device(&self, device: DeviceId) -> Result<Option<Array>> {

@@ -32,7 +32,8 @@ pub trait Device: Send + Sync + fmt::Debug {
 
     /// `bytes` of new, uninitialised device memory aligned to at least 256
     /// bytes: its block (kind `Device`, releasing the memory with its last
-    /// reference) and its address.
+    /// reference, recording its span: [`MemBlock::new_device_span`]) and
+    /// its address.
     ///
     /// # Errors
     /// `External` when the device cannot allocate (out of memory), naming
@@ -135,7 +136,7 @@ pub mod testing {
             let (ptr, _) = host
                 .fixed_data()
                 .ok_or_else(|| Error::external("test device: no buffer"))?;
-            let block = MemBlock::new_device(self.id(), move || drop(host));
+            let block = MemBlock::new_device_span(self.id(), ptr, bytes.max(1), move || drop(host));
             Ok((block, ptr))
         }
         unsafe fn copy_to_device(&self, dst: *mut u8, src: &[u8]) -> Result<()> {

@@ -61,6 +61,9 @@ impl fmt::Display for DeviceId {
 struct DeviceBlock {
     prefix: BlockPrefix,
     device: DeviceId,
+    /// The bytes the block holds (address, length), when a runtime
+    /// allocated them (foreign blocks do not say).
+    span: Option<(usize, usize)>,
     release: Option<Box<dyn FnOnce() + Send>>,
 }
 
@@ -82,14 +85,23 @@ unsafe fn free_device(block: NonNull<MemoryBlockHeader>) {
     }
 }
 
-pub(super) fn new(device: DeviceId, release: Box<dyn FnOnce() + Send>) -> MemBlock {
+pub(super) fn new(
+    device: DeviceId,
+    span: Option<(usize, usize)>,
+    release: Box<dyn FnOnce() + Send>,
+) -> MemBlock {
     boxed_block(Box::new(DeviceBlock {
         prefix: BlockPrefix::new(MemoryBlockKind::Device, &DEVICE_VTABLE),
         device,
+        span,
         release: Some(release),
     }))
 }
 
 pub(super) fn device_of(block: &MemBlock) -> DeviceId {
     block_as::<DeviceBlock>(block).map_or(DeviceId::Cpu, |b| b.device)
+}
+
+pub(super) fn span_of(block: &MemBlock) -> Option<(usize, usize)> {
+    block_as::<DeviceBlock>(block).and_then(|b| b.span)
 }

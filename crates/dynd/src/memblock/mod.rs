@@ -342,7 +342,26 @@ impl MemBlock {
     /// carry their data pointer, a device address the host never
     /// dereferences.
     pub fn new_device(device: DeviceId, release: impl FnOnce() + Send + 'static) -> MemBlock {
-        device::new(device, Box::new(release))
+        device::new(device, None, Box::new(release))
+    }
+
+    /// [`MemBlock::new_device`] of an allocation a device runtime made:
+    /// `bytes` bytes at device address `addr`, which
+    /// [`MemBlock::device_span`] gives back (what a device kernel that
+    /// writes a mirror of a block, as ragged results do, allocates).
+    pub fn new_device_span(
+        device: DeviceId,
+        addr: *mut u8,
+        bytes: usize,
+        release: impl FnOnce() + Send + 'static,
+    ) -> MemBlock {
+        device::new(device, Some((addr as usize, bytes)), Box::new(release))
+    }
+
+    /// The device address and length of a block a device runtime
+    /// allocated ([`MemBlock::new_device_span`]); `None` for other blocks.
+    pub fn device_span(&self) -> Option<(*mut u8, usize)> {
+        device::span_of(self).map(|(a, n)| (a as *mut u8, n))
     }
 
     /// Where the block's bytes live: the device of a device block,
