@@ -151,7 +151,7 @@ fn compiler() -> String {
 const FLAGS: [&str; 5] = ["-std=c++17", "-O1", "-ffp-contract=off", "-fPIC", "-w"];
 
 /// Whether the emulator can compile: the shim, precompiled once
-/// (`shim.h.gch` in [`scratch`], shared by the processes of one shim and
+/// (`shim.h.gch` in the scratch directory, shared by the processes of one shim and
 /// compiler); `Err` says why not (no C++17 compiler).
 pub fn available() -> std::result::Result<(), String> {
     static PROBE: OnceLock<std::result::Result<(), String>> = OnceLock::new();

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// ([`Device`]).
 pub trait Backend: Device {
     /// Threads per block of every launch (at most
-    /// [`codegen::MAX_BLOCK`], a multiple of 32 on a GPU).
+    /// 256, the kernels' `DYND_MAX_BLOCK`, a multiple of 32 on a GPU).
     fn block(&self) -> u32;
 
     /// The most blocks a launch uses; grid-stride loops cover the rest.

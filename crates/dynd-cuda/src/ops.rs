@@ -2,7 +2,7 @@
 //! executor, DESIGN §14).
 //!
 //! An expression of elementwise operators over device arrays
-//! ([`DeviceView`]) assigned into a device array runs as ONE generated
+//! ([`DeviceView`](dynd_ops::DeviceView)) assigned into a device array runs as ONE generated
 //! kernel: its [`DeviceExpr`] becomes one kernel description whose body is
 //! the whole tree (dynd's scalar operations, nested, with the host's
 //! promotions and conversions), so `a * b + c` reads `a`, `b` and `c` once

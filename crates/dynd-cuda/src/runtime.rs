@@ -472,7 +472,7 @@ pub fn device_count() -> usize {
 }
 
 /// Registers every CUDA device and the device calls with dynd, so arrays
-/// can move to `cuda:N` ([`Array::to_device`]) and dynd's functions run on
+/// can move to `cuda:N` ([`dynd::Array::to_device`]) and dynd's functions run on
 /// them. Returns the number of devices. Calling it again is harmless.
 ///
 /// # Errors
