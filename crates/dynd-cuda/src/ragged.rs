@@ -253,9 +253,12 @@ fn explain(f: &Callable, args: &[&Array], r: usize, shape: &[usize], at: usize) 
         idx[d] = rem % shape[d];
         rem /= shape[d];
     }
-    let mut index: Vec<Index> = idx.iter().map(|&i| Index::At(i as isize)).collect();
-    index.push(Index::At(j as isize));
-    let value = args[r].index(&index).and_then(|v| v.to_host());
+    // The row, copied to the host, then the value in it.
+    let index: Vec<Index> = idx.iter().map(|&i| Index::At(i as isize)).collect();
+    let value = args[r]
+        .index(&index)
+        .and_then(|row| row.to_host())
+        .and_then(|row| row.index(&[Index::At(j as isize)]));
     let full: Vec<usize> = idx.iter().copied().chain([j]).collect();
     match value {
         Ok(v) => {

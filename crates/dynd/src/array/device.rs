@@ -412,6 +412,14 @@ mod tests {
         let r = a.index(&[Index::slice(None, None, -1)]).unwrap();
         let dr = r.to_device(on).unwrap();
         assert_eq!(dr.to_json(), "[[4,5,6],[3],[1,2]]");
+        // Picking within the rows would read them on the host: refused.
+        let e = d.index(&[Index::At(0), Index::At(1)]).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
+        assert!(e.message().contains("to_host() first"), "{e}");
+        // A top-level var dim's size is not read from the device.
+        let top = Array::from_json("var * int8", "[1, 2]").unwrap();
+        assert_eq!(top.shape(), vec![Some(2)]);
+        assert_eq!(top.to_device(on).unwrap().shape(), vec![None]);
         // A view of a device ragged array copies back with its rows.
         let v = d.index(&[Index::slice(Some(1), None, 1)]).unwrap();
         assert_eq!(v.device(), on);

@@ -327,6 +327,15 @@ impl Array {
                 TypeKind::VarDim { elem } => {
                     // SAFETY: the arrmeta of a var dim starts here.
                     let m: VarDimMeta = unsafe { arrmeta::read(meta) };
+                    if !ix.is_all() && !self.device().is_cpu() {
+                        // Picking within rows reads their descriptors.
+                        return Err(Error::invalid_argument(format!(
+                            "indexing into the var dim (axis {axis}) of a {} array on {} reads \
+                             its rows on the host; copy it with to_host() first",
+                            self.tp(),
+                            self.device()
+                        )));
+                    }
                     if ix.is_all() {
                         // The same rows: share the var arrmeta. (When
                         // `single`, the data is the one row's descriptor.)
@@ -1087,8 +1096,11 @@ pub(super) fn shape(a: &Array) -> Vec<Option<usize>> {
     // SAFETY: `meta` is `tp`'s arrmeta in `a`, moved along by `read_dim`.
     while let Some((piece, elem, next)) = unsafe { read_dim(&tp, meta) } {
         out.push(match piece {
-            Piece::Var(_) if out.is_empty() => {
-                // SAFETY: the outermost var dim's data is one element.
+            // On a device the row's size is not read (it is device
+            // memory): unknown, as an inner var dim's.
+            Piece::Var(_) if out.is_empty() && a.device().is_cpu() => {
+                // SAFETY: the outermost var dim's data is one element, on
+                // the host.
                 Some(unsafe { arrmeta::read::<VarDimData>(a.data_ptr()) }.size)
             }
             _ => piece.size(),

@@ -460,7 +460,7 @@ impl Array {
     }
 
     /// The sizes of the leading dims; a var dim is `None` (unless it is the
-    /// outermost dim, whose one element's size is known).
+    /// outermost dim of a host array, whose one element's size is known).
     pub fn shape(&self) -> Vec<Option<usize>> {
         index::shape(self)
     }
