@@ -10,7 +10,10 @@
 //! their option types, with broadcasting and 0-d host scalars; and the
 //! built-in reductions (`sum`, `prod`, `min`, `max`, `mean`, `var`, `std`,
 //! `argmin`, `argmax`, `count`, `any`, `all`) over any axes, with
-//! keepdims, of the same types ([`crate::reduce`]). Any other
+//! keepdims, of the same types ([`crate::reduce`]); on ragged arrays
+//! (`[fixed dims] * var * T`), the arithmetic family with host scalars
+//! ([`crate::ragged`]) and the reductions over the var dim. Assignments
+//! and casts of device arrays come here too ([`DeviceAssign`]). Any other
 //! callable on device arrays is a `Type` error saying it runs on the host
 //! only (third-party ckernels always do): copy the arrays to the host.
 
