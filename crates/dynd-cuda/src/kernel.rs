@@ -446,18 +446,26 @@ pub(crate) fn value_type(a: &Array, what: &str) -> Result<(BuiltinType, bool)> {
     while let TypeKind::FixedDim { elem, .. } = t.kind() {
         t = elem;
     }
-    let (v, optional) = match t.kind() {
-        TypeKind::Option(v) => (v, true),
-        _ => (t, false),
-    };
-    match v.as_builtin() {
-        Some(b) if b.cuda_c().is_some() => Ok((b, optional)),
-        _ => Err(Error::type_error(format!(
+    match element_value(t) {
+        Some(v) => Ok(v),
+        None => Err(Error::type_error(format!(
             "{what} ({}) cannot be computed on the device: its elements must be bool, integers \
              of 8 to 64 bits, float32 or float64, or their option types, under fixed dims",
             a.tp()
         ))),
     }
+}
+
+/// The device type of the element type `t` (a builtin the device computes
+/// in, or an option of one) and whether it is optional; `None` for others.
+pub(crate) fn element_value(t: &Type) -> Option<(BuiltinType, bool)> {
+    let (v, optional) = match t.kind() {
+        TypeKind::Option(v) => (v, true),
+        _ => (t, false),
+    };
+    v.as_builtin()
+        .filter(|b| b.cuda_c().is_some())
+        .map(|b| (b, optional))
 }
 
 /// An array's shape, byte strides, and value type with whether it is

@@ -13,7 +13,7 @@
 //! zero) is the host's error with its `[row…, position]`.
 
 use crate::codegen::{self, bits_type};
-use crate::kernel::{Elementwise, Operand, Place, call_body, value_type};
+use crate::kernel::{Elementwise, Operand, Place, call_body, element_value, value_type};
 use crate::launch::{self, Backend, ErrorRecord, Params};
 use dynd::callable::{Callable, arith};
 use dynd::memblock::DeviceId;
@@ -231,17 +231,12 @@ pub fn call(
 
 /// The value type of the ragged element `t` (of array `x`, for messages).
 fn value_type_of(t: &dynd::Type, x: &Array) -> Result<(dynd::types::BuiltinType, bool)> {
-    let (v, opt) = match t.option_value() {
-        Some(v) => (v.clone(), true),
-        None => (t.clone(), false),
-    };
-    match v.as_builtin() {
-        Some(b) if b.cuda_c().is_some() => Ok((b, opt)),
-        _ => Err(Error::type_error(format!(
+    element_value(t).ok_or_else(|| {
+        Error::type_error(format!(
             "the values of {} ({t}) cannot be computed on the device",
             x.tp()
-        ))),
-    }
+        ))
+    })
 }
 
 /// The host's error for the element the kernel reported (`row << 32 | j`).

@@ -30,7 +30,7 @@
 //! (the device's size), and differ from the host's order in the last bits.
 
 use crate::codegen::{bit_cast, bits_type, c_type, na_bits};
-use crate::kernel::strided;
+use crate::kernel::{element_value, strided};
 use dynd::callable::reduce::{BuiltinReduction, Reduction};
 use dynd::types::BuiltinType;
 use dynd::{Array, Error, Result};
@@ -429,16 +429,9 @@ impl RaggedReduce {
         let layout = src.ragged_layout()?;
         let n = layout.shape.len();
         let value = |t: &dynd::Type, what: &str| {
-            let (v, opt) = match t.option_value() {
-                Some(v) => (v.clone(), true),
-                None => (t.clone(), false),
-            };
-            match v.as_builtin() {
-                Some(b) if b.cuda_c().is_some() => Ok((b, opt)),
-                _ => Err(Error::type_error(format!(
-                    "{what} ({t}) cannot be computed on the device"
-                ))),
-            }
+            element_value(t).ok_or_else(|| {
+                Error::type_error(format!("{what} ({t}) cannot be computed on the device"))
+            })
         };
         let src_v = value(&layout.elem, "the values")?;
         let (out_shape, out_strides, out_elem) = out.strided_layout()?;

@@ -32,6 +32,11 @@ struct Ragged {
 }
 
 impl Ragged {
+    /// The fixed dims' sizes.
+    fn sizes(&self) -> Vec<usize> {
+        self.outer.iter().map(|(n, _)| *n).collect()
+    }
+
     /// The number of rows (descriptors).
     fn rows(&self) -> usize {
         self.outer.iter().map(|(n, _)| n).product()
@@ -186,7 +191,7 @@ impl Array {
         let r = ragged(self)?
             .ok_or_else(|| Error::type_error(format!("{} has no var dim", self.tp())))?;
         Ok(RaggedLayout {
-            shape: r.outer.iter().map(|(n, _)| *n).collect(),
+            shape: r.sizes(),
             strides: r.outer.iter().map(|(_, s)| *s).collect(),
             offset: r.var.offset,
             stride: r.var.stride,
@@ -326,7 +331,7 @@ impl Array {
             // SAFETY: (1) a fresh device allocation of rebased.len() bytes.
             unsafe { runtime.copy_to_device(dptr, &rebased)? };
         }
-        let outer: Vec<usize> = r.outer.iter().map(|(n, _)| *n).collect();
+        let outer = r.sizes();
         // SAFETY: (1) the device descriptors, C order, reach the device
         // values at `vptr` (the rows' elements, esize apart).
         Ok(Some(unsafe {
@@ -414,7 +419,7 @@ impl Array {
                 )
             };
         }
-        let outer: Vec<usize> = r.outer.iter().map(|(n, _)| *n).collect();
+        let outer = r.sizes();
         // SAFETY: (1) the host descriptors (C order) reach the host copy
         // of the values through the same offset and stride as on the
         // device.
