@@ -23,6 +23,7 @@ use crate::reduce::{RaggedReduce, Reduce};
 use dynd::array::DeviceAssign;
 use dynd::callable::device::{DeviceCall, DeviceCalls};
 use dynd::callable::reduce::Reduction;
+use dynd::callable::sort::RowOp;
 use dynd::callable::{Callable, arith};
 use dynd::kernels::assign::ErrorMode;
 use dynd::memblock::DeviceId;
@@ -48,13 +49,18 @@ impl DeviceCalls for CudaCalls {
         if let Some(reduction) = Reduction::of(f) {
             return reduce(f, reduction, ordinal, out, args);
         }
+        let ragged = |a: &&Array| !a.device().is_cpu() && a.ragged_layout().is_ok();
+        if let Some(op) = RowOp::of(f) {
+            if args.iter().any(ragged) {
+                return crate::rows::call(f, op, ordinal, out, args);
+            }
+        }
         // Which kernel: known before any allocation.
         let function = if own(f, "where") {
             None
         } else {
             Some(device_function(f)?)
         };
-        let ragged = |a: &&Array| !a.device().is_cpu() && a.ragged_layout().is_ok();
         if args.iter().any(ragged) {
             let Some(function) = function else {
                 return Err(Error::type_error(format!(

@@ -4,7 +4,8 @@
 //!   call of one of dynd's functions on device arrays; [`reduce`]: of a
 //!   reduction (fixed dims, or the var dim of a ragged array), with its
 //!   CUDA C and launch plan; [`ragged`]: elementwise functions over ragged
-//!   device arrays;
+//!   device arrays; [`rows`]: `cumsum`, `cumprod`, `sort`, `argsort` of
+//!   each row of a ragged device array;
 //! - [`codegen`]: its CUDA C; [`nvrtc`]: compiled once per (source,
 //!   architecture) and cached;
 //! - [`interp`]: the same description run on the host, so it is tested on
@@ -44,6 +45,7 @@ pub mod ops;
 pub mod probe;
 pub mod ragged;
 pub mod reduce;
+pub mod rows;
 pub mod runtime;
 
 pub use runtime::{device_count, install, is_available};

@@ -711,3 +711,87 @@ pub fn ragged_elementwise_equals_the_host(dev: DeviceId, types: Option<&[Builtin
     let e = compute::add(&d, &d).unwrap_err();
     assert!(e.message().contains("one ragged array"), "{e}");
 }
+
+/// The row operations of each ragged row — `cumsum`, `cumprod`, `sort`,
+/// `argsort`, ascending and descending — equal the host's on rows that are
+/// empty, all missing, shorter and longer than a sorting run, reversed,
+/// and on floats with NaN, `-0.0` and missing values; a given output is
+/// refused by name.
+pub fn ragged_rows_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
+    use dynd::callable::sort::{self, SortOptions};
+    let types: Vec<BuiltinType> = match types {
+        Some(t) => t.to_vec(),
+        None => device_types().collect(),
+    };
+    let down = SortOptions { descending: true };
+    let ops: Vec<(&str, callable::Callable)> = vec![
+        ("cumsum", callable::lookup("cumsum").unwrap()),
+        ("cumprod", callable::lookup("cumprod").unwrap()),
+        ("sort", callable::lookup("sort").unwrap()),
+        ("argsort", callable::lookup("argsort").unwrap()),
+        ("sort descending", sort::sort(down)),
+        ("argsort descending", sort::argsort(down)),
+    ];
+    let lens = [3usize, 4, 0, 17, 1, 40, 300, 2];
+    let mut inputs: Vec<Array> = Vec::new();
+    for &b in &types {
+        for optional in [false, true] {
+            let h = ragged(b, optional, &lens, 5);
+            let rev = h.index(&[Index::slice(None, None, -1)]).unwrap();
+            inputs.push(h);
+            inputs.push(rev);
+        }
+    }
+    inputs.push(
+        Array::from_json(
+            "3 * var * ?float64",
+            "[[NaN, -0.0, null, 0.0, -Infinity, 2.5, NaN, -0.0, 1e300], [], [null, NaN, 0.0]]",
+        )
+        .unwrap(),
+    );
+    inputs.push(
+        Array::from_json(
+            "2 * 2 * var * float32",
+            "[[[3, NaN, -0.0, 0.0, 1], []], [[2, 2, -1], [Infinity, -Infinity, NaN]]]",
+        )
+        .unwrap(),
+    );
+    let mut compared = 0;
+    for x in &inputs {
+        let d = x.to_device(dev).unwrap();
+        for (name, f) in &ops {
+            let what = format!("{name}({})", x.tp());
+            match (f.call(&[x]), f.call(&[&d])) {
+                (Ok(e), Ok(g)) => {
+                    assert_eq!(g.device(), dev, "{what}");
+                    assert_eq!(e.tp(), g.tp(), "{what}");
+                    assert_eq!(e.to_json(), g.to_host().unwrap().to_json(), "{what}");
+                    compared += 1;
+                }
+                (Err(e), Err(g)) => {
+                    assert_eq!(e.kind(), g.kind(), "{what}: {e} / {g}");
+                    compared += 1;
+                }
+                (e, g) => panic!("{what}: host {e:?}, device {g:?}"),
+            }
+        }
+    }
+    assert_eq!(compared, inputs.len() * ops.len());
+    // The signs of zeros: -0.0 sorts first (to_json prints both alike).
+    let x = Array::from_json("1 * var * float64", "[[0.0, -0.0, NaN, 1]]").unwrap();
+    let host = compute::sort(&x).unwrap();
+    let got = compute::sort(&x.to_device(dev).unwrap())
+        .unwrap()
+        .to_host()
+        .unwrap();
+    let bits = |a: &Array| -> Vec<u64> { floats(a).iter().map(|v| v.to_bits()).collect() };
+    assert_eq!(bits(&host), bits(&got));
+    // A given output is refused by name.
+    let d = x.to_device(dev).unwrap();
+    let out = compute::cumsum(&d).unwrap();
+    let e = callable::lookup("cumsum")
+        .unwrap()
+        .call_into(&out, &[&d])
+        .unwrap_err();
+    assert!(e.message().contains("writes a new array"), "{e}");
+}

@@ -402,6 +402,49 @@ fn every_generated_ragged_reduction_kernel_compiles() {
 }
 
 #[test]
+fn every_generated_row_kernel_compiles() {
+    use dynd::callable::sort::{RowOp, SortOptions};
+    use dynd_cuda::rows::{self, RowKernel};
+    if probe::skip_without_nvrtc().is_some() {
+        return;
+    }
+    let down = SortOptions { descending: true };
+    let ops = [
+        RowOp::CumSum,
+        RowOp::CumProd,
+        RowOp::Sort(SortOptions::default()),
+        RowOp::Sort(down),
+        RowOp::ArgSort(SortOptions::default()),
+        RowOp::ArgSort(down),
+    ];
+    let mut sources = Vec::new();
+    for op in ops {
+        for b in device_types() {
+            for optional in [false, true] {
+                let tp = Type::builtin(b);
+                let tp = if optional {
+                    Type::option(tp).unwrap()
+                } else {
+                    tp
+                };
+                let out = op.result_elem(&tp).unwrap();
+                let out_b = out.option_value().unwrap_or(&out).as_builtin().unwrap();
+                for nk in [1, 2] {
+                    sources.push(rows::source(&RowKernel {
+                        op,
+                        src: (b, optional),
+                        out: (out_b, out.option_value().is_some()),
+                        nk,
+                    }));
+                }
+            }
+        }
+    }
+    assert_eq!(sources.len(), ops.len() * device_types().count() * 2 * 2);
+    compile_all(&sources);
+}
+
+#[test]
 fn a_compile_error_reports_the_log_and_the_source() {
     if probe::skip_without_nvrtc().is_some() {
         return;

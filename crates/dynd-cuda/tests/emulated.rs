@@ -165,3 +165,10 @@ fn ragged_elementwise_equals_the_host() {
         checks::ragged_elementwise_equals_the_host(EMU, Some(&SOME));
     }
 }
+
+#[test]
+fn ragged_rows_equal_the_host() {
+    if emu() {
+        checks::ragged_rows_equal_the_host(EMU, Some(&SOME));
+    }
+}

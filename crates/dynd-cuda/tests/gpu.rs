@@ -189,3 +189,10 @@ fn ragged_elementwise_equals_the_host() {
         checks::ragged_elementwise_equals_the_host(GPU, None);
     }
 }
+
+#[test]
+fn ragged_rows_equal_the_host() {
+    if gpu() {
+        checks::ragged_rows_equal_the_host(GPU, None);
+    }
+}

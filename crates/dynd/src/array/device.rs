@@ -32,6 +32,27 @@ pub trait DeviceAssign: Send + Sync {
     /// The host's errors for the same values (naming the first failing
     /// element's index); `Type` for types the device does not convert.
     fn assign(&self, dst: &Array, src: &Array, mode: ErrorMode) -> Result<()>;
+
+    /// `ix` (an integer or a slice) applied within each row of `rows`, a
+    /// ragged array `[fixed dims] * var * E` on this runtime's device
+    /// (`axis` is the var dim's axis in the array the user indexed, for
+    /// messages): an integer gives `[fixed dims] * E`, a new array; a slice
+    /// gives `[fixed dims] * var * E`, new descriptors over `rows`' values
+    /// (a view of them, as on the host).
+    ///
+    /// # Errors
+    /// The host's errors (an integer out of range of a row is an `Index`
+    /// error naming the row); `Type` when the runtime cannot index these
+    /// rows (the default: it indexes none).
+    fn index_rows(&self, rows: &Array, ix: crate::Index, axis: usize) -> Result<Array> {
+        let _ = (ix, axis);
+        Err(Error::type_error(format!(
+            "indexing into the rows of a {} array on {} is not supported by its runtime; copy it \
+             with to_host() first",
+            rows.tp(),
+            rows.device()
+        )))
+    }
 }
 
 static ASSIGN: RwLock<Option<Arc<dyn DeviceAssign>>> = RwLock::new(None);
@@ -68,6 +89,42 @@ pub(super) fn assign(dst: &Array, src: &Array, mode: ErrorMode) -> Result<()> {
              driver and device are present)"
         ))),
     }
+}
+
+/// `ix` within each row of the ragged device array `head`, whose var dim
+/// follows `kept` dims (axis `axis` of the array indexed): the result and
+/// how many of its dims the rest of an index expression starts after, as
+/// the host's row-by-row indexing returns them.
+///
+/// # Errors
+/// `Index` for a zero slice step; `External` without a device runtime;
+/// the runtime's errors.
+pub(super) fn index_rows(
+    head: &Array,
+    kept: usize,
+    ix: crate::Index,
+    axis: usize,
+) -> Result<(Array, usize)> {
+    let slice = match ix {
+        crate::Index::Slice { step: 0, .. } => {
+            return Err(Error::index(format!(
+                "slice step cannot be zero (axis {axis})"
+            )));
+        }
+        crate::Index::Slice { .. } => true,
+        _ => false,
+    };
+    let runtime = ASSIGN.read().unwrap_or_else(|e| e.into_inner()).clone();
+    let Some(r) = runtime else {
+        return Err(Error::external(format!(
+            "indexing into the var dim (axis {axis}) of a {} array on {} needs a device runtime, \
+             and none is loaded",
+            head.tp(),
+            head.device()
+        )));
+    };
+    let out = r.index_rows(head, ix, axis)?;
+    Ok((out, if slice { kept + 1 } else { kept }))
 }
 
 impl Array {
@@ -412,10 +469,15 @@ mod tests {
         let r = a.index(&[Index::slice(None, None, -1)]).unwrap();
         let dr = r.to_device(on).unwrap();
         assert_eq!(dr.to_json(), "[[4,5,6],[3],[1,2]]");
-        // Picking within the rows would read them on the host: refused.
+        // Picking within the rows is the device runtime's (none here: the
+        // host never reads device descriptors).
         let e = d.index(&[Index::At(0), Index::At(1)]).unwrap_err();
-        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
-        assert!(e.message().contains("to_host() first"), "{e}");
+        assert_eq!(e.kind(), crate::ErrorKind::External, "{e}");
+        assert!(e.message().contains("needs a device runtime"), "{e}");
+        let e = d
+            .index(&[Index::ALL, Index::slice(None, None, 0)])
+            .unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Index, "{e}");
         // A top-level var dim's size is not read from the device.
         let top = Array::from_json("var * int8", "[1, 2]").unwrap();
         assert_eq!(top.shape(), vec![Some(2)]);

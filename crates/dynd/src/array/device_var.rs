@@ -199,6 +199,17 @@ impl Array {
         })
     }
 
+    /// The block the var dim's values live in (a new reference), for a
+    /// result whose rows point into the same values (a slice of each row).
+    /// `None` for other arrays.
+    pub fn ragged_values_block(&self) -> Option<MemBlock> {
+        let r = ragged(self).ok()??;
+        let raw = std::ptr::NonNull::new(r.var.blockref)?;
+        // SAFETY: the var dim's blockref is a live block, referenced by
+        // this array's arrmeta; borrowing it takes a reference of its own.
+        Some(unsafe { MemBlock::from_borrowed(raw) })
+    }
+
     /// The device address and length of the block the var dim's values
     /// live in, when a device runtime allocated it
     /// ([`MemBlock::device_span`]): what a device kernel mirrors when it

@@ -327,20 +327,13 @@ impl Array {
                 TypeKind::VarDim { elem } => {
                     // SAFETY: the arrmeta of a var dim starts here.
                     let m: VarDimMeta = unsafe { arrmeta::read(meta) };
-                    if !ix.is_all() && !self.device().is_cpu() {
-                        // Picking within rows reads their descriptors.
-                        return Err(Error::invalid_argument(format!(
-                            "indexing into the var dim (axis {axis}) of a {} array on {} reads \
-                             its rows on the host; copy it with to_host() first",
-                            self.tp(),
-                            self.device()
-                        )));
-                    }
                     if ix.is_all() {
                         // The same rows: share the var arrmeta. (When
                         // `single`, the data is the one row's descriptor.)
                         view.keep(Piece::Var(m));
-                    } else if let (true, Index::At(_)) = (view.single, ix) {
+                    } else if let (true, Index::At(_), true) =
+                        (view.single, ix, self.device().is_cpu())
+                    {
                         // SAFETY: `single` means the data is one var element.
                         let d: VarDimData = unsafe { arrmeta::read(view.data) };
                         let (start, _, _) = resolve(ix, d.size, axis)?;
@@ -356,7 +349,12 @@ impl Array {
                         // indices apply to that result.
                         let kept = view.dims.len();
                         let head = view.finish(self, &tp, meta);
-                        let (out, done) = ragged(&head, kept, ix, axis)?;
+                        let (out, done) = if self.device().is_cpu() {
+                            ragged(&head, kept, ix, axis)?
+                        } else {
+                            // The device's runtime reads its descriptors.
+                            super::device::index_rows(&head, kept, ix, axis)?
+                        };
                         if pos + 1 == indices.len() {
                             return Ok(out);
                         }

@@ -115,6 +115,12 @@ pub trait CallableImpl: Send + Sync + 'static {
         None
     }
 
+    /// The row operation this is, when it is one of dynd's
+    /// ([`sort::RowOp::of`]); `None` for everything else.
+    fn as_row_op(&self) -> Option<sort::RowOp> {
+        None
+    }
+
     /// Builds, when it has one, a kernel over option arguments of builtin
     /// numbers that writes the result's NA where an argument is NA in the
     /// same loop as the values (one pass over memory: the built-in

@@ -61,6 +61,12 @@ pub(crate) trait RowKernel: Send + Sync + 'static {
     /// The callable's signature.
     fn row_signature(&self) -> &Type;
 
+    /// The row operation it is, when it is one of dynd's
+    /// ([`CallableImpl::as_row_op`]).
+    fn row_op(&self) -> Option<super::sort::RowOp> {
+        None
+    }
+
     /// The argument's outer dims, its innermost dim (with the element)
     /// and the result's innermost dim, for argument types `args`; the
     /// errors of a call that does not fit.
@@ -97,6 +103,10 @@ impl<R: RowKernel> CallableImpl for R {
 
     fn signature(&self) -> &Type {
         self.row_signature()
+    }
+
+    fn as_row_op(&self) -> Option<super::sort::RowOp> {
+        self.row_op()
     }
 
     fn is_scalar(&self) -> bool {

@@ -136,17 +136,37 @@ pub struct SortOptions {
     pub descending: bool,
 }
 
-/// What a row callable computes.
+/// What a row callable (`sort`, `argsort`, `cumsum`, `cumprod`) computes
+/// along the innermost dim: what a device runtime reads to run the same
+/// operation itself ([`RowOp::of`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RowOp {
+pub enum RowOp {
+    /// `sort` (the order of the module docs).
     Sort(SortOptions),
+    /// `argsort`: int64 positions within each row.
     ArgSort(SortOptions),
+    /// `cumsum`, typed as `sum`.
     CumSum,
+    /// `cumprod`, typed as `prod`.
     CumProd,
 }
 
 impl RowOp {
-    fn name(self) -> &'static str {
+    /// The row operation `f` is, when it is one of dynd's (the registered
+    /// `sort`, `argsort`, `cumsum`, `cumprod`, or a `sort`/`argsort` with
+    /// other [`SortOptions`]).
+    ///
+    /// ```
+    /// use dynd::callable::{lookup, sort::RowOp};
+    /// assert_eq!(RowOp::of(&lookup("cumsum").unwrap()), Some(RowOp::CumSum));
+    /// assert_eq!(RowOp::of(&lookup("add").unwrap()), None);
+    /// ```
+    pub fn of(f: &Callable) -> Option<RowOp> {
+        f.implementation().as_row_op()
+    }
+
+    /// The callable's name.
+    pub fn name(self) -> &'static str {
         match self {
             RowOp::Sort(_) => "sort",
             RowOp::ArgSort(_) => "argsort",
@@ -157,7 +177,7 @@ impl RowOp {
 
     /// The result's element type for `x`'s element type, or the error
     /// saying that this operation does not take it.
-    fn result_elem(self, elem: &Type) -> Result<Type> {
+    pub fn result_elem(self, elem: &Type) -> Result<Type> {
         let value = elem.option_value().unwrap_or(elem);
         let refuse = |what: &str| {
             Error::type_error(format!(
@@ -219,6 +239,10 @@ fn dims_and_elem(name: &str, x: &Type) -> Result<(Vec<Option<usize>>, Type)> {
 impl RowKernel for RowCallable {
     fn row_name(&self) -> &str {
         self.op.name()
+    }
+
+    fn row_op(&self) -> Option<RowOp> {
+        Some(self.op)
     }
 
     fn row_signature(&self) -> &Type {

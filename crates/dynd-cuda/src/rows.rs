@@ -1,0 +1,375 @@
+//! Row operations over ragged device arrays (issue #30): `cumsum`,
+//! `cumprod`, `sort` and `argsort` of each row of `[fixed dims] * var * T`.
+//!
+//! Each result has the argument's rows, so — as for the elementwise
+//! functions ([`crate::ragged`]) — its values are a new block that mirrors
+//! the argument's values block element for element, and one row-aware
+//! kernel writes the new descriptors and the rows: a thread per row
+//! (grid-stride), which scans its row left to right (the host's serial
+//! order: the same bits, floats included) or sorts it.
+//!
+//! **Sorting** is the host's order (`dynd::callable::sort`): ascending by
+//! an unsigned key that orders as the values do (integers with the sign
+//! bit flipped, floats by the sign-flip transform, so `-0.0` sorts before
+//! `0.0`), then NaNs in their original order, then missing values;
+//! descending inverts the numbers' keys only. A row is sorted stably:
+//! insertion sort of runs of [`RUN`] elements, then bottom-up merges
+//! between the output row and its mirror in a scratch block (taking the
+//! left element unless the right one is strictly less). `argsort` sorts the
+//! positions `0..n` by the values they point at, the same way. A row is
+//! sorted by one thread, however long: rows of millions of values are
+//! correct but slow on a GPU (a block per long row is not built).
+
+use crate::codegen::{bit_cast, bits_type, c_type, na_bits};
+use crate::kernel::element_value;
+use crate::launch::{self, Backend, Params};
+use dynd::array::RaggedLayout;
+use dynd::callable::Callable;
+use dynd::callable::sort::RowOp;
+use dynd::memblock::DeviceId;
+use dynd::types::BuiltinType;
+use dynd::{Array, Error, Result};
+use std::fmt::Write;
+
+/// The kernel's name.
+pub const KERNEL: &str = "dynd_rows";
+
+/// Elements a thread sorts by insertion before merging runs.
+pub const RUN: usize = 16;
+
+/// A row kernel: `op` over rows of `src` (`?src` when `src_opt`), writing
+/// `out` (`?out` when `out_opt`), under `nk` fixed dims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowKernel {
+    /// The operation.
+    pub op: RowOp,
+    /// The values' type and whether they are optional.
+    pub src: (BuiltinType, bool),
+    /// The result's element type and whether it is optional.
+    pub out: (BuiltinType, bool),
+    /// Fixed dims over the rows (at least 1: a top-level var dim is one
+    /// row).
+    pub nk: usize,
+}
+
+/// The parameter struct and the device function that finds row `row`'s
+/// first value and length from its descriptor, for kernels over the rows
+/// of `[fixed dims] * var * T` (`nk` fixed dims, at least 1): the block
+/// holds the fixed dims' sizes, then the descriptors' byte strides
+/// ([`row_block`]).
+pub(crate) fn row_prelude(nk: usize) -> String {
+    format!(
+        "struct dynd_gparams {{ long long rows[{nk}]; long long desc[{nk}]; }};\n\
+         __device__ inline const char* dynd_row(const dynd_gparams& p, const char* descs, long long row, long long voff, long long* size) {{\n\
+         \x20 long long sb = 0, rem = row;\n\
+         \x20 for (int d = {}; d >= 0; --d) {{ sb += (rem % p.rows[d]) * p.desc[d]; rem /= p.rows[d]; }}\n\
+         \x20 *size = *(const long long*)(descs + sb + 8);\n\
+         \x20 return *(const char* const*)(descs + sb) + voff;\n\
+         }}\n",
+        nk - 1
+    )
+}
+
+/// [`row_prelude`]'s parameter block for `layout`, and its `nk`.
+pub(crate) fn row_block(layout: &RaggedLayout) -> (Vec<i64>, usize) {
+    if layout.shape.is_empty() {
+        return (vec![1, 0], 1);
+    }
+    let mut block: Vec<i64> = layout.shape.iter().map(|&n| n as i64).collect();
+    block.extend(layout.strides.iter().map(|&s| s as i64));
+    (block, layout.shape.len())
+}
+
+/// The unsigned sort key of bits `b` of type `t` (a CUDA C expression of
+/// `unsigned long long`) that orders as the values do.
+fn key(t: BuiltinType) -> String {
+    use BuiltinType as B;
+    match t {
+        B::Bool => "(unsigned long long)(b != 0)".into(),
+        B::Int8 | B::Int16 | B::Int32 | B::Int64 => format!(
+            "((unsigned long long)(long long)({})b ^ 0x8000000000000000ULL)",
+            c_type(t)
+        ),
+        B::Float32 => "(unsigned long long)((b & 0x80000000u) ? ~b : (b | 0x80000000u))".into(),
+        B::Float64 => "((b & 0x8000000000000000ULL) ? ~b : (b | 0x8000000000000000ULL))".into(),
+        _ => "(unsigned long long)b".into(),
+    }
+}
+
+/// Whether bits `b` of `t` are a NaN (a CUDA C expression).
+fn is_nan(t: BuiltinType) -> &'static str {
+    match t {
+        BuiltinType::Float32 => "((b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu) != 0)",
+        BuiltinType::Float64 => {
+            "((b & 0x7ff0000000000000ULL) == 0x7ff0000000000000ULL && (b & 0xfffffffffffffULL) != 0)"
+        }
+        _ => "false",
+    }
+}
+
+/// The source of `k`'s kernel.
+pub fn source(k: &RowKernel) -> String {
+    let (src, src_opt) = k.src;
+    let (out, out_opt) = k.out;
+    let bits = bits_type(src);
+    let obits = bits_type(out);
+    let missing = if src_opt {
+        format!("b == {}", na_bits(src))
+    } else {
+        "false".into()
+    };
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "// generated by dynd-cuda: {} of var * {}{src}",
+        k.op.name(),
+        if src_opt { "?" } else { "" }
+    );
+    s.push_str(&row_prelude(k.nk));
+    let body = match k.op {
+        RowOp::CumSum | RowOp::CumProd => {
+            let (acc, value, store) = match out {
+                BuiltinType::Float32 | BuiltinType::Float64 => (
+                    c_type(out),
+                    format!("({})({})", c_type(out), bit_cast(src, "b", false)),
+                    bit_cast(out, "acc", true),
+                ),
+                _ => (
+                    "unsigned long long",
+                    format!(
+                        "(unsigned long long)(long long)({})",
+                        bit_cast(src, "b", false)
+                    ),
+                    "acc".to_string(),
+                ),
+            };
+            let (init, step) = if k.op == RowOp::CumSum {
+                ("0", "acc + v")
+            } else {
+                ("1", "acc * v")
+            };
+            let na_out = if out_opt {
+                format!("*({obits}*)(o + j * ostride) = {};", na_bits(out))
+            } else {
+                String::new()
+            };
+            format!(
+                "    {acc} acc = {init};\n\
+                 \x20   for (long long j = 0; j < size; ++j) {{\n\
+                 \x20     const {bits} b = *(const {bits}*)(first + j * vstride);\n\
+                 \x20     if ({missing}) {{ {na_out} continue; }}\n\
+                 \x20     const {acc} v = {value};\n\
+                 \x20     acc = {step};\n\
+                 \x20     *({obits}*)(o + j * ostride) = ({obits})({store});\n\
+                 \x20   }}\n"
+            )
+        }
+        RowOp::Sort(opts) | RowOp::ArgSort(opts) => {
+            let descending = if opts.descending { "k = ~k;" } else { "" };
+            let _ = write!(
+                s,
+                "__device__ inline void dynd_key({bits} b, int* c, unsigned long long* key) {{\n\
+                 \x20 if ({missing}) {{ *c = 2; *key = 0; return; }}\n\
+                 \x20 if ({nan}) {{ *c = 1; *key = 0; return; }}\n\
+                 \x20 unsigned long long k = {key}; {descending}\n\
+                 \x20 *c = 0; *key = k;\n\
+                 }}\n\
+                 __device__ inline bool dynd_less({bits} x, {bits} y) {{\n\
+                 \x20 int cx, cy; unsigned long long kx, ky;\n\
+                 \x20 dynd_key(x, &cx, &kx); dynd_key(y, &cy, &ky);\n\
+                 \x20 return cx < cy || (cx == cy && kx < ky);\n\
+                 }}\n",
+                nan = is_nan(src),
+                key = key(src),
+            );
+            let argsort = matches!(k.op, RowOp::ArgSort(_));
+            // E: what is moved (the values' bits, or positions).
+            let (e, less, init) = if argsort {
+                (
+                    "long long",
+                    format!(
+                        "dynd_less(*(const {bits}*)(first + (y) * vstride), *(const {bits}*)(first + (x) * vstride))"
+                    ),
+                    "DYND_AT(o, j) = (long long)j;".to_string(),
+                )
+            } else {
+                let norm = if src == BuiltinType::Bool {
+                    format!("(({missing}) ? b : ({bits})(b != 0))")
+                } else {
+                    "b".into()
+                };
+                (
+                    bits,
+                    "dynd_less(y, x)".to_string(),
+                    format!(
+                        "{{ const {bits} b = *(const {bits}*)(first + j * vstride); DYND_AT(o, j) = {norm}; }}"
+                    ),
+                )
+            };
+            // `LESS(x, y)` is "y sorts strictly before x" (right before
+            // left), the one comparison a stable sort needs.
+            let _ = write!(
+                s,
+                "#define DYND_AT(base, j) (*({e}*)((base) + (j) * ostride))\n\
+                 #define DYND_RIGHT_FIRST(x, y) {less}\n"
+            );
+            let _ = writeln!(s, "#define DYND_RUN {RUN}");
+            format!(
+                "    for (long long j = 0; j < size; ++j) {init}\n\
+                 \x20   for (long long lo = 0; lo < size; lo += DYND_RUN) {{\n\
+                 \x20     const long long hi = lo + DYND_RUN < size ? lo + DYND_RUN : size;\n\
+                 \x20     for (long long i = lo + 1; i < hi; ++i) {{\n\
+                 \x20       const {e} v = DYND_AT(o, i);\n\
+                 \x20       long long j = i;\n\
+                 \x20       while (j > lo && DYND_RIGHT_FIRST(DYND_AT(o, j - 1), v)) {{ DYND_AT(o, j) = DYND_AT(o, j - 1); --j; }}\n\
+                 \x20       DYND_AT(o, j) = v;\n\
+                 \x20     }}\n\
+                 \x20   }}\n\
+                 \x20   char* from = o; char* to = t;\n\
+                 \x20   for (long long w = DYND_RUN; w < size; w *= 2) {{\n\
+                 \x20     for (long long lo = 0; lo < size; lo += 2 * w) {{\n\
+                 \x20       const long long mid = lo + w < size ? lo + w : size;\n\
+                 \x20       const long long hi = lo + 2 * w < size ? lo + 2 * w : size;\n\
+                 \x20       long long i = lo, j = mid, m = lo;\n\
+                 \x20       while (i < mid && j < hi) {{\n\
+                 \x20         if (DYND_RIGHT_FIRST(DYND_AT(from, i), DYND_AT(from, j))) DYND_AT(to, m++) = DYND_AT(from, j++);\n\
+                 \x20         else DYND_AT(to, m++) = DYND_AT(from, i++);\n\
+                 \x20       }}\n\
+                 \x20       while (i < mid) DYND_AT(to, m++) = DYND_AT(from, i++);\n\
+                 \x20       while (j < hi) DYND_AT(to, m++) = DYND_AT(from, j++);\n\
+                 \x20     }}\n\
+                 \x20     char* x = from; from = to; to = x;\n\
+                 \x20   }}\n\
+                 \x20   if (from != o) for (long long j = 0; j < size; ++j) DYND_AT(o, j) = DYND_AT(from, j);\n"
+            )
+        }
+    };
+    let esize = src.data_size();
+    let osize = out.data_size();
+    let _ = write!(
+        s,
+        "extern \"C\" __global__ void {KERNEL}(char* out_desc, const char* src_desc, dynd_gparams p, \
+         long long n_rows, long long voff, long long vstride, unsigned long long src_base, \
+         unsigned long long out_base, long long ostride, unsigned long long scratch_base) {{\n\
+         \x20 for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < n_rows;\n\
+         \x20      row += (long long)gridDim.x * blockDim.x) {{\n\
+         \x20   long long size;\n\
+         \x20   const char* first = dynd_row(p, src_desc, row, voff, &size);\n\
+         \x20   const unsigned long long at = ((unsigned long long)first - src_base) / {esize} * {osize};\n\
+         \x20   char* o = (char*)(out_base + at);\n\
+         \x20   char* t = (char*)(scratch_base + at);\n\
+         \x20   (void)t;\n\
+         \x20   *(char**)(out_desc + row * 16) = o;\n\
+         \x20   *(long long*)(out_desc + row * 16 + 8) = size;\n\
+         {body}\
+         \x20 }}\n\
+         }}\n"
+    );
+    s
+}
+
+/// Row operation `op` (`f`) of the ragged array `x` on `cuda:ordinal`, into
+/// a new ragged array on the device.
+///
+/// # Errors
+/// `Type` for a given output, or values the device does not compute on;
+/// the host's type errors (a sort of complex numbers, …).
+pub fn call(
+    f: &Callable,
+    op: RowOp,
+    ordinal: u32,
+    out: Option<&Array>,
+    args: &[&Array],
+) -> Result<Array> {
+    let device = DeviceId::Cuda(ordinal);
+    let [x] = args else {
+        return Err(Error::invalid_argument(format!(
+            "{} takes one argument, got {}",
+            f.name(),
+            args.len()
+        )));
+    };
+    if out.is_some() {
+        return Err(Error::type_error(format!(
+            "{} on ragged {device} arrays writes a new array (no output may be given yet)",
+            f.name()
+        )));
+    }
+    let out_tp = f.resolve(&[x.tp().clone()])?;
+    let layout = x.ragged_layout()?;
+    let values = |t: &dynd::Type, what: &str| {
+        element_value(t).ok_or_else(|| {
+            Error::type_error(format!(
+                "{} on {device}: {what} ({t}) cannot be computed on the device",
+                f.name()
+            ))
+        })
+    };
+    let src = values(&layout.elem, "the values")?;
+    let oelem = values(out_tp.dtype(), "the result")?;
+    let esize = layout.elem.data_size();
+    if layout.stride <= 0 || !(layout.stride as usize).is_multiple_of(esize) {
+        return Err(Error::type_error(format!(
+            "{} on {device}: rows of {} are not laid out forward",
+            f.name(),
+            x.tp()
+        )));
+    }
+    let Some((src_base, src_bytes)) = x.ragged_values_span() else {
+        return Err(Error::type_error(format!(
+            "{} on {device}: the values of {} were not allocated by dynd's runtime",
+            f.name(),
+            x.tp()
+        )));
+    };
+    let osize = oelem.0.data_size();
+    let ostride = layout.stride / esize as isize * osize as isize;
+    let backend = launch::backend(ordinal)?;
+    let b: &dyn Backend = &*backend;
+    let rows: usize = layout.shape.iter().product();
+    let mirror = (src_bytes / esize * osize).max(1);
+    let (vblock, vptr) = b.alloc(mirror)?;
+    let (dblock, dptr) = b.alloc((rows * 16).max(1))?;
+    if rows > 0 {
+        let (block, nk) = row_block(&layout);
+        let k = RowKernel {
+            op,
+            src,
+            out: oelem,
+            nk,
+        };
+        let sorts = matches!(op, RowOp::Sort(_) | RowOp::ArgSort(_));
+        let scratch = if sorts { Some(b.alloc(mirror)?) } else { None };
+        let mut p = Params::default();
+        p.word(dptr as u64)
+            .word(x.data_ptr() as u64)
+            .block(block)
+            .word(rows as u64)
+            .word(layout.offset as u64)
+            .word(layout.stride as u64)
+            .word(src_base as u64)
+            .word(vptr as u64)
+            .word(ostride as u64)
+            .word(scratch.as_ref().map_or(0, |s| s.1 as u64));
+        // SAFETY: (1) the kernel's parameters in order: the new
+        // descriptors, the source descriptors, the parameter block (fixed
+        // dims, descriptor strides), the row count, the var dim's offset
+        // and stride, the source values block's address, the mirror's,
+        // the output stride and the scratch mirror's (sorts only). (2)
+        // Every row reaches values inside the source block, whose mirrors
+        // have as many elements of the output's size; the new descriptors
+        // hold `rows` of 16 bytes; all alive until the launch returns.
+        unsafe {
+            launch::counted(
+                b,
+                &source(&k),
+                KERNEL,
+                launch::grid(b, rows),
+                &mut p.pointers(),
+            )?
+        };
+    }
+    // SAFETY: the new descriptors (C order over the fixed dims) reach the
+    // mirror block, element j of a row `ostride` bytes apart.
+    unsafe { Array::ragged_on_device(&out_tp, &layout.shape, (dptr, dblock), vblock, ostride) }
+}
