@@ -57,12 +57,12 @@ if command -v compute-sanitizer >/dev/null && [ -x "$bundle/dynd-cuda-tests" ]; 
     # would not fit the 8 minutes; these tests launch every kind of kernel
     # (contiguous, strided, scalar, failing, casts, fused, each reduction
     # plan: shared memory and __syncthreads for racecheck; copies for
-    # aliased outputs; the row-aware ragged kernel).
+    # aliased outputs; the row-aware ragged kernels, selections and scan).
     echo "== compute-sanitizer --tool $tool dynd-cuda-tests (gpu:: but the sweep)"
     if compute-sanitizer --tool "$tool" --error-exitcode 9 "$bundle/dynd-cuda-tests" --test-threads=1 \
         gpu::arrays gpu::device_errors gpu::a_second gpu::mixing gpu::assignments \
         gpu::ops_fuse gpu::reductions_of_each_plan gpu::overlapping \
-        gpu::ragged_elementwise >/tmp/sanitizer.log 2>&1; then
+        gpu::ragged_elementwise gpu::ragged_kernels_once >/tmp/sanitizer.log 2>&1; then
       passed=$((passed + 1)); tail -3 /tmp/sanitizer.log
     else
       failed=$((failed + 1)); tail -40 /tmp/sanitizer.log

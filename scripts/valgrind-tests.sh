@@ -51,13 +51,17 @@ skips=(
   # The emulated device sweeps compile and launch thousands of generated
   # kernels (each launch a block of host threads): minutes natively, hours
   # under valgrind. The emulator's unsafe launch path is checked by the
-  # small emulated tests, which stay.
+  # small emulated tests, which stay (`ragged_kernels_once`: each ragged
+  # row and selection kernel once).
   emulated::every_function_on_every_type_equals_the_host
   emulated::reductions_equal_the_host
   emulated::random_reductions_equal_the_host
   emulated::casts_equal_the_host
   emulated::reductions_of_each_plan
   emulated::where_equals_the_host
+  emulated::ragged_rows_equal_the_host
+  emulated::ragged_selection_equals_the_host
+  emulated::ragged_extremes_equal_the_host
 )
 skip_args=()
 for s in "${skips[@]}"; do skip_args+=(--skip "$s"); done

@@ -30,6 +30,9 @@ use dynd::memblock::DeviceId;
 use dynd::types::Type;
 use dynd::{Array, Error, Result};
 
+/// A selection on ragged device arrays ([`crate::select`]).
+type Selection = fn(&Callable, u32, &[&Array]) -> Result<Array>;
+
 /// The device calls of the CUDA runtime.
 pub struct CudaCalls;
 
@@ -50,9 +53,23 @@ impl DeviceCalls for CudaCalls {
             return reduce(f, reduction, ordinal, out, args);
         }
         let ragged = |a: &&Array| !a.device().is_cpu() && a.ragged_layout().is_ok();
-        if let Some(op) = RowOp::of(f) {
-            if args.iter().any(ragged) {
-                return crate::rows::call(f, op, ordinal, out, args);
+        if let Some(op) = RowOp::of(f)
+            && args.iter().any(ragged)
+        {
+            return crate::rows::call(f, op, ordinal, out, args);
+        }
+        for (name, run) in [
+            ("filter", crate::select::filter as Selection),
+            ("take", crate::select::take),
+        ] {
+            if own(f, name) && args.iter().any(ragged) {
+                if out.is_some() {
+                    return Err(Error::type_error(format!(
+                        "{name} on ragged {device} arrays writes a new array (no output may be \
+                         given yet)"
+                    )));
+                }
+                return run(f, ordinal, args);
             }
         }
         // Which kernel: known before any allocation.
@@ -126,6 +143,16 @@ impl DeviceAssign for CudaCalls {
                 )),
             }
         })
+    }
+
+    fn index_rows(&self, rows: &Array, ix: dynd::Index, axis: usize) -> Result<Array> {
+        let DeviceId::Cuda(ordinal) = rows.device() else {
+            return Err(Error::invalid_argument(format!(
+                "the CUDA runtime was given rows on {}",
+                rows.device()
+            )));
+        };
+        crate::select::index_rows(ordinal, rows, ix, axis)
     }
 }
 

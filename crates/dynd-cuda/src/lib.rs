@@ -5,7 +5,8 @@
 //!   reduction (fixed dims, or the var dim of a ragged array), with its
 //!   CUDA C and launch plan; [`ragged`]: elementwise functions over ragged
 //!   device arrays; [`rows`]: `cumsum`, `cumprod`, `sort`, `argsort` of
-//!   each row of a ragged device array;
+//!   each row of a ragged device array; [`select`]: integers and slices
+//!   of each row, `filter` and `take` of ragged device arrays;
 //! - [`codegen`]: its CUDA C; [`nvrtc`]: compiled once per (source,
 //!   architecture) and cached;
 //! - [`interp`]: the same description run on the host, so it is tested on
@@ -47,5 +48,6 @@ pub mod ragged;
 pub mod reduce;
 pub mod rows;
 pub mod runtime;
+pub mod select;
 
 pub use runtime::{device_count, install, is_available};

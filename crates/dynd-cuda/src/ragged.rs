@@ -117,9 +117,9 @@ pub fn call(
     let x = args[r];
     let layout = x.ragged_layout()?;
     let esize = layout.elem.data_size();
-    if layout.stride <= 0 || !(layout.stride as usize).is_multiple_of(esize) {
+    if layout.stride == 0 || layout.stride % esize as isize != 0 {
         return Err(Error::type_error(format!(
-            "{} on {device}: rows of {} are not laid out forward",
+            "{} on {device}: the values of {} are not whole elements apart",
             f.name(),
             x.tp()
         )));

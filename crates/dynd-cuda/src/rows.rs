@@ -308,9 +308,9 @@ pub fn call(
     let src = values(&layout.elem, "the values")?;
     let oelem = values(out_tp.dtype(), "the result")?;
     let esize = layout.elem.data_size();
-    if layout.stride <= 0 || !(layout.stride as usize).is_multiple_of(esize) {
+    if layout.stride == 0 || layout.stride % esize as isize != 0 {
         return Err(Error::type_error(format!(
-            "{} on {device}: rows of {} are not laid out forward",
+            "{} on {device}: the values of {} are not whole elements apart",
             f.name(),
             x.tp()
         )));

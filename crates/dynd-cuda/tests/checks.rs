@@ -795,3 +795,242 @@ pub fn ragged_rows_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) 
         .unwrap_err();
     assert!(e.message().contains("writes a new array"), "{e}");
 }
+
+/// Equal results, or errors of the same kind and message.
+fn same_outcome(what: &str, host: dynd::Result<Array>, dev: dynd::Result<Array>, on: DeviceId) {
+    match (host, dev) {
+        (Ok(e), Ok(g)) => {
+            assert_eq!(g.device(), on, "{what}");
+            assert_eq!(e.tp(), g.tp(), "{what}");
+            assert_eq!(e.to_json(), g.to_host().unwrap().to_json(), "{what}");
+        }
+        (Err(e), Err(g)) => {
+            assert_eq!(e.kind(), g.kind(), "{what}: {e} / {g}");
+            assert_eq!(e.message(), g.message(), "{what}");
+        }
+        (e, g) => panic!("{what}: host {e:?}, device {g:?}"),
+    }
+}
+
+/// Integers and slices within each row (`x[:, 0]`, `x[:, -1]`,
+/// `x[:, 1:3]`, reversed rows, rows picked after), `filter` by a ragged
+/// mask and `take` by ragged indices equal the host's, errors included
+/// (an integer or index out of range of a row, a mask row of another
+/// length); what the device computes next on a sliced view too.
+pub fn ragged_selection_equals_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
+    let types: Vec<BuiltinType> = match types {
+        Some(t) => t.to_vec(),
+        None => device_types().collect(),
+    };
+    let full = [3usize, 4, 1, 17, 2, 40, 5];
+    let gaps = [3usize, 0, 1, 17, 0, 40, 2];
+    let all = Index::ALL;
+    let ixs = [
+        vec![all, Index::At(0)],
+        vec![all, Index::At(-1)],
+        vec![all, Index::At(2)],
+        vec![all, Index::slice(Some(1), Some(3), 1)],
+        vec![all, Index::slice(None, None, -1)],
+        vec![all, Index::slice(Some(-2), None, 1)],
+        vec![all, Index::slice(Some(5), Some(1), -2)],
+        vec![all, Index::slice(None, Some(0), 1)],
+        vec![Index::At(3), Index::At(-2)],
+        vec![
+            Index::slice(Some(1), None, 2),
+            Index::slice(Some(1), None, 3),
+        ],
+        vec![Index::At(5), Index::slice(Some(2), Some(30), 4)],
+    ];
+    let mut n = 0;
+    for &b in &types {
+        for optional in [false, true] {
+            for lens in [&full[..], &gaps[..]] {
+                let h = ragged(b, optional, lens, 7);
+                let rev = h.index(&[Index::slice(None, None, -1)]).unwrap();
+                for x in [&h, &rev] {
+                    let d = x.to_device(dev).unwrap();
+                    for ix in &ixs {
+                        let what = format!("{}[{ix:?}]", x.tp());
+                        same_outcome(&what, x.index(ix), d.index(ix), dev);
+                        n += 1;
+                    }
+                    // The device computes on what it sliced: a reversed
+                    // and a strided view of each row.
+                    for ix in [&ixs[4], &ixs[9]] {
+                        let (hv, dv) = (x.index(ix).unwrap(), d.index(ix).unwrap());
+                        for name in ["cumsum", "sort"] {
+                            let f = callable::lookup(name).unwrap();
+                            same_outcome(name, f.call(&[&hv]), f.call(&[&dv]), dev);
+                        }
+                        let s = Array::from(1i8);
+                        same_outcome("add", compute::add(&hv, &s), compute::add(&dv, &s), dev);
+                        same_outcome(
+                            "max",
+                            compute::max(&hv, Some(&[-1]), false),
+                            compute::max(&dv, Some(&[-1]), false),
+                            dev,
+                        );
+                    }
+                    // filter by a mask computed on the device.
+                    let (hm, dm) = (
+                        compute::greater(x, &Array::from(0i8)).unwrap(),
+                        compute::greater(&d, &Array::from(0i8)).unwrap(),
+                    );
+                    same_outcome(
+                        "filter",
+                        compute::filter(x, &hm),
+                        compute::filter(&d, &dm),
+                        dev,
+                    );
+                    n += 1;
+                }
+            }
+        }
+    }
+    assert!(n >= types.len() * 2 * 2 * 2 * (ixs.len() + 1));
+    // A mask row of another length: the host's error.
+    let x = Array::from_json("3 * var * int32", "[[1, 2], [3], [4, 5, 6]]").unwrap();
+    let m = Array::from_json(
+        "3 * var * ?bool",
+        "[[true, null], [true, false], [false, true, true]]",
+    )
+    .unwrap();
+    let (dx, dm) = (x.to_device(dev).unwrap(), m.to_device(dev).unwrap());
+    same_outcome(
+        "filter",
+        compute::filter(&x, &m),
+        compute::filter(&dx, &dm),
+        dev,
+    );
+    let m = Array::from_json(
+        "3 * var * ?bool",
+        "[[true, null], [null], [false, true, true]]",
+    )
+    .unwrap();
+    let dm = m.to_device(dev).unwrap();
+    same_outcome(
+        "filter",
+        compute::filter(&x, &m),
+        compute::filter(&dx, &dm),
+        dev,
+    );
+    // take by ragged indices: negative, missing, of each integer type, and
+    // out of range.
+    for (tp, json) in [
+        ("3 * var * int64", "[[1, -2, 0], [], [2, 2, -3, 0]]"),
+        ("3 * var * ?int8", "[[null, 1], [0, null, -1], [2]]"),
+        ("3 * var * uint16", "[[1, 0], [0], [2, 1, 0]]"),
+        ("3 * var * int32", "[[0], [1], [0]]"),
+        ("3 * var * uint64", "[[0], [18446744073709551615], [0]]"),
+        ("3 * var * int16", "[[0], [0], [-4]]"),
+    ] {
+        let i = Array::from_json(tp, json).unwrap();
+        let di = i.to_device(dev).unwrap();
+        for x in [&x, &m] {
+            let dx = x.to_device(dev).unwrap();
+            let what = format!("take({}, {tp})", x.tp());
+            same_outcome(&what, compute::take(x, &i), compute::take(&dx, &di), dev);
+        }
+    }
+    // Fixed dims around the rows; arguments that do not match are refused.
+    let x = Array::from_json(
+        "2 * 2 * var * float64",
+        "[[[1.5, 2], []], [[3], [4, 5, 6]]]",
+    )
+    .unwrap();
+    let d = x.to_device(dev).unwrap();
+    for ix in [&ixs[1], &ixs[3]] {
+        same_outcome("2 * 2 rows", x.index(ix), d.index(ix), dev);
+    }
+    let e = compute::filter(&d, &dm).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type, "{e}");
+    assert!(e.message().contains("the same fixed dims"), "{e}");
+    let e = compute::filter(&dx, &m).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+}
+
+/// The ragged kernels at the sizes where plans change: one row of 10⁶
+/// values (longer than any block, sorted by one thread) and 10⁶ rows of
+/// length 0 or 1 (many more rows than threads: grid-stride loops), each
+/// operation equal to the host's.
+pub fn ragged_extremes_equal_the_host(dev: DeviceId) {
+    let n = 1_000_000usize;
+    let long: Vec<String> = (0..n).map(|k| ((k * 7919) % 1000).to_string()).collect();
+    let long = Array::from_json("1 * var * int64", &format!("[[{}]]", long.join(","))).unwrap();
+    let short: Vec<&str> = (0..n)
+        .map(|k| if k % 3 == 0 { "[]" } else { "[5]" })
+        .collect();
+    let short = Array::from_json(
+        format!("{n} * var * int32").as_str(),
+        &format!("[{}]", short.join(",")),
+    )
+    .unwrap();
+    for x in [&long, &short] {
+        let d = x.to_device(dev).unwrap();
+        let what = x.tp().to_string();
+        for name in ["sum", "max", "argmin", "mean", "count"] {
+            let f = callable::lookup(name).unwrap();
+            let f = dynd::callable::reduce::Reduction::of(&f)
+                .unwrap()
+                .with(Some(&[-1]), false);
+            let (h, g) = (f.call(&[x]), f.call(&[&d]));
+            same_outcome(&format!("{name}({what})"), h, g, dev);
+        }
+        for name in ["cumsum", "sort", "argsort"] {
+            let f = callable::lookup(name).unwrap();
+            same_outcome(&format!("{name}({what})"), f.call(&[x]), f.call(&[&d]), dev);
+        }
+        let s = Array::from(500i32);
+        same_outcome("add", compute::add(x, &s), compute::add(&d, &s), dev);
+        let (hm, dm) = (
+            compute::greater(x, &s).unwrap(),
+            compute::greater(&d, &s).unwrap(),
+        );
+        same_outcome(
+            "filter",
+            compute::filter(x, &hm),
+            compute::filter(&d, &dm),
+            dev,
+        );
+        let ix = [Index::ALL, Index::slice(Some(-1), None, 1)];
+        same_outcome("x[:, -1:]", x.index(&ix), d.index(&ix), dev);
+    }
+}
+
+/// Each ragged row and selection kernel once, on small arrays (what the
+/// memory checkers run: valgrind over the emulator, compute-sanitizer on a
+/// GPU): an integer and a slice of each row, filter (count, scan, fill),
+/// take, a scan and a sort of each row, each equal to the host's.
+pub fn ragged_kernels_once(dev: DeviceId) {
+    let x = Array::from_json(
+        "4 * var * ?float64",
+        "[[1, null, 3], [], [NaN, -2], [4, 0, 4, 9]]",
+    )
+    .unwrap();
+    let d = x.to_device(dev).unwrap();
+    let i = Array::from_json("4 * var * int8", "[[2, -1], [], [0], [3, 3, 0]]").unwrap();
+    let di = i.to_device(dev).unwrap();
+    let (hm, dm) = (
+        compute::greater(&x, &Array::from(0.5f64)).unwrap(),
+        compute::greater(&d, &Array::from(0.5f64)).unwrap(),
+    );
+    let cases: Vec<(&str, dynd::Result<Array>, dynd::Result<Array>)> = vec![
+        (
+            "x[:, -1]",
+            x.index(&[Index::ALL, Index::At(-1)]),
+            d.index(&[Index::ALL, Index::At(-1)]),
+        ),
+        (
+            "x[:, 1:]",
+            x.index(&[Index::ALL, Index::slice(Some(1), None, 1)]),
+            d.index(&[Index::ALL, Index::slice(Some(1), None, 1)]),
+        ),
+        ("filter", compute::filter(&x, &hm), compute::filter(&d, &dm)),
+        ("take", compute::take(&x, &i), compute::take(&d, &di)),
+        ("cumsum", compute::cumsum(&x), compute::cumsum(&d)),
+        ("argsort", compute::argsort(&x), compute::argsort(&d)),
+    ];
+    for (what, h, g) in cases {
+        same_outcome(what, h, g, dev);
+    }
+}

@@ -445,6 +445,32 @@ fn every_generated_row_kernel_compiles() {
 }
 
 #[test]
+fn every_generated_selection_kernel_compiles() {
+    use dynd_cuda::select;
+    if probe::skip_without_nvrtc().is_some() {
+        return;
+    }
+    let mut sources = vec![select::SCAN_SOURCE.to_string()];
+    for nk in [1, 2] {
+        sources.push(select::slice_source(nk));
+        for esize in [1, 2, 4, 8, 16] {
+            sources.push(select::at_source(esize, nk));
+            for mask_opt in [false, true] {
+                sources.push(select::filter_source(esize, mask_opt, nk));
+            }
+        }
+        for idx in device_types().filter(|t| t.is_signed_int() || t.is_unsigned_int()) {
+            for (esize, na) in [(1, "(unsigned char)2"), (8, "0x7ff00000000007a2ULL")] {
+                sources.push(select::take_source(esize, (idx, false), "", nk));
+                sources.push(select::take_source(esize, (idx, true), na, nk));
+            }
+        }
+    }
+    assert!(sources.len() > 60, "only {}", sources.len());
+    compile_all(&sources);
+}
+
+#[test]
 fn a_compile_error_reports_the_log_and_the_source() {
     if probe::skip_without_nvrtc().is_some() {
         return;

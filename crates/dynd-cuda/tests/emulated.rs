@@ -172,3 +172,24 @@ fn ragged_rows_equal_the_host() {
         checks::ragged_rows_equal_the_host(EMU, Some(&SOME));
     }
 }
+
+#[test]
+fn ragged_selection_equals_the_host() {
+    if emu() {
+        checks::ragged_selection_equals_the_host(EMU, Some(&SOME));
+    }
+}
+
+#[test]
+fn ragged_extremes_equal_the_host() {
+    if emu() {
+        checks::ragged_extremes_equal_the_host(EMU);
+    }
+}
+
+#[test]
+fn ragged_kernels_once() {
+    if emu() {
+        checks::ragged_kernels_once(EMU);
+    }
+}

@@ -196,3 +196,24 @@ fn ragged_rows_equal_the_host() {
         checks::ragged_rows_equal_the_host(GPU, None);
     }
 }
+
+#[test]
+fn ragged_selection_equals_the_host() {
+    if gpu() {
+        checks::ragged_selection_equals_the_host(GPU, None);
+    }
+}
+
+#[test]
+fn ragged_extremes_equal_the_host() {
+    if gpu() {
+        checks::ragged_extremes_equal_the_host(GPU);
+    }
+}
+
+#[test]
+fn ragged_kernels_once() {
+    if gpu() {
+        checks::ragged_kernels_once(GPU);
+    }
+}

@@ -124,7 +124,12 @@ pub(super) fn index_rows(
         )));
     };
     let out = r.index_rows(head, ix, axis)?;
-    Ok((out, if slice { kept + 1 } else { kept }))
+    if slice {
+        // The rows reach head's elements: no more writable than head.
+        Ok((out.with_flags(head.flags()), kept + 1))
+    } else {
+        Ok((out, kept))
+    }
 }
 
 impl Array {
