@@ -99,3 +99,33 @@ def test_ragged_arrays_move_and_reduce_on_the_device():
     # Other axes are not on the device yet: a TypeError naming them.
     with pytest.raises(dynd.TypeMismatchError, match="does not run on the device yet"):
         dynd.sum(d, axis=0)
+
+
+def test_ragged_rows_select_and_sort_on_the_device():
+    x = dynd.array(
+        [[3.0, None, -1.0, 3.0], [], [float("nan"), 2.0], [5.0]], type="4 * var * ?float64"
+    )
+    d = x.to(DEV)
+
+    def same(got, want):
+        assert got.device == DEV
+        assert str(got.type) == str(want.type)
+        assert str(got.cpu()) == str(want)
+
+    # x[:, 0], x[:, -1], x[:, 1:3] of every row, as on the host.
+    same(d[2:, -1], x[2:, -1])
+    same(d[::2, 0], x[::2, 0])
+    same(d[:, 1:3], x[:, 1:3])
+    same(d[:, ::-1], x[:, ::-1])
+    with pytest.raises(dynd.IndexOutOfBoundsError, match=r"row \[1\]"):
+        d[:, 0]
+    # filter (awkward's x[mask]) by a mask computed on the device, take.
+    same(dynd.filter(d, d > 0.0), dynd.filter(x, x > 0.0))
+    i = dynd.array([[0, -1], [], [1], [0, 0]], type="4 * var * int64")
+    same(dynd.take(d, i.to(DEV)), dynd.take(x, i))
+    with pytest.raises(dynd.IndexOutOfBoundsError, match="take: index 9"):
+        dynd.take(d, dynd.array([[9], [], [], []], type="4 * var * int8").to(DEV))
+    # Row scans and stable sorts (NaN, then missing, last).
+    for name in ["cumsum", "cumprod", "sort", "argsort"]:
+        same(getattr(dynd, name)(d), getattr(dynd, name)(x))
+    same(dynd.sort(d, descending=True), dynd.sort(x, descending=True))
