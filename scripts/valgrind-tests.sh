@@ -62,6 +62,7 @@ skips=(
   emulated::ragged_rows_equal_the_host
   emulated::ragged_selection_equals_the_host
   emulated::ragged_extremes_equal_the_host
+  emulated::ragged_broadcasting_equals_the_host
 )
 skip_args=()
 for s in "${skips[@]}"; do skip_args+=(--skip "$s"); done

@@ -79,13 +79,15 @@ impl DeviceCalls for CudaCalls {
             Some(device_function(f)?)
         };
         if args.iter().any(ragged) {
-            let Some(function) = function else {
-                return Err(Error::type_error(format!(
-                    "{} on ragged {device} arrays does not run on the device yet",
-                    f.name()
-                )));
+            use crate::broadcast::{self, Body};
+            let arrays = args.iter().filter(|a| !a.device().is_cpu()).count();
+            return match function {
+                Some(function) if arrays == 1 => {
+                    crate::ragged::call(f, function, ordinal, out, args)
+                }
+                Some(function) => broadcast::call(f, Body::Call(function), ordinal, out, args),
+                None => broadcast::call(f, Body::Where, ordinal, out, args),
             };
-            return crate::ragged::call(f, function, ordinal, out, args);
         }
         let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
         let out_tp = f.resolve(&tps)?;

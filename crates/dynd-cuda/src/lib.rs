@@ -4,7 +4,8 @@
 //!   call of one of dynd's functions on device arrays; [`reduce`]: of a
 //!   reduction (fixed dims, or the var dim of a ragged array), with its
 //!   CUDA C and launch plan; [`ragged`]: elementwise functions over ragged
-//!   device arrays; [`rows`]: `cumsum`, `cumprod`, `sort`, `argsort` of
+//!   device arrays (one ragged array and host scalars); [`broadcast`]:
+//!   several device arrays, ragged among them, broadcast per §6; [`rows`]: `cumsum`, `cumprod`, `sort`, `argsort` of
 //!   each row of a ragged device array; [`select`]: integers and slices
 //!   of each row, `filter` and `take` of ragged device arrays;
 //! - [`codegen`]: its CUDA C; [`nvrtc`]: compiled once per (source,
@@ -35,6 +36,7 @@
 //! the crate builds, its host tests pass, and its GPU tests print
 //! `SKIP: no CUDA device (<reason>)`.
 
+pub mod broadcast;
 pub mod calls;
 pub mod codegen;
 pub mod emulator;

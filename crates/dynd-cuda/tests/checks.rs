@@ -706,10 +706,6 @@ pub fn ragged_elementwise_equals_the_host(dev: DeviceId, types: Option<&[Builtin
     assert_eq!(e.kind(), host.kind(), "{e}");
     assert!(e.message().contains(host.message()), "{e} / {host}");
     assert!(e.message().contains("[0, 0]"), "{e}");
-    // Two ragged arrays, and `where`, are not on the device yet.
-    let d = x.to_device(dev).unwrap();
-    let e = compute::add(&d, &d).unwrap_err();
-    assert!(e.message().contains("one ragged array"), "{e}");
 }
 
 /// The row operations of each ragged row — `cumsum`, `cumprod`, `sort`,
@@ -1000,7 +996,8 @@ pub fn ragged_extremes_equal_the_host(dev: DeviceId) {
 /// Each ragged row and selection kernel once, on small arrays (what the
 /// memory checkers run: valgrind over the emulator, compute-sanitizer on a
 /// GPU): an integer and a slice of each row, filter (count, scan, fill),
-/// take, a scan and a sort of each row, each equal to the host's.
+/// take, a scan and a sort of each row, two ragged arrays broadcast and
+/// `where`, each equal to the host's.
 pub fn ragged_kernels_once(dev: DeviceId) {
     let x = Array::from_json(
         "4 * var * ?float64",
@@ -1029,8 +1026,144 @@ pub fn ragged_kernels_once(dev: DeviceId) {
         ("take", compute::take(&x, &i), compute::take(&d, &di)),
         ("cumsum", compute::cumsum(&x), compute::cumsum(&d)),
         ("argsort", compute::argsort(&x), compute::argsort(&d)),
+        (
+            "x * x",
+            compute::multiply(&x, &x),
+            compute::multiply(&d, &d),
+        ),
+        (
+            "where(x > 0.5, x, 0)",
+            compute::where_(&hm, &x, &Array::from(0.0f64)),
+            compute::where_(&dm, &d, &Array::from(0.0f64)),
+        ),
     ];
     for (what, h, g) in cases {
         same_outcome(what, h, g, dev);
     }
+}
+
+/// Elementwise functions of several device arrays with ragged ones among
+/// them, broadcast per §6, equal the host's: two ragged arrays (rows of
+/// length 1 broadcasting), one value per row (`N * 1 * T`, from a
+/// reduction with keepdims), a fixed dim lined up with the var dim (a
+/// fixed result), fixed dims broadcast, host scalars beside; rows that do
+/// not broadcast and failing elements are the host's errors.
+pub fn ragged_broadcasting_equals_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
+    let types: Vec<BuiltinType> = match types {
+        Some(t) => t.to_vec(),
+        None => device_types().collect(),
+    };
+    let check = |what: &str, h: dynd::Result<Array>, d: dynd::Result<Array>| match (h, d) {
+        (Ok(e), Ok(g)) => {
+            assert_eq!(g.device(), dev, "{what}");
+            assert_eq!(e.tp(), g.tp(), "{what}");
+            assert_eq!(e.to_json(), g.to_host().unwrap().to_json(), "{what}");
+        }
+        (Err(e), Err(g)) => {
+            assert_eq!(e.kind(), g.kind(), "{what}: {e} / {g}");
+            assert!(g.message().contains(e.message()), "{what}: {e} / {g}");
+        }
+        (e, g) => panic!("{what}: host {e:?}, device {g:?}"),
+    };
+    let lens = [3usize, 0, 1, 17, 2, 40];
+    let ones = [1usize, 0, 1, 1, 2, 1];
+    let mut n = 0;
+    for &b in &types {
+        for optional in [false, true] {
+            let x = ragged(b, optional, &lens, 3);
+            let y = ragged(b, !optional, &lens, 8);
+            let z = ragged(BuiltinType::Float64, false, &ones, 1);
+            let m = compute::max(&y, Some(&[-1]), true).unwrap();
+            let (dx, dy, dz, dm) = (
+                x.to_device(dev).unwrap(),
+                y.to_device(dev).unwrap(),
+                z.to_device(dev).unwrap(),
+                m.to_device(dev).unwrap(),
+            );
+            // where, with a condition computed on the device.
+            let (hc, dc) = (
+                compute::greater(&x, &Array::from(0i8)).unwrap(),
+                compute::greater(&dx, &Array::from(0i8)).unwrap(),
+            );
+            let (one, two) = (Array::from(1i8), Array::from(2.5f64));
+            check(
+                "where(x > 0, x, y)",
+                compute::where_(&hc, &x, &y),
+                compute::where_(&dc, &dx, &dy),
+            );
+            check(
+                "where(x > 0, 1, 2.5)",
+                compute::where_(&hc, &one, &two),
+                compute::where_(&dc, &one, &two),
+            );
+            check(
+                "where(x, max(y, keepdims), x)",
+                compute::where_(&x, &m, &x),
+                compute::where_(&dx, &dm, &dx),
+            );
+            for name in ["add", "multiply", "greater", "floor_divide"] {
+                let f = callable::lookup(name).unwrap();
+                for (what, h, d) in [
+                    ("x, y", vec![&x, &y], vec![&dx, &dy]),
+                    ("x, rows of 1", vec![&x, &z], vec![&dx, &dz]),
+                    ("rows of 1, x", vec![&z, &x], vec![&dz, &dx]),
+                    ("x, max(y, keepdims)", vec![&x, &m], vec![&dx, &dm]),
+                    ("x, x", vec![&x, &x], vec![&dx, &dx]),
+                ] {
+                    let what = format!("{name}({what}) of {}", x.tp());
+                    check(&what, f.call(&h), f.call(&d));
+                    n += 1;
+                }
+            }
+        }
+    }
+    assert!(n >= types.len() * 2 * 4 * 5);
+    // Rows that do not broadcast: the host's Broadcast error.
+    let x = ragged(BuiltinType::Int32, false, &lens, 1);
+    let rev = x.index(&[Index::slice(None, None, -1)]).unwrap();
+    let (dx, dr) = (x.to_device(dev).unwrap(), rev.to_device(dev).unwrap());
+    check(
+        "x + reversed x",
+        compute::add(&x, &rev),
+        compute::add(&dx, &dr),
+    );
+    // A fixed dim lined up with the var dim: a fixed result when every
+    // row has its length or 1; other rows fail.
+    let r = Array::from_json("3 * var * float64", "[[1, 2, 3], [4], [5, 6, 7]]").unwrap();
+    let w = Array::from_json("3 * float64", "[10, 20, 30]").unwrap();
+    let (drr, dw) = (r.to_device(dev).unwrap(), w.to_device(dev).unwrap());
+    check("r + w", compute::add(&r, &w), compute::add(&drr, &dw));
+    check(
+        "w * r",
+        compute::multiply(&w, &r),
+        compute::multiply(&dw, &drr),
+    );
+    let bad = Array::from_json("2 * var * float64", "[[1, 2, 3], [4, 5]]").unwrap();
+    let dbad = bad.to_device(dev).unwrap();
+    check("bad + w", compute::add(&bad, &w), compute::add(&dbad, &dw));
+    // Fixed dims broadcast: 2 * 3 * var against 3 * var, and a host scalar.
+    let a = Array::from_json(
+        "2 * 3 * var * int64",
+        "[[[1], [2, 3], []], [[4], [5, 6], []]]",
+    )
+    .unwrap();
+    let c = Array::from_json("3 * var * int64", "[[10], [20, 30], []]").unwrap();
+    let (da, dc) = (a.to_device(dev).unwrap(), c.to_device(dev).unwrap());
+    check("a + c", compute::add(&a, &c), compute::add(&da, &dc));
+    let f = callable::lookup("add").unwrap();
+    let s = Array::from(0.5f32);
+    let h = compute::add(&compute::add(&a, &c).unwrap(), &s);
+    let d = compute::add(&f.call(&[&da, &dc]).unwrap(), &s);
+    check("a + c + 0.5", h, d);
+    // A failing element (integer division by zero): the host's error.
+    let zero = Array::from_json("3 * var * int64", "[[1], [0, 1], []]").unwrap();
+    let dzero = zero.to_device(dev).unwrap();
+    check(
+        "c // zero",
+        compute::floor_divide(&c, &zero),
+        compute::floor_divide(&dc, &dzero),
+    );
+    // A host array beside them is refused by name.
+    let e = compute::add(&dc, &c).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
 }

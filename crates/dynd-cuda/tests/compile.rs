@@ -471,6 +471,87 @@ fn every_generated_selection_kernel_compiles() {
 }
 
 #[test]
+fn every_generated_ragged_broadcast_kernel_compiles() {
+    use dynd_cuda::broadcast::{self, Kind};
+    use dynd_cuda::kernel::{Expr, call_body};
+    if probe::skip_without_nvrtc().is_some() {
+        return;
+    }
+    let strided = |elem: BuiltinType, optional: bool| Operand {
+        elem,
+        optional,
+        place: Place::Strided(vec![0]),
+    };
+    let mut sources = Vec::new();
+    for f in arith::functions() {
+        for c in device_types() {
+            for optional in [false, true] {
+                let mut inputs = vec![strided(c, optional)];
+                let mut kinds = vec![vec![Kind::Ragged]];
+                if f.arity() == 2 {
+                    inputs.push(strided(BuiltinType::Float64, false));
+                    kinds = vec![
+                        vec![Kind::Ragged, Kind::Ragged],
+                        vec![Kind::Ragged, Kind::Fixed],
+                        vec![Kind::Fixed, Kind::Ragged],
+                    ];
+                }
+                let values: Vec<Type> = inputs.iter().map(|o| Type::builtin(o.elem)).collect();
+                let Ok(op) = f.device_op(&values) else {
+                    continue;
+                };
+                let Ok(body) = call_body(f, &inputs, op.out) else {
+                    continue;
+                };
+                let k = Elementwise {
+                    shape: vec![1],
+                    inputs,
+                    out: Operand {
+                        elem: op.out,
+                        optional,
+                        place: Place::Strided(vec![op.out.data_size() as isize]),
+                    },
+                    body,
+                };
+                for (n, kinds) in kinds.iter().enumerate() {
+                    let fixed_out = n == 1;
+                    sources.push(broadcast::source(&k, kinds, 1 + n % 2, fixed_out));
+                }
+            }
+        }
+    }
+    // where(cond, x, y) with a scalar branch.
+    for c in device_types() {
+        let k = Elementwise {
+            shape: vec![1],
+            inputs: vec![
+                strided(BuiltinType::Bool, true),
+                strided(c, false),
+                Operand {
+                    elem: c,
+                    optional: false,
+                    place: Place::Scalar,
+                },
+            ],
+            out: strided(c, true),
+            body: Expr::Select {
+                cond: Box::new(Expr::Arg(0)),
+                then: Box::new(Expr::Arg(1)),
+                otherwise: Box::new(Expr::Arg(2)),
+            },
+        };
+        sources.push(broadcast::source(
+            &k,
+            &[Kind::Ragged, Kind::Ragged, Kind::Scalar],
+            2,
+            false,
+        ));
+    }
+    assert!(sources.len() > 500, "only {}", sources.len());
+    compile_all(&sources);
+}
+
+#[test]
 fn a_compile_error_reports_the_log_and_the_source() {
     if probe::skip_without_nvrtc().is_some() {
         return;

@@ -193,3 +193,10 @@ fn ragged_kernels_once() {
         checks::ragged_kernels_once(EMU);
     }
 }
+
+#[test]
+fn ragged_broadcasting_equals_the_host() {
+    if emu() {
+        checks::ragged_broadcasting_equals_the_host(EMU, Some(&SOME));
+    }
+}

@@ -217,3 +217,10 @@ fn ragged_kernels_once() {
         checks::ragged_kernels_once(GPU);
     }
 }
+
+#[test]
+fn ragged_broadcasting_equals_the_host() {
+    if gpu() {
+        checks::ragged_broadcasting_equals_the_host(GPU, None);
+    }
+}
