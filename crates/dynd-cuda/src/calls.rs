@@ -58,6 +58,14 @@ impl DeviceCalls for CudaCalls {
         {
             return crate::rows::call(f, op, ordinal, out, args);
         }
+        if own(f, "concatenate") {
+            if out.is_some() {
+                return Err(Error::type_error(format!(
+                    "concatenate on {device} writes a new array (no output may be given yet)"
+                )));
+            }
+            return crate::concat::call(f, ordinal, args);
+        }
         for (name, run) in [
             ("filter", crate::select::filter as Selection),
             ("take", crate::select::take),

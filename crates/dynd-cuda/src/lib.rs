@@ -8,6 +8,7 @@
 //!   several device arrays, ragged among them, broadcast per §6; [`rows`]: `cumsum`, `cumprod`, `sort`, `argsort` of
 //!   each row of a ragged device array; [`select`]: integers and slices
 //!   of each row, `filter` and `take` of ragged device arrays;
+//!   [`concat`]: `concatenate` of fixed and of ragged device arrays;
 //! - [`codegen`]: its CUDA C; [`nvrtc`]: compiled once per (source,
 //!   architecture) and cached;
 //! - [`interp`]: the same description run on the host, so it is tested on
@@ -39,6 +40,7 @@
 pub mod broadcast;
 pub mod calls;
 pub mod codegen;
+pub mod concat;
 pub mod emulator;
 pub mod interp;
 pub mod kernel;

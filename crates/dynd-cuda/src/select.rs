@@ -39,7 +39,7 @@ pub const FILTER_FILL: &str = "dynd_filter_fill";
 pub const TAKE_KERNEL: &str = "dynd_take";
 
 /// CUDA C that copies an element of `esize` bytes from `src` to `dst`.
-fn copy_elem(esize: usize, dst: &str, src: &str) -> String {
+pub(crate) fn copy_elem(esize: usize, dst: &str, src: &str) -> String {
     match esize {
         1 | 2 | 4 | 8 => {
             let t = match esize {

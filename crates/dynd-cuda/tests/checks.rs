@@ -1167,3 +1167,48 @@ pub fn ragged_broadcasting_equals_the_host(dev: DeviceId, types: Option<&[Builti
     let e = compute::add(&dc, &c).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
 }
+
+/// `concatenate` of device arrays equals the host's: fixed arrays (views
+/// too), ragged arrays with fixed dims (reversed rows, sliced rows, empty
+/// rows), top-level var dims; mixing fixed and var outermost dims is
+/// refused by name.
+pub fn concatenate_equals_the_host(dev: DeviceId) {
+    let cat = |what: &str, hs: &[&Array]| {
+        let ds: Vec<Array> = hs.iter().map(|a| a.to_device(dev).unwrap()).collect();
+        let dr: Vec<&Array> = ds.iter().collect();
+        same_outcome(
+            what,
+            compute::concatenate(hs),
+            compute::concatenate(&dr),
+            dev,
+        );
+    };
+    let a = Array::from_json("3 * 2 * int32", "[[1, 2], [3, 4], [5, 6]]").unwrap();
+    let b = Array::from_json("1 * 2 * int32", "[[7, 8]]").unwrap();
+    let at = a.permute(&[1, 0]).unwrap();
+    let a2 = a.index(&[Index::slice(None, None, -2)]).unwrap();
+    cat("fixed", &[&a, &b]);
+    cat("fixed views", &[&a2, &b, &a]);
+    cat("transposed", &[&at, &at]);
+    let x = ragged(BuiltinType::Float64, true, &[3, 0, 2, 17], 4);
+    let y = ragged(BuiltinType::Float64, true, &[1, 40], 9);
+    let xr = x.index(&[Index::slice(None, None, -1)]).unwrap();
+    let xs = x
+        .index(&[Index::ALL, Index::slice(None, None, -1)])
+        .unwrap();
+    cat("ragged", &[&x, &y]);
+    cat("ragged views", &[&xr, &y, &xs, &x]);
+    let g = Array::from_json("2 * 2 * var * int8", "[[[1], []], [[2, 3], [4]]]").unwrap();
+    let h = Array::from_json("1 * 2 * var * int8", "[[[5, 6, 7], [8]]]").unwrap();
+    cat("fixed dims over rows", &[&g, &h]);
+    let t = Array::from_json("var * int64", "[1, 2, 3]").unwrap();
+    let u = Array::from_json("var * int64", "[]").unwrap();
+    cat("top-level var", &[&t, &u, &t]);
+    let f = Array::from_json("2 * int64", "[4, 5]").unwrap();
+    let (dt, df) = (t.to_device(dev).unwrap(), f.to_device(dev).unwrap());
+    let e = compute::concatenate(&[&dt, &df]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type, "{e}");
+    assert!(e.message().contains("concatenate on"), "{e}");
+    let e = compute::concatenate(&[&dt, &t]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+}

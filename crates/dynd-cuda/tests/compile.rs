@@ -455,6 +455,7 @@ fn every_generated_selection_kernel_compiles() {
         sources.push(select::slice_source(nk));
         for esize in [1, 2, 4, 8, 16] {
             sources.push(select::at_source(esize, nk));
+            sources.push(dynd_cuda::concat::gather_source(esize, nk));
             for mask_opt in [false, true] {
                 sources.push(select::filter_source(esize, mask_opt, nk));
             }

@@ -200,3 +200,10 @@ fn ragged_broadcasting_equals_the_host() {
         checks::ragged_broadcasting_equals_the_host(EMU, Some(&SOME));
     }
 }
+
+#[test]
+fn concatenate_equals_the_host() {
+    if emu() {
+        checks::concatenate_equals_the_host(EMU);
+    }
+}

@@ -224,3 +224,10 @@ fn ragged_broadcasting_equals_the_host() {
         checks::ragged_broadcasting_equals_the_host(GPU, None);
     }
 }
+
+#[test]
+fn concatenate_equals_the_host() {
+    if gpu() {
+        checks::concatenate_equals_the_host(GPU);
+    }
+}
