@@ -50,6 +50,10 @@ pub struct RowKernel {
     /// Fixed dims over the rows (at least 1: a top-level var dim is one
     /// row).
     pub nk: usize,
+    /// Rows of a fixed innermost dim (a fixed array: the row length is a
+    /// parameter, the outer dims' element strides in the block), rather
+    /// than var rows read from descriptors.
+    pub fixed: bool,
 }
 
 /// The parameter struct and the device function that finds row `row`'s
@@ -246,6 +250,32 @@ pub fn source(k: &RowKernel) -> String {
     };
     let esize = src.data_size();
     let osize = out.data_size();
+    // Where the row is, where its result goes.
+    let head = if k.fixed {
+        // `voff` is the rows' length, `p.desc` the element strides of the
+        // outer dims; the result is C order, `ostride` its element size.
+        format!(
+            "    const long long size = voff;\n\
+             \x20   long long sb = 0, rem = row;\n\
+             \x20   for (int d = {}; d >= 0; --d) {{ sb += (rem % p.rows[d]) * p.desc[d]; rem /= p.rows[d]; }}\n\
+             \x20   const char* first = src_desc + sb;\n\
+             \x20   char* o = (char*)(out_base + row * size * ostride);\n\
+             \x20   char* t = (char*)(scratch_base + row * size * ostride);\n\
+             \x20   (void)t; (void)src_base; (void)out_desc;\n",
+            k.nk - 1
+        )
+    } else {
+        format!(
+            "    long long size;\n\
+             \x20   const char* first = dynd_row(p, src_desc, row, voff, &size);\n\
+             \x20   const unsigned long long at = ((unsigned long long)first - src_base) / {esize} * {osize};\n\
+             \x20   char* o = (char*)(out_base + at);\n\
+             \x20   char* t = (char*)(scratch_base + at);\n\
+             \x20   (void)t;\n\
+             \x20   *(char**)(out_desc + row * 16) = o;\n\
+             \x20   *(long long*)(out_desc + row * 16 + 8) = size;\n"
+        )
+    };
     let _ = write!(
         s,
         "extern \"C\" __global__ void {KERNEL}(char* out_desc, const char* src_desc, dynd_gparams p, \
@@ -253,14 +283,7 @@ pub fn source(k: &RowKernel) -> String {
          unsigned long long out_base, long long ostride, unsigned long long scratch_base) {{\n\
          \x20 for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < n_rows;\n\
          \x20      row += (long long)gridDim.x * blockDim.x) {{\n\
-         \x20   long long size;\n\
-         \x20   const char* first = dynd_row(p, src_desc, row, voff, &size);\n\
-         \x20   const unsigned long long at = ((unsigned long long)first - src_base) / {esize} * {osize};\n\
-         \x20   char* o = (char*)(out_base + at);\n\
-         \x20   char* t = (char*)(scratch_base + at);\n\
-         \x20   (void)t;\n\
-         \x20   *(char**)(out_desc + row * 16) = o;\n\
-         \x20   *(long long*)(out_desc + row * 16 + 8) = size;\n\
+         {head}\
          {body}\
          \x20 }}\n\
          }}\n"
@@ -268,8 +291,9 @@ pub fn source(k: &RowKernel) -> String {
     s
 }
 
-/// Row operation `op` (`f`) of the ragged array `x` on `cuda:ordinal`, into
-/// a new ragged array on the device.
+/// Row operation `op` (`f`) of the device array `x` (ragged, or fixed
+/// along its innermost dim) on `cuda:ordinal`, into a new array on the
+/// device.
 ///
 /// # Errors
 /// `Type` for a given output, or values the device does not compute on;
@@ -291,12 +315,11 @@ pub fn call(
     };
     if out.is_some() {
         return Err(Error::type_error(format!(
-            "{} on ragged {device} arrays writes a new array (no output may be given yet)",
+            "{} on {device} writes a new array (no output may be given yet)",
             f.name()
         )));
     }
     let out_tp = f.resolve(&[x.tp().clone()])?;
-    let layout = x.ragged_layout()?;
     let values = |t: &dynd::Type, what: &str| {
         element_value(t).ok_or_else(|| {
             Error::type_error(format!(
@@ -305,8 +328,70 @@ pub fn call(
             ))
         })
     };
-    let src = values(&layout.elem, "the values")?;
     let oelem = values(out_tp.dtype(), "the result")?;
+    let osize = oelem.0.data_size();
+    let backend = launch::backend(ordinal)?;
+    let b: &dyn Backend = &*backend;
+    let sorts = matches!(op, RowOp::Sort(_) | RowOp::ArgSort(_));
+    let Ok(layout) = x.ragged_layout() else {
+        // A fixed innermost dim: rows of `m` elements.
+        let (shape, strides, elem) = x.strided_layout()?;
+        let src = values(elem, "the values")?;
+        let n = shape.len();
+        let (m, inner) = (shape[n - 1], strides[n - 1]);
+        let result = Array::empty_on(device, out_tp)?;
+        let rows: usize = shape[..n - 1].iter().product();
+        if rows * m == 0 {
+            return Ok(result);
+        }
+        let mut block: Vec<i64> = shape[..n - 1].iter().map(|&d| d as i64).collect();
+        block.extend(strides[..n - 1].iter().map(|&d| d as i64));
+        let nk = (n - 1).max(1);
+        if n == 1 {
+            block = vec![1, 0];
+        }
+        let scratch = if sorts {
+            Some(b.alloc(rows * m * osize)?)
+        } else {
+            None
+        };
+        let k = RowKernel {
+            op,
+            src,
+            out: oelem,
+            nk,
+            fixed: true,
+        };
+        let mut p = Params::default();
+        p.word(0)
+            .word(x.data_ptr() as u64)
+            .block(block)
+            .word(rows as u64)
+            .word(m as u64)
+            .word(inner as u64)
+            .word(0)
+            .word(result.data_ptr() as u64)
+            .word(osize as u64)
+            .word(scratch.as_ref().map_or(0, |s| s.1 as u64));
+        // SAFETY: (1) the kernel's parameters in order (a fixed kernel:
+        // no descriptors; the row length in place of the var offset): the
+        // source's data, the parameter block (outer dims, element
+        // strides), the row count, the row length and element stride, the
+        // result (C order, `rows * m` elements), its element size, the
+        // scratch of as many elements (sorts). (2) Each row's `m`
+        // elements lie in the source; all alive until the launch returns.
+        unsafe {
+            launch::counted(
+                b,
+                &source(&k),
+                KERNEL,
+                launch::grid(b, rows),
+                &mut p.pointers(),
+            )?
+        };
+        return Ok(result);
+    };
+    let src = values(&layout.elem, "the values")?;
     let esize = layout.elem.data_size();
     if layout.stride == 0 || layout.stride % esize as isize != 0 {
         return Err(Error::type_error(format!(
@@ -322,10 +407,7 @@ pub fn call(
             x.tp()
         )));
     };
-    let osize = oelem.0.data_size();
     let ostride = layout.stride / esize as isize * osize as isize;
-    let backend = launch::backend(ordinal)?;
-    let b: &dyn Backend = &*backend;
     let rows: usize = layout.shape.iter().product();
     let mirror = (src_bytes / esize * osize).max(1);
     let (vblock, vptr) = b.alloc(mirror)?;
@@ -337,8 +419,8 @@ pub fn call(
             src,
             out: oelem,
             nk,
+            fixed: false,
         };
-        let sorts = matches!(op, RowOp::Sort(_) | RowOp::ArgSort(_));
         let scratch = if sorts { Some(b.alloc(mirror)?) } else { None };
         let mut p = Params::default();
         p.word(dptr as u64)

@@ -752,6 +752,28 @@ pub fn ragged_rows_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) 
         )
         .unwrap(),
     );
+    // Fixed arrays: rows along the innermost dim, views among them.
+    let m = Array::from_json(
+        "3 * 4 * ?int16",
+        "[[3, null, -1, 3], [0, 0, 0, 0], [null, 7, -7, 2]]",
+    )
+    .unwrap();
+    inputs.push(m.permute(&[1, 0]).unwrap());
+    inputs.push(
+        m.index(&[Index::slice(None, None, -1), Index::slice(None, None, 2)])
+            .unwrap(),
+    );
+    inputs.push(m);
+    inputs.push(Array::from_json("5 * float64", "[2, NaN, -0.0, 0.0, -1]").unwrap());
+    inputs.push(Array::from_json("0 * int32", "[]").unwrap());
+    inputs.push(
+        Array::from_json("2 * 2 * 40 * uint8", &{
+            let row: Vec<String> = (0..40).map(|k| ((k * 37) % 11).to_string()).collect();
+            let row = format!("[{}]", row.join(","));
+            format!("[[{row}, {row}], [{row}, {row}]]")
+        })
+        .unwrap(),
+    );
     let mut compared = 0;
     for x in &inputs {
         let d = x.to_device(dev).unwrap();

@@ -435,6 +435,7 @@ fn every_generated_row_kernel_compiles() {
                         src: (b, optional),
                         out: (out_b, out.option_value().is_some()),
                         nk,
+                        fixed: nk == 2,
                     }));
                 }
             }
