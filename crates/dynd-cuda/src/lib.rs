@@ -6,7 +6,8 @@
 //!   CUDA C and launch plan; [`ragged`]: elementwise functions over ragged
 //!   device arrays (one ragged array and host scalars); [`broadcast`]:
 //!   several device arrays, ragged among them, broadcast per §6; [`rows`]: `cumsum`, `cumprod`, `sort`, `argsort` of
-//!   each row of a ragged device array; [`select`]: integers and slices
+//!   each row of a device array, [`long_row`] of one long row (a radix
+//!   sort, a chunked scan); [`select`]: integers and slices
 //!   of each row, `filter` and `take` of ragged device arrays;
 //!   [`concat`]: `concatenate` of fixed and of ragged device arrays;
 //! - [`codegen`]: its CUDA C; [`nvrtc`]: compiled once per (source,
@@ -45,6 +46,7 @@ pub mod emulator;
 pub mod interp;
 pub mod kernel;
 pub mod launch;
+pub mod long_row;
 pub mod nvrtc;
 pub mod ops;
 pub mod probe;

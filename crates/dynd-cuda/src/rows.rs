@@ -23,6 +23,7 @@
 use crate::codegen::{bit_cast, bits_type, c_type, na_bits};
 use crate::kernel::element_value;
 use crate::launch::{self, Backend, Params};
+use crate::long_row;
 use dynd::array::RaggedLayout;
 use dynd::callable::Callable;
 use dynd::callable::sort::RowOp;
@@ -90,9 +91,12 @@ fn key(t: BuiltinType) -> String {
     use BuiltinType as B;
     match t {
         B::Bool => "(unsigned long long)(b != 0)".into(),
+        // The sign bit flipped, in the element's width (a radix sort
+        // reads the key a byte at a time, up to that width).
         B::Int8 | B::Int16 | B::Int32 | B::Int64 => format!(
-            "((unsigned long long)(long long)({})b ^ 0x8000000000000000ULL)",
-            c_type(t)
+            "(unsigned long long)({bits})(b ^ ({bits})(1ULL << {}))",
+            8 * t.data_size() - 1,
+            bits = bits_type(t)
         ),
         B::Float32 => "(unsigned long long)((b & 0x80000000u) ? ~b : (b | 0x80000000u))".into(),
         B::Float64 => "((b & 0x8000000000000000ULL) ? ~b : (b | 0x8000000000000000ULL))".into(),
@@ -108,6 +112,79 @@ fn is_nan(t: BuiltinType) -> &'static str {
             "((b & 0x7ff0000000000000ULL) == 0x7ff0000000000000ULL && (b & 0xfffffffffffffULL) != 0)"
         }
         _ => "false",
+    }
+}
+
+/// The sort order's device functions for values of `src` (`?src` when
+/// optional): `dynd_key(bits, &class, &key)` — class 0 for numbers (their
+/// unsigned key, inverted when `descending`), 1 for NaN, 2 for missing —
+/// and `dynd_less(x, y)`, whether bits `x` sort strictly before `y`.
+pub(crate) fn key_functions((src, src_opt): (BuiltinType, bool), descending: bool) -> String {
+    let bits = bits_type(src);
+    let missing = if src_opt {
+        format!("b == {}", na_bits(src))
+    } else {
+        "false".into()
+    };
+    let descending = if descending { "k = ~k;" } else { "" };
+    format!(
+        "__device__ inline void dynd_key({bits} b, int* c, unsigned long long* key) {{\n\
+         \x20 if ({missing}) {{ *c = 2; *key = 0; return; }}\n\
+         \x20 if ({nan}) {{ *c = 1; *key = 0; return; }}\n\
+         \x20 unsigned long long k = {key}; {descending}\n\
+         \x20 *c = 0; *key = k;\n\
+         }}\n\
+         __device__ inline bool dynd_less({bits} x, {bits} y) {{\n\
+         \x20 int cx, cy; unsigned long long kx, ky;\n\
+         \x20 dynd_key(x, &cx, &kx); dynd_key(y, &cy, &ky);\n\
+         \x20 return cx < cy || (cx == cy && kx < ky);\n\
+         }}\n",
+        nan = is_nan(src),
+        key = key(src),
+    )
+}
+
+/// The CUDA C pieces of a running sum or product of values of `src`
+/// into `out` (the host's `sum`/`prod` type): the accumulator's type,
+/// the value of bits `b` as one, the bits of `acc` to store, the identity
+/// and the step (`acc` and `v`). Integers accumulate as `unsigned long
+/// long` (wrapping, as the host's), floats in their own type.
+pub(crate) struct ScanC {
+    pub acc: &'static str,
+    pub value: String,
+    pub store: String,
+    pub init: &'static str,
+    pub step: &'static str,
+}
+
+/// [`ScanC`] of `op` (`CumSum` or `CumProd`).
+pub(crate) fn scan_c(op: RowOp, src: BuiltinType, out: BuiltinType) -> ScanC {
+    let (acc, value, store) = match out {
+        BuiltinType::Float32 | BuiltinType::Float64 => (
+            c_type(out),
+            format!("({})({})", c_type(out), bit_cast(src, "b", false)),
+            bit_cast(out, "acc", true),
+        ),
+        _ => (
+            "unsigned long long",
+            format!(
+                "(unsigned long long)(long long)({})",
+                bit_cast(src, "b", false)
+            ),
+            "acc".to_string(),
+        ),
+    };
+    let (init, step) = if op == RowOp::CumSum {
+        ("0", "acc + v")
+    } else {
+        ("1", "acc * v")
+    };
+    ScanC {
+        acc,
+        value,
+        store,
+        init,
+        step,
     }
 }
 
@@ -132,26 +209,13 @@ pub fn source(k: &RowKernel) -> String {
     s.push_str(&row_prelude(k.nk));
     let body = match k.op {
         RowOp::CumSum | RowOp::CumProd => {
-            let (acc, value, store) = match out {
-                BuiltinType::Float32 | BuiltinType::Float64 => (
-                    c_type(out),
-                    format!("({})({})", c_type(out), bit_cast(src, "b", false)),
-                    bit_cast(out, "acc", true),
-                ),
-                _ => (
-                    "unsigned long long",
-                    format!(
-                        "(unsigned long long)(long long)({})",
-                        bit_cast(src, "b", false)
-                    ),
-                    "acc".to_string(),
-                ),
-            };
-            let (init, step) = if k.op == RowOp::CumSum {
-                ("0", "acc + v")
-            } else {
-                ("1", "acc * v")
-            };
+            let ScanC {
+                acc,
+                value,
+                store,
+                init,
+                step,
+            } = scan_c(k.op, src, out);
             let na_out = if out_opt {
                 format!("*({obits}*)(o + j * ostride) = {};", na_bits(out))
             } else {
@@ -169,23 +233,7 @@ pub fn source(k: &RowKernel) -> String {
             )
         }
         RowOp::Sort(opts) | RowOp::ArgSort(opts) => {
-            let descending = if opts.descending { "k = ~k;" } else { "" };
-            let _ = write!(
-                s,
-                "__device__ inline void dynd_key({bits} b, int* c, unsigned long long* key) {{\n\
-                 \x20 if ({missing}) {{ *c = 2; *key = 0; return; }}\n\
-                 \x20 if ({nan}) {{ *c = 1; *key = 0; return; }}\n\
-                 \x20 unsigned long long k = {key}; {descending}\n\
-                 \x20 *c = 0; *key = k;\n\
-                 }}\n\
-                 __device__ inline bool dynd_less({bits} x, {bits} y) {{\n\
-                 \x20 int cx, cy; unsigned long long kx, ky;\n\
-                 \x20 dynd_key(x, &cx, &kx); dynd_key(y, &cy, &ky);\n\
-                 \x20 return cx < cy || (cx == cy && kx < ky);\n\
-                 }}\n",
-                nan = is_nan(src),
-                key = key(src),
-            );
+            s.push_str(&key_functions(k.src, opts.descending));
             let argsort = matches!(k.op, RowOp::ArgSort(_));
             // E: what is moved (the values' bits, or positions).
             let (e, less, init) = if argsort {
@@ -342,6 +390,35 @@ pub fn call(
         let result = Array::empty_on(device, out_tp)?;
         let rows: usize = shape[..n - 1].iter().product();
         if rows * m == 0 {
+            return Ok(result);
+        }
+        if n == 1 && m >= long_row::MIN_LENGTH {
+            // One long row: the whole grid on it.
+            let row = (x.data_ptr().cast_const(), inner, m);
+            match op {
+                RowOp::Sort(o) | RowOp::ArgSort(o) => {
+                    let (_scratch_block, scratch) = b.alloc(m * osize)?;
+                    let argsort = matches!(op, RowOp::ArgSort(_));
+                    // SAFETY: the row's `m` values lie in `x`; the result
+                    // and the scratch hold `m` elements of the moved type
+                    // (the values, or int64 positions: `osize`).
+                    unsafe {
+                        long_row::sort(
+                            b,
+                            src,
+                            o.descending,
+                            argsort,
+                            row,
+                            result.data_ptr(),
+                            scratch,
+                        )?
+                    };
+                }
+                RowOp::CumSum | RowOp::CumProd => {
+                    // SAFETY: as above; the result holds `m` elements.
+                    unsafe { long_row::scan(b, op, src, oelem.0, row, result.data_ptr())? };
+                }
+            }
             return Ok(result);
         }
         let mut block: Vec<i64> = shape[..n - 1].iter().map(|&d| d as i64).collect();

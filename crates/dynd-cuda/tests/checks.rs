@@ -1234,3 +1234,75 @@ pub fn concatenate_equals_the_host(dev: DeviceId) {
     let e = compute::concatenate(&[&dt, &t]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
 }
+
+/// One long row (a 1-D array of 5000 and 70 000 elements: the radix sort
+/// and the chunked scan) sorts and argsorts exactly as the host does —
+/// stable, NaN then missing last, ascending and descending — and scans as
+/// the host does: integers exactly, floats within 1e-12 (float64) or 1e-5
+/// (float32) relative (the additions are grouped by chunk).
+pub fn long_rows_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
+    use dynd::callable::sort::{self, SortOptions};
+    let types: Vec<BuiltinType> = match types {
+        Some(t) => t.to_vec(),
+        None => device_types().collect(),
+    };
+    let down = SortOptions { descending: true };
+    let sorts = [
+        sort::sort(SortOptions::default()),
+        sort::argsort(SortOptions::default()),
+        sort::sort(down),
+        sort::argsort(down),
+    ];
+    for &b in &types {
+        for optional in [false, true] {
+            for n in [5000usize, 70_000] {
+                let vals: Vec<(i64, bool)> = (0..n as i64)
+                    .map(|k| ((k * 7919) % 23 - 11, k % 7 == 3))
+                    .collect();
+                let x = crate::common::array(b, optional, &[n], &vals);
+                let x = if n == 70_000 {
+                    x.index(&[Index::slice(None, None, -2)]).unwrap()
+                } else {
+                    x
+                };
+                let d = x.to_device(dev).unwrap();
+                for f in &sorts {
+                    let what = format!("{}({}) of {n}", f.name(), x.tp());
+                    same_outcome(&what, f.call(&[&x]), f.call(&[&d]), dev);
+                }
+                for name in ["cumsum", "cumprod"] {
+                    let f = callable::lookup(name).unwrap();
+                    let what = format!("{name}({})", x.tp());
+                    let (h, g) = (f.call(&[&x]).unwrap(), f.call(&[&d]).unwrap());
+                    assert_eq!(h.tp(), g.tp(), "{what}");
+                    let g = g.to_host().unwrap();
+                    if matches!(b, BuiltinType::Float32 | BuiltinType::Float64) {
+                        let tol = if b == BuiltinType::Float32 {
+                            1e-5
+                        } else {
+                            1e-12
+                        };
+                        let (p, q) = (floats(&h), floats(&g));
+                        assert!(p.iter().zip(&q).all(|(u, v)| close(*u, *v, tol)), "{what}");
+                    } else {
+                        assert_eq!(h.to_json(), g.to_json(), "{what}");
+                    }
+                }
+            }
+        }
+    }
+    // NaNs (of both signs), -0.0 and infinities in a long row.
+    let special = ["NaN", "-0.0", "0.0", "Infinity", "-Infinity", "1.5"];
+    let json: Vec<&str> = (0..6000)
+        .map(|k| special[(k * 5) % special.len()])
+        .collect();
+    let x = Array::from_json("6000 * float64", &format!("[{}]", json.join(","))).unwrap();
+    let x = compute::concatenate(&[&x, &compute::negative(&x).unwrap()]).unwrap();
+    let d = x.to_device(dev).unwrap();
+    for f in &sorts {
+        same_outcome(f.name(), f.call(&[&x]), f.call(&[&d]), dev);
+    }
+    let bits = |a: &Array| -> Vec<u64> { floats(a).iter().map(|v| v.to_bits()).collect() };
+    let (h, g) = (compute::sort(&x).unwrap(), compute::sort(&d).unwrap());
+    assert_eq!(bits(&h), bits(&g.to_host().unwrap()));
+}

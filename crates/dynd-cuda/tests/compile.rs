@@ -442,6 +442,23 @@ fn every_generated_row_kernel_compiles() {
         }
     }
     assert_eq!(sources.len(), ops.len() * device_types().count() * 2 * 2);
+    // One long row: the radix sort and the chunked scan.
+    use dynd_cuda::long_row;
+    for b in device_types() {
+        for optional in [false, true] {
+            for descending in [false, true] {
+                for argsort in [false, true] {
+                    sources.push(long_row::sort_source((b, optional), descending, argsort));
+                }
+            }
+            for op in [RowOp::CumSum, RowOp::CumProd] {
+                let tp = Type::builtin(b);
+                let out = op.result_elem(&tp).unwrap();
+                let out = out.as_builtin().unwrap();
+                sources.push(long_row::scan_source(op, (b, optional), out));
+            }
+        }
+    }
     compile_all(&sources);
 }
 

@@ -207,3 +207,10 @@ fn concatenate_equals_the_host() {
         checks::concatenate_equals_the_host(EMU);
     }
 }
+
+#[test]
+fn long_rows_equal_the_host() {
+    if emu() {
+        checks::long_rows_equal_the_host(EMU, Some(&SOME));
+    }
+}

@@ -231,3 +231,10 @@ fn concatenate_equals_the_host() {
         checks::concatenate_equals_the_host(GPU);
     }
 }
+
+#[test]
+fn long_rows_equal_the_host() {
+    if gpu() {
+        checks::long_rows_equal_the_host(GPU, None);
+    }
+}
