@@ -150,7 +150,7 @@ pub unsafe fn sort(
     let chunk = n.div_ceil(threads);
     let (_hist_block, hist) = b.alloc(256 * threads * 8)?;
     // The last pass writes `out`.
-    let (mut from, mut to) = if passes % 2 == 0 {
+    let (mut from, mut to) = if passes.is_multiple_of(2) {
         (out, scratch)
     } else {
         (scratch, out)
