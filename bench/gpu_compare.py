@@ -20,7 +20,11 @@ warm-up, each timed with the device synchronised before and after:
   - a checked cast to float32: dynd vs CuPy's `astype` (unchecked);
   - ragged `sum(x, axis=-1)` over --size / 10 rows of mean length 10
     (lengths 0..20, rows in order): dynd vs CuPy's cumsum difference and
-    `torch.segment_reduce` (when PyTorch is there).
+    `torch.segment_reduce` (when PyTorch is there);
+  - ragged `x + 1.0` (GB/s counting values and descriptors read and
+    written), `x[x > 12.0]`, `sort(x)` of each row (vs CuPy's lexsort by
+    row and value, and dynd on the host's CPUs), `cumsum(x)` of each row;
+  - `sort(a)` of the 1-D array: dynd's radix sort vs `cupy.sort`.
 
 Prints a markdown table: work | dynd ms | CuPy ms | dynd / CuPy speed
 (> 1 is dynd faster), and GB/s for the copies. Exits 2 without a device.
@@ -94,8 +98,8 @@ def main() -> int:
     row("cast to float32 (checked)", timed(lambda: da.cast("float32")), timed(lambda: ca.astype(cupy.float32)), "CuPy does not check")
 
     # Ragged rows: lengths 0..20 (mean 10), values in one block.
-    rows = max(n // 10, 1)
-    lens = rng.integers(0, 21, size=rows)
+    n_rows = max(n // 10, 1)
+    lens = rng.integers(0, 21, size=n_rows)
     offsets = np.concatenate([[0], np.cumsum(lens)])
     vals = rng.standard_normal(int(offsets[-1]))
     try:
@@ -122,10 +126,34 @@ def main() -> int:
             note = f"torch.segment_reduce {tt:.3f} ms ({tt / ours:.1f}x)"
         except Exception as e:  # noqa: BLE001 - the row says why
             note = f"torch.segment_reduce: {type(e).__name__}"
-        row(f"ragged `sum(x, axis=-1)`, {rows:.0e} rows", ours, timed(cupy_segsum), note)
+        row(f"ragged `sum(x, axis=-1)`, {n_rows:.0e} rows", ours, timed(cupy_segsum), note)
         np.testing.assert_allclose(np.asarray(dynd.sum(dx, axis=-1).cpu()), cupy.asnumpy(cupy_segsum()), rtol=1e-6, atol=1e-6)
+        # Bytes moved: values and descriptors read, values and descriptors written.
+        moved = (vals.size * 8 * 2 + n_rows * 16 * 2) / 1e9
+        ours = timed(lambda: dx + 1.0)
+        row("ragged `x + 1.0`", ours, timed(lambda: cv + 1.0), f"{moved / (ours / 1e3):.0f} GB/s; CuPy: the values alone")
+
+        def cupy_filter():
+            m = cv > 12.0
+            c = cupy.concatenate([cupy.zeros(1, dtype=cupy.int64), cupy.cumsum(m)])
+            return cv[m], c[co]
+
+        row("ragged `x[x > 12.0]`", timed(lambda: dynd.filter(dx, dx > 12.0)), timed(cupy_filter), "CuPy: mask, values, new offsets")
+        seg = cupy.repeat(cupy.arange(n_rows), cupy.asarray(lens))
+        ours = timed(lambda: dynd.sort(dx))
+        t0 = time.perf_counter()
+        dynd.sort(ragged)
+        host_ms = (time.perf_counter() - t0) * 1e3
+        row("ragged `sort(x)` (each row)", ours, timed(lambda: cv[cupy.lexsort(cupy.stack([cv, seg]))]),
+            f"CuPy: lexsort by (row, value); dynd on the host CPUs {host_ms:.0f} ms ({host_ms / ours:.0f}x)")
+        row("ragged `cumsum(x)` (each row)", timed(lambda: dynd.cumsum(dx)), None)
+        # Each sorted row keeps its values (their sums agree).
+        np.testing.assert_allclose(np.asarray(dynd.sum(dynd.sort(dx), axis=-1).cpu()),
+                                   np.asarray(dynd.sum(dx, axis=-1).cpu()), rtol=1e-9, atol=1e-9)
     else:
         row("ragged `sum(x, axis=-1)`", None, None, "pyarrow is not installed")
+    row("`sort(a)` (1-D)", timed(lambda: dynd.sort(da)), timed(lambda: cupy.sort(ca)), "dynd: stable LSD radix sort")
+    np.testing.assert_array_equal(np.asarray(dynd.sort(da).cpu()), cupy.asnumpy(cupy.sort(ca)))
 
     dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     print(f"{n:.0e} float64 on {dev}, median of {args.runs} runs")
