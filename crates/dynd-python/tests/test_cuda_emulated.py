@@ -129,3 +129,31 @@ def test_ragged_rows_select_and_sort_on_the_device():
     for name in ["cumsum", "cumprod", "sort", "argsort"]:
         same(getattr(dynd, name)(d), getattr(dynd, name)(x))
     same(dynd.sort(d, descending=True), dynd.sort(x, descending=True))
+
+
+def test_ragged_broadcasting_concatenate_and_long_sorts_on_the_device():
+    x = dynd.array([[1.0, 2.0, 3.0], [], [4.0], [5.0, 6.0]], type="4 * var * float64")
+    y = dynd.array([[10.0], [], [20.0], [30.0, 40.0]], type="4 * var * float64")
+    dx, dy = x.to(DEV), y.to(DEV)
+
+    def same(got, want):
+        assert got.device == DEV
+        assert str(got.type) == str(want.type)
+        assert str(got.cpu()) == str(want)
+
+    # Two ragged arrays (rows of 1 broadcast), one value per row, where.
+    same(dx + dy, x + y)
+    m = dynd.max(x, axis=-1, keepdims=True)
+    same(dx - m.to(DEV), x - m)
+    same(dynd.where(dx > 2.0, dx, dy), dynd.where(x > 2.0, x, y))
+    with pytest.raises(dynd.BroadcastError):
+        dx + dx[::-1]
+    # concatenate along the outermost dim.
+    same(dynd.concatenate(dx, dy), dynd.concatenate(x, y))
+    # A long 1-D row: the radix sort and the chunked scan.
+    h = np.random.default_rng(3).integers(-50, 50, size=6000).astype(np.int64)
+    a = dynd.array(h)
+    da = a.to(DEV)
+    np.testing.assert_array_equal(np.asarray(dynd.sort(da).cpu()), np.sort(h, kind="stable"))
+    np.testing.assert_array_equal(np.asarray(dynd.argsort(da).cpu()), np.argsort(h, kind="stable"))
+    np.testing.assert_array_equal(np.asarray(dynd.cumsum(da).cpu()), np.cumsum(h))
