@@ -428,28 +428,12 @@ pub fn ragged_reduce(b: &dyn Backend, r: &RaggedReduce, out: &Array, src: &Array
         return Ok(());
     }
     let layout = src.ragged_layout()?;
-    // The first and last descriptors (C order), for the mean length.
-    let desc = |k: usize| -> Result<(u64, u64)> {
-        let mut off = 0isize;
-        let mut rem = k;
-        for (&n, &s) in layout.shape.iter().zip(&layout.strides).rev() {
-            off += (rem % n) as isize * s;
-            rem /= n;
-        }
-        let mut buf = [0u8; 16];
-        // SAFETY: row k's descriptor (16 bytes) lies at `off` from the
-        // data of the device array `src`, alive for the call.
-        unsafe { b.copy_to_host(&mut buf, src.data_ptr().wrapping_offset(off))? };
-        let word = |i: usize| u64::from_ne_bytes(buf[i..i + 8].try_into().unwrap_or([0; 8]));
-        Ok((word(0), word(8)))
-    };
-    let (first, last) = (desc(0)?, desc(rows - 1)?);
     let stride = r.stride.unsigned_abs() as u64;
-    let end = last.0.wrapping_add(last.1.wrapping_mul(stride));
-    let mean = if r.stride > 0 && end >= first.0 && stride > 0 {
-        ((end - first.0) / stride) as usize / rows
-    } else {
-        64
+    let mean = match end_rows(b, src, &layout)? {
+        Some((first, end)) if r.stride > 0 && end >= first && stride > 0 => {
+            ((end - first) / stride) as usize / rows
+        }
+        _ => 64,
     };
     let lanes = reduce::ragged_lanes(mean, b.block());
     let groups = (b.block() / lanes) as usize;
@@ -472,6 +456,45 @@ pub fn ragged_reduce(b: &dyn Backend, r: &RaggedReduce, out: &Array, src: &Array
     // them); every descriptor reaches values of the var dim's block on
     // this device, alive in `src`.
     unsafe { counted(b, &source, reduce::RAGGED_KERNEL, grid, &mut p.pointers()) }
+}
+
+/// Where the rows of the ragged device array `src` (of layout `layout`)
+/// start and end when they lie in order: the first row's `begin` and the
+/// last row's `begin + size * |stride|` (C order), read from their two
+/// descriptors; `None` without rows. Rows out of order give an end before
+/// the start, or a span that says nothing of the rows between.
+///
+/// # Errors
+/// `External` when a copy fails.
+pub fn end_rows(
+    b: &dyn Backend,
+    src: &Array,
+    layout: &dynd::array::RaggedLayout,
+) -> Result<Option<(u64, u64)>> {
+    let rows: usize = layout.shape.iter().product();
+    if rows == 0 {
+        return Ok(None);
+    }
+    let desc = |k: usize| -> Result<(u64, u64)> {
+        let mut off = 0isize;
+        let mut rem = k;
+        for (&n, &s) in layout.shape.iter().zip(&layout.strides).rev() {
+            off += (rem % n) as isize * s;
+            rem /= n;
+        }
+        let mut buf = [0u8; 16];
+        // SAFETY: row k's descriptor (16 bytes) lies at `off` from the
+        // data of the device array `src`, alive for the call.
+        unsafe { b.copy_to_host(&mut buf, src.data_ptr().wrapping_offset(off))? };
+        let word = |i: usize| u64::from_ne_bytes(buf[i..i + 8].try_into().unwrap_or([0; 8]));
+        Ok((word(0), word(8)))
+    };
+    let (first, last) = (desc(0)?, desc(rows - 1)?);
+    let stride = layout.stride.unsigned_abs() as u64;
+    Ok(Some((
+        first.0,
+        last.0.wrapping_add(last.1.wrapping_mul(stride)),
+    )))
 }
 
 /// The bits of a 0-d host array's value, in the low bytes of a u64.

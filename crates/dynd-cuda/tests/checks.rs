@@ -706,6 +706,30 @@ pub fn ragged_elementwise_equals_the_host(dev: DeviceId, types: Option<&[Builtin
     assert_eq!(e.kind(), host.kind(), "{e}");
     assert!(e.message().contains(host.message()), "{e} / {host}");
     assert!(e.message().contains("[0, 0]"), "{e}");
+    // Rows in order take the flat path (a kernel over the values, one
+    // moving the descriptors); reversed rows the row-aware kernel.
+    let d = x.to_device(dev).unwrap();
+    let one = Array::from(1i32);
+    let before = dynd_cuda::launch::launches();
+    let r = compute::add(&d, &one).unwrap();
+    assert_eq!(dynd_cuda::launch::launches() - before, 2);
+    assert_eq!(r.to_json(), "[[5],[7,9],[2]]");
+    let rev = d.index(&[Index::slice(None, None, -1)]).unwrap();
+    let before = dynd_cuda::launch::launches();
+    let r = compute::add(&rev, &one).unwrap();
+    assert_eq!(dynd_cuda::launch::launches() - before, 1);
+    assert_eq!(r.to_json(), "[[2],[7,9],[5]]");
+    // A value no row reaches fails in the flat kernel: the row-aware
+    // kernel decides, and computes the rows.
+    let x = Array::from_json("2 * var * int32", "[[0, 0], [2, 4]]").unwrap();
+    let tail = x
+        .to_device(dev)
+        .unwrap()
+        .index(&[Index::slice(Some(1), None, 1)])
+        .unwrap();
+    let ten = Array::from(10i32);
+    let got = compute::floor_divide(&ten, &tail).unwrap();
+    assert_eq!(got.to_json(), "[[5,2]]");
 }
 
 /// The row operations of each ragged row — `cumsum`, `cumprod`, `sort`,

@@ -471,6 +471,9 @@ fn every_generated_selection_kernel_compiles() {
     let mut sources = vec![select::SCAN_SOURCE.to_string()];
     for nk in [1, 2] {
         sources.push(select::slice_source(nk));
+        for (e, o) in [(1, 1), (8, 1), (4, 8), (2, 2)] {
+            sources.push(dynd_cuda::ragged::rebase_source(e, o, nk));
+        }
         for esize in [1, 2, 4, 8, 16] {
             sources.push(select::at_source(esize, nk));
             sources.push(dynd_cuda::concat::gather_source(esize, nk));
