@@ -193,8 +193,15 @@ fn reduce(
     }
     let out_tp = f.resolve(&[src.tp().clone()])?;
     let is_ragged = src.ragged_layout().is_ok();
-    if is_ragged {
-        RaggedReduce::check_axes(reduction, src)?;
+    if is_ragged && let Some(axes) = crate::ragged_axes::Axes::of(reduction, src)? {
+        if out.is_some() {
+            return Err(Error::type_error(format!(
+                "{} over {axes:?} of ragged {device} arrays writes a new array (no output may be \
+                 given yet)",
+                f.name()
+            )));
+        }
+        return crate::ragged_axes::call(reduction, axes, ordinal, src, out_tp);
     }
     let out = match out {
         Some(o) if *o.tp() == out_tp => Some(o),

@@ -3,7 +3,8 @@
 //! - [`kernel`]: the description of an elementwise kernel, made from a
 //!   call of one of dynd's functions on device arrays; [`reduce`]: of a
 //!   reduction (fixed dims, or the var dim of a ragged array), with its
-//!   CUDA C and launch plan; [`ragged`]: elementwise functions over ragged
+//!   CUDA C and launch plan; [`ragged_axes`]: of a ragged array over its
+//!   outer axis (position by position) or every axis; [`ragged`]: elementwise functions over ragged
 //!   device arrays (one ragged array and host scalars); [`broadcast`]:
 //!   several device arrays, ragged among them, broadcast per §6; [`rows`]: `cumsum`, `cumprod`, `sort`, `argsort` of
 //!   each row of a device array, [`long_row`] of one long row (a radix
@@ -51,6 +52,7 @@ pub mod nvrtc;
 pub mod ops;
 pub mod probe;
 pub mod ragged;
+pub mod ragged_axes;
 pub mod reduce;
 pub mod rows;
 pub mod runtime;

@@ -524,7 +524,12 @@ extern \"C\" __global__ void {RAGGED_KERNEL}(const char* descs, char* out, dynd_
 
 /// The state struct `St` of `kind` over values of `src`, storing results
 /// of `out` (`?out` when `out_opt`).
-fn state(kind: BuiltinReduction, src: BuiltinType, out: BuiltinType, out_opt: bool) -> String {
+pub(crate) fn state(
+    kind: BuiltinReduction,
+    src: BuiltinType,
+    out: BuiltinType,
+    out_opt: bool,
+) -> String {
     use BuiltinReduction as R;
     let v = c_type(src);
     let is_float = matches!(src, BuiltinType::Float32 | BuiltinType::Float64);

@@ -623,10 +623,28 @@ pub fn ragged_reductions_equal_the_host(dev: DeviceId, types: Option<&[BuiltinTy
         Some(&[-1]),
         false,
     );
-    // Other axes are not on the device yet.
-    let d = ragged(BuiltinType::Int32, false, &lens, 1)
-        .to_device(dev)
-        .unwrap();
+    // Axis 0 (position by position) and every axis.
+    for kind in BuiltinReduction::ALL {
+        for &b in &types {
+            for optional in [false, true] {
+                let h = ragged(b, optional, &lens, 3);
+                let rev = h.index(&[Index::slice(None, None, -1)]).unwrap();
+                let empty = ragged(b, optional, &[], 3);
+                for (x, what) in [(&h, "rows"), (&rev, "reversed rows"), (&empty, "no rows")] {
+                    for keep in [false, true] {
+                        reduction_equals_the_host(dev, x, what, kind, Some(&[0]), keep);
+                        reduction_equals_the_host(dev, x, what, kind, None, keep);
+                    }
+                }
+            }
+        }
+    }
+    let g = Array::from_json("2 * 2 * var * int32", "[[[1], [2, 3]], [[], [4]]]").unwrap();
+    for kind in [BuiltinReduction::Sum, BuiltinReduction::ArgMax] {
+        reduction_equals_the_host(dev, &g, "2 * 2 rows", kind, None, false);
+    }
+    // Other sets of axes are not on the device yet.
+    let d = g.to_device(dev).unwrap();
     let e = compute::sum(&d, Some(&[0]), false).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Type, "{e}");
     assert!(

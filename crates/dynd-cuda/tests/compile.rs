@@ -383,6 +383,12 @@ fn every_generated_ragged_reduction_kernel_compiles() {
                 let out_opt = out.option_value().is_some();
                 let out_b = out.option_value().unwrap_or(out).as_builtin().unwrap();
                 for nk in [1, 2] {
+                    sources.push(dynd_cuda::ragged_axes::source(
+                        kind,
+                        (b, optional),
+                        (out_b, out_opt),
+                        nk,
+                    ));
                     sources.push(reduce::ragged_source(&RaggedReduce {
                         kind,
                         src: (b, optional),
@@ -397,7 +403,7 @@ fn every_generated_ragged_reduction_kernel_compiles() {
             }
         }
     }
-    assert_eq!(sources.len(), 12 * device_types().count() * 2 * 2);
+    assert_eq!(sources.len(), 12 * device_types().count() * 2 * 2 * 2);
     compile_all(&sources);
 }
 

@@ -96,9 +96,16 @@ def test_ragged_arrays_move_and_reduce_on_the_device():
         got = getattr(dynd, name)(d, axis=-1)
         assert got.device == DEV, name
         assert str(got.cpu()) == str(getattr(dynd, name)(x, axis=-1)), name
-    # Other axes are not on the device yet: a TypeError naming them.
+    # Axis 0 combines the rows position by position; None reduces all.
+    for name in ["sum", "max", "argmax", "count"]:
+        for axis in [0, None]:
+            got = getattr(dynd, name)(d, axis=axis)
+            assert got.device == DEV, name
+            assert str(got.cpu()) == str(getattr(dynd, name)(x, axis=axis)), (name, axis)
+    # Other sets of axes are not on the device yet: a TypeError naming them.
+    g = dynd.array([[[1], [2, 3]], [[], [4]]], type="2 * 2 * var * int32").to(DEV)
     with pytest.raises(dynd.TypeMismatchError, match="does not run on the device yet"):
-        dynd.sum(d, axis=0)
+        dynd.sum(g, axis=0)
 
 
 def test_ragged_rows_select_and_sort_on_the_device():
