@@ -275,8 +275,8 @@ pub fn call(
                 .unwrap_or(0)
                 .max(0) as usize;
             let (vblock, vals) = b.alloc((longest * osize).max(1))?;
-            if longest > 0 {
-                let chunks = (MAX_THREADS / longest).clamp(1, rows.max(1));
+            if let Some(per) = MAX_THREADS.checked_div(longest) {
+                let chunks = per.clamp(1, rows.max(1));
                 let items = longest * chunks;
                 let (_states_block, states) = b.alloc(items * STATE_BYTES)?;
                 let mut p = Params::default();
