@@ -425,6 +425,17 @@ impl Device for Emulator {
         unsafe { std::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), dst.len()) };
         Ok(())
     }
+
+    unsafe fn descriptors_from_offsets(
+        &self,
+        descs: *mut u8,
+        offsets: &[u64],
+        values: *mut u8,
+        esize: usize,
+    ) -> Result<bool> {
+        // SAFETY: the trait method's promises, passed on.
+        unsafe { crate::launch::descriptors_from_offsets(self, descs, offsets, values, esize) }
+    }
 }
 
 #[cfg(test)]

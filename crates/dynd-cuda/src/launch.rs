@@ -497,6 +497,62 @@ pub fn end_rows(
     )))
 }
 
+/// The kernel building row descriptors from Arrow-style offsets.
+pub const OFFSETS_SOURCE: &str = "// dynd-cuda: row descriptors from offsets\n\
+extern \"C\" __global__ void dynd_descriptors_from_offsets(char* descs, const long long* offsets, long long rows, unsigned long long values, long long esize) {\n\
+  for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < rows;\n\
+       row += (long long)gridDim.x * blockDim.x) {\n\
+    const long long lo = offsets[row];\n\
+    *(unsigned long long*)(descs + row * 16) = values + (unsigned long long)(lo * esize);\n\
+    *(long long*)(descs + row * 16 + 8) = offsets[row + 1] - lo;\n\
+  }\n\
+}\n";
+
+/// [`dynd::exec::Device::descriptors_from_offsets`] on `b`: the offsets
+/// copied to the device, then one kernel, a thread per row.
+///
+/// # Errors
+/// `External` when the device cannot allocate, copy or launch.
+///
+/// # Safety
+/// As the trait method's.
+pub unsafe fn descriptors_from_offsets(
+    b: &dyn Backend,
+    descs: *mut u8,
+    offsets: &[u64],
+    values: *mut u8,
+    esize: usize,
+) -> Result<bool> {
+    let rows = offsets.len().saturating_sub(1);
+    if rows == 0 {
+        return Ok(true);
+    }
+    let bytes: Vec<u8> = offsets.iter().flat_map(|o| o.to_ne_bytes()).collect();
+    let (_block, at) = b.alloc(bytes.len())?;
+    // SAFETY: a fresh allocation of `bytes.len()` bytes of this device.
+    unsafe { b.copy_to_device(at, &bytes)? };
+    let mut p = Params::default();
+    p.word(descs as u64)
+        .word(at as u64)
+        .word(rows as u64)
+        .word(values as u64)
+        .word(esize as u64);
+    // SAFETY: (1) the kernel's parameters in order: the descriptors, the
+    // offsets, the row count, the values' address, the element size; (2)
+    // the caller's promise: `descs` holds `rows` descriptors; the offsets
+    // (`rows + 1` int64) were just copied.
+    unsafe {
+        counted(
+            b,
+            OFFSETS_SOURCE,
+            "dynd_descriptors_from_offsets",
+            grid(b, rows),
+            &mut p.pointers(),
+        )?
+    };
+    Ok(true)
+}
+
 /// The bits of a 0-d host array's value, in the low bytes of a u64.
 pub fn scalar_bits(a: &Array) -> Result<u64> {
     a.check_host("a scalar argument")?;

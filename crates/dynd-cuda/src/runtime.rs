@@ -399,6 +399,17 @@ impl Device for Cuda {
         unsafe { result::memcpy_dtoh_sync(dst, src as u64) }
             .map_err(|e| driver("copying to the host", e))
     }
+
+    unsafe fn descriptors_from_offsets(
+        &self,
+        descs: *mut u8,
+        offsets: &[u64],
+        values: *mut u8,
+        esize: usize,
+    ) -> Result<bool> {
+        // SAFETY: the trait method's promises, passed on.
+        unsafe { crate::launch::descriptors_from_offsets(self, descs, offsets, values, esize) }
+    }
 }
 
 /// The opened devices, by ordinal.

@@ -141,7 +141,7 @@ pub fn mixing_devices_is_refused(dev: DeviceId) {
     let r = compute::add(&d, &Array::from(0.5f64)).unwrap();
     assert_eq!(r.to_json(), "[1.5,2.5]");
     // Not on the device yet: a Type error saying so.
-    let e = compute::cumsum(&d).unwrap_err();
+    let e = compute::is_null(&d).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Type);
     assert!(e.message().contains("does not run on the device"), "{e}");
 }
@@ -1104,6 +1104,17 @@ pub fn ragged_kernels_once(dev: DeviceId) {
     for (what, h, g) in cases {
         same_outcome(what, h, g, dev);
     }
+    // Rows in order go to the device as offsets, and a kernel builds the
+    // descriptors; rows out of order go as descriptors built on the host.
+    let before = dynd_cuda::launch::launches();
+    let d = x.to_device(dev).unwrap();
+    assert_eq!(dynd_cuda::launch::launches() - before, 1);
+    assert_eq!(d.to_json(), x.to_json());
+    let rev = x.index(&[Index::slice(None, None, -1)]).unwrap();
+    let before = dynd_cuda::launch::launches();
+    let d = rev.to_device(dev).unwrap();
+    assert_eq!(dynd_cuda::launch::launches() - before, 0);
+    assert_eq!(d.to_json(), rev.to_json());
 }
 
 /// Elementwise functions of several device arrays with ragged ones among

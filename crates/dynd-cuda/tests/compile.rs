@@ -474,7 +474,10 @@ fn every_generated_selection_kernel_compiles() {
     if probe::skip_without_nvrtc().is_some() {
         return;
     }
-    let mut sources = vec![select::SCAN_SOURCE.to_string()];
+    let mut sources = vec![
+        select::SCAN_SOURCE.to_string(),
+        dynd_cuda::launch::OFFSETS_SOURCE.to_string(),
+    ];
     for nk in [1, 2] {
         sources.push(select::slice_source(nk));
         for (e, o) in [(1, 1), (8, 1), (4, 8), (2, 2)] {

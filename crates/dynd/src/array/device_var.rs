@@ -9,7 +9,10 @@
 //! of kind `device`). [`Array::to_device`] copies the values once — one
 //! transfer of the span when the rows lie in order in one block (what JSON,
 //! Arrow and every dynd kernel produce), else gathered row by row on the
-//! host first — and the descriptors rebased onto the device values.
+//! host first — and the descriptors rebased onto the device values: rows
+//! in order go as their int64 offsets (Arrow's layout, 8 bytes a row) and
+//! the device builds the descriptors ([`exec::Device::descriptors_from_offsets`])
+//! when its runtime can; otherwise the host builds and copies them.
 //! [`Array::to_host`] copies the descriptors, then the span of values they
 //! reach, into a POD arena block, and rebases them.
 
@@ -320,6 +323,34 @@ impl Array {
             // SAFETY: (1) a fresh device allocation of at least `bytes`.
             unsafe { runtime.copy_to_device(vptr, values)? };
         }
+        let (dblock, dptr) = runtime.alloc((rows * size_of::<VarDimData>()).max(1))?;
+        let outer = r.sizes();
+        // Rows in order: their offsets (8 bytes a row, Arrow's layout) go,
+        // and the device builds the descriptors, when it can.
+        if in_order && rows > 0 {
+            let mut offsets: Vec<u64> = Vec::with_capacity(rows + 1);
+            let mut at = 0u64;
+            offsets.push(at);
+            for d in &descs {
+                at += d.size as u64;
+                offsets.push(at);
+            }
+            // SAFETY: (1) `dptr` holds `rows` descriptors; the offsets are
+            // nondecreasing from 0; `vptr` holds their `total` values.
+            if unsafe { runtime.descriptors_from_offsets(dptr, &offsets, vptr, esize)? } {
+                // SAFETY: (1) the device built the descriptors, C order,
+                // reaching the device values (esize apart).
+                return Ok(Some(unsafe {
+                    from_rows(
+                        self.tp(),
+                        &outer,
+                        (dptr, dblock),
+                        vblock,
+                        (esize as isize, 0),
+                    )
+                }));
+            }
+        }
         // The descriptors rebased onto the device values, C order.
         let mut at = 0usize;
         let mut rebased: Vec<u8> = Vec::with_capacity(rows * size_of::<VarDimData>());
@@ -337,12 +368,10 @@ impl Array {
                 )
             });
         }
-        let (dblock, dptr) = runtime.alloc(rebased.len().max(1))?;
         if !rebased.is_empty() {
             // SAFETY: (1) a fresh device allocation of rebased.len() bytes.
             unsafe { runtime.copy_to_device(dptr, &rebased)? };
         }
-        let outer = r.sizes();
         // SAFETY: (1) the device descriptors, C order, reach the device
         // values at `vptr` (the rows' elements, esize apart).
         Ok(Some(unsafe {

@@ -55,6 +55,33 @@ pub trait Device: Send + Sync + fmt::Debug {
     /// 1. `src .. src + dst.len()` is memory of this device, readable and
     ///    kept alive by the caller for the duration of the call.
     unsafe fn copy_to_host(&self, dst: &mut [u8], src: *const u8) -> Result<()>;
+
+    /// Writes `offsets.len() - 1` row descriptors (`{begin, size}`, 16
+    /// bytes each) at the device address `descs` from Arrow-style offsets
+    /// (on the host): row `k` is elements `offsets[k] .. offsets[k + 1]`,
+    /// of `esize` bytes, from `values`. How a ragged array whose rows lie
+    /// in order goes to the device with 8 bytes per row rather than 16: the
+    /// runtime copies the offsets and builds the descriptors there.
+    /// `Ok(false)` when the device does not (the default): the caller
+    /// copies descriptors built on the host instead.
+    ///
+    /// # Errors
+    /// `External` when the device fails.
+    ///
+    /// # Safety
+    /// 1. `descs` holds `offsets.len() - 1` descriptors, memory of this
+    ///    device alive for the call; `offsets` are nondecreasing from 0;
+    ///    `values` holds at least `offsets[last]` elements.
+    unsafe fn descriptors_from_offsets(
+        &self,
+        descs: *mut u8,
+        offsets: &[u64],
+        values: *mut u8,
+        esize: usize,
+    ) -> Result<bool> {
+        let _ = (descs, offsets, values, esize);
+        Ok(false)
+    }
 }
 
 static DEVICES: RwLock<Vec<Arc<dyn Device>>> = RwLock::new(Vec::new());
