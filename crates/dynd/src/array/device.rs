@@ -474,6 +474,13 @@ mod tests {
         let r = a.index(&[Index::slice(None, None, -1)]).unwrap();
         let dr = r.to_device(on).unwrap();
         assert_eq!(dr.to_json(), "[[4,5,6],[3],[1,2]]");
+        // Back to the host: the descriptors in one copy (a reversed view's
+        // too), then the values in one.
+        for v in [&d, &dr.index(&[Index::slice(None, None, -1)]).unwrap()] {
+            let before = dev.to_host.load(Ordering::SeqCst);
+            assert_eq!(v.to_host().unwrap().to_json(), "[[1,2],[3],[4,5,6]]");
+            assert_eq!(dev.to_host.load(Ordering::SeqCst) - before, 2);
+        }
         // Picking within the rows is the device runtime's (none here: the
         // host never reads device descriptors).
         let e = d.index(&[Index::At(0), Index::At(1)]).unwrap_err();

@@ -393,17 +393,27 @@ impl Array {
         };
         let rows = r.rows();
         let dsize = size_of::<VarDimData>();
-        // The descriptors, row by row (a view's may be strided).
+        // The descriptors: the span they lie in (a view's may be strided
+        // or reversed), copied in one transfer, then read row by row.
         let mut descs: Vec<VarDimData> = Vec::with_capacity(rows);
-        for k in 0..rows {
-            let mut buf = [0u8; size_of::<VarDimData>()];
-            // SAFETY: (1) the row's descriptor lies at its offset from the
-            // data, on the device, kept alive by `self`.
+        if rows > 0 {
+            let (lo, hi) = r.outer.iter().fold((0isize, 0isize), |(lo, hi), &(n, s)| {
+                let far = (n as isize - 1) * s;
+                (lo + far.min(0), hi + far.max(0))
+            });
+            let mut buf = vec![0u8; (hi - lo) as usize + dsize];
+            // SAFETY: (1) every descriptor lies in [data + lo, data + hi +
+            // 16) (the fixed dims' extremes), on the device, kept alive by
+            // `self`.
             unsafe {
-                runtime.copy_to_host(&mut buf, self.data_ptr().wrapping_offset(r.row_offset(k)))?
+                runtime.copy_to_host(&mut buf, self.data_ptr().wrapping_offset(lo).cast_const())?
             };
-            // SAFETY: the bytes are a VarDimData copied whole.
-            descs.push(unsafe { arrmeta::read(buf.as_ptr()) });
+            for k in 0..rows {
+                let at = (r.row_offset(k) - lo) as usize;
+                // SAFETY: the 16 bytes at `at` are row k's descriptor,
+                // copied whole.
+                descs.push(unsafe { arrmeta::read(buf.as_ptr().add(at)) });
+            }
         }
         let esize = r.elem.data_size() as isize;
         // The span of device values the rows reach.
