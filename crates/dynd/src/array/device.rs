@@ -211,6 +211,9 @@ impl Array {
             return Ok(self.clone());
         }
         let runtime = exec::device(dev)?;
+        if let Some(a) = self.nested_to_host(&*runtime)? {
+            return Ok(a);
+        }
         if let Some(a) = self.var_to_host(&*runtime)? {
             return Ok(a);
         }
@@ -260,6 +263,9 @@ impl Array {
         }
         if !here.is_cpu() {
             return self.to_host()?.to_device(device);
+        }
+        if let Some(a) = self.nested_to_device(device)? {
+            return Ok(a);
         }
         if let Some(a) = self.var_to_device(device)? {
             return Ok(a);
@@ -432,17 +438,74 @@ mod tests {
     }
 
     #[test]
-    fn strings_and_nested_var_dims_stay_on_the_host() {
+    fn strings_stay_on_the_host() {
         let _dev = HostBackedDevice::install(13);
         for (tp, json) in [
             ("2 * string", r#"["a","b"]"#),
-            ("2 * var * var * int32", "[[[1]],[]]"),
             ("2 * var * string", r#"[["a"],[]]"#),
+            ("2 * var * 2 * var * int8", "[[[[1],[]]],[]]"),
         ] {
             let a = Array::from_json(tp, json).unwrap();
             let e = a.to_device(DeviceId::Cuda(13)).unwrap_err();
             assert!(matches!(e.kind(), crate::ErrorKind::Type), "{tp}: {e}");
         }
+    }
+
+    #[test]
+    fn nested_ragged_arrays_round_trip_through_a_device() {
+        let dev = HostBackedDevice::install(15);
+        let on = DeviceId::Cuda(15);
+        for (tp, json) in [
+            ("2 * var * var * int32", "[[[1]],[]]"),
+            (
+                "3 * var * var * ?float64",
+                "[[[1.5,null],[]],[],[[2.5],[3.5,4.5,5.5]]]",
+            ),
+            ("var * var * var * int8", "[[[1,2],[]],[[3],[4,5]]]"),
+            (
+                "2 * 2 * var * var * uint16",
+                "[[[[1]],[]],[[[],[2,3]],[[4]]]]",
+            ),
+        ] {
+            let a = Array::from_json(tp, json).unwrap();
+            let d = a.to_device(on).unwrap();
+            assert_eq!(d.device(), on, "{tp}");
+            assert_eq!(d.tp().to_string(), tp);
+            assert_eq!(d.to_host().unwrap().to_json(), json, "{tp}");
+            assert_eq!(
+                d.nested_layout().unwrap().elem,
+                a.nested_layout().unwrap().elem
+            );
+        }
+        // Views: reversed outer rows, reversed and strided inner rows.
+        let a = Array::from_json(
+            "3 * var * var * int64",
+            "[[[1,2],[3]],[],[[4],[5,6,7],[8]]]",
+        )
+        .unwrap();
+        for ix in [
+            vec![Index::slice(None, None, -1)],
+            vec![Index::ALL, Index::slice(None, None, -1)],
+            vec![Index::ALL, Index::slice(None, None, 2)],
+        ] {
+            let v = a.index(&ix).unwrap();
+            let d = v.to_device(on).unwrap();
+            assert_eq!(d.to_host().unwrap().to_json(), v.to_json(), "{ix:?}");
+            // And back through a view of the device array.
+            let back = d.index(&[Index::slice(None, None, -1)]).unwrap();
+            let host = v.index(&[Index::slice(None, None, -1)]).unwrap();
+            assert_eq!(back.to_host().unwrap().to_json(), host.to_json(), "{ix:?}");
+        }
+        // One copy per level each way: values, inner rows, outer rows.
+        let before = dev.to_device.load(Ordering::SeqCst);
+        let d = a.to_device(on).unwrap();
+        assert_eq!(dev.to_device.load(Ordering::SeqCst) - before, 3);
+        let before = dev.to_host.load(Ordering::SeqCst);
+        d.to_host().unwrap();
+        assert_eq!(dev.to_host.load(Ordering::SeqCst) - before, 3);
+        // Not a nested layout: refused by name.
+        let e = Array::from(vec![1i8]).nested_layout().unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Type, "{e}");
     }
 
     #[test]

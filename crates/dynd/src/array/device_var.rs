@@ -117,7 +117,7 @@ fn ragged(a: &Array) -> Result<Option<Ragged>> {
 /// 1. `data` holds one descriptor per row, C order, each reaching
 ///    elements of `values` (or none), all in the same memory (host or one
 ///    device) as `data`.
-unsafe fn from_rows(
+pub(super) unsafe fn from_rows(
     tp: &Type,
     outer: &[usize],
     (data, data_ref): (*mut u8, MemBlock),

@@ -53,6 +53,7 @@
 mod assign;
 mod copy;
 mod device;
+mod device_nested;
 mod device_var;
 pub mod display;
 mod eq;
@@ -70,6 +71,7 @@ pub use crate::layout::{
     BlockrefMeta, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta,
 };
 pub use device::{DeviceAssign, register_assign};
+pub use device_nested::NestedLayout;
 pub use device_var::RaggedLayout;
 pub use display::{ArrayDisplay, print_threshold, set_print_threshold};
 pub use index::Index;
