@@ -49,6 +49,12 @@ impl DeviceCalls for CudaCalls {
                 "the CUDA runtime was given a call on {device}"
             )));
         };
+        if args
+            .iter()
+            .any(|a| !a.device().is_cpu() && a.nested_layout().is_ok())
+        {
+            return crate::nested::call(f, ordinal, out, args);
+        }
         if let Some(reduction) = Reduction::of(f) {
             return reduce(f, reduction, ordinal, out, args);
         }

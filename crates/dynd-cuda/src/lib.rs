@@ -11,6 +11,7 @@
 //!   sort, a chunked scan); [`select`]: integers and slices
 //!   of each row, `filter` and `take` of ragged device arrays;
 //!   [`concat`]: `concatenate` of fixed and of ragged device arrays;
+//!   [`nested`]: functions on nested var dims, through the innermost rows;
 //! - [`codegen`]: its CUDA C; [`nvrtc`]: compiled once per (source,
 //!   architecture) and cached;
 //! - [`interp`]: the same description run on the host, so it is tested on
@@ -48,6 +49,7 @@ pub mod interp;
 pub mod kernel;
 pub mod launch;
 pub mod long_row;
+pub mod nested;
 pub mod nvrtc;
 pub mod ops;
 pub mod probe;

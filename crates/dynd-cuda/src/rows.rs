@@ -77,12 +77,17 @@ pub(crate) fn row_prelude(nk: usize) -> String {
 
 /// [`row_prelude`]'s parameter block for `layout`, and its `nk`.
 pub(crate) fn row_block(layout: &RaggedLayout) -> (Vec<i64>, usize) {
-    if layout.shape.is_empty() {
+    row_block_of(&layout.shape, &layout.strides)
+}
+
+/// [`row_block`] of fixed dims `shape` with descriptor strides `strides`.
+pub(crate) fn row_block_of(shape: &[usize], strides: &[isize]) -> (Vec<i64>, usize) {
+    if shape.is_empty() {
         return (vec![1, 0], 1);
     }
-    let mut block: Vec<i64> = layout.shape.iter().map(|&n| n as i64).collect();
-    block.extend(layout.strides.iter().map(|&s| s as i64));
-    (block, layout.shape.len())
+    let mut block: Vec<i64> = shape.iter().map(|&n| n as i64).collect();
+    block.extend(strides.iter().map(|&s| s as i64));
+    (block, shape.len())
 }
 
 /// The unsigned sort key of bits `b` of type `t` (a CUDA C expression of

@@ -1359,3 +1359,108 @@ pub fn long_rows_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
     let (h, g) = (compute::sort(&x).unwrap(), compute::sort(&d).unwrap());
     assert_eq!(bits(&h), bits(&g.to_host().unwrap()));
 }
+
+/// A host array `N * var * var * b` (`?b` when optional): outer rows of
+/// the given numbers of inner rows, inner rows of lengths cycling through
+/// 0..5, values from `seed`; when optional, every fourth value missing.
+pub fn nested(b: BuiltinType, optional: bool, outer: &[usize], seed: i64) -> Array {
+    let mut k = 0i64;
+    let mut len = 0usize;
+    let rows: Vec<String> = outer
+        .iter()
+        .map(|&m| {
+            let inner: Vec<String> = (0..m)
+                .map(|_| {
+                    len = (len + 2) % 5;
+                    let vals: Vec<String> = (0..len)
+                        .map(|_| {
+                            k += 1;
+                            if optional && k % 4 == 0 {
+                                "null".into()
+                            } else {
+                                crate::common::value(b, (k * 5 + seed) % 9 - 4)
+                            }
+                        })
+                        .collect();
+                    format!("[{}]", vals.join(","))
+                })
+                .collect();
+            format!("[{}]", inner.join(","))
+        })
+        .collect();
+    let tp = format!(
+        "{} * var * var * {}{b}",
+        outer.len(),
+        if optional { "?" } else { "" }
+    );
+    Array::from_json(tp.as_str(), &format!("[{}]", rows.join(","))).unwrap()
+}
+
+/// Nested var dims (`N * var * var * T`) on the device: they round-trip,
+/// and the elementwise functions with host scalars, the row operations
+/// and the reductions over the innermost dim equal the host's, on views
+/// too; what does not run there says so.
+pub fn nested_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
+    use dynd::callable::reduce::BuiltinReduction;
+    let types: Vec<BuiltinType> = match types {
+        Some(t) => t.to_vec(),
+        None => device_types().collect(),
+    };
+    let mut n = 0;
+    for &b in &types {
+        for optional in [false, true] {
+            let h = nested(b, optional, &[3, 0, 1, 4], 2);
+            let views = [
+                h.clone(),
+                h.index(&[Index::slice(None, None, -1)]).unwrap(),
+                h.index(&[Index::ALL, Index::slice(None, None, -1)])
+                    .unwrap(),
+            ];
+            for x in &views {
+                let d = x.to_device(dev).unwrap();
+                assert_eq!(d.to_host().unwrap().to_json(), x.to_json(), "{}", x.tp());
+                for (name, scalar) in [
+                    ("add", Some(Array::from(2i8))),
+                    ("greater", Some(Array::from(0.5f64))),
+                    ("negative", None),
+                    ("cumsum", None),
+                    ("sort", None),
+                    ("argsort", None),
+                ] {
+                    let f = callable::lookup(name).unwrap();
+                    let (hargs, dargs): (Vec<&Array>, Vec<&Array>) = match &scalar {
+                        Some(s) => (vec![x, s], vec![&d, s]),
+                        None => (vec![x], vec![&d]),
+                    };
+                    let what = format!("{name}({})", x.tp());
+                    same_outcome(&what, f.call(&hargs), f.call(&dargs), dev);
+                    n += 1;
+                }
+                for kind in [
+                    BuiltinReduction::Sum,
+                    BuiltinReduction::Max,
+                    BuiltinReduction::ArgMin,
+                    BuiltinReduction::Mean,
+                    BuiltinReduction::Count,
+                ] {
+                    reduction_equals_the_host(dev, x, "nested", kind, Some(&[-1]), false);
+                    n += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(n, types.len() * 2 * 3 * 11);
+    // What does not run there says so.
+    let d = nested(BuiltinType::Int32, false, &[2, 1], 1)
+        .to_device(dev)
+        .unwrap();
+    for e in [
+        compute::sum(&d, Some(&[0]), false).unwrap_err(),
+        compute::sum(&d, Some(&[-1]), true).unwrap_err(),
+        compute::add(&d, &d).unwrap_err(),
+        compute::is_null(&d).unwrap_err(),
+    ] {
+        assert_eq!(e.kind(), ErrorKind::Type, "{e}");
+        assert!(e.message().contains("nested var dims"), "{e}");
+    }
+}

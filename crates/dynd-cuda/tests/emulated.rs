@@ -214,3 +214,10 @@ fn long_rows_equal_the_host() {
         checks::long_rows_equal_the_host(EMU, Some(&SOME));
     }
 }
+
+#[test]
+fn nested_equal_the_host() {
+    if emu() {
+        checks::nested_equal_the_host(EMU, Some(&SOME));
+    }
+}

@@ -238,3 +238,10 @@ fn long_rows_equal_the_host() {
         checks::long_rows_equal_the_host(GPU, None);
     }
 }
+
+#[test]
+fn nested_equal_the_host() {
+    if gpu() {
+        checks::nested_equal_the_host(GPU, None);
+    }
+}

@@ -164,3 +164,26 @@ def test_ragged_broadcasting_concatenate_and_long_sorts_on_the_device():
     np.testing.assert_array_equal(np.asarray(dynd.sort(da).cpu()), np.sort(h, kind="stable"))
     np.testing.assert_array_equal(np.asarray(dynd.argsort(da).cpu()), np.argsort(h, kind="stable"))
     np.testing.assert_array_equal(np.asarray(dynd.cumsum(da).cpu()), np.cumsum(h))
+
+
+def test_nested_var_dims_on_the_device():
+    x = dynd.array([[[1.0, 2.0], []], [], [[3.0], [4.0, 5.0, 6.0]]], type="3 * var * var * float64")
+    d = x.to(DEV)
+    assert d.device == DEV and str(d.type) == str(x.type)
+    assert str(d.cpu()) == str(x)
+    for got, want in [
+        (d + 1.0, x + 1.0),
+        (dynd.sum(d, axis=-1), dynd.sum(x, axis=-1)),
+        (dynd.sort(d[::-1]), dynd.sort(x[::-1])),
+        (dynd.cumsum(d), dynd.cumsum(x)),
+    ]:
+        assert got.device == DEV
+        assert str(got.cpu()) == str(want)
+    with pytest.raises(dynd.TypeMismatchError, match="nested var dims"):
+        dynd.sum(d, axis=0)
+    # Mask and index arrays work in Python's indexing on ragged rows.
+    r = dynd.array([[1.0, -2.0, 3.0], [], [4.0]], type="3 * var * float64")
+    dr = r.to(DEV)
+    assert str(dr[dr > 0.0].cpu()) == str(r[r > 0.0])
+    i = dynd.array([[0, -1], [], [0]], type="3 * var * int64")
+    assert str(dr[i.to(DEV)].cpu()) == str(r[i])

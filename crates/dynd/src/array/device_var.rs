@@ -73,8 +73,8 @@ fn ragged(a: &Array) -> Result<Option<Ragged>> {
     }
     let refuse = || {
         Error::type_error(format!(
-            "{} cannot live on a device yet: ragged arrays on a device are fixed dims, then one \
-             var dim of numbers, bool or their option types",
+            "{} cannot live on a device yet: ragged arrays on a device are fixed dims, then var \
+             dims, over numbers, bool or their option types",
             a.tp()
         ))
     };
