@@ -1464,3 +1464,43 @@ pub fn nested_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
         assert!(e.message().contains("nested var dims"), "{e}");
     }
 }
+
+/// Records with var fields (`N * {a: var * T, b: U}`) go to the device and
+/// back, and a var field of them is a ragged device array every ragged
+/// operation runs on, equal to the host's.
+pub fn records_with_var_fields_equal_the_host(dev: DeviceId) {
+    let json = r#"[{"a":[1.5,2],"b":1},{"a":[],"b":2},{"a":[3,-1,null],"b":3},{"a":[4],"b":4}]"#;
+    let x = Array::from_json("4 * {a: var * ?float64, b: int16}", json).unwrap();
+    for v in [x.clone(), x.index(&[Index::slice(None, None, -2)]).unwrap()] {
+        let d = v.to_device(dev).unwrap();
+        assert_eq!(d.to_host().unwrap().to_json(), v.to_json());
+        let (ha, da) = (v.field("a").unwrap(), d.field("a").unwrap());
+        assert_eq!(da.device(), dev);
+        let s = Array::from(1.0f64);
+        same_outcome("a + 1", compute::add(&ha, &s), compute::add(&da, &s), dev);
+        same_outcome(
+            "sum(a)",
+            compute::sum(&ha, Some(&[-1]), false),
+            compute::sum(&da, Some(&[-1]), false),
+            dev,
+        );
+        same_outcome("sort(a)", compute::sort(&ha), compute::sort(&da), dev);
+        let (hm, dm) = (
+            compute::greater(&ha, &s).unwrap(),
+            compute::greater(&da, &s).unwrap(),
+        );
+        same_outcome(
+            "a[a > 1]",
+            compute::filter(&ha, &hm),
+            compute::filter(&da, &dm),
+            dev,
+        );
+        let (hb, db) = (v.field("b").unwrap(), d.field("b").unwrap());
+        same_outcome(
+            "b * 2",
+            compute::multiply(&hb, &s),
+            compute::multiply(&db, &s),
+            dev,
+        );
+    }
+}

@@ -221,3 +221,10 @@ fn nested_equal_the_host() {
         checks::nested_equal_the_host(EMU, Some(&SOME));
     }
 }
+
+#[test]
+fn records_with_var_fields_equal_the_host() {
+    if emu() {
+        checks::records_with_var_fields_equal_the_host(EMU);
+    }
+}

@@ -245,3 +245,10 @@ fn nested_equal_the_host() {
         checks::nested_equal_the_host(GPU, None);
     }
 }
+
+#[test]
+fn records_with_var_fields_equal_the_host() {
+    if gpu() {
+        checks::records_with_var_fields_equal_the_host(GPU);
+    }
+}

@@ -214,6 +214,9 @@ impl Array {
         if let Some(a) = self.nested_to_host(&*runtime)? {
             return Ok(a);
         }
+        if let Some(a) = self.records_to_host(&*runtime)? {
+            return Ok(a);
+        }
         if let Some(a) = self.var_to_host(&*runtime)? {
             return Ok(a);
         }
@@ -265,6 +268,9 @@ impl Array {
             return self.to_host()?.to_device(device);
         }
         if let Some(a) = self.nested_to_device(device)? {
+            return Ok(a);
+        }
+        if let Some(a) = self.records_to_device(device)? {
             return Ok(a);
         }
         if let Some(a) = self.var_to_device(device)? {
@@ -506,6 +512,49 @@ mod tests {
         // Not a nested layout: refused by name.
         let e = Array::from(vec![1i8]).nested_layout().unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::Type, "{e}");
+    }
+
+    #[test]
+    fn records_with_var_fields_round_trip_through_a_device() {
+        let dev = HostBackedDevice::install(16);
+        let on = DeviceId::Cuda(16);
+        let json = r#"[{"a":[1,2],"b":1.5},{"a":[],"b":2.5},{"a":[3],"b":null}]"#;
+        let a = Array::from_json("3 * {a: var * int32, b: ?float64}", json).unwrap();
+        let d = a.to_device(on).unwrap();
+        assert_eq!(d.device(), on);
+        assert_eq!(d.to_host().unwrap().to_json(), json);
+        // One copy per var field and one for the records, each way.
+        let before = dev.to_device.load(Ordering::SeqCst);
+        let d = a.to_device(on).unwrap();
+        assert_eq!(dev.to_device.load(Ordering::SeqCst) - before, 2);
+        let before = dev.to_host.load(Ordering::SeqCst);
+        d.to_host().unwrap();
+        assert_eq!(dev.to_host.load(Ordering::SeqCst) - before, 2);
+        // A field is a device view: the var field a ragged device array.
+        let f = d.field("a").unwrap();
+        assert_eq!(
+            (f.device(), f.tp().to_string()),
+            (on, "3 * var * int32".into())
+        );
+        assert_eq!(f.to_host().unwrap().to_json(), "[[1,2],[],[3]]");
+        assert_eq!(d.field("b").unwrap().to_json(), "[1.5,2.5,null]");
+        // Views of the records, several var fields, fixed dims.
+        let two = Array::from_json(
+            "2 * 2 * {x: var * int8, y: int16, z: var * ?float32}",
+            r#"[[{"x":[1],"y":2,"z":[]},{"x":[],"y":3,"z":[null,1.5]}],[{"x":[4,5],"y":6,"z":[2]},{"x":[7],"y":8,"z":[]}]]"#,
+        )
+        .unwrap();
+        for v in [
+            two.clone(),
+            two.index(&[Index::slice(None, None, -1), Index::slice(None, None, -1)])
+                .unwrap(),
+            two.permute(&[1, 0]).unwrap(),
+        ] {
+            let d = v.to_device(on).unwrap();
+            assert_eq!(d.to_host().unwrap().to_json(), v.to_json());
+            let back = d.index(&[Index::At(1)]).unwrap();
+            assert_eq!(back.to_json(), v.index(&[Index::At(1)]).unwrap().to_json());
+        }
     }
 
     #[test]

@@ -54,6 +54,7 @@ mod assign;
 mod copy;
 mod device;
 mod device_nested;
+mod device_records;
 mod device_var;
 pub mod display;
 mod eq;
