@@ -122,20 +122,7 @@ pub fn call(
     let x = args[r];
     let layout = x.ragged_layout()?;
     let esize = layout.elem.data_size();
-    if layout.stride == 0 || layout.stride % esize as isize != 0 {
-        return Err(Error::type_error(format!(
-            "{} on {device}: the values of {} are not whole elements apart",
-            f.name(),
-            x.tp()
-        )));
-    }
-    let Some((src_base, src_bytes)) = x.ragged_values_span() else {
-        return Err(Error::type_error(format!(
-            "{} on {device}: the values of {} were not allocated by dynd's runtime",
-            f.name(),
-            x.tp()
-        )));
-    };
+    let (src_base, src_bytes) = mirrored(f.name(), x, &layout)?;
     let mut inputs = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
         if i == r {
@@ -380,6 +367,29 @@ fn flat(
         )?
     };
     Ok(true)
+}
+
+/// The values block of the ragged device array `x` (of layout `layout`)
+/// that a result mirrors element for element: its address and length.
+///
+/// # Errors
+/// `Type` (naming `name`) when the values are not whole elements apart or
+/// their block was not allocated by dynd's runtime (no recorded span).
+pub(crate) fn mirrored(name: &str, x: &Array, layout: &RaggedLayout) -> Result<(*mut u8, usize)> {
+    let device = x.device();
+    let esize = layout.elem.data_size() as isize;
+    if layout.stride == 0 || layout.stride % esize != 0 {
+        return Err(Error::type_error(format!(
+            "{name} on {device}: the values of {} are not whole elements apart",
+            x.tp()
+        )));
+    }
+    x.ragged_values_span().ok_or_else(|| {
+        Error::type_error(format!(
+            "{name} on {device}: the values of {} were not allocated by dynd's runtime",
+            x.tp()
+        ))
+    })
 }
 
 /// The value type of the ragged element `t` (of array `x`, for messages).

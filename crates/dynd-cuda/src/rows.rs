@@ -475,20 +475,7 @@ pub fn call(
     };
     let src = values(&layout.elem, "the values")?;
     let esize = layout.elem.data_size();
-    if layout.stride == 0 || layout.stride % esize as isize != 0 {
-        return Err(Error::type_error(format!(
-            "{} on {device}: the values of {} are not whole elements apart",
-            f.name(),
-            x.tp()
-        )));
-    }
-    let Some((src_base, src_bytes)) = x.ragged_values_span() else {
-        return Err(Error::type_error(format!(
-            "{} on {device}: the values of {} were not allocated by dynd's runtime",
-            f.name(),
-            x.tp()
-        )));
-    };
+    let (src_base, src_bytes) = crate::ragged::mirrored(f.name(), x, &layout)?;
     let ostride = layout.stride / esize as isize * osize as isize;
     let rows: usize = layout.shape.iter().product();
     let mirror = (src_bytes / esize * osize).max(1);

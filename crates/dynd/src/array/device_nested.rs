@@ -19,6 +19,7 @@
 //! ([`Array::nested_on_device`]).
 
 use super::Array;
+use super::device_var::{c_order, read_rows, write_outer};
 use super::flags;
 use crate::error::{Error, Result};
 use crate::exec::{self, Device};
@@ -118,12 +119,7 @@ unsafe fn from_levels(
     (data, data_ref): (*mut u8, MemBlock),
     levels: Vec<(MemBlock, isize, isize)>,
 ) -> Array {
-    let mut strides = vec![0isize; outer.len()];
-    let mut step = DESC as isize;
-    for (k, &n) in outer.iter().enumerate().rev() {
-        strides[k] = step;
-        step = step.wrapping_mul(n as isize);
-    }
+    let strides = c_order(outer, DESC);
     let metas: Vec<VarDimMeta> = levels
         .into_iter()
         .map(|(block, stride, offset)| VarDimMeta {
@@ -142,16 +138,7 @@ unsafe fn from_levels(
             data_ref,
             flags::READ | flags::WRITE,
             |m| {
-                for (k, (&n, &s)) in outer.iter().zip(&strides).enumerate() {
-                    arrmeta::write(
-                        m.add(k * size_of::<FixedDimMeta>()),
-                        FixedDimMeta {
-                            dim_size: n as isize,
-                            stride: s,
-                        },
-                    );
-                }
-                let at = m.add(outer.len() * size_of::<FixedDimMeta>());
+                let at = write_outer(m, outer, &strides);
                 for (i, v) in metas.into_iter().enumerate() {
                     arrmeta::write(at.add(i * size_of::<VarDimMeta>()), v);
                 }
@@ -414,23 +401,10 @@ impl Array {
         let k = n.vars.len();
         let rows = n.rows();
         // The outer descriptors: the span the fixed dims reach, one copy.
-        let mut descs: Vec<VarDimData> = Vec::with_capacity(rows);
-        if rows > 0 {
-            let (lo, hi) = n.outer.iter().fold((0isize, 0isize), |(lo, hi), &(c, s)| {
-                let far = (c as isize - 1) * s;
-                (lo + far.min(0), hi + far.max(0))
-            });
-            let mut buf = vec![0u8; (hi - lo) as usize + DESC];
-            // SAFETY: (1) every outer descriptor lies in [data + lo, data
-            // + hi + 16), on the device, kept alive by `self`.
-            unsafe {
-                runtime.copy_to_host(&mut buf, self.data_ptr().wrapping_offset(lo).cast_const())?
-            };
-            for r in 0..rows {
-                let at = (n.row_offset(r) - lo) as usize;
-                descs.push(read_desc(&buf[at..at + DESC]));
-            }
-        }
+        // SAFETY: (1) each outer descriptor lies at its offset from the
+        // data, on the device, kept alive by `self`.
+        let packed = unsafe { read_rows(runtime, self.data_ptr(), &n.outer, DESC)? };
+        let descs: Vec<VarDimData> = packed.chunks_exact(DESC).map(read_desc).collect();
         let dblock = MemBlock::new_fixed_for_overwrite((rows * DESC).max(1), 16)?;
         let (dptr, _) = dblock
             .fixed_data()

@@ -16,13 +16,13 @@
 //! runs.
 
 use super::Array;
+use super::device_var::{c_order, read_rows, write_outer};
 use super::flags;
 use crate::error::{Error, Result};
 use crate::exec::{self, Device};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta, arrmeta};
 use crate::memblock::{DeviceId, MemBlock};
 use crate::types::{Type, TypeKind};
-use std::mem::size_of;
 
 /// A var field: its data offset in the record, its arrmeta offset in the
 /// record's arrmeta, its var arrmeta, and its element type.
@@ -121,12 +121,7 @@ unsafe fn from_records(
     vars: &[VarField],
     values: Vec<(MemBlock, isize, isize)>,
 ) -> Array {
-    let mut strides = vec![0isize; outer.len()];
-    let mut step = record.data_size() as isize;
-    for (k, &n) in outer.iter().enumerate().rev() {
-        strides[k] = step;
-        step = step.wrapping_mul(n as isize);
-    }
+    let strides = c_order(outer, record.data_size());
     let metas: Vec<(usize, VarDimMeta)> = vars
         .iter()
         .zip(values)
@@ -151,16 +146,7 @@ unsafe fn from_records(
             data_ref,
             flags::READ | flags::WRITE,
             |m| {
-                for (k, (&n, &s)) in outer.iter().zip(&strides).enumerate() {
-                    arrmeta::write(
-                        m.add(k * size_of::<FixedDimMeta>()),
-                        FixedDimMeta {
-                            dim_size: n as isize,
-                            stride: s,
-                        },
-                    );
-                }
-                let at = m.add(outer.len() * size_of::<FixedDimMeta>());
+                let at = write_outer(m, outer, &strides);
                 for (off, v) in metas {
                     arrmeta::write(at.add(off), v);
                 }
@@ -253,24 +239,10 @@ impl Array {
         };
         let size = r.record.data_size();
         let rows = r.rows();
-        // The records: the span the fixed dims reach, one copy, packed.
-        let mut packed = vec![0u8; rows * size];
-        if rows > 0 {
-            let (lo, hi) = r.outer.iter().fold((0isize, 0isize), |(lo, hi), &(n, s)| {
-                let far = (n as isize - 1) * s;
-                (lo + far.min(0), hi + far.max(0))
-            });
-            let mut buf = vec![0u8; (hi - lo) as usize + size];
-            // SAFETY: (1) every record lies in [data + lo, data + hi +
-            // size), on the device, kept alive by `self`.
-            unsafe {
-                runtime.copy_to_host(&mut buf, self.data_ptr().wrapping_offset(lo).cast_const())?
-            };
-            for k in 0..rows {
-                let at = (r.row_offset(k) - lo) as usize;
-                packed[k * size..(k + 1) * size].copy_from_slice(&buf[at..at + size]);
-            }
-        }
+        // The records: one copy, packed in C order.
+        // SAFETY: (1) each record lies at its offset from the data, on the
+        // device, kept alive by `self`.
+        let mut packed = unsafe { read_rows(runtime, self.data_ptr(), &r.outer, size)? };
         let mut blocks = Vec::with_capacity(r.vars.len());
         for v in &r.vars {
             let esize = v.elem.data_size() as isize;

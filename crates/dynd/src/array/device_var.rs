@@ -108,6 +108,80 @@ fn ragged(a: &Array) -> Result<Option<Ragged>> {
     }
 }
 
+/// The C-order byte strides of fixed dims `outer` over items of `item`
+/// bytes.
+pub(super) fn c_order(outer: &[usize], item: usize) -> Vec<isize> {
+    let mut strides = vec![0isize; outer.len()];
+    let mut step = item as isize;
+    for (k, &n) in outer.iter().enumerate().rev() {
+        strides[k] = step;
+        step = step.wrapping_mul(n as isize);
+    }
+    strides
+}
+
+/// Writes the arrmeta of fixed dims `outer` with byte `strides` at `m`,
+/// and returns where the element's arrmeta starts.
+///
+/// # Safety
+/// 1. `m` is writable arrmeta of a type whose leading dims are `outer`.
+pub(super) unsafe fn write_outer(m: *mut u8, outer: &[usize], strides: &[isize]) -> *mut u8 {
+    for (k, (&n, &s)) in outer.iter().zip(strides).enumerate() {
+        // SAFETY: (1) fixed dim k's arrmeta slot.
+        unsafe {
+            arrmeta::write(
+                m.add(k * size_of::<FixedDimMeta>()),
+                FixedDimMeta {
+                    dim_size: n as isize,
+                    stride: s,
+                },
+            )
+        };
+    }
+    m.wrapping_add(outer.len() * size_of::<FixedDimMeta>())
+}
+
+/// The `item`-byte elements of fixed dims `outer` (sizes, byte strides)
+/// from the device address `data`, copied in one transfer (the span the
+/// dims reach: a view's may be strided or reversed) and packed in C order.
+///
+/// # Errors
+/// `External` when the copy fails.
+///
+/// # Safety
+/// 1. Every element lies at `data + Σ i_k * stride_k`, memory of
+///    `runtime`'s device alive for the call.
+pub(super) unsafe fn read_rows(
+    runtime: &dyn Device,
+    data: *const u8,
+    outer: &[(usize, isize)],
+    item: usize,
+) -> Result<Vec<u8>> {
+    let rows: usize = outer.iter().map(|(n, _)| n).product();
+    let mut packed = vec![0u8; rows * item];
+    if rows == 0 {
+        return Ok(packed);
+    }
+    let (lo, hi) = outer.iter().fold((0isize, 0isize), |(lo, hi), &(n, s)| {
+        let far = (n as isize - 1) * s;
+        (lo + far.min(0), hi + far.max(0))
+    });
+    let mut buf = vec![0u8; (hi - lo) as usize + item];
+    // SAFETY: (1) every element lies in [data + lo, data + hi + item).
+    unsafe { runtime.copy_to_host(&mut buf, data.wrapping_offset(lo))? };
+    for r in 0..rows {
+        let mut off = 0isize;
+        let mut rem = r;
+        for &(n, s) in outer.iter().rev() {
+            off += (rem % n) as isize * s;
+            rem /= n;
+        }
+        let at = (off - lo) as usize;
+        packed[r * item..(r + 1) * item].copy_from_slice(&buf[at..at + item]);
+    }
+    Ok(packed)
+}
+
 /// A new array of `tp` (`[fixed dims] * var * E`, C order over the fixed
 /// dims) over the descriptors at `data` (kept alive by `data_ref`) and the
 /// values block `values`, element `j` of a row at
@@ -124,12 +198,7 @@ pub(super) unsafe fn from_rows(
     values: MemBlock,
     (stride, offset): (isize, isize),
 ) -> Array {
-    let mut strides = vec![0isize; outer.len()];
-    let mut step = size_of::<VarDimData>() as isize;
-    for (k, &n) in outer.iter().enumerate().rev() {
-        strides[k] = step;
-        step = step.wrapping_mul(n as isize);
-    }
+    let strides = c_order(outer, size_of::<VarDimData>());
     let var = VarDimMeta {
         blockref: values.into_raw().as_ptr(),
         stride,
@@ -145,16 +214,7 @@ pub(super) unsafe fn from_rows(
             data_ref,
             flags::READ | flags::WRITE,
             |m| {
-                for (k, (&n, &s)) in outer.iter().zip(&strides).enumerate() {
-                    arrmeta::write(
-                        m.add(k * size_of::<FixedDimMeta>()),
-                        FixedDimMeta {
-                            dim_size: n as isize,
-                            stride: s,
-                        },
-                    );
-                }
-                arrmeta::write(m.add(outer.len() * size_of::<FixedDimMeta>()), var);
+                arrmeta::write(write_outer(m, outer, &strides), var);
             },
         )
     }
@@ -395,26 +455,13 @@ impl Array {
         let dsize = size_of::<VarDimData>();
         // The descriptors: the span they lie in (a view's may be strided
         // or reversed), copied in one transfer, then read row by row.
-        let mut descs: Vec<VarDimData> = Vec::with_capacity(rows);
-        if rows > 0 {
-            let (lo, hi) = r.outer.iter().fold((0isize, 0isize), |(lo, hi), &(n, s)| {
-                let far = (n as isize - 1) * s;
-                (lo + far.min(0), hi + far.max(0))
-            });
-            let mut buf = vec![0u8; (hi - lo) as usize + dsize];
-            // SAFETY: (1) every descriptor lies in [data + lo, data + hi +
-            // 16) (the fixed dims' extremes), on the device, kept alive by
-            // `self`.
-            unsafe {
-                runtime.copy_to_host(&mut buf, self.data_ptr().wrapping_offset(lo).cast_const())?
-            };
-            for k in 0..rows {
-                let at = (r.row_offset(k) - lo) as usize;
-                // SAFETY: the 16 bytes at `at` are row k's descriptor,
-                // copied whole.
-                descs.push(unsafe { arrmeta::read(buf.as_ptr().add(at)) });
-            }
-        }
+        // SAFETY: (1) each row's descriptor lies at its offset from the
+        // data, on the device, kept alive by `self`.
+        let packed = unsafe { read_rows(runtime, self.data_ptr(), &r.outer, dsize)? };
+        let descs: Vec<VarDimData> = (0..rows)
+            // SAFETY: row k's descriptor, 16 bytes copied whole.
+            .map(|k| unsafe { arrmeta::read(packed.as_ptr().add(k * dsize)) })
+            .collect();
         let esize = r.elem.data_size() as isize;
         // The span of device values the rows reach.
         let reach = |d: &VarDimData| {
