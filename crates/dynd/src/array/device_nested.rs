@@ -19,7 +19,7 @@
 //! ([`Array::nested_on_device`]).
 
 use super::Array;
-use super::device_var::{c_order, read_rows, write_outer};
+use super::device_var::{c_order, read_rows, row_offset, write_outer};
 use super::flags;
 use crate::error::{Error, Result};
 use crate::exec::{self, Device};
@@ -48,13 +48,8 @@ impl Nested {
     }
 
     /// The byte offset of outer row `r` (C order) from the data.
-    fn row_offset(&self, mut r: usize) -> isize {
-        let mut off = 0;
-        for &(n, s) in self.outer.iter().rev() {
-            off += (r % n) as isize * s;
-            r /= n;
-        }
-        off
+    fn row_offset(&self, r: usize) -> isize {
+        row_offset(&self.outer, r)
     }
 
     /// The bytes of an element of level `i` (a descriptor, or a value at

@@ -16,7 +16,7 @@
 //! runs.
 
 use super::Array;
-use super::device_var::{c_order, read_rows, write_outer};
+use super::device_var::{c_order, read_rows, row_offset, write_outer};
 use super::flags;
 use crate::error::{Error, Result};
 use crate::exec::{self, Device};
@@ -48,13 +48,8 @@ impl Records {
         self.outer.iter().map(|(n, _)| n).product()
     }
 
-    fn row_offset(&self, mut r: usize) -> isize {
-        let mut off = 0;
-        for &(n, s) in self.outer.iter().rev() {
-            off += (r % n) as isize * s;
-            r /= n;
-        }
-        off
+    fn row_offset(&self, r: usize) -> isize {
+        row_offset(&self.outer, r)
     }
 }
 

@@ -46,14 +46,20 @@ impl Ragged {
     }
 
     /// The byte offset of row `r` (C order) from the array's data.
-    fn row_offset(&self, mut r: usize) -> isize {
-        let mut off = 0;
-        for &(n, s) in self.outer.iter().rev() {
-            off += (r % n) as isize * s;
-            r /= n;
-        }
-        off
+    fn row_offset(&self, r: usize) -> isize {
+        row_offset(&self.outer, r)
     }
+}
+
+/// The byte offset of row `r` (C order over fixed dims `outer`: sizes and
+/// byte strides) from the array's data.
+pub(super) fn row_offset(outer: &[(usize, isize)], mut r: usize) -> isize {
+    let mut off = 0;
+    for &(n, s) in outer.iter().rev() {
+        off += (r % n) as isize * s;
+        r /= n;
+    }
+    off
 }
 
 /// The ragged layout of `a`, when its type is `[fixed dims] * var * E` with
@@ -170,13 +176,7 @@ pub(super) unsafe fn read_rows(
     // SAFETY: (1) every element lies in [data + lo, data + hi + item).
     unsafe { runtime.copy_to_host(&mut buf, data.wrapping_offset(lo))? };
     for r in 0..rows {
-        let mut off = 0isize;
-        let mut rem = r;
-        for &(n, s) in outer.iter().rev() {
-            off += (rem % n) as isize * s;
-            rem /= n;
-        }
-        let at = (off - lo) as usize;
+        let at = (row_offset(outer, r) - lo) as usize;
         packed[r * item..(r + 1) * item].copy_from_slice(&buf[at..at + item]);
     }
     Ok(packed)
