@@ -202,13 +202,9 @@ fn aligned(shape: &[usize], strides: &[isize], nk: usize) -> Vec<i64> {
 
 /// The host's error for a call the device found failing.
 fn host_error(f: &Callable, args: &[&Array], device: DeviceId) -> Error {
-    let host: Result<Vec<Array>> = args.iter().map(|a| a.to_host()).collect();
-    match host.and_then(|h| {
-        let refs: Vec<&Array> = h.iter().collect();
-        f.call(&refs)
-    }) {
-        Err(e) => e.context(format!("{} on {device}", f.name())),
-        Ok(_) => Error::external(format!(
+    match crate::select::host_failure(f, args) {
+        Some(e) => e.context(format!("{} on {device}", f.name())),
+        None => Error::external(format!(
             "{} on {device}: the device reported an error the host does not find",
             f.name()
         )),

@@ -445,20 +445,26 @@ fn same_rows(
 }
 
 /// The host's error for a call the device found failing: the same call on
-/// copies on the host.
-fn host_error(f: &Callable, args: &[&Array]) -> Error {
+/// copies on the host; `None` when the host computes it (or cannot copy
+/// the arguments: then that error).
+pub(crate) fn host_failure(f: &Callable, args: &[&Array]) -> Option<Error> {
     let host: Result<Vec<Array>> = args.iter().map(|a| a.to_host()).collect();
-    match host.and_then(|h| {
+    host.and_then(|h| {
         let refs: Vec<&Array> = h.iter().collect();
         f.call(&refs)
-    }) {
-        Err(e) => e,
-        Ok(_) => Error::external(format!(
+    })
+    .err()
+}
+
+/// [`host_failure`], or an `External` error when the host finds none.
+fn host_error(f: &Callable, args: &[&Array]) -> Error {
+    host_failure(f, args).unwrap_or_else(|| {
+        Error::external(format!(
             "{} on {}: the device reported an error the host does not find",
             f.name(),
             args[0].device()
-        )),
-    }
+        ))
+    })
 }
 
 /// `filter(x, mask)` of ragged device arrays on `cuda:ordinal`, into a new
