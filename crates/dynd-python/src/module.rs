@@ -10,7 +10,7 @@ use dynd::compute;
 use dynd::memblock::DeviceId;
 use dynd::{Array, Type};
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyTuple};
+use pyo3::types::{PyBytes, PyInt, PyString, PyTuple};
 
 /// `dynd.array(obj, type=None, device=None)`: a new array holding a copy
 /// of `obj`, on `device` (`"cpu"`, `"cuda"`, `"cuda:N"`) when given.
@@ -89,10 +89,23 @@ fn from_json(
     r#type: Option<&Bound<'_, PyAny>>,
     lines: bool,
 ) -> PyResult<Py<PyAny>> {
-    let text: String = if let Ok(b) = text.extract::<Vec<u8>>() {
-        String::from_utf8(b).map_err(|e| invalid(py, format!("JSON bytes are not utf-8: {e}")))?
+    // bytes and str are read where they lie (both are immutable and held
+    // by the caller for the whole call); other buffers are copied.
+    let owned: String;
+    let text: &str = if let Ok(b) = text.cast::<PyBytes>() {
+        std::str::from_utf8(b.as_bytes())
+            .map_err(|e| invalid(py, format!("JSON bytes are not utf-8: {e}")))?
+    } else if let Ok(s) = text.cast::<PyString>() {
+        s.to_str()?
+    } else if let Ok(b) = text.extract::<Vec<u8>>() {
+        owned = String::from_utf8(b)
+            .map_err(|e| invalid(py, format!("JSON bytes are not utf-8: {e}")))?;
+        &owned
     } else {
-        text.extract()?
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "from_json: the text must be str, bytes or a bytes-like object, not {}",
+            text.get_type().name()?
+        )));
     };
     let tp = r#type.map(|t| type_arg(py, t)).transpose()?;
     let a = py
@@ -100,17 +113,34 @@ fn from_json(
             if lines {
                 let tp = match tp {
                     Some(t) => t,
-                    None => dynd::infer_type_lines(&text)?,
+                    None => dynd::infer_type_lines(text)?,
                 };
-                Array::from_json_lines(tp, &text)
+                Array::from_json_lines(tp, text)
             } else {
                 let tp = match tp {
                     Some(t) => t,
-                    None => dynd::infer_type(&text)?,
+                    None => dynd::infer_type(text)?,
                 };
-                Array::from_json(tp, &text)
+                Array::from_json(tp, text)
             }
         })
+        .or_raise(py)?;
+    PyArray::wrap(py, a)
+}
+
+/// `_dynd._from_json_lines_counted(data, elem)`: the JSON Lines `data`
+/// (bytes, read where they lie) as `N * elem`, N the number of non-blank
+/// lines (`dynd.dask.from_json`'s partitions).
+#[pyfunction]
+fn _from_json_lines_counted(
+    py: Python<'_>,
+    data: &Bound<'_, PyBytes>,
+    elem: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let elem = type_arg(py, elem)?;
+    let bytes = data.as_bytes();
+    let a = py
+        .detach(|| Array::from_json_lines_counted(elem, bytes))
         .or_raise(py)?;
     PyArray::wrap(py, a)
 }
@@ -323,6 +353,7 @@ fn _dynd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_cuda_device_count, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_emulate, m)?)?;
     m.add_function(wrap_pyfunction!(from_json, m)?)?;
+    m.add_function(wrap_pyfunction!(_from_json_lines_counted, m)?)?;
     m.add_function(wrap_pyfunction!(infer_type, m)?)?;
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(from_arrow, m)?)?;

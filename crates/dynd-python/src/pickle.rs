@@ -167,6 +167,14 @@ fn _arrow_parts<'py>(py: Python<'py>, a: &Bound<'py, PyArray>) -> PyResult<Bound
     to_node(py, &exported.to_data())
 }
 
+/// The bytes `a`'s values take ([`dynd::Array::data_bytes`]): what
+/// `dask.sizeof` reports for a partition.
+#[pyfunction]
+fn _nbytes(py: Python<'_>, a: &Bound<'_, PyArray>) -> PyResult<usize> {
+    let arr = a.get().a.clone();
+    py.detach(|| arr.data_bytes()).or_raise(py)
+}
+
 /// What keeps a Python buffer alive under an Arrow buffer.
 struct PyOwner(#[allow(dead_code)] PyBuffer<u8>);
 
@@ -308,6 +316,7 @@ fn _from_arrow_parts(py: Python<'_>, node: &Bound<'_, PyAny>) -> PyResult<Py<PyA
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ArrowBuffer>()?;
     m.add_function(wrap_pyfunction!(_arrow_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(_nbytes, m)?)?;
     m.add_function(wrap_pyfunction!(_from_arrow_parts, m)?)?;
     Ok(())
 }

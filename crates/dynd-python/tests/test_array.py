@@ -56,6 +56,17 @@ def test_from_json_and_lines():
     assert dynd.infer_type('[{"a": 1.5, "b": null}]') == "1 * {a: float64, b: ?float64}"
 
 
+def test_from_json_takes_str_bytes_and_buffers():
+    for text in ['["é", "b"]', '["é", "b"]'.encode(), bytearray('["é", "b"]'.encode())]:
+        assert dynd.from_json(text, type="2 * string").to_list() == ["é", "b"]
+    with pytest.raises(dynd.InvalidArgumentError, match="not utf-8"):
+        dynd.from_json(b'["\xff"]', type="1 * string")
+    with pytest.raises(dynd.InvalidArgumentError, match="not utf-8"):
+        dynd.from_json(bytearray(b'["\xff"]'), type="1 * string")
+    with pytest.raises(TypeError, match="str, bytes or a bytes-like object, not int"):
+        dynd.from_json(12, type="int32")
+
+
 @pytest.mark.parametrize(
     "bad, cls",
     [

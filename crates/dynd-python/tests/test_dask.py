@@ -471,6 +471,16 @@ def test_sizeof_reports_the_data():
     assert 2000 * 50 * 8 <= sizeof(big) <= 2000 * 50 * 8 * 1.1
     s = dynd.array(["x" * 1000] * 100)
     assert sizeof(s) >= 100_000
+    # exactly: 40 inline bytes a record (int64, string, var descriptors),
+    # the text of the strings, the rows' values; views count their own part
+    r = dynd.from_json(
+        '[{"id": 1, "kind": "abc", "xs": [1, 2]}, {"id": 2, "kind": "", "xs": [3]}]',
+        type="2 * {id: int64, kind: string, xs: var * float64}",
+    )
+    assert sizeof(r) == 2 * 40 + 3 + 3 * 8
+    assert sizeof(r.xs) == 2 * 16 + 3 * 8
+    assert sizeof(r[1:]) == 40 + 8
+    assert sizeof(dynd.array([[1.0, None], [2.0]])) == 2 * 16 + 3 * 8  # ?float64 missing is a NaN pattern
 
 
 def test_concatenate_joins_partitions():

@@ -226,3 +226,35 @@ fn long_strings_and_rows_in_every_piece() {
         diff.map(|d| &out[d.saturating_sub(20)..(d + 20).min(out.len())])
     );
 }
+
+#[test]
+fn counted_lines_give_a_fixed_dim_of_the_line_count() {
+    let text = records(30_000);
+    let want = Array::from_json_lines(format!("30000 * {RECORD}").as_str(), &text).unwrap();
+    for threads in [1, 2, 3] {
+        let got = on_threads(threads, || {
+            Array::from_json_lines_counted(RECORD, text.as_bytes()).unwrap()
+        });
+        assert_eq!(got.tp().to_string(), format!("30000 * {RECORD}"));
+        assert_eq!(got, want, "{threads} threads");
+    }
+    // Blank lines are not elements; an empty text is `0 * T`.
+    let a = Array::from_json_lines_counted("int32", b"1\n\n  \r\n2\n").unwrap();
+    assert_eq!(a.to_json(), "[1,2]");
+    assert_eq!(a.tp().to_string(), "2 * int32");
+    let e = Array::from_json_lines_counted("int32", b"").unwrap();
+    assert_eq!(e.tp().to_string(), "0 * int32");
+    // Bad input: the line of a bad value, bytes that are not utf-8, a
+    // symbolic element type.
+    let err = Array::from_json_lines_counted("int32", b"1\n2\nx\n").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Parse);
+    assert!(err.message().contains("JSON line 3, column 1"), "{err}");
+    let err = Array::from_json_lines_counted("string", b"\"a\"\n\"\xff\"\n").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Parse);
+    assert!(
+        err.message().contains("line 2, column 2") && err.message().contains("utf-8"),
+        "{err}"
+    );
+    let err = Array::from_json_lines_counted("T", b"1\n").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Type, "{err}");
+}

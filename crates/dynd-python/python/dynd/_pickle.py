@@ -71,24 +71,10 @@ def _from_json(t: str, text: str) -> Any:
     return _dynd.from_json(text, type=t)
 
 
-_OUT_OF_LINE = ("var", "string", "bytes", "pointer")
-
-
 def nbytes(a: Any) -> int:
-    """The bytes an array's data takes: its type's data size when every value
-    lies inline (fixed dims of fixed-size elements, O(1)); else the bytes of
-    its Arrow buffers (one pass over the rows); for arrays without an Arrow
-    form, its JSON text's length as an estimate."""
-    t = a.type
-    text = str(t)
-    if not any(w in text for w in _OUT_OF_LINE):
-        return t.data_size
-    node = _arrow_node(a)
-    if node is not None:
-        return _node_bytes(node)
-    return len(a.to_json())
-
-
-def _node_bytes(node: tuple) -> int:
-    _, _, _, _, nulls, _, bufs, kids = node
-    return (0 if nulls is None else len(nulls)) + sum(len(b) for b in bufs) + sum(_node_bytes(k) for k in kids)
+    """The bytes an array's values take (``dynd::Array::data_bytes``): the
+    type's data size when every value lies inline (O(1)); else that plus
+    what its var dims, strings and pointers reach, in one pass over the rows
+    (plain rows are counted by their length, not walked). A view counts what
+    it reaches, not all the memory it shares."""
+    return _dynd._nbytes(a)

@@ -83,3 +83,30 @@ fn views_hold_references_to_blockrefs_and_release_them() {
     }
     assert_eq!(count(), 1);
 }
+
+#[test]
+fn data_bytes_counts_what_the_array_reaches() {
+    // No references: the type's data size, whatever the values.
+    let f = Array::from_json("3 * 2 * float64", "[[1,2],[3,4],[5,6]]").unwrap();
+    assert_eq!(f.data_bytes().unwrap(), 48);
+    // Records: 40 inline bytes each (int64, string, var), plus the text and rows.
+    let r = Array::from_json(
+        "2 * {id: int64, kind: string, xs: var * float64}",
+        r#"[{"id": 1, "kind": "abc", "xs": [1, 2]}, {"id": 2, "kind": "", "xs": [3]}]"#,
+    )
+    .unwrap();
+    assert_eq!(r.data_bytes().unwrap(), 2 * 40 + 3 + 3 * 8);
+    // Two var levels: the inner rows' descriptors and values.
+    let n = Array::from_json("var * var * int16", "[[1, 2], [], [3]]").unwrap();
+    assert_eq!(n.data_bytes().unwrap(), 16 + 3 * 16 + 3 * 2);
+    // A view counts its own rows only.
+    let v = Array::from_json("4 * var * int32", "[[1], [2, 3], [4, 5, 6], [7, 8, 9, 10]]").unwrap();
+    let tail = v.index(&[Index::slice(Some(2), None, 1)]).unwrap();
+    assert_eq!(tail.data_bytes().unwrap(), 2 * 16 + 7 * 4);
+    // Missing values reach nothing.
+    let o = Array::from_json("3 * ?string", r#"["hello", null, "x"]"#).unwrap();
+    assert_eq!(o.data_bytes().unwrap(), o.tp().data_size() + 6);
+    // A field of records: the strings of that field alone.
+    let k = r.field("kind").unwrap();
+    assert_eq!(k.data_bytes().unwrap(), 2 * 16 + 3);
+}

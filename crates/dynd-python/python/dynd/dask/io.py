@@ -26,6 +26,7 @@ import dask
 from dask.utils import parse_bytes
 
 import dynd
+from dynd import _dynd
 
 from .core import Array, Call, Literal, _SLOT, canonical, element_type, empty, named, new_name
 
@@ -124,16 +125,10 @@ class ReadJsonBlock:
     def __call__(self) -> dynd.Array:
         data = read_block(self.path, self.start, self.end)
         try:
-            # Lines counted at C speed; when dynd disagrees (blank lines,
-            # which it skips) they are counted again line by line.
-            n = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-            try:
-                return dynd.from_json(data, type=f"{n} * {self.elem}", lines=True) if n else empty(self.elem)
-            except dynd.Error:
-                lines = sum(1 for line in data.split(b"\n") if line.strip())
-                if lines == n:
-                    raise
-            return dynd.from_json(data, type=f"{lines} * {self.elem}", lines=True) if lines else empty(self.elem)
+            # `N * elem`, N the block's non-blank lines: dynd counts them in
+            # the pass that cuts the text for its threads, and reads the
+            # bytes where they lie.
+            return _dynd._from_json_lines_counted(data, self.elem)
         except dynd.Error as e:
             msg = str(e)
             base = _line_of(self.path, _block_start(self.path, self.start))

@@ -214,18 +214,32 @@ fn count_lines(text: &[u8], range: (usize, usize)) -> usize {
     n
 }
 
+/// The outer dim of a JSON Lines read.
+enum Outer {
+    /// `N * T`: the text must have N non-blank lines.
+    Fixed(usize),
+    /// `var * T`.
+    Var,
+    /// `N * T` with N the number of non-blank lines, whatever it is.
+    Counted,
+}
+
 pub(in crate::array) fn from_json_lines(tp: Type, text: &str) -> Result<Array> {
     tp.require_concrete("JSON Lines")?;
-    let (fixed, elem) = match tp.kind() {
-        TypeKind::FixedDim { size, elem } => (Some(*size), elem.clone()),
-        TypeKind::VarDim { elem } => (None, elem.clone()),
-        _ => {
-            return Err(Error::type_error(format!(
-                "JSON Lines need a type whose outermost dim holds the lines \
-                 (N * T or var * T), got {tp}"
-            )));
-        }
-    };
+    match tp.kind() {
+        TypeKind::FixedDim { size, elem } => read_lines(elem, Outer::Fixed(*size), text),
+        TypeKind::VarDim { elem } => read_lines(elem, Outer::Var, text),
+        _ => Err(Error::type_error(format!(
+            "JSON Lines need a type whose outermost dim holds the lines \
+             (N * T or var * T), got {tp}"
+        ))),
+    }
+}
+
+/// `text`'s non-blank lines as elements of `elem`, under the outer dim
+/// `outer`.
+fn read_lines(elem: &Type, outer: Outer, text: &str) -> Result<Array> {
+    let elem = elem.clone();
     let bytes = text.as_bytes();
     let threads = exec::num_threads();
     let pieces = if threads > 1 && bytes.len() >= TEXT_SPLIT_MIN {
@@ -236,14 +250,20 @@ pub(in crate::array) fn from_json_lines(tp: Type, text: &str) -> Result<Array> {
     let ranges = split_at_lines(bytes, pieces);
     let counts: Vec<usize> = exec::map_tasks(ranges.len(), |j| Ok(count_lines(bytes, ranges[j])))?;
     let n: usize = counts.iter().sum();
-    if let Some(size) = fixed
-        && size != n
-    {
-        return Err(Error::parse(format!(
-            "JSON Lines for {tp}: the type has {size} elements, the text has {n} non-blank line{}",
-            if n == 1 { "" } else { "s" }
-        )));
-    }
+    let (tp, fixed) = match outer {
+        Outer::Fixed(size) => {
+            let tp = Type::fixed_dim(size, elem.clone());
+            if size != n {
+                return Err(Error::parse(format!(
+                    "JSON Lines for {tp}: the type has {size} elements, the text has {n} non-blank line{}",
+                    if n == 1 { "" } else { "s" }
+                )));
+            }
+            (tp, Some(n))
+        }
+        Outer::Counted => (Type::fixed_dim(n, elem.clone()), Some(n)),
+        Outer::Var => (Type::var_dim(elem.clone()), None),
+    };
 
     // The output, and where its elements and their arrmeta are.
     let out = if fixed.is_some() {
@@ -331,6 +351,18 @@ pub(in crate::array) fn from_json_lines(tp: Type, text: &str) -> Result<Array> {
     Ok(out)
 }
 
+/// `text` as utf-8, or the `Parse` error naming the line and column of the
+/// first byte that is not.
+fn utf8_lines(text: &[u8]) -> Result<&str> {
+    std::str::from_utf8(text).map_err(|e| {
+        let (line, col) = line_col(text, e.valid_up_to());
+        Error::parse(format!(
+            "JSON line {line}, column {col}: the text is not valid utf-8 (byte {})",
+            e.valid_up_to()
+        ))
+    })
+}
+
 impl Array {
     /// Parses JSON Lines text: each non-blank line is one element of the
     /// outermost dim of `tp` (`N * T`, where N must be the number of
@@ -357,16 +389,26 @@ impl Array {
 
     /// Like [`Array::from_json_lines`], for bytes (which must be utf-8).
     pub fn from_json_lines_bytes(tp: impl TypeArg, text: &[u8]) -> Result<Array> {
-        match std::str::from_utf8(text) {
-            Ok(s) => from_json_lines(tp.into_type()?, s),
-            Err(e) => {
-                let (line, col) = line_col(text, e.valid_up_to());
-                Err(Error::parse(format!(
-                    "JSON line {line}, column {col}: the text is not valid utf-8 (byte {})",
-                    e.valid_up_to()
-                )))
-            }
-        }
+        from_json_lines(tp.into_type()?, utf8_lines(text)?)
+    }
+
+    /// Parses JSON Lines bytes into `N * elem`, N being the number of
+    /// non-blank lines of the text (counted by the same pass that cuts the
+    /// text for the threads): what [`Array::from_json_lines_bytes`] gives
+    /// for `N * elem` when the caller does not know N.
+    ///
+    /// Errors: those of [`Array::from_json_lines_bytes`]; `Type` when
+    /// `elem` is not a concrete type.
+    ///
+    /// ```
+    /// use dynd::Array;
+    /// let a = Array::from_json_lines_counted("{x: int32}", b"{\"x\": 1}\n\n{\"x\": 2}\n").unwrap();
+    /// assert_eq!(a.tp().to_string(), "2 * {x: int32}");
+    /// ```
+    pub fn from_json_lines_counted(elem: impl TypeArg, text: &[u8]) -> Result<Array> {
+        let elem = elem.into_type()?;
+        elem.require_concrete("JSON Lines")?;
+        read_lines(&elem, Outer::Counted, utf8_lines(text)?)
     }
 
     /// The array as JSON Lines: each element of the outermost dim as
