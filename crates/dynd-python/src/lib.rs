@@ -14,6 +14,7 @@ mod cuda;
 mod errors;
 mod gil;
 mod interop;
+mod json_block;
 mod lowlevel;
 mod module;
 mod pickle;

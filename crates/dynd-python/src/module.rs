@@ -128,23 +128,6 @@ fn from_json(
     PyArray::wrap(py, a)
 }
 
-/// `_dynd._from_json_lines_counted(data, elem)`: the JSON Lines `data`
-/// (bytes, read where they lie) as `N * elem`, N the number of non-blank
-/// lines (`dynd.dask.from_json`'s partitions).
-#[pyfunction]
-fn _from_json_lines_counted(
-    py: Python<'_>,
-    data: &Bound<'_, PyBytes>,
-    elem: &Bound<'_, PyAny>,
-) -> PyResult<Py<PyAny>> {
-    let elem = type_arg(py, elem)?;
-    let bytes = data.as_bytes();
-    let a = py
-        .detach(|| Array::from_json_lines_counted(elem, bytes))
-        .or_raise(py)?;
-    PyArray::wrap(py, a)
-}
-
 /// `dynd.infer_type(text, lines=False)`: the type DESIGN §8 infers.
 #[pyfunction]
 #[pyo3(signature = (text, lines = false))]
@@ -353,7 +336,6 @@ fn _dynd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_cuda_device_count, m)?)?;
     m.add_function(wrap_pyfunction!(_cuda_emulate, m)?)?;
     m.add_function(wrap_pyfunction!(from_json, m)?)?;
-    m.add_function(wrap_pyfunction!(_from_json_lines_counted, m)?)?;
     m.add_function(wrap_pyfunction!(infer_type, m)?)?;
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(from_arrow, m)?)?;
@@ -362,6 +344,7 @@ fn _dynd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_callable_from_kernel, m)?)?;
     crate::lowlevel::register(m)?;
     crate::pickle::register(m)?;
+    crate::json_block::register(m)?;
     m.add_function(wrap_pyfunction!(_reduce, m)?)?;
     m.add_function(wrap_pyfunction!(_call, m)?)?;
     m.add_function(wrap_pyfunction!(_sort, m)?)?;

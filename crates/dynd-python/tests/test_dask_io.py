@@ -143,3 +143,113 @@ def test_blank_lines_and_crlf(tmp_path):
     for bs in (None, 50, 333):
         x = dd.from_json(str(tmp_path / "b.jsonl"), blocksize=bs, type=ELEM)
         assert x.compute().to_list() == RECS[:12]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lens=st.lists(st.integers(0, 90_000), min_size=1, max_size=6),
+    blanks=st.lists(st.sampled_from(["", "\n", "  \n", "\r\n"]), min_size=6, max_size=6),
+    cuts=st.lists(st.integers(0, 400_000), min_size=2, max_size=2),
+    last_newline=st.booleans(),
+)
+def test_block_reader_cuts_lines_as_read_block_does(tmp_path_factory, lens, blanks, cuts, last_newline):
+    """dynd's block reader (a reused buffer; lines longer than its 64 KiB of
+    room past the block) against the Python cutter, on any byte range."""
+    from dynd import _dynd
+    from dynd.dask.io import read_block
+
+    d = tmp_path_factory.mktemp("b")
+    text = "".join(blanks[k] + json.dumps("x" * n) + "\n" for k, n in enumerate(lens))
+    if not last_newline:
+        text = text[:-1]
+    path = d / "long.jsonl"
+    path.write_text(text)
+    start, end = sorted(c % (len(text) + 2) for c in cuts)
+    for e in (end, None):
+        got = _dynd._read_json_lines(str(path), start, e, "string")
+        want = dynd.from_json(read_block(str(path), start, e), type="var * string", lines=True)
+        assert got.to_list() == want.to_list(), (start, e)
+        assert str(got.type) == f"{len(want)} * string"
+
+
+def test_block_reader_errors(tmp_path):
+    from dynd import _dynd
+
+    with pytest.raises(FileNotFoundError):
+        _dynd._read_json_lines(str(tmp_path / "gone.jsonl"), 0, None, "int64")
+    (tmp_path / "d").mkdir()
+    with pytest.raises(OSError):
+        _dynd._read_json_lines(str(tmp_path / "d"), 0, None, "int64")
+    (tmp_path / "a.jsonl").write_text("1\n2\nx\n")
+    with pytest.raises(dynd.ParseError, match="JSON line 3, column 1"):
+        _dynd._read_json_lines(str(tmp_path / "a.jsonl"), 0, None, "int64")
+    (tmp_path / "u.jsonl").write_bytes(b'"a"\n"\xff"\n')
+    with pytest.raises(dynd.ParseError, match="not valid utf-8"):
+        _dynd._read_json_lines(str(tmp_path / "u.jsonl"), 0, None, "string")
+    with pytest.raises(dynd.Error):
+        _dynd._read_json_lines(str(tmp_path / "a.jsonl"), 0, None, "T")
+    # a file removed after the graph was built: the OSError, from the partition
+    (tmp_path / "late.jsonl").write_text("1\n")
+    x = dd.from_json(str(tmp_path / "late.jsonl"), type="int64")
+    os.remove(tmp_path / "late.jsonl")
+    with pytest.raises(FileNotFoundError):
+        x.compute()
+
+
+def _reader_types(coll):
+    """The element type each reader task of ``coll``'s optimized graph reads."""
+    g = coll.__dask_optimize__(coll.__dask_graph__(), coll.__dask_keys__())
+    return {v[0].elem for v in g.values() if isinstance(v, tuple) and len(v) == 1 and hasattr(v[0], "project")}
+
+
+def test_column_projection_reads_only_the_fields_used(jsonl, tmp_path):
+    x = dd.from_json(str(jsonl / "*.jsonl"), blocksize=300, type=ELEM)
+    total = dd.sum(dd.sum(x[x.id % 3 != 0].xs, axis=-1))
+    assert _reader_types(total) == {"{id: int64, xs: var * float64}"}
+    ids = x.id[x.id > 50]
+    assert _reader_types(ids) == {"{id: int64}"}
+    want = dynd.sum(dynd.sum(whole().xs[whole().id % 3 != 0], axis=-1)).to_list()
+    assert total.compute().to_list() == want
+    with dask.config.set({"dynd.dask.project-columns": False}):
+        assert _reader_types(total) == {ELEM}
+        assert total.compute().to_list() == want
+    # used whole (computed, filtered as records, mapped): every field read
+    assert _reader_types(x) == {ELEM}
+    assert _reader_types(x[x.id > 3]) == {ELEM}
+    assert _reader_types(dd.map_partitions(lambda p: p, x)) == {ELEM}
+    # computed together: the union of what each uses
+    both = dask.compute(dd.sum(x.id), dd.sum(dd.count(x.xs, axis=-1)), optimize_graph=True)
+    assert [b.to_list() for b in both] == [sum(range(100)), sum(i % 4 for i in range(100))]
+    # a skipped field is checked for JSON syntax, not against its type
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1, "xs": [], "s": 5}\n{"id": 2, "xs": [1.5], "s": "b"}\n')
+    y = dd.from_json(str(bad), type=ELEM)
+    assert dd.sum(y.id).compute().to_list() == 3
+    with pytest.raises(dynd.ParseError, match="bad.jsonl, line 1"):
+        y.compute()
+    bad.write_text('{"id": 1, "xs": [], "s": [1, }\n')
+    with pytest.raises(dynd.ParseError, match="bad.jsonl, line 1"):
+        dd.sum(dd.from_json(str(bad), type=ELEM).id).compute()
+
+
+def test_column_projection_of_parquet_reads_only_those_columns(tmp_path):
+    schema = pa.schema(
+        [
+            pa.field("a", pa.int64(), nullable=False),
+            pa.field("b", pa.list_(pa.field("item", pa.float64(), nullable=False)), nullable=False),
+            pa.field("s", pa.string(), nullable=False),
+        ]
+    )
+    t = pa.table({"a": list(range(10)), "b": [[1.0] * i for i in range(10)], "s": [str(i) for i in range(10)]}, schema=schema)
+    pq.write_table(t, tmp_path / "t.parquet", row_group_size=3)
+    x = dd.from_parquet(str(tmp_path / "t.parquet"))
+    for y, cols, want in [
+        (dd.sum(x.a), ["a"], 45),
+        (dd.sum(x.a[x.a > 4]), ["a"], 35),
+        (dd.sum(x.a[x.s != "3"]), ["a", "s"], 42),
+        (dd.sum(dd.sum(x.b, axis=-1)), ["b"], 45.0),
+    ]:
+        g = y.__dask_optimize__(y.__dask_graph__(), y.__dask_keys__())
+        readers = [v[0] for v in g.values() if isinstance(v, tuple) and len(v) == 1 and hasattr(v[0], "project")]
+        assert len(readers) == 4 and all(r.columns == cols for r in readers), [r.columns for r in readers]
+        assert y.compute().to_list() == want

@@ -269,6 +269,56 @@ impl PodAllocator<'_> {
         Ok(())
     }
 
+    /// Leases the free room of the last chunk (or of a new chunk, when
+    /// that room is under `min` bytes) to one writer, who carves
+    /// allocations from it with [`Lease::take`] without taking the block's
+    /// lock; a parser allocating a row or a string per value pays a bump
+    /// of a cursor instead of a lock and an unlock. Until
+    /// [`PodAllocator::end_lease`], other allocations go to a new chunk,
+    /// and nothing is "the latest allocation" for [`PodAllocator::resize`].
+    ///
+    /// Errors: those of [`PodAllocator::allocate`].
+    pub fn lease(&self, min: usize) -> Result<Lease> {
+        let mut state = self.lock();
+        state.check_allocation(16)?;
+        let room = |s: &State| {
+            s.last_range().map(|(base, len)| {
+                let begin = align_up(base + s.cursor, 16).min(base + len);
+                (begin, base + len)
+            })
+        };
+        let (begin, end) = match room(&state) {
+            Some((b, e)) if e - b >= min => (b, e),
+            _ => {
+                state.new_chunk(min, 16)?;
+                room(&state).ok_or_else(|| Error::alloc(format!("cannot allocate {min} bytes")))?
+            }
+        };
+        let (base, len) = state.last_range().unwrap_or((0, 0));
+        state.cursor = len;
+        state.latest = None;
+        Ok(Lease {
+            chunk: base,
+            next: begin,
+            end,
+        })
+    }
+
+    /// Ends `lease`: its unused tail (still zero) goes back to the block
+    /// when nothing was allocated from the block since the lease began;
+    /// else it stays unused.
+    pub fn end_lease(&self, lease: Lease) {
+        let mut state = self.lock();
+        if let Some((base, len)) = state.last_range()
+            && base == lease.chunk
+            && state.cursor == len
+            && lease.end == base + len
+            && !state.finalized
+        {
+            state.cursor = lease.next - base;
+        }
+    }
+
     /// Marks the block finished: later allocate and resize calls fail.
     pub fn finalize(&self) {
         self.lock().finalized = true;
@@ -288,6 +338,61 @@ impl PodAllocator<'_> {
             .iter()
             .map(|c| (c.ptr() as usize, c.size()))
             .collect()
+    }
+}
+
+/// Room in a POD allocator block held by one writer
+/// ([`PodAllocator::lease`]): `[next, end)` is free and zero. Allocations
+/// are bumps of `next`; the most recent one can grow or shrink in place.
+/// Keeps the block's rule that every byte past a cursor is zero: what a
+/// shrink gives back is zeroed again.
+#[derive(Debug)]
+pub struct Lease {
+    /// The chunk's start (which chunk the lease is in).
+    chunk: usize,
+    next: usize,
+    end: usize,
+}
+
+impl Lease {
+    /// `size` zero bytes at `align` (a power of two), or `None` when the
+    /// lease has no room for them.
+    #[inline]
+    pub fn take(&mut self, size: usize, align: usize) -> Option<*mut u8> {
+        let begin = align_up(self.next, align);
+        let end = begin.checked_add(size)?;
+        if end > self.end {
+            return None;
+        }
+        self.next = end;
+        Some(begin as *mut u8)
+    }
+
+    /// Resizes the most recent allocation `[begin, begin + old)` to `new`
+    /// bytes in place: `false` (and nothing changed) when it is not the
+    /// most recent one or the lease has no room to grow it. Growth is zero;
+    /// bytes given back are zeroed.
+    #[inline]
+    pub fn resize_latest(&mut self, begin: *mut u8, old: usize, new: usize) -> bool {
+        let begin = begin as usize;
+        if begin.checked_add(old) != Some(self.next) {
+            return false;
+        }
+        let Some(end) = begin.checked_add(new).filter(|&e| e <= self.end) else {
+            return false;
+        };
+        if new < old {
+            // SAFETY: [begin+new, begin+old) is the tail of this lease's
+            // latest allocation, inside the leased room.
+            unsafe { std::ptr::write_bytes(end as *mut u8, 0, old - new) };
+        }
+        self.next = end;
+        true
+    }
+
+    /// Free bytes left.
+    pub fn room(&self) -> usize {
+        self.end - self.next
     }
 }
 

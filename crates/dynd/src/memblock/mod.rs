@@ -371,7 +371,7 @@ impl MemBlock {
     }
 }
 
-pub use arena::PodAllocator;
+pub use arena::{Lease, PodAllocator};
 pub use object::ObjectAllocator;
 
 impl MemBlock {

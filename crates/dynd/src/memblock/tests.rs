@@ -393,3 +393,79 @@ fn arena_absorbs_another_arenas_chunks_without_moving_them() {
     let e = a.absorb(&mine.pod_allocator().unwrap()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 }
+
+/// `n` bytes at `p`, which the test's arena owns.
+fn bytes_at<'a>(p: *mut u8, n: usize) -> &'a mut [u8] {
+    // SAFETY: every caller passes an allocation of at least `n` bytes from
+    // an arena that outlives the slice's use.
+    unsafe { std::slice::from_raw_parts_mut(p, n) }
+}
+
+#[test]
+fn leases_carve_zeroed_allocations_and_give_the_tail_back() {
+    let b = MemBlock::new_pod_allocator(1024);
+    let a = b.pod_allocator().unwrap();
+    let first = a.allocate(10, 1).unwrap();
+    let mut lease = a.lease(100).unwrap();
+    let room = lease.room();
+    assert!((100..=1024).contains(&room), "room {room}");
+    // Allocations are bumps, aligned, zero, one after another.
+    let p = lease.take(3, 1).unwrap();
+    assert!(bytes_at(p, 3).iter().all(|&x| x == 0));
+    bytes_at(p, 3).copy_from_slice(b"abc");
+    let q = lease.take(16, 8).unwrap();
+    assert_eq!(q as usize % 8, 0);
+    assert!(q as usize >= p as usize + 3);
+    // The latest grows and shrinks in place; what a shrink gives back is
+    // zero again, and the next allocation starts there.
+    bytes_at(q, 16).fill(7);
+    assert!(lease.resize_latest(q, 16, 40));
+    assert!(bytes_at(q, 40)[16..].iter().all(|&x| x == 0));
+    bytes_at(q, 40).fill(9);
+    assert!(lease.resize_latest(q, 40, 4));
+    let r = lease.take(36, 1).unwrap();
+    assert_eq!(r as usize, q as usize + 4);
+    assert!(
+        bytes_at(r, 36).iter().all(|&x| x == 0),
+        "a shrink zeroes what it gives back"
+    );
+    // Not the latest, or past the room: refused, nothing changed.
+    assert!(!lease.resize_latest(q, 4, 8));
+    assert!(!lease.resize_latest(r, 36, lease.room() + 37));
+    assert!(lease.take(lease.room() + 1, 1).is_none());
+    // The arena's own latest allocation is none while leased.
+    assert_eq!(
+        a.resize(first, 20).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    // Ending the lease gives the tail back: the next allocation follows r.
+    a.end_lease(lease);
+    let s = a.allocate(5, 1).unwrap();
+    assert_eq!(s as usize, r as usize + 36);
+    assert!(bytes_at(s, 5).iter().all(|&x| x == 0));
+    assert_eq!(bytes_at(p, 3), b"abc", "leased data stays where it is");
+}
+
+#[test]
+fn allocations_during_a_lease_go_elsewhere_and_keep_the_tail() {
+    let b = MemBlock::new_pod_allocator(256);
+    let a = b.pod_allocator().unwrap();
+    let mut lease = a.lease(64).unwrap();
+    let p = lease.take(8, 8).unwrap();
+    let before = a.capacity();
+    // Another writer allocates meanwhile: a new chunk, not the leased room.
+    let o = a.allocate(16, 8).unwrap();
+    assert!(a.capacity() > before);
+    assert!(o as usize >= p as usize + 8 + lease.room() || (o as usize) < p as usize);
+    a.end_lease(lease);
+    // The lease's tail stays unused; allocation continues after `o`.
+    let n = a.allocate(4, 1).unwrap();
+    assert_eq!(n as usize, o as usize + 16);
+    // A lease bigger than the last chunk's room takes a new chunk.
+    let big = a.lease(1 << 16).unwrap();
+    assert!(big.room() >= 1 << 16);
+    a.end_lease(big);
+    // A finalized block leases nothing.
+    a.finalize();
+    assert_eq!(a.lease(8).unwrap_err().kind(), ErrorKind::InvalidArgument);
+}

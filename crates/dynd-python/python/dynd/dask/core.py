@@ -176,6 +176,12 @@ def _cull(dsk: Any, keys: Any, **kwargs: Any) -> Any:
     return cull(dict(dsk), flat)[0]
 
 
+def _optimize(dsk: Any, keys: Any, **kwargs: Any) -> Any:
+    from .optimize import optimize
+
+    return optimize(dsk, keys, **kwargs)
+
+
 def position(i: Any, n: int, not_int: str, out_of_range: str) -> int:
     """``i`` (an int, negative from the end) as a position in ``0..n``;
     ``InvalidArgumentError(not_int)`` for anything but an int,
@@ -238,7 +244,7 @@ class Array(DaskMethodsMixin):
     def __dask_tokenize__(self) -> str:
         return self._name
 
-    __dask_optimize__ = staticmethod(_cull)
+    __dask_optimize__ = staticmethod(_optimize)
     __dask_scheduler__ = staticmethod(dask.threaded.get)
 
     def __dask_postcompute__(self) -> Any:
@@ -312,7 +318,7 @@ class Array(DaskMethodsMixin):
         from dask.delayed import Delayed
 
         keys = self.__dask_keys__()
-        dsk = _cull(self._dask, keys) if optimize_graph else self._dask
+        dsk = _optimize(self._dask, keys) if optimize_graph else self._dask
         return [Delayed(k, dsk) for k in keys]
 
     def map_raw(self, func: Callable[[dynd.Array], Any], prefix: str) -> list[Any]:

@@ -122,13 +122,18 @@ class ReadJsonBlock:
     def __reduce__(self) -> Any:
         return (ReadJsonBlock, (self.path, self.start, self.end, self.elem, self.index))
 
+    def project(self, fields: Sequence[str], elem: str) -> ReadJsonBlock:
+        """The same block read as ``elem``, the record of only ``fields``
+        (the others skipped: column projection, dynd.dask.optimize)."""
+        return ReadJsonBlock(self.path, self.start, self.end, elem, self.index)
+
     def __call__(self) -> dynd.Array:
-        data = read_block(self.path, self.start, self.end)
         try:
-            # `N * elem`, N the block's non-blank lines: dynd counts them in
-            # the pass that cuts the text for its threads, and reads the
-            # bytes where they lie.
-            return _dynd._from_json_lines_counted(data, self.elem)
+            # `N * elem`, N the block's non-blank lines: read (the lines
+            # that start in the byte range, as read_block cuts them) into a
+            # buffer dynd reuses from one block to the next, and parsed
+            # there.
+            return _dynd._read_json_lines(self.path, self.start, self.end, self.elem)
         except dynd.Error as e:
             msg = str(e)
             base = _line_of(self.path, _block_start(self.path, self.start))
@@ -190,6 +195,11 @@ class ReadRowGroup:
 
     def __reduce__(self) -> Any:
         return (ReadRowGroup, (self.path, self.group, self.columns, self.elem, self.index))
+
+    def project(self, fields: Sequence[str], elem: str) -> ReadRowGroup:
+        """The same row group, only the columns ``fields`` read (column
+        projection, dynd.dask.optimize)."""
+        return ReadRowGroup(self.path, self.group, list(fields), elem, self.index)
 
     def __call__(self) -> dynd.Array:
         import pyarrow.parquet as pq

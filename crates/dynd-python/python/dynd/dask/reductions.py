@@ -26,9 +26,20 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from dask.delayed import Delayed
+
 import dynd
 
-from .core import Array, Call, _SLOT, elementwise, new_name, position
+from .core import Array, Call, _SLOT, _optimize, elementwise, new_name, position
+
+
+class Result(Delayed):
+    """A reduction's result over the partitioned axis: a ``dask.delayed``
+    object whose graph gets dynd.dask's optimizations (culling, column
+    projection) when computed."""
+
+    __slots__ = ()
+    __dask_optimize__ = staticmethod(_optimize)
 
 REDUCTIONS = ("sum", "prod", "min", "max", "mean", "var", "std", "argmin", "argmax", "any", "all", "count")
 DIRECT = frozenset({"sum", "prod", "min", "max", "any", "all", "count"})
@@ -309,8 +320,6 @@ FAMILIES: dict[str, type] = {**dict.fromkeys(DIRECT, Direct), **dict.fromkeys(MO
 def tree(x: Array, family: Any, split_every: int, prefix: str) -> Any:
     """The reduction of ``x`` as a tree: a partial per partition, combines of
     ``split_every`` partials, one final task. A ``dask.delayed`` object."""
-    from dask.delayed import Delayed
-
     if split_every < 2:
         raise dynd.InvalidArgumentError(f"split_every must be at least 2, not {split_every}")
     name = new_name(prefix)
@@ -330,7 +339,7 @@ def tree(x: Array, family: Any, split_every: int, prefix: str) -> Any:
             nxt.append(k)
         keys = nxt
     dsk[(name, 0)] = (family.final, *keys)
-    return Delayed((name, 0), dsk)
+    return Result((name, 0), dsk)
 
 
 def reduce(name: str, x: Any, axis: Any = None, keepdims: bool = False, split_every: int = 8) -> Any:

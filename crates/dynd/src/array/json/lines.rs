@@ -35,26 +35,11 @@ use crate::layout::arrmeta::{self, FixedDimMeta, VarDimData, VarDimMeta};
 use crate::types::{Type, TypeKind};
 use std::mem::size_of;
 
-/// The position of the first `\n` in `b`, eight bytes at a time.
+/// The position of the first `\n` in `b` (`memchr`: vector instructions
+/// where the CPU has them).
 #[inline]
 pub(super) fn find_newline(b: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    const NL: u64 = u64::from_ne_bytes([b'\n'; 8]);
-    let mut i = 0;
-    while i + 8 <= b.len() {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[i..i + 8]);
-        let x = u64::from_le_bytes(w) ^ NL;
-        // The lowest set high bit marks the first zero byte of `x` exactly
-        // (borrows only make false marks above a true one).
-        let t = x.wrapping_sub(ONES) & !x & HIGHS;
-        if t != 0 {
-            return Some(i + (t.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    b[i..].iter().position(|&c| c == b'\n').map(|k| i + k)
+    memchr::memchr(b'\n', b)
 }
 
 /// Whitespace that may surround a value on its line.
@@ -203,15 +188,21 @@ unsafe fn parse_piece(
     }
 }
 
-/// Counts the non-blank lines of `text[start..end]`.
-fn count_lines(text: &[u8], range: (usize, usize)) -> usize {
+/// Counts the non-blank lines of `text[start..end]`: the line ends found
+/// by `memchr`, a line's first byte enough to tell it is not blank (the
+/// rest looked at only when that byte is a blank).
+fn count_lines(text: &[u8], (start, end): (usize, usize)) -> usize {
+    let t = &text[start..end];
+    let filled = |line: &[u8]| {
+        line.first().is_some_and(|&c| !is_blank(c)) || line.iter().any(|&c| !is_blank(c))
+    };
     let mut n = 0;
-    // The closure never fails.
-    let _ = for_each_line(text, range.0, range.1, |_, _| {
-        n += 1;
-        Ok(())
-    });
-    n
+    let mut line_start = 0;
+    for nl in memchr::memchr_iter(b'\n', t) {
+        n += usize::from(filled(&t[line_start..nl]));
+        line_start = nl + 1;
+    }
+    n + usize::from(filled(&t[line_start..]))
 }
 
 /// The outer dim of a JSON Lines read.
@@ -525,17 +516,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn newline_search_matches_a_plain_scan() {
-        let text = b"abcdefgh\nijklmnopqrstuvw\n\nxyz0123456789abcdef\n";
+    fn line_count_matches_a_plain_scan() {
+        let text: &[u8] = b"abc\n\n  \t\r\n x\n\r\n{}\ny \n\t\tz\n   ";
         for start in 0..text.len() {
-            assert_eq!(
-                find_newline(&text[start..]),
-                text[start..].iter().position(|&c| c == b'\n'),
-                "from {start}"
-            );
+            for end in start..=text.len() {
+                let plain = text[start..end]
+                    .split(|&c| c == b'\n')
+                    .filter(|line| line.iter().any(|&c| !is_blank(c)))
+                    .count();
+                assert_eq!(count_lines(text, (start, end)), plain, "{start}..{end}");
+            }
         }
-        assert_eq!(find_newline(&[0x8a; 20]), None);
-        assert_eq!(find_newline(&[0x0b; 9]), None);
     }
 
     #[test]

@@ -11,8 +11,11 @@ use super::number::{
 };
 use crate::array::Array;
 use crate::error::{Error, ErrorKind, Result};
-use crate::layout::arrmeta::{self, FixedDimMeta, PointerMeta, VarDimData, VarDimMeta};
+use crate::layout::arrmeta::{
+    self, BlockrefMeta, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta,
+};
 use crate::layout::na;
+use crate::memblock::{Lease, MemoryBlockHeader};
 // fixed_string encoding and decoding are shared with the text assignment
 // kernels, so JSON and casts validate alike.
 use crate::layout::text::encode;
@@ -35,6 +38,126 @@ struct Parser<'j, 't> {
     path: Vec<Seg<'t>>,
     /// How [`Parser::number_run`] reads.
     runs: NumberRuns,
+    /// Room leased from the arenas that rows and strings go to.
+    arenas: Arenas,
+}
+
+/// The parser's leases of the POD arenas it allocates rows and strings
+/// from ([`PodAllocator::lease`]): an allocation per value is a bump, not
+/// a lock and an unlock of the arena. Ended (the unused room given back)
+/// when the parser is dropped.
+///
+/// Every blockref here is one of the arrmeta the parser writes through,
+/// which its caller keeps alive for the parser's whole life.
+///
+/// [`PodAllocator::lease`]: crate::memblock::PodAllocator::lease
+#[derive(Default)]
+struct Arenas {
+    leases: Vec<(*mut MemoryBlockHeader, Lease)>,
+}
+
+/// The first lease of an arena is at least this big (more when one value
+/// needs more); later ones are the arena's next chunk.
+const LEASE_MIN: usize = 4096;
+
+impl Arenas {
+    /// `size` zero bytes at `align` from the arena `blockref`.
+    ///
+    /// # Safety
+    /// 1. `blockref` is null or a live memory block, alive until this
+    ///    `Arenas` is dropped.
+    #[inline]
+    unsafe fn alloc(
+        &mut self,
+        blockref: *mut MemoryBlockHeader,
+        size: usize,
+        align: usize,
+    ) -> Result<*mut u8> {
+        let k = self.leases.iter().position(|(b, _)| *b == blockref);
+        if let Some(k) = k
+            && let Some(p) = self.leases[k].1.take(size, align)
+        {
+            return Ok(p);
+        }
+        // SAFETY: (1).
+        unsafe { self.alloc_slow(k, blockref, size, align) }
+    }
+
+    /// A new lease of `blockref`'s arena (ending its old one), then `size`
+    /// bytes from it.
+    ///
+    /// # Safety
+    /// As [`Arenas::alloc`].
+    #[cold]
+    unsafe fn alloc_slow(
+        &mut self,
+        k: Option<usize>,
+        blockref: *mut MemoryBlockHeader,
+        size: usize,
+        align: usize,
+    ) -> Result<*mut u8> {
+        let need = size
+            .checked_add(align)
+            .ok_or_else(|| Error::alloc(format!("cannot allocate {size} bytes")))?;
+        let old = k.map(|k| self.leases.swap_remove(k).1);
+        // SAFETY: (1) the block is alive.
+        let mut lease = unsafe {
+            arrmeta::with_allocator(blockref, |a| {
+                if let Some(old) = old {
+                    a.end_lease(old);
+                }
+                a.lease(need.max(LEASE_MIN))
+            })
+        }?;
+        let p = lease
+            .take(size, align)
+            .ok_or_else(|| Error::alloc(format!("cannot allocate {size} bytes")))?;
+        self.leases.push((blockref, lease));
+        Ok(p)
+    }
+
+    /// Resizes the most recent allocation `[begin, begin + old)` of
+    /// `blockref` to `new` bytes: in place when it can, else moved (its
+    /// bytes copied); returns where it is now.
+    ///
+    /// # Safety
+    /// As [`Arenas::alloc`]; `begin` is the most recent allocation this
+    /// `Arenas` made from `blockref`, `old` bytes long.
+    #[inline]
+    unsafe fn resize(
+        &mut self,
+        blockref: *mut MemoryBlockHeader,
+        begin: *mut u8,
+        old: usize,
+        new: usize,
+        align: usize,
+    ) -> Result<*mut u8> {
+        if let Some((_, lease)) = self.leases.iter_mut().find(|(b, _)| *b == blockref)
+            && lease.resize_latest(begin, old, new)
+        {
+            return Ok(begin);
+        }
+        // SAFETY: (1).
+        let moved = unsafe { self.alloc(blockref, new, align) }?;
+        // SAFETY: the old allocation stays valid (chunks never move) and
+        // lies before the new one, which has room for `new` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(begin, moved, old.min(new)) };
+        Ok(moved)
+    }
+}
+
+impl Drop for Arenas {
+    fn drop(&mut self) {
+        for (blockref, lease) in self.leases.drain(..) {
+            // SAFETY: (Arenas) the block is still alive.
+            let _ = unsafe {
+                arrmeta::with_allocator(blockref, |a| {
+                    a.end_lease(lease);
+                    Ok(())
+                })
+            };
+        }
+    }
 }
 
 /// How the tight loop for dims of numbers ([`Parser::number_run`]) finds
@@ -93,6 +216,7 @@ pub(super) fn parse_str_with(a: &Array, text: &str, runs: NumberRuns) -> Result<
         pos: 0,
         path: Vec::new(),
         runs,
+        arenas: Arenas::default(),
     };
     // SAFETY: `a` is a valid array: its data and arrmeta match its type. The
     // arrmeta may be updated in place (pointer blockrefs), which only this
@@ -128,6 +252,7 @@ pub(super) unsafe fn parse_values_at(
         pos: 0,
         path: Vec::new(),
         runs: NumberRuns::detect(),
+        arenas: Arenas::default(),
     };
     let mut after = None;
     while let Some((start, end, data)) = next(after)? {
@@ -281,13 +406,11 @@ impl<'j, 't> Parser<'j, 't> {
                 }
                 TypeKind::String => {
                     let s = self.string(tp)?;
-                    crate::layout::write_string(meta, data, s.as_bytes())
-                        .map_err(|e| self.err(e.kind(), e.message()))
+                    self.write_string(meta, data, s.as_bytes())
                 }
                 TypeKind::Bytes => {
                     let bytes = self.hex(tp, None)?;
-                    crate::layout::write_string(meta, data, &bytes)
-                        .map_err(|e| self.err(e.kind(), e.message()))
+                    self.write_string(meta, data, &bytes)
                 }
                 TypeKind::Char => {
                     let s = self.string(tp)?;
@@ -610,17 +733,17 @@ impl<'j, 't> Parser<'j, 't> {
                 let bytes = new_cap
                     .checked_mul(esize)
                     .ok_or_else(|| p.err(ErrorKind::Alloc, "var dim too large"))?;
-                // SAFETY: the arrmeta holds its blockref; `begin` is this
-                // block's latest allocation (nested values allocate from
-                // their own arrmeta's blocks).
+                // SAFETY: the arrmeta holds its blockref, alive for the
+                // parse; `begin` is the latest allocation the parser made
+                // from it (nested values allocate from their own arrmeta's
+                // blocks).
                 begin = unsafe {
-                    arrmeta::with_allocator(m.blockref, |a| {
-                        if cap == 0 {
-                            a.allocate(bytes, align)
-                        } else {
-                            a.resize(begin, bytes)
-                        }
-                    })
+                    if cap == 0 {
+                        p.arenas.alloc(m.blockref, bytes, align)
+                    } else {
+                        p.arenas
+                            .resize(m.blockref, begin, cap * esize, bytes, align)
+                    }
                 }
                 .map_err(|e| p.err(e.kind(), e.message()))?;
                 cap = new_cap;
@@ -636,17 +759,46 @@ impl<'j, 't> Parser<'j, 't> {
         })?;
         if cap > 0 {
             // SAFETY: trim the latest allocation of the same block.
-            begin = unsafe { arrmeta::with_allocator(m.blockref, |a| a.resize(begin, n * esize)) }
-                .map_err(|e| self.err(e.kind(), e.message()))?;
+            begin = unsafe {
+                self.arenas
+                    .resize(m.blockref, begin, cap * esize, n * esize, align)
+            }
+            .map_err(|e| self.err(e.kind(), e.message()))?;
         } else {
             // An empty element still gets a non-null begin, so it reads as
             // allocated (and can be told apart from a never-written one).
-            // SAFETY: the arrmeta holds its blockref.
-            begin = unsafe { arrmeta::with_allocator(m.blockref, |a| a.allocate(0, align)) }
+            // SAFETY: the arrmeta holds its blockref, alive for the parse.
+            begin = unsafe { self.arenas.alloc(m.blockref, 0, align) }
                 .map_err(|e| self.err(e.kind(), e.message()))?;
         }
         // SAFETY: (1) `data` is the var element.
         unsafe { arrmeta::write(data, VarDimData { begin, size: n }) };
+        Ok(())
+    }
+
+    /// Copies `bytes` into the string/bytes arena of `meta` and points the
+    /// string data at them.
+    ///
+    /// # Safety
+    /// 1. `meta` is string or bytes arrmeta, alive for the parse; `data` is
+    ///    writable StringData.
+    unsafe fn write_string(&mut self, meta: *const u8, data: *mut u8, bytes: &[u8]) -> Result<()> {
+        // SAFETY: (1).
+        let m: BlockrefMeta = unsafe { arrmeta::read(meta) };
+        // SAFETY: (1) the blockref is alive for the parse.
+        let begin = unsafe { self.arenas.alloc(m.blockref, bytes.len(), 1) }
+            .map_err(|e| self.err(e.kind(), e.message()))?;
+        // SAFETY: `begin` has room for bytes.len() bytes; (1) for `data`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), begin, bytes.len());
+            arrmeta::write(
+                data,
+                StringData {
+                    begin,
+                    end: begin.add(bytes.len()),
+                },
+            );
+        }
         Ok(())
     }
 
