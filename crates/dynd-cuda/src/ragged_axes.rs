@@ -1,18 +1,29 @@
 //! Reductions of ragged device arrays over other axes than the var dim
-//! alone (issue #30), as the host computes them (`dynd::callable::reduce`):
+//! alone (issue #30), as the host computes them (`dynd::callable::reduce`),
+//! for `[fixed dims] * var * T` and any set of axes:
 //!
-//! - **Columns**: axis 0 of `N * var * T` combines the rows position by
-//!   position (awkward's `axis=0`): the result is one var row as long as
-//!   the longest row, position `j` the reduction of the rows that reach it,
-//!   `argmin`/`argmax` giving a row index. The rows are cut into chunks;
-//!   a thread per (position, chunk) folds its rows into the reduction's
-//!   state ([`crate::reduce`]'s `St`), and a thread per position merges the
-//!   chunks' states in order.
-//! - **Every axis** of `[fixed dims] * var * T`: a thread per contiguous
-//!   chunk of rows folds their values (C order), and one thread merges the
-//!   threads' states in order; `argmin`/`argmax` count positions in C
-//!   order over the values (each row's offset from a device scan of the
-//!   row lengths).
+//! The fixed dims split into kept ones and reduced ones. The rows are read
+//! in the order *kept dims, then reduced dims* (the row parameter block of
+//! [`row_prelude`] with its dims permuted), so each kept index — a group —
+//! owns a contiguous range of `R` rows, `R` the product of the reduced
+//! dims.
+//!
+//! - **The var dim reduced too** (every axis; `axis=(1, 2)` of
+//!   `N * M * var * T`): each group's values fold into one element. A
+//!   thread per (group, chunk of its rows) folds in C order, a thread per
+//!   group merges its chunks in order; `argmin`/`argmax` count positions in
+//!   C order over the group's values (each row's offset from a device scan
+//!   of the row lengths).
+//! - **The var dim kept** (`axis=0` of `N * var * T`, awkward's
+//!   position-by-position reduction; `axis=1` of `N * M * var * T`): each
+//!   group becomes one var row as long as its longest row, position `j` the
+//!   reduction of the group's rows that reach it, `argmin`/`argmax` giving
+//!   the row's position in C order over the reduced dims. A thread per
+//!   (position, chunk of the group's rows) folds, a thread per position
+//!   merges.
+//!
+//! With one chunk per item (many groups), the fold writes the result
+//! directly: no states.
 //!
 //! Integers are exact; float sums, means and variances group their terms
 //! by chunk, so they agree with the host's to rounding (as the fixed
@@ -23,21 +34,21 @@ use crate::concat;
 use crate::kernel::element_value;
 use crate::launch::{self, Backend, Params};
 use crate::reduce::{STATE_BYTES, state};
-use crate::rows::{row_block, row_prelude};
+use crate::rows::{row_block_of, row_prelude};
 use crate::select::exclusive_scan;
 use dynd::callable::reduce::{BuiltinReduction, Reduction};
 use dynd::memblock::DeviceId;
 use dynd::types::{BuiltinType, TypeKind};
 use dynd::{Array, Error, Result};
 
-/// Which axes of a ragged array a reduction takes, when it is one of
-/// those this module runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Axes {
-    /// Axis 0 of `N * var * T`: position by position.
-    Columns,
-    /// Every axis.
-    All,
+/// Which axes of a ragged array `[fixed dims] * var * T` a reduction
+/// takes, when they are not the var dim alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Axes {
+    /// Per fixed dim, outermost first: reduced?
+    pub fixed: Vec<bool>,
+    /// The var dim reduced?
+    pub var: bool,
 }
 
 /// The most threads of a fold (each leaves a state).
@@ -49,31 +60,29 @@ impl Axes {
     /// [`crate::reduce::RaggedReduce`]).
     ///
     /// # Errors
-    /// `Type` naming the axes for other sets; `Index` for bad axes.
+    /// `Type` when no axis is reduced; `Index` for bad axes.
     pub fn of(reduction: &Reduction, src: &Array) -> Result<Option<Axes>> {
         let nk = src.ragged_layout()?.shape.len();
         let reduced = reduction.reduced_axes(src.tp())?;
-        if reduced.iter().all(|r| *r) {
-            return Ok(Some(Axes::All));
-        }
         if reduced[nk] && reduced[..nk].iter().all(|r| !r) {
             return Ok(None);
         }
-        if nk == 1 && reduced[0] && !reduced[1] {
-            return Ok(Some(Axes::Columns));
+        if !reduced.iter().any(|r| *r) {
+            return Err(Error::type_error(format!(
+                "{} over no axis of {} does not run on the device yet",
+                reduction.name(),
+                src.tp()
+            )));
         }
-        Err(Error::type_error(format!(
-            "{} over axes {:?} of {} does not run on the device yet (there: the var dim alone, \
-             every axis, or axis 0 of N * var * T)",
-            reduction.name(),
-            reduction.axes(),
-            src.tp()
-        )))
+        Ok(Some(Axes {
+            fixed: reduced[..nk].to_vec(),
+            var: reduced[nk],
+        }))
     }
 }
 
 /// The source of the kernels of `kind` over values of `src` into `out`
-/// (`.1`: optional), over `nk` fixed dims (every axis) or one (columns).
+/// (`.1`: optional), over `nk` fixed dims.
 pub fn source(
     kind: BuiltinReduction,
     (src, src_opt): (BuiltinType, bool),
@@ -92,57 +101,69 @@ pub fn source(
          {state}\
          static_assert(sizeof(St) <= {STATE_BYTES}, \"a state fits its slot\");\n\
          {prelude}\
-         extern \"C\" __global__ void dynd_ragged_lengths(const char* descs, long long dstride, long long n_rows, long long* parts) {{\n\
-         \x20 const long long T = (long long)gridDim.x * blockDim.x;\n\
-         \x20 const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n\
-         \x20 long long m = 0;\n\
-         \x20 for (long long i = t; i < n_rows; i += T) {{ const long long s = *(const long long*)(descs + i * dstride + 8); if (s > m) m = s; }}\n\
-         \x20 parts[t] = m;\n\
+         #define DYND_TID ((long long)blockIdx.x * blockDim.x + threadIdx.x)\n\
+         #define DYND_THREADS ((long long)gridDim.x * blockDim.x)\n\
+         extern \"C\" __global__ void dynd_ragged_longest(const char* descs, dynd_gparams p, long long G, long long R, long long C, long long* parts) {{\n\
+         \x20 for (long long item = DYND_TID; item < G * C; item += DYND_THREADS) {{\n\
+         \x20   const long long g = item / C, c = item % C;\n\
+         \x20   long long m = 0;\n\
+         \x20   for (long long r = c * R / C; r < (c + 1) * R / C; ++r) {{ long long s; (void)dynd_row(p, descs, g * R + r, 0, &s); if (s > m) m = s; }}\n\
+         \x20   parts[item] = m;\n\
+         \x20 }}\n\
          }}\n\
-         extern \"C\" __global__ void dynd_ragged_columns(const char* descs, long long dstride, long long n_rows, long long voff, long long vstride, long long P, long long C, char* states) {{\n\
-         \x20 const long long T = (long long)gridDim.x * blockDim.x;\n\
-         \x20 for (long long item = (long long)blockIdx.x * blockDim.x + threadIdx.x; item < P * C; item += T) {{\n\
-         \x20   const long long j = item % P, c = item / P;\n\
-         \x20   const long long lo = c * n_rows / C, hi = (c + 1) * n_rows / C;\n\
+         extern \"C\" __global__ void dynd_ragged_longest_merge(const long long* parts, long long G, long long C, long long* longest, long long* starts) {{\n\
+         \x20 for (long long g = DYND_TID; g < G; g += DYND_THREADS) {{\n\
+         \x20   long long m = 0;\n\
+         \x20   for (long long c = 0; c < C; ++c) if (parts[g * C + c] > m) m = parts[g * C + c];\n\
+         \x20   longest[g] = m; starts[g] = m;\n\
+         \x20 }}\n\
+         }}\n\
+         extern \"C\" __global__ void dynd_ragged_columns(const char* descs, dynd_gparams p, long long G, long long R, long long voff, long long vstride, const long long* starts, long long total, long long C, char* states, char* out, long long ostride) {{\n\
+         \x20 for (long long item = DYND_TID; item < total * C; item += DYND_THREADS) {{\n\
+         \x20   const long long pos = item / C, c = item % C;\n\
+         \x20   long long lo = 0, hi = G - 1;\n\
+         \x20   while (lo < hi) {{ const long long mid = (lo + hi + 1) / 2; if (starts[mid] <= pos) lo = mid; else hi = mid - 1; }}\n\
+         \x20   const long long g = lo, j = pos - starts[g];\n\
          \x20   St s; s.init();\n\
-         \x20   for (long long i = lo; i < hi; ++i) {{\n\
-         \x20     const char* d = descs + i * dstride;\n\
-         \x20     if (*(const long long*)(d + 8) <= j) continue;\n\
-         \x20     const {bits} b = *(const {bits}*)(*(const char* const*)d + voff + j * vstride);\n\
-         \x20     if (!({missing})) s.add({value}, i);\n\
-         \x20   }}\n\
-         \x20   *(St*)(states + (j * C + c) * {STATE_BYTES}) = s;\n\
-         \x20 }}\n\
-         }}\n\
-         extern \"C\" __global__ void dynd_ragged_columns_merge(const char* states, long long P, long long C, char* out, long long ostride) {{\n\
-         \x20 const long long T = (long long)gridDim.x * blockDim.x;\n\
-         \x20 for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < P; j += T) {{\n\
-         \x20   St acc; acc.init();\n\
-         \x20   for (long long c = 0; c < C; ++c) acc.merge(*(const St*)(states + (j * C + c) * {STATE_BYTES}));\n\
-         \x20   acc.store(out + j * ostride);\n\
-         \x20 }}\n\
-         }}\n\
-         extern \"C\" __global__ void dynd_ragged_all(const char* descs, dynd_gparams p, long long n_rows, long long voff, long long vstride, const long long* offsets, char* states) {{\n\
-         \x20 const long long T = (long long)gridDim.x * blockDim.x;\n\
-         \x20 const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n\
-         \x20 const long long lo = t * n_rows / T, hi = (t + 1) * n_rows / T;\n\
-         \x20 St s; s.init();\n\
-         \x20 for (long long i = lo; i < hi; ++i) {{\n\
-         \x20   long long size;\n\
-         \x20   const char* first = dynd_row(p, descs, i, voff, &size);\n\
-         \x20   const long long at = offsets ? offsets[i] : 0;\n\
-         \x20   for (long long j = 0; j < size; ++j) {{\n\
+         \x20   for (long long r = c * R / C; r < (c + 1) * R / C; ++r) {{\n\
+         \x20     long long size;\n\
+         \x20     const char* first = dynd_row(p, descs, g * R + r, voff, &size);\n\
+         \x20     if (size <= j) continue;\n\
          \x20     const {bits} b = *(const {bits}*)(first + j * vstride);\n\
-         \x20     if (!({missing})) s.add({value}, at + j);\n\
+         \x20     if (!({missing})) s.add({value}, r);\n\
          \x20   }}\n\
+         \x20   if (C == 1) s.store(out + pos * ostride); else *(St*)(states + item * {STATE_BYTES}) = s;\n\
          \x20 }}\n\
-         \x20 *(St*)(states + t * {STATE_BYTES}) = s;\n\
          }}\n\
-         extern \"C\" __global__ void dynd_ragged_all_merge(const char* states, long long T, char* out) {{\n\
-         \x20 if (blockIdx.x != 0 || threadIdx.x != 0) return;\n\
-         \x20 St acc; acc.init();\n\
-         \x20 for (long long t = 0; t < T; ++t) acc.merge(*(const St*)(states + t * {STATE_BYTES}));\n\
-         \x20 acc.store(out);\n\
+         extern \"C\" __global__ void dynd_ragged_merge(const char* states, long long n, long long C, char* out, long long ostride) {{\n\
+         \x20 for (long long k = DYND_TID; k < n; k += DYND_THREADS) {{\n\
+         \x20   St acc; acc.init();\n\
+         \x20   for (long long c = 0; c < C; ++c) acc.merge(*(const St*)(states + (k * C + c) * {STATE_BYTES}));\n\
+         \x20   acc.store(out + k * ostride);\n\
+         \x20 }}\n\
+         }}\n\
+         extern \"C\" __global__ void dynd_ragged_columns_descs(const long long* longest, const long long* starts, long long G, char* vals, long long osize, char* descs) {{\n\
+         \x20 for (long long g = DYND_TID; g < G; g += DYND_THREADS) {{\n\
+         \x20   *(char**)(descs + g * 16) = vals + starts[g] * osize;\n\
+         \x20   *(long long*)(descs + g * 16 + 8) = longest[g];\n\
+         \x20 }}\n\
+         }}\n\
+         extern \"C\" __global__ void dynd_ragged_groups(const char* descs, dynd_gparams p, long long G, long long R, long long voff, long long vstride, const long long* offsets, long long C, char* states, char* out, long long ostride) {{\n\
+         \x20 for (long long item = DYND_TID; item < G * C; item += DYND_THREADS) {{\n\
+         \x20   const long long g = item / C, c = item % C;\n\
+         \x20   const long long base = (offsets && R > 0) ? offsets[g * R] : 0;\n\
+         \x20   St s; s.init();\n\
+         \x20   for (long long r = c * R / C; r < (c + 1) * R / C; ++r) {{\n\
+         \x20     long long size;\n\
+         \x20     const char* first = dynd_row(p, descs, g * R + r, voff, &size);\n\
+         \x20     const long long at = offsets ? offsets[g * R + r] - base : 0;\n\
+         \x20     for (long long j = 0; j < size; ++j) {{\n\
+         \x20       const {bits} b = *(const {bits}*)(first + j * vstride);\n\
+         \x20       if (!({missing})) s.add({value}, at + j);\n\
+         \x20     }}\n\
+         \x20   }}\n\
+         \x20   if (C == 1) s.store(out + g * ostride); else *(St*)(states + item * {STATE_BYTES}) = s;\n\
+         \x20 }}\n\
          }}\n",
         name = kind.name(),
         state = state(kind, src, out, out_opt),
@@ -150,12 +171,10 @@ pub fn source(
     )
 }
 
-/// Threads of a fold over `n` items on `b`: at most [`MAX_THREADS`].
-fn fold_grid(b: &dyn Backend, n: usize) -> u32 {
-    let block = b.block() as usize;
-    let want = n.div_ceil(block).max(1);
-    want.min((MAX_THREADS / block).max(1))
-        .min(b.max_blocks() as usize) as u32
+/// Chunks per item for `items` items of `rows` rows each: enough for
+/// about [`MAX_THREADS`] threads in all, at most one per row.
+fn chunks(items: usize, rows: usize) -> usize {
+    (MAX_THREADS / items.max(1)).clamp(1, rows.max(1))
 }
 
 /// `reduction` (`f`'s) of the ragged device array `src` over `axes` on
@@ -189,25 +208,43 @@ pub fn call(
     let osize = ov.0.data_size();
     let backend = launch::backend(ordinal)?;
     let b: &dyn Backend = &*backend;
-    let rows: usize = layout.shape.iter().product();
-    let (block, nk) = row_block(&layout);
+    // The rows in the order kept dims, then reduced dims: group g owns
+    // rows g * R .. (g + 1) * R.
+    let order: Vec<usize> = (0..layout.shape.len())
+        .filter(|&d| !axes.fixed[d])
+        .chain((0..layout.shape.len()).filter(|&d| axes.fixed[d]))
+        .collect();
+    let shape: Vec<usize> = order.iter().map(|&d| layout.shape[d]).collect();
+    let strides: Vec<isize> = order.iter().map(|&d| layout.strides[d]).collect();
+    let groups: usize = (0..layout.shape.len())
+        .filter(|&d| !axes.fixed[d])
+        .map(|d| layout.shape[d])
+        .product();
+    let per: usize = (0..layout.shape.len())
+        .filter(|&d| axes.fixed[d])
+        .map(|d| layout.shape[d])
+        .product();
+    let (block, nk) = row_block_of(&shape, &strides);
     let source = source(kind, sv, ov, nk);
-    match axes {
-        Axes::All => {
-            let out = Array::empty_on(device, out_tp)?;
-            // C-order positions for argmin and argmax: each row's offset.
-            let offsets = if matches!(kind, BuiltinReduction::ArgMin | BuiltinReduction::ArgMax)
-                && rows > 0
-            {
+    let word = |v: usize| v as u64;
+    if axes.var {
+        let out = Array::empty_on(device, out_tp)?;
+        if groups == 0 {
+            return Ok(out);
+        }
+        let rows = groups * per;
+        // C-order positions for argmin and argmax: each row's offset.
+        let offsets =
+            if matches!(kind, BuiltinReduction::ArgMin | BuiltinReduction::ArgMax) && rows > 0 {
                 let (block_mem, counts) = b.alloc(rows * 8)?;
                 let mut p = Params::default();
                 p.word(src.data_ptr() as u64)
                     .block(block.clone())
-                    .word(rows as u64)
+                    .word(word(rows))
                     .word(counts as u64);
                 // SAFETY: (1) the gather count kernel's parameters: the
-                // descriptors, the parameter block, the row count, the
-                // lengths (`rows` int64). (2) It reads the descriptors.
+                // descriptors, the (permuted) parameter block, the row count,
+                // the lengths (`rows` int64). (2) It reads the descriptors.
                 unsafe {
                     launch::counted(
                         b,
@@ -223,121 +260,200 @@ pub fn call(
             } else {
                 None
             };
-            let g = fold_grid(b, rows);
-            let threads = g as usize * b.block() as usize;
-            let (_states_block, states) = b.alloc(threads * STATE_BYTES)?;
-            let mut p = Params::default();
-            p.word(src.data_ptr() as u64)
-                .block(block)
-                .word(rows as u64)
-                .word(layout.offset as u64)
-                .word(layout.stride as u64)
-                .word(offsets.as_ref().map_or(0, |o| o.1 as u64))
-                .word(states as u64);
-            // SAFETY: (1) `dynd_ragged_all`'s parameters: the descriptors,
-            // the parameter block, the row count, the var dim's offset and
-            // stride, the rows' offsets (or null), the states (one slot per
-            // thread of `g`). (2) Thread t reads its rows' values, inside
-            // their block, and writes its slot.
-            unsafe { launch::counted(b, &source, "dynd_ragged_all", g, &mut p.pointers())? };
-            let mut p = Params::default();
-            p.word(states as u64)
-                .word(threads as u64)
-                .word(out.data_ptr() as u64);
-            // SAFETY: (1) the merge's parameters: the states, their count,
-            // the output's one element; (2) one thread reads the states and
-            // writes the element.
-            unsafe { launch::counted(b, &source, "dynd_ragged_all_merge", 1, &mut p.pointers())? };
-            Ok(out)
+        let c = chunks(groups, per);
+        let items = groups * c;
+        let (_states_block, states) = b.alloc(if c > 1 { items * STATE_BYTES } else { 1 })?;
+        let mut p = Params::default();
+        p.word(src.data_ptr() as u64)
+            .block(block)
+            .word(word(groups))
+            .word(word(per))
+            .word(layout.offset as u64)
+            .word(layout.stride as u64)
+            .word(offsets.as_ref().map_or(0, |o| o.1 as u64))
+            .word(word(c))
+            .word(states as u64)
+            .word(out.data_ptr() as u64)
+            .word(word(osize));
+        // SAFETY: (1) `dynd_ragged_groups`' parameters: the descriptors,
+        // the parameter block, the groups, the rows per group, the var
+        // dim's offset and stride, the rows' offsets (or null), the chunks,
+        // the states (a slot per group and chunk when chunks > 1), the
+        // output (`groups` elements of `osize` bytes) and its stride. (2)
+        // Item (g, c) reads its rows' values, inside their block, and
+        // writes its slot or element g.
+        unsafe {
+            launch::counted(
+                b,
+                &source,
+                "dynd_ragged_groups",
+                launch::grid(b, items),
+                &mut p.pointers(),
+            )?
+        };
+        if c > 1 {
+            // SAFETY: the states of `groups` groups of `c` chunks, the
+            // output's `groups` elements.
+            unsafe { merge(b, &source, states, groups, c, out.data_ptr(), osize)? };
         }
-        Axes::Columns => {
-            let dstride = layout.strides[0];
-            // The longest row: a maximum per thread, then on the host.
-            let g = fold_grid(b, rows);
-            let threads = g as usize * b.block() as usize;
-            let (_parts_block, parts) = b.alloc(threads * 8)?;
-            let mut p = Params::default();
-            p.word(src.data_ptr() as u64)
-                .word(dstride as u64)
-                .word(rows as u64)
-                .word(parts as u64);
-            // SAFETY: (1) `dynd_ragged_lengths`' parameters: the
-            // descriptors, their stride, the row count, one slot per thread
-            // of `g`; (2) it reads the descriptors' lengths.
-            unsafe { launch::counted(b, &source, "dynd_ragged_lengths", g, &mut p.pointers())? };
-            let mut host = vec![0u8; threads * 8];
-            // SAFETY: `parts` holds `threads` int64 of this device.
-            unsafe { b.copy_to_host(&mut host, parts)? };
-            let longest = host
-                .chunks_exact(8)
-                .map(|c| i64::from_ne_bytes(c.try_into().unwrap_or([0; 8])))
-                .max()
-                .unwrap_or(0)
-                .max(0) as usize;
-            let (vblock, vals) = b.alloc((longest * osize).max(1))?;
-            if let Some(per) = MAX_THREADS.checked_div(longest) {
-                let chunks = per.clamp(1, rows.max(1));
-                let items = longest * chunks;
-                let (_states_block, states) = b.alloc(items * STATE_BYTES)?;
-                let mut p = Params::default();
-                p.word(src.data_ptr() as u64)
-                    .word(dstride as u64)
-                    .word(rows as u64)
-                    .word(layout.offset as u64)
-                    .word(layout.stride as u64)
-                    .word(longest as u64)
-                    .word(chunks as u64)
-                    .word(states as u64);
-                // SAFETY: (1) `dynd_ragged_columns`' parameters: the
-                // descriptors, their stride, the row count, the var dim's
-                // offset and stride, the positions, the chunks, the states
-                // (one slot per position and chunk). (2) A row's value j is
-                // read only when the row is longer than j.
-                unsafe {
-                    launch::counted(
-                        b,
-                        &source,
-                        "dynd_ragged_columns",
-                        launch::grid(b, items),
-                        &mut p.pointers(),
-                    )?
-                };
-                let mut p = Params::default();
-                p.word(states as u64)
-                    .word(longest as u64)
-                    .word(chunks as u64)
-                    .word(vals as u64)
-                    .word(osize as u64);
-                // SAFETY: (1) the merge's parameters: the states, the
-                // positions, the chunks, the result's values (`longest`
-                // elements of `osize` bytes) and stride. (2) Position j
-                // reads its chunks' states and writes its element.
-                unsafe {
-                    launch::counted(
-                        b,
-                        &source,
-                        "dynd_ragged_columns_merge",
-                        launch::grid(b, longest),
-                        &mut p.pointers(),
-                    )?
-                };
-            }
-            // One row (under a kept dim of 1 with keepdims).
-            let outer: Vec<usize> = if matches!(out_tp.kind(), TypeKind::FixedDim { .. }) {
-                vec![1]
-            } else {
-                vec![]
-            };
-            let (dblock, dptr) = b.alloc(16)?;
-            let mut d = [0u8; 16];
-            d[..8].copy_from_slice(&(vals as u64).to_ne_bytes());
-            d[8..].copy_from_slice(&(longest as u64).to_ne_bytes());
-            // SAFETY: `dptr` is 16 fresh bytes of this device.
-            unsafe { b.copy_to_device(dptr, &d)? };
-            // SAFETY: the one descriptor reaches the `longest` values.
-            unsafe {
-                Array::ragged_on_device(&out_tp, &outer, (dptr, dblock), vblock, osize as isize)
-            }
+        return Ok(out);
+    }
+    // The var dim kept: a row per group, as long as its longest row.
+    let (lblock, longest) = b.alloc(groups.max(1) * 8)?;
+    let (sblock, starts) = b.alloc(groups.max(1) * 8)?;
+    let total = if groups == 0 {
+        0
+    } else {
+        let c = chunks(groups, per);
+        let (_parts_block, parts) = b.alloc(groups * c * 8)?;
+        let mut p = Params::default();
+        p.word(src.data_ptr() as u64)
+            .block(block.clone())
+            .word(word(groups))
+            .word(word(per))
+            .word(word(c))
+            .word(parts as u64);
+        // SAFETY: (1) `dynd_ragged_longest`'s parameters: the descriptors,
+        // the parameter block, the groups, their rows, the chunks, a slot
+        // per (group, chunk); (2) it reads the descriptors' lengths.
+        unsafe {
+            launch::counted(
+                b,
+                &source,
+                "dynd_ragged_longest",
+                launch::grid(b, groups * c),
+                &mut p.pointers(),
+            )?
+        };
+        let mut p = Params::default();
+        p.word(parts as u64)
+            .word(word(groups))
+            .word(word(c))
+            .word(longest as u64)
+            .word(starts as u64);
+        // SAFETY: (1) the merge's parameters: the parts, the groups, the
+        // chunks, `groups` int64 lengths and as many starts; (2) group g
+        // reads its parts and writes its two slots.
+        unsafe {
+            launch::counted(
+                b,
+                &source,
+                "dynd_ragged_longest_merge",
+                launch::grid(b, groups),
+                &mut p.pointers(),
+            )?
+        };
+        // SAFETY: `starts` holds `groups` int64 lengths.
+        unsafe { exclusive_scan(b, starts, groups)? as usize }
+    };
+    let (vblock, vals) = b.alloc((total * osize).max(1))?;
+    if total > 0 {
+        let c = chunks(total, per);
+        let items = total * c;
+        let (_states_block, states) = b.alloc(if c > 1 { items * STATE_BYTES } else { 1 })?;
+        let mut p = Params::default();
+        p.word(src.data_ptr() as u64)
+            .block(block)
+            .word(word(groups))
+            .word(word(per))
+            .word(layout.offset as u64)
+            .word(layout.stride as u64)
+            .word(starts as u64)
+            .word(word(total))
+            .word(word(c))
+            .word(states as u64)
+            .word(vals as u64)
+            .word(word(osize));
+        // SAFETY: (1) `dynd_ragged_columns`' parameters: the descriptors,
+        // the parameter block, the groups, their rows, the var dim's
+        // offset and stride, the groups' starts, the positions, the chunks,
+        // the states (a slot per position and chunk when chunks > 1), the
+        // values (`total` elements of `osize` bytes) and their stride. (2)
+        // A row's value j is read only when the row is longer than j.
+        unsafe {
+            launch::counted(
+                b,
+                &source,
+                "dynd_ragged_columns",
+                launch::grid(b, items),
+                &mut p.pointers(),
+            )?
+        };
+        if c > 1 {
+            // SAFETY: the states of `total` positions of `c` chunks, the
+            // `total` values.
+            unsafe { merge(b, &source, states, total, c, vals, osize)? };
         }
+    }
+    // The descriptors: group g's row starts at its start.
+    let (dblock, dptr) = b.alloc(groups.max(1) * 16)?;
+    if groups > 0 {
+        let mut p = Params::default();
+        p.word(longest as u64)
+            .word(starts as u64)
+            .word(word(groups))
+            .word(vals as u64)
+            .word(word(osize))
+            .word(dptr as u64);
+        // SAFETY: (1) `dynd_ragged_columns_descs`' parameters: the groups'
+        // lengths and starts (`groups` int64 each), the groups, the values
+        // and their element size, `groups` descriptors of 16 bytes; (2)
+        // group g writes its descriptor.
+        unsafe {
+            launch::counted(
+                b,
+                &source,
+                "dynd_ragged_columns_descs",
+                launch::grid(b, groups),
+                &mut p.pointers(),
+            )?
+        };
+    }
+    drop((lblock, sblock));
+    // The result's fixed dims: the kept ones (and 1s under keepdims).
+    let mut outer = Vec::new();
+    let mut t = &out_tp;
+    while let TypeKind::FixedDim { size, elem } = t.kind() {
+        outer.push(*size);
+        t = elem;
+    }
+    // SAFETY: the `groups` descriptors, in C order of the kept dims, reach
+    // the `total` values.
+    unsafe { Array::ragged_on_device(&out_tp, &outer, (dptr, dblock), vblock, osize as isize) }
+}
+
+/// Merges `n` items' `c` states each into `n` elements of `osize` bytes at
+/// `out`.
+///
+/// # Safety
+/// 1. `states` holds `n * c` states of `source`'s `St`; `out` is device
+///    memory of `b` for `n` elements of `osize` bytes; both alive until
+///    this returns.
+unsafe fn merge(
+    b: &dyn Backend,
+    source: &str,
+    states: *mut u8,
+    n: usize,
+    c: usize,
+    out: *mut u8,
+    osize: usize,
+) -> Result<()> {
+    let mut p = Params::default();
+    p.word(states as u64)
+        .word(n as u64)
+        .word(c as u64)
+        .word(out as u64)
+        .word(osize as u64);
+    // SAFETY: (1) `dynd_ragged_merge`'s parameters: the states, the items,
+    // the chunks, the output and its stride; (2) item k reads its states
+    // and writes its element (1).
+    unsafe {
+        launch::counted(
+            b,
+            source,
+            "dynd_ragged_merge",
+            launch::grid(b, n),
+            &mut p.pointers(),
+        )
     }
 }

@@ -160,6 +160,13 @@ fn ragged_reductions_equal_the_host() {
 }
 
 #[test]
+fn ragged_reductions_over_fixed_axes_equal_the_host() {
+    if emu() {
+        checks::ragged_reductions_over_fixed_axes_equal_the_host(EMU, None);
+    }
+}
+
+#[test]
 fn ragged_elementwise_equals_the_host() {
     if emu() {
         checks::ragged_elementwise_equals_the_host(EMU, Some(&SOME));

@@ -184,6 +184,17 @@ fn ragged_reductions_equal_the_host() {
 }
 
 #[test]
+fn ragged_reductions_over_fixed_axes_equal_the_host() {
+    if gpu() {
+        use dynd::types::BuiltinType as B;
+        checks::ragged_reductions_over_fixed_axes_equal_the_host(
+            GPU,
+            Some(&[B::Int32, B::Int64, B::Float32, B::Float64]),
+        );
+    }
+}
+
+#[test]
 fn ragged_elementwise_equals_the_host() {
     if gpu() {
         checks::ragged_elementwise_equals_the_host(GPU, None);
