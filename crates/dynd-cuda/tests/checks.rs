@@ -728,7 +728,13 @@ pub fn ragged_reductions_over_fixed_axes_equal_the_host(
                         continue; // the var dim alone: ragged_reductions_equal_the_host
                     }
                     for kind in BuiltinReduction::ALL {
-                        for keep in [false, true] {
+                        // keepdims changes only the result's type: one array checks it.
+                        let keeps: &[bool] = if what.starts_with("3 * 4") {
+                            &[false, true]
+                        } else {
+                            &[false]
+                        };
+                        for &keep in keeps {
                             reduction_equals_the_host(dev, x, what, kind, Some(&axes), keep);
                             compared += 1;
                         }
@@ -737,7 +743,7 @@ pub fn ragged_reductions_over_fixed_axes_equal_the_host(
             }
         }
     }
-    assert!(compared > 500, "{compared} comparisons");
+    assert!(compared > 1000, "{compared} comparisons");
 }
 
 /// Elementwise functions over ragged device arrays with host scalars
