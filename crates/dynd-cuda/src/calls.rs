@@ -200,14 +200,29 @@ fn reduce(
     let out_tp = f.resolve(&[src.tp().clone()])?;
     let is_ragged = src.ragged_layout().is_ok();
     if is_ragged && let Some(axes) = crate::ragged_axes::Axes::of(reduction, src)? {
-        if out.is_some() {
+        let Some(o) = out else {
+            return crate::ragged_axes::call(reduction, axes, ordinal, src, out_tp);
+        };
+        if !axes.var {
             return Err(Error::type_error(format!(
-                "{} over {axes:?} of ragged {device} arrays writes a new array (no output may be \
-                 given yet)",
+                "{} over {axes:?} of ragged {device} arrays gives ragged rows, which are written \
+                 to a new array (no output may be given for them yet)",
                 f.name()
             )));
         }
-        return crate::ragged_axes::call(reduction, axes, ordinal, src, out_tp);
+        if *o.tp() != out_tp {
+            return Err(Error::type_error(format!(
+                "{} on {device} computes {out_tp}, and the output is {} (on the device, the \
+                 output's type must be the result's)",
+                f.name(),
+                o.tp()
+            )));
+        }
+        // A fixed result: computed, then copied into the output (any
+        // layout) on the device.
+        let r = crate::ragged_axes::call(reduction, axes, ordinal, src, out_tp)?;
+        o.assign(&r, dynd::kernels::assign::ErrorMode::NoCheck)?;
+        return Ok(o.clone());
     }
     let out = match out {
         Some(o) if *o.tp() == out_tp => Some(o),

@@ -744,6 +744,50 @@ pub fn ragged_reductions_over_fixed_axes_equal_the_host(
         }
     }
     assert!(compared > 1000, "{compared} comparisons");
+    // An output given: a fixed result is written into it (any layout); a
+    // ragged result refuses it by name.
+    let h = ragged_nd(BuiltinType::Float64, true, &[3, 4], &lens, 2);
+    let d = h.to_device(dev).unwrap();
+    let over = |axes: &[isize]| {
+        dynd::callable::reduce::Reduction::builtin(BuiltinReduction::Sum).with(Some(axes), false)
+    };
+    let want = over(&[1, 2]).call(&[&h]).unwrap();
+    let o = Array::empty_on(dev, "3 * float64").unwrap();
+    over(&[1, 2]).call_into(&o, &[&d]).unwrap();
+    assert_eq!(o.to_host().unwrap().to_json(), want.to_json());
+    let wide = Array::from_json("6 * float64", "[9, 9, 9, 9, 9, 9]")
+        .unwrap()
+        .to_device(dev)
+        .unwrap();
+    let every_other = wide.index(&[Index::slice(None, None, 2)]).unwrap();
+    over(&[1, 2]).call_into(&every_other, &[&d]).unwrap();
+    let w: Vec<f64> = floats(&wide.to_host().unwrap());
+    let e = floats(&want);
+    assert_eq!((w[0], w[2], w[4]), (e[0], e[1], e[2]));
+    assert_eq!(
+        (w[1], w[3], w[5]),
+        (9.0, 9.0, 9.0),
+        "only the view's elements are written"
+    );
+    let total = Array::empty_on(dev, "float64").unwrap();
+    over(&[0, 1, 2]).call_into(&total, &[&d]).unwrap();
+    assert!(close(
+        floats(&total.to_host().unwrap())[0],
+        floats(&over(&[0, 1, 2]).call(&[&h]).unwrap())[0],
+        1e-12
+    ));
+    let bad = Array::empty_on(dev, "4 * float64").unwrap();
+    let e = over(&[1, 2]).call_into(&bad, &[&d]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type, "{e}");
+    assert!(
+        e.message()
+            .contains("the output's type must be the result's"),
+        "{e}"
+    );
+    let rows = Array::empty_on(dev, "4 * float64").unwrap();
+    let e = over(&[0]).call_into(&rows, &[&d]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type, "{e}");
+    assert!(e.message().contains("no output may be given"), "{e}");
 }
 
 /// Elementwise functions over ragged device arrays with host scalars
