@@ -1238,6 +1238,22 @@ pub fn ragged_kernels_once(dev: DeviceId) {
     for (what, h, g) in cases {
         same_outcome(what, h, g, dev);
     }
+    // The reductions over other axes: the var dim kept (longest rows, a
+    // fold per position) and reduced (a fold per group), with and without
+    // chunks, argmax's row offsets.
+    {
+        use dynd::callable::reduce::BuiltinReduction as R;
+        let g = ragged_nd(BuiltinType::Float64, true, &[3, 4], &[2, 0, 5, 1, 300], 3);
+        for (kind, axes) in [
+            (R::Sum, vec![0isize]),
+            (R::ArgMax, vec![1]),
+            (R::Mean, vec![1, 2]),
+            (R::ArgMin, vec![0, 2]),
+            (R::Max, vec![0, 1, 2]),
+        ] {
+            reduction_equals_the_host(dev, &g, "3 * 4 rows", kind, Some(&axes), false);
+        }
+    }
     // Rows in order go to the device as offsets, and a kernel builds the
     // descriptors; rows out of order go as descriptors built on the host.
     let before = dynd_cuda::launch::launches();
