@@ -53,6 +53,17 @@ pub(crate) unsafe fn write_string(meta: *const u8, data: *mut u8, bytes: &[u8]) 
     // SAFETY: (1) the arrmeta's blockref is alive.
     let begin = unsafe { arrmeta::with_allocator(m.blockref, |a| a.allocate(bytes.len(), 1)) }?;
     // SAFETY: `begin` has room for bytes.len() bytes; (1) for `data`.
+    unsafe { fill_string(data, begin, bytes) };
+    Ok(())
+}
+
+/// Copies `bytes` to `begin` and points the string data at them.
+///
+/// # Safety
+/// 1. `begin` has room for `bytes.len()` bytes that nothing else uses;
+///    `data` is writable StringData.
+pub(crate) unsafe fn fill_string(data: *mut u8, begin: *mut u8, bytes: &[u8]) {
+    // SAFETY: (1).
     unsafe {
         std::ptr::copy_nonoverlapping(bytes.as_ptr(), begin, bytes.len());
         arrmeta::write(
@@ -63,5 +74,4 @@ pub(crate) unsafe fn write_string(meta: *const u8, data: *mut u8, bytes: &[u8]) 
             },
         );
     }
-    Ok(())
 }

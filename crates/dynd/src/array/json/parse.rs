@@ -12,7 +12,7 @@ use super::number::{
 use crate::array::Array;
 use crate::error::{Error, ErrorKind, Result};
 use crate::layout::arrmeta::{
-    self, BlockrefMeta, FixedDimMeta, PointerMeta, StringData, VarDimData, VarDimMeta,
+    self, BlockrefMeta, FixedDimMeta, PointerMeta, VarDimData, VarDimMeta,
 };
 use crate::layout::na;
 use crate::memblock::{Lease, MemoryBlockHeader};
@@ -789,16 +789,7 @@ impl<'j, 't> Parser<'j, 't> {
         let begin = unsafe { self.arenas.alloc(m.blockref, bytes.len(), 1) }
             .map_err(|e| self.err(e.kind(), e.message()))?;
         // SAFETY: `begin` has room for bytes.len() bytes; (1) for `data`.
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), begin, bytes.len());
-            arrmeta::write(
-                data,
-                StringData {
-                    begin,
-                    end: begin.add(bytes.len()),
-                },
-            );
-        }
+        unsafe { crate::layout::fill_string(data, begin, bytes) };
         Ok(())
     }
 
