@@ -46,26 +46,23 @@ def _field_access(task: Any) -> str | None:
     return name if slot is _SLOT and isinstance(name, str) else None
 
 
+def _is_key(task: Any, keys: dict[Any, Any]) -> bool:
+    try:
+        return task in keys
+    except TypeError:  # unhashable (a tuple holding a list): not a key
+        return False
+
+
 def _refs(task: Any, into: set[Any], keys: dict[Any, Any]) -> None:
     """Adds every key of the graph that ``task`` refers to."""
-    if isinstance(task, tuple):
-        if task in keys:
-            into.add(task)
-            return
-        for t in task:
-            _refs(t, into, keys)
-    elif isinstance(task, list):
+    if _is_key(task, keys):
+        into.add(task)
+    elif isinstance(task, (tuple, list)):
         for t in task:
             _refs(t, into, keys)
     elif isinstance(task, dict):
         for t in task.values():
             _refs(t, into, keys)
-    else:
-        try:
-            if task in keys:
-                into.add(task)
-        except TypeError:  # unhashable: not a key
-            pass
 
 
 def _record_type(fields: list[tuple[str, str]]) -> str:

@@ -189,13 +189,11 @@ unsafe fn parse_piece(
 }
 
 /// Counts the non-blank lines of `text[start..end]`: the line ends found
-/// by `memchr`, a line's first byte enough to tell it is not blank (the
-/// rest looked at only when that byte is a blank).
+/// by `memchr`; a line's first byte is mostly enough to tell it is not
+/// blank.
 fn count_lines(text: &[u8], (start, end): (usize, usize)) -> usize {
     let t = &text[start..end];
-    let filled = |line: &[u8]| {
-        line.first().is_some_and(|&c| !is_blank(c)) || line.iter().any(|&c| !is_blank(c))
-    };
+    let filled = |line: &[u8]| line.iter().any(|&c| !is_blank(c));
     let mut n = 0;
     let mut line_start = 0;
     for nl in memchr::memchr_iter(b'\n', t) {
@@ -250,20 +248,20 @@ fn read_lines(elem: &Type, outer: Outer, text: &str) -> Result<Array> {
                     if n == 1 { "" } else { "s" }
                 )));
             }
-            (tp, Some(n))
+            (tp, true)
         }
-        Outer::Counted => (Type::fixed_dim(n, elem.clone()), Some(n)),
-        Outer::Var => (Type::var_dim(elem.clone()), None),
+        Outer::Counted => (Type::fixed_dim(n, elem.clone()), true),
+        Outer::Var => (Type::var_dim(elem.clone()), false),
     };
 
     // The output, and where its elements and their arrmeta are.
-    let out = if fixed.is_some() {
+    let out = if fixed {
         Array::empty_for_overwrite(tp.clone())?
     } else {
         Array::empty(tp.clone())?
     };
     let meta = out.arrmeta_ptr() as *mut u8;
-    let (data, stride, emeta) = if fixed.is_some() {
+    let (data, stride, emeta) = if fixed {
         // SAFETY: a fixed dim's arrmeta starts with its FixedDimMeta.
         let m: FixedDimMeta = unsafe { arrmeta::read(meta) };
         // SAFETY: the element's arrmeta follows (DESIGN §4).
