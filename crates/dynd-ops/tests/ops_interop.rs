@@ -203,6 +203,12 @@ fn ops_runs_open_a_tracing_span_named_after_the_expression() {
     let t = common::t10_12_14();
     let mut out = Tensor::<i64, [usize; 2]>::zeros([120, 14]);
     tracing::subscriber::with_default(spans.clone(), || {
+        // Other tests of this binary run the same span's callsite on their
+        // threads with no subscriber; tracing caches a callsite's interest
+        // globally, and a registration racing this scoped subscriber can
+        // leave it cached as "never" (a flake seen once in CI). Recompute
+        // it now that this thread's subscriber is the default.
+        tracing::callsite::rebuild_interest_cache();
         out.set(lcollapse::<2, _>(permute(&t, [1, 0, 2]).unwrap()))
             .run(&Serial)
             .unwrap();
