@@ -102,10 +102,15 @@ def test_ragged_arrays_move_and_reduce_on_the_device():
             got = getattr(dynd, name)(d, axis=axis)
             assert got.device == DEV, name
             assert str(got.cpu()) == str(getattr(dynd, name)(x, axis=axis)), (name, axis)
-    # Other sets of axes are not on the device yet: a TypeError naming them.
-    g = dynd.array([[[1], [2, 3]], [[], [4]]], type="2 * 2 * var * int32").to(DEV)
-    with pytest.raises(dynd.TypeMismatchError, match="does not run on the device yet"):
-        dynd.sum(g, axis=0)
+    # Any set of axes of N * M * var: fixed axes position by position, or
+    # with the var dim.
+    h = dynd.array([[[1], [2, 3]], [[], [4]]], type="2 * 2 * var * int32")
+    g = h.to(DEV)
+    for name in ("sum", "argmax", "max"):
+        for axis in (0, 1, (0, 1), (1, 2), (0, 2)):
+            got = getattr(dynd, name)(g, axis=axis)
+            assert got.device == DEV, (name, axis)
+            assert str(got.cpu()) == str(getattr(dynd, name)(h, axis=axis)), (name, axis)
 
 
 def test_ragged_rows_select_and_sort_on_the_device():
