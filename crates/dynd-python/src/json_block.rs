@@ -87,10 +87,10 @@ fn read_block(path: &str, start: u64, end: Option<u64>) -> io::Result<Text> {
     let stop = end.map_or(size, |e| e.min(size));
     // From the byte before `start`: a line starts at `start` when that
     // byte is a line end.
-    let from = start.saturating_sub(1);
-    if from >= stop || (start > 0 && start >= stop) {
+    if start >= stop {
         return Ok(Text::Empty);
     }
+    let from = start.saturating_sub(1);
     let body = usize::try_from(stop - from).map_err(|_| io::Error::other("block too large"))?;
     let room = if stop < size { TAIL_ROOM } else { 0 };
     let mut block = MemBlock::new_fixed_for_overwrite(body + room, 64)
