@@ -18,14 +18,26 @@
 //! its values. A fixed result is one pass. Errors (a row that does not
 //! broadcast, a failing element) are the host's: the same call on host
 //! copies gives them.
+//!
+//! The same kernel writes into an output given (of the result's type):
+//! into its rows (a ragged output: each row of the result must have the
+//! output row's length, or 1, as the host's lifting requires) or its fixed
+//! innermost dim, at the output's own strides. Assignments into ragged
+//! device arrays, and of ragged ones into fixed arrays, are that kernel
+//! with a conversion for its body ([`assign`]). An argument sharing the
+//! output's memory in another layout is read from a copy, as on the host;
+//! `x = x + 1` in place (the same rows) is read and written row by row.
 
 use crate::codegen::{self, bits_type};
-use crate::kernel::{Elementwise, Expr, Operand, Place, call_body, cast, element_value};
+use crate::kernel::{
+    Elementwise, Expr, Operand, Place, assign_body, call_body, cast, element_value,
+};
 use crate::launch::{self, Backend, ErrorRecord, Params};
 use crate::select::exclusive_scan;
 use dynd::callable::{Callable, arith};
-use dynd::memblock::DeviceId;
-use dynd::types::{Type, TypeKind};
+use dynd::kernels::assign::ErrorMode;
+use dynd::memblock::{DeviceId, MemBlock};
+use dynd::types::{BuiltinType, Type, TypeKind};
 use dynd::{Array, Error, Result};
 use std::fmt::Write;
 
@@ -43,18 +55,35 @@ pub enum Kind {
     Fixed,
 }
 
+/// Where a broadcast kernel writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Out {
+    /// New ragged rows: step 0 writes each row's length (or fails the
+    /// row), step 1 its descriptor and values, placed by a scan of the
+    /// lengths.
+    New,
+    /// The fixed innermost dim of an array (a new one, or an output
+    /// given): each row at the output's fixed-dim strides, `ox` values
+    /// `oy` bytes apart.
+    Strided,
+    /// The rows of a ragged output given: its descriptors at its
+    /// fixed-dim strides, a row's values at `begin + ox`, `oy` bytes
+    /// apart.
+    Rows,
+}
+
 /// The source of the kernel of `k` (its inputs read as `kinds` say) over
-/// `nk` fixed dims of the result (at least 1); `fixed_out` when the
-/// result's inner dim is fixed.
+/// `nk` fixed dims of the result (at least 1), writing as `out` says.
 ///
-/// Parameters: the result's descriptors and values; per input its scalar
-/// bits, or (ragged) its descriptors, the var dim's offset and stride, or
-/// (fixed) its data, inner length and inner stride; the parameter block
-/// (the result's fixed dims, then each input's strides over them); the row
-/// count; the rows' lengths (step 0 writes them) or offsets (step 1 reads
-/// them); the step; the bytes per result row (a fixed result); the error
-/// record.
-pub fn source(k: &Elementwise, kinds: &[Kind], nk: usize, fixed_out: bool) -> String {
+/// Parameters: the output's descriptors and values; `ox` and `oy` (see
+/// [`Out`]); per input its scalar bits, or (ragged) its descriptors, the
+/// var dim's offset and stride, or (fixed) its data, inner length and
+/// inner stride; the parameter block (the result's fixed dims, then each
+/// input's strides over them, then the output's); the row count; the
+/// rows' lengths (step 0 writes them) or offsets (step 1 reads them); the
+/// step; the error record. Within a row the inputs' lengths must agree or
+/// be 1, and (an output given) be the output row's length or 1.
+pub fn source(k: &Elementwise, kinds: &[Kind], nk: usize, out: Out) -> String {
     let (mut g, defs) = codegen::prelude(k);
     let n = kinds.len();
     let mut s = String::new();
@@ -62,11 +91,13 @@ pub fn source(k: &Elementwise, kinds: &[Kind], nk: usize, fixed_out: bool) -> St
     s.push_str(&defs);
     let _ = writeln!(
         s,
-        "struct dynd_bparams {{ long long rows[{nk}]; long long st[{n}][{nk}]; }};"
+        "struct dynd_bparams {{ long long rows[{nk}]; long long st[{}][{nk}]; }};",
+        n + 1
     );
     let _ = write!(
         s,
-        "extern \"C\" __global__ void {KERNEL}(char* out_desc, char* out_vals"
+        "extern \"C\" __global__ void {KERNEL}(char* out_desc, char* out_vals, long long ox, \
+         long long oy"
     );
     for (i, (kind, o)) in kinds.iter().zip(&k.inputs).enumerate() {
         match kind {
@@ -79,7 +110,7 @@ pub fn source(k: &Elementwise, kinds: &[Kind], nk: usize, fixed_out: bool) -> St
         }
     }
     s.push_str(
-        ", dynd_bparams p, long long n_rows, long long* counts, long long step, long long orow, \
+        ", dynd_bparams p, long long n_rows, long long* counts, long long step, \
          unsigned long long* err) {\n",
     );
     let _ = write!(
@@ -120,30 +151,42 @@ pub fn source(k: &Elementwise, kinds: &[Kind], nk: usize, fixed_out: bool) -> St
         );
     }
     let osize = k.out.elem.data_size();
-    let _ = write!(
-        s,
-        "    if (step == 0) {{\n\
-         \x20     if (bad) {{ atomicMin(err, (unsigned long long)row << 32); L = 0; }}\n\
-         \x20     counts[row] = L;\n\
-         \x20     continue;\n\
-         \x20   }}\n"
-    );
-    if fixed_out {
-        let _ = writeln!(
-            s,
-            "    if (bad || L * {osize} != orow) {{ atomicMin(err, (unsigned long long)row << 32); continue; }}\n\
-             \x20   char* o = out_vals + row * orow;"
-        );
-    } else {
-        let _ = writeln!(
-            s,
-            "    char* o = out_vals + counts[row] * {osize};\n\
-             \x20   *(char**)(out_desc + row * 16) = o;\n\
-             \x20   *(long long*)(out_desc + row * 16 + 8) = L;"
-        );
+    match out {
+        Out::New => {
+            let _ = write!(
+                s,
+                "    if (step == 0) {{\n\
+                 \x20     if (bad) {{ atomicMin(err, (unsigned long long)row << 32); L = 0; }}\n\
+                 \x20     counts[row] = L;\n\
+                 \x20     continue;\n\
+                 \x20   }}\n\
+                 \x20   char* o = out_vals + counts[row] * {osize};\n\
+                 \x20   *(char**)(out_desc + row * 16) = o;\n\
+                 \x20   *(long long*)(out_desc + row * 16 + 8) = L;\n\
+                 \x20   const long long on = L, os = {osize};\n"
+            );
+        }
+        Out::Strided | Out::Rows => {
+            let _ = writeln!(
+                s,
+                "    long long oo = 0; for (int d = 0; d < {nk}; ++d) oo += idx[d] * p.st[{n}][d];"
+            );
+            if out == Out::Strided {
+                s.push_str("    char* o = out_vals + oo; const long long on = ox;\n");
+            } else {
+                s.push_str(
+                    "    char* o = *(char* const*)(out_desc + oo) + ox;\n\
+                     \x20   const long long on = *(const long long*)(out_desc + oo + 8);\n",
+                );
+            }
+            s.push_str(
+                "    const long long os = oy;\n\
+                 \x20   if (bad || (L != 1 && L != on)) { atomicMin(err, (unsigned long long)row << 32); continue; }\n",
+            );
+        }
     }
     s.push_str(
-        "    for (long long j = 0; j < L; ++j) {\n\
+        "    for (long long j = 0; j < on; ++j) {\n\
          \x20   const unsigned long long i = ((unsigned long long)row << 32) | (unsigned long long)j;\n",
     );
     codegen::element(
@@ -157,7 +200,7 @@ pub fn source(k: &Elementwise, kinds: &[Kind], nk: usize, fixed_out: bool) -> St
                 bits_type(o.elem)
             ),
         },
-        &format!("o + j * {osize}"),
+        "o + j * os",
     );
     s.push_str("    }\n  }\n}\n");
     s
@@ -200,15 +243,34 @@ fn aligned(shape: &[usize], strides: &[isize], nk: usize) -> Vec<i64> {
         .collect()
 }
 
-/// The host's error for a call the device found failing.
-fn host_error(f: &Callable, args: &[&Array], device: DeviceId) -> Error {
-    match crate::select::host_failure(f, args) {
+/// The host's error for a call the device found failing: the same call
+/// (into a host copy of `out`, when given) on host copies.
+fn host_error(f: &Callable, out: Option<&Array>, args: &[&Array], device: DeviceId) -> Error {
+    let found = match out {
+        None => crate::select::host_failure(f, args),
+        Some(o) => host_failure_into(f, o, args),
+    };
+    match found {
         Some(e) => e.context(format!("{} on {device}", f.name())),
         None => Error::external(format!(
             "{} on {device}: the device reported an error the host does not find",
             f.name()
         )),
     }
+}
+
+/// The host's error for `f` on `args` into `out`: the same call on host
+/// copies; `None` when the host computes it.
+pub(crate) fn host_failure_into(f: &Callable, out: &Array, args: &[&Array]) -> Option<Error> {
+    let host = out.to_host().and_then(|o| {
+        let h = args
+            .iter()
+            .map(|a| a.to_host())
+            .collect::<Result<Vec<Array>>>()?;
+        let refs: Vec<&Array> = h.iter().collect();
+        f.call_into(&o, &refs)
+    });
+    host.err()
 }
 
 /// What a broadcast kernel computes.
@@ -220,13 +282,16 @@ pub enum Body {
     Where,
 }
 
-/// `f` (dynd's function `body`, or `where`) on `args` — device arrays of `cuda:ordinal`,
-/// at least one of them ragged, and 0-d host scalars — broadcast per §6,
-/// into a new array on the device.
+/// `f` (dynd's function `body`, or `where`) on `args` — device arrays of
+/// `cuda:ordinal`, at least one of them ragged, and 0-d host scalars —
+/// broadcast per §6, into `out` (of exactly the result's type: each row
+/// of the result must have the output row's length, or 1) or a new array
+/// on the device.
 ///
 /// # Errors
-/// The host's errors (rows that do not broadcast, failing elements);
-/// `Type` for a given output, nested var dims or types the device lacks.
+/// The host's errors (rows that do not broadcast, into the output's rows
+/// too; failing elements); `Type` for an output of another type, nested
+/// var dims or types the device lacks.
 pub fn call(
     f: &Callable,
     body: Body,
@@ -235,217 +300,426 @@ pub fn call(
     args: &[&Array],
 ) -> Result<Array> {
     let device = DeviceId::Cuda(ordinal);
-    if out.is_some() {
-        return Err(Error::type_error(format!(
-            "{} on ragged {device} arrays writes a new array (no output may be given yet)",
-            f.name()
-        )));
-    }
     let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
     let out_tp = f.resolve(&tps)?;
-    let (outer, fixed_inner) = result_dims(&out_tp);
-    let nk = outer.len();
-    let (oelem, oopt) = element_value(out_tp.dtype()).ok_or_else(|| {
-        Error::type_error(format!(
-            "{} on {device}: the result {out_tp} cannot be computed on the device",
-            f.name()
-        ))
-    })?;
-    let mut kinds = Vec::with_capacity(args.len());
-    let mut inputs = Vec::with_capacity(args.len());
-    let mut strides: Vec<Vec<i64>> = Vec::with_capacity(args.len());
-    // Each input's parameters (after the result's addresses).
-    let mut words: Vec<Vec<u64>> = Vec::with_capacity(args.len());
-    for (i, a) in args.iter().enumerate() {
-        let what = format!("{} on {device}: argument {i} ({})", f.name(), a.tp());
-        if a.device().is_cpu() {
-            if a.ndim() != 0 {
+    if let Some(o) = out
+        && *o.tp() != out_tp
+    {
+        return Err(Error::type_error(format!(
+            "{} on {device} computes {out_tp}, and the output is {} (on the device, the \
+             output's type must be the result's)",
+            f.name(),
+            o.tp()
+        )));
+    }
+    let make_body = |inputs: &[Operand], (oelem, oopt): (BuiltinType, bool)| {
+        if !oopt && inputs.iter().any(|o| o.optional) {
+            return Err(Error::type_error(format!(
+                "{}: an optional argument needs an optional output, got {out_tp}",
+                f.name()
+            )));
+        }
+        match body {
+            Body::Call(function) => call_body(function, inputs, oelem),
+            Body::Where => {
+                if inputs.len() != 3 {
+                    return Err(Error::type_error(format!(
+                        "where takes 3 arguments (cond, x, y), got {}",
+                        inputs.len()
+                    )));
+                }
+                let branch = |i: usize| Box::new(cast(Expr::Arg(i), inputs[i].elem, oelem));
+                Ok(Expr::Select {
+                    cond: Box::new(Expr::Arg(0)),
+                    then: branch(1),
+                    otherwise: branch(2),
+                })
+            }
+        }
+    };
+    let run = Run {
+        name: f.name(),
+        device,
+        out_tp: &out_tp,
+        into: out,
+        make_body: &make_body,
+        explain: &|| host_error(f, out, args, device),
+    };
+    run.run(args)
+}
+
+/// `dst ← src` on the device when either is ragged (`dst` ragged, or
+/// `dst` fixed and `src` ragged): `src` (a device array of `dst`'s device,
+/// or a 0-d host scalar) broadcast into `dst`'s rows per §6 and converted
+/// under `mode`, as the host's [`Array::assign`] does.
+///
+/// # Errors
+/// The host's errors for the same assignment (rows of other lengths, a
+/// value failing `mode`'s check, a missing value into a plain
+/// destination), prefixed with the device; `Type` for types the device
+/// lacks.
+pub fn assign(dst: &Array, src: &Array, mode: ErrorMode) -> Result<()> {
+    let device = dst.device();
+    let make_body =
+        |inputs: &[Operand], to: (BuiltinType, bool)| Ok(assign_body(&inputs[0], to, mode));
+    let explain = || {
+        let host = dst
+            .to_host()
+            .and_then(|d| src.to_host().and_then(|s| d.assign(&s, mode)));
+        match host {
+            Err(e) => e.context(format!("assign on {device}")),
+            Ok(()) => Error::external(format!(
+                "assign on {device}: the device reported an error the host does not find"
+            )),
+        }
+    };
+    let run = Run {
+        name: "assign",
+        device,
+        out_tp: dst.tp(),
+        into: Some(dst),
+        make_body: &make_body,
+        explain: &explain,
+    };
+    run.run(&[src]).map(drop)
+}
+
+/// A run's body from its inputs and the output's value type.
+type MakeBody<'a> = dyn Fn(&[Operand], (BuiltinType, bool)) -> Result<Expr> + 'a;
+
+/// One broadcast kernel's run: what it computes and where it writes.
+struct Run<'a> {
+    /// The callable's name, for messages.
+    name: &'a str,
+    device: DeviceId,
+    /// The result's type.
+    out_tp: &'a Type,
+    /// The output given (of type `out_tp`), or none: a new array.
+    into: Option<&'a Array>,
+    /// The body from the inputs and the output's value type.
+    make_body: &'a MakeBody<'a>,
+    /// The host's error, once the device found one.
+    explain: &'a dyn Fn() -> Error,
+}
+
+/// Where a run writes: the kind, the output's fixed dims and strides over
+/// them, its descriptors and values, `ox` and `oy` ([`Out`]).
+struct Target {
+    out: Out,
+    outer: Vec<usize>,
+    strides: Vec<i64>,
+    result: Option<Array>,
+    words: [u64; 4],
+}
+
+impl Run<'_> {
+    fn run(&self, args: &[&Array]) -> Result<Array> {
+        let (device, name) = (self.device, self.name);
+        let DeviceId::Cuda(ordinal) = device else {
+            return Err(Error::invalid_argument(format!(
+                "{name}: the CUDA runtime was given {device}"
+            )));
+        };
+        let (oelem, oopt) = element_value(self.out_tp.dtype()).ok_or_else(|| {
+            Error::type_error(format!(
+                "{name} on {device}: the result {} cannot be computed on the device",
+                self.out_tp
+            ))
+        })?;
+        let osize = oelem.data_size();
+        let target = self.target()?;
+        let nk = target.outer.len();
+        let backend = launch::backend(ordinal)?;
+        let b: &dyn Backend = &*backend;
+        // Arguments the output overlaps in another layout are read from
+        // copies, as on the host.
+        let owned = match &target.result {
+            Some(o) if target.out != Out::New => unaliased(b, o, args)?,
+            _ => args.iter().map(|a| (*a).clone()).collect(),
+        };
+        let mut kinds = Vec::with_capacity(args.len());
+        let mut inputs = Vec::with_capacity(args.len());
+        let mut strides: Vec<Vec<i64>> = Vec::with_capacity(args.len());
+        // Each input's parameters (after the output's).
+        let mut words: Vec<Vec<u64>> = Vec::with_capacity(args.len());
+        for (i, a) in owned.iter().enumerate() {
+            let what = format!("{name} on {device}: argument {i} ({})", a.tp());
+            if a.device().is_cpu() {
+                if a.ndim() != 0 {
+                    return Err(Error::invalid_argument(format!(
+                        "{what} is on the host: only 0-d scalars may be (copy it with to_device)"
+                    )));
+                }
+                let (elem, optional) = crate::kernel::value_type(a, &what)?;
+                kinds.push(Kind::Scalar);
+                inputs.push(Operand {
+                    elem,
+                    optional,
+                    place: Place::Scalar,
+                });
+                strides.push(vec![0; nk.max(1)]);
+                words.push(vec![launch::scalar_bits(a)?]);
+                continue;
+            }
+            if a.device() != device {
                 return Err(Error::invalid_argument(format!(
-                    "{what} is on the host: only 0-d scalars may be (copy it with to_device)"
+                    "{what} is on {}; nothing moves implicitly",
+                    a.device()
                 )));
             }
-            let (elem, optional) = crate::kernel::value_type(a, &what)?;
-            kinds.push(Kind::Scalar);
+            let (elem, optional, (shape, st), w) = if let Ok(l) = a.ragged_layout() {
+                let (elem, optional) = element_value(&l.elem)
+                    .ok_or_else(|| Error::type_error(format!("{what}: values the device lacks")))?;
+                kinds.push(Kind::Ragged);
+                let w = vec![a.data_ptr() as u64, l.offset as u64, l.stride as u64];
+                (elem, optional, (l.shape, l.strides), w)
+            } else {
+                let (shape, st, _) = a.strided_layout().map_err(|_| {
+                    Error::type_error(format!(
+                        "{what}: beside ragged arrays on the device, arguments are ragged \
+                         arrays (fixed dims, then one var dim), fixed arrays or 0-d host scalars"
+                    ))
+                })?;
+                let (elem, optional) = crate::kernel::value_type(a, &what)?;
+                kinds.push(Kind::Fixed);
+                let (inner, inner_stride) = match (shape.last(), st.last()) {
+                    (Some(&m), Some(&s)) => (m, if m == 1 { 0 } else { s }),
+                    _ => (1, 0),
+                };
+                let k = shape.len().saturating_sub(1);
+                let w = vec![a.data_ptr() as u64, inner as u64, inner_stride as u64];
+                (elem, optional, (shape[..k].to_vec(), st[..k].to_vec()), w)
+            };
+            // The dims before the innermost broadcast to the output's
+            // (checked here: a new output's type was resolved from them,
+            // an output given was not).
+            let lead = nk.checked_sub(shape.len());
+            let fits = lead.is_some_and(|lead| {
+                shape
+                    .iter()
+                    .enumerate()
+                    .all(|(d, &n)| n == 1 || n == target.outer[lead + d])
+            });
+            if !fits {
+                return Err((self.explain)());
+            }
             inputs.push(Operand {
                 elem,
                 optional,
-                place: Place::Scalar,
+                place: Place::Strided(vec![0]),
             });
-            strides.push(vec![0; nk.max(1)]);
-            words.push(vec![launch::scalar_bits(a)?]);
-            continue;
+            let st = aligned(&shape, &st, nk);
+            strides.push(if st.is_empty() { vec![0] } else { st });
+            words.push(w);
         }
-        if a.device() != device {
-            return Err(Error::invalid_argument(format!(
-                "{what} is on {}; nothing moves implicitly",
-                a.device()
-            )));
-        }
-        let (elem, optional, st, w) = if let Ok(l) = a.ragged_layout() {
-            let (elem, optional) = element_value(&l.elem)
-                .ok_or_else(|| Error::type_error(format!("{what}: values the device lacks")))?;
-            kinds.push(Kind::Ragged);
-            let w = vec![a.data_ptr() as u64, l.offset as u64, l.stride as u64];
-            (elem, optional, aligned(&l.shape, &l.strides, nk), w)
-        } else {
-            let (shape, st, _) = a.strided_layout().map_err(|_| {
-                Error::type_error(format!(
-                    "{what}: beside ragged arrays on the device, arguments are ragged arrays \
-                     (fixed dims, then one var dim), fixed arrays or 0-d host scalars"
-                ))
-            })?;
-            let (elem, optional) = crate::kernel::value_type(a, &what)?;
-            kinds.push(Kind::Fixed);
-            let (inner, inner_stride) = match (shape.last(), st.last()) {
-                (Some(&m), Some(&s)) => (m, if m == 1 { 0 } else { s }),
-                _ => (1, 0),
-            };
-            let k = shape.len().saturating_sub(1);
-            let w = vec![a.data_ptr() as u64, inner as u64, inner_stride as u64];
-            (elem, optional, aligned(&shape[..k], &st[..k], nk), w)
+        let body = (self.make_body)(&inputs, (oelem, oopt))?;
+        let k = Elementwise {
+            shape: vec![1],
+            inputs,
+            out: Operand {
+                elem: oelem,
+                optional: oopt,
+                place: Place::Strided(vec![osize as isize]),
+            },
+            body,
         };
-        inputs.push(Operand {
-            elem,
-            optional,
-            place: Place::Strided(vec![0]),
+        let rows: usize = target.outer.iter().product();
+        let mut block: Vec<i64> = if nk == 0 {
+            vec![1]
+        } else {
+            target.outer.iter().map(|&n| n as i64).collect()
+        };
+        for st in &strides {
+            block.extend(st);
+        }
+        block.extend(if nk == 0 {
+            vec![0]
+        } else {
+            target.strides.clone()
         });
-        strides.push(if st.is_empty() { vec![0] } else { st });
-        words.push(w);
+        let source = source(&k, &kinds, nk.max(1), target.out);
+        let record = ErrorRecord::new(b)?;
+        let launch_step = |[desc, vals, ox, oy]: [u64; 4], counts: u64, step: u64| -> Result<()> {
+            let mut p = Params::default();
+            p.word(desc).word(vals).word(ox).word(oy);
+            for w in &words {
+                for &x in w {
+                    p.word(x);
+                }
+            }
+            p.block(block.clone())
+                .word(rows as u64)
+                .word(counts)
+                .word(step)
+                .word(record.addr());
+            // SAFETY: (1) the kernel's parameters in order ([`source`]):
+            // the output's descriptors and values, `ox`, `oy`, each
+            // input's scalar bits or (address, offset or length, stride),
+            // the parameter block, the row count, the lengths/offsets, the
+            // step, the error record. (2) Each input is read at its rows
+            // (inside their blocks: the arrays' invariants) at positions
+            // below its row length; step 0 writes `rows` lengths; step 1
+            // writes each row's values inside the output (a new one: its
+            // offset and length from the scan of the lengths; one given:
+            // its own rows, whose lengths the kernel checks first); all
+            // alive until the launch returns.
+            unsafe { launch::counted(b, &source, KERNEL, launch::grid(b, rows), &mut p.pointers()) }
+        };
+        if target.out != Out::New {
+            if rows > 0 {
+                launch_step(target.words, 0, 1)?;
+                if record.first(b)?.is_some() {
+                    return Err((self.explain)());
+                }
+            }
+            return target.result.ok_or_else(|| {
+                Error::invalid_argument(format!("{name} on {device}: no output was made"))
+            });
+        }
+        let (dblock, dptr) = b.alloc((rows * 16).max(1))?;
+        let (_counts_block, counts) = b.alloc((rows * 8).max(8))?;
+        let mut total = 0;
+        if rows > 0 {
+            launch_step([dptr as u64, 0, 0, 0], counts as u64, 0)?;
+            if record.first(b)?.is_some() {
+                return Err((self.explain)());
+            }
+            // SAFETY: `counts` holds `rows` int64 lengths, alive in its block.
+            total = unsafe { exclusive_scan(b, counts, rows)? } as usize;
+        }
+        let (vblock, vptr) = b.alloc((total * osize).max(1))?;
+        if rows > 0 {
+            launch_step([dptr as u64, vptr as u64, 0, 0], counts as u64, 1)?;
+            if record.first(b)?.is_some() {
+                return Err((self.explain)());
+            }
+        }
+        // SAFETY: the new descriptors (C order over the result's fixed
+        // dims) reach the new values, packed, each row inside the `total`
+        // elements.
+        unsafe {
+            Array::ragged_on_device(
+                self.out_tp,
+                &target.outer,
+                (dptr, dblock),
+                vblock,
+                osize as isize,
+            )
+        }
     }
-    let function_body = match body {
-        Body::Call(function) => call_body(function, &inputs, oelem)?,
-        Body::Where => {
-            if inputs.len() != 3 {
+
+    /// Where the run writes: into the output given (its rows, or its
+    /// fixed innermost dim), a new fixed array, or new rows.
+    fn target(&self) -> Result<Target> {
+        let (name, device) = (self.name, self.device);
+        let strided = |o: &Array| -> Result<Target> {
+            let (shape, st, _) = o.strided_layout()?;
+            let Some((&m, outer)) = shape.split_last() else {
                 return Err(Error::type_error(format!(
-                    "where takes 3 arguments (cond, x, y), got {}",
-                    inputs.len()
+                    "{name} on {device}: the output {} has no dim for the rows",
+                    o.tp()
+                )));
+            };
+            let n = outer.len();
+            Ok(Target {
+                out: Out::Strided,
+                outer: outer.to_vec(),
+                strides: st[..n].iter().map(|&s| s as i64).collect(),
+                result: Some(o.clone()),
+                words: [0, o.data_ptr() as u64, m as u64, st[n] as u64],
+            })
+        };
+        if let Some(o) = self.into {
+            if o.device() != device {
+                return Err(Error::invalid_argument(format!(
+                    "{name}: the output is on {}, the arguments on {device}; nothing moves \
+                     implicitly",
+                    o.device()
                 )));
             }
-            let branch = |i: usize| Box::new(cast(Expr::Arg(i), inputs[i].elem, oelem));
-            Expr::Select {
-                cond: Box::new(Expr::Arg(0)),
-                then: branch(1),
-                otherwise: branch(2),
+            o.check_writable()?;
+            return match o.ragged_layout() {
+                Ok(l) => Ok(Target {
+                    out: Out::Rows,
+                    strides: l.strides.iter().map(|&s| s as i64).collect(),
+                    outer: l.shape,
+                    result: Some(o.clone()),
+                    words: [o.data_ptr() as u64, 0, l.offset as u64, l.stride as u64],
+                }),
+                Err(_) => strided(o),
+            };
+        }
+        let (outer, fixed_inner) = result_dims(self.out_tp);
+        if fixed_inner.is_some() {
+            return strided(&Array::empty_on(device, self.out_tp.clone())?);
+        }
+        let n = outer.len();
+        Ok(Target {
+            out: Out::New,
+            outer,
+            strides: vec![0; n],
+            result: None,
+            words: [0; 4],
+        })
+    }
+}
+
+/// `args`, each device argument that `out` (an output given, which the
+/// kernel writes) overlaps in another layout copied on the device first:
+/// a ragged argument whose values share a block with what `out` writes
+/// (unless it is `out`'s own rows, read before written by one thread), a
+/// fixed one that `out` overlaps.
+fn unaliased(b: &dyn Backend, out: &Array, args: &[&Array]) -> Result<Vec<Array>> {
+    let written = match out.ragged_layout() {
+        Ok(_) => out.ragged_values_block(),
+        Err(_) => Some(out.data_ref().clone()),
+    };
+    let shares = |m: Option<MemBlock>| match (&written, m) {
+        (Some(w), Some(m)) => w.ptr_eq(&m),
+        _ => false,
+    };
+    args.iter()
+        .map(|a| {
+            if a.device().is_cpu() {
+                return Ok((*a).clone());
             }
-        }
-    };
-    if !oopt && inputs.iter().any(|o| o.optional) {
-        return Err(Error::type_error(format!(
-            "{}: an optional argument needs an optional output, got {out_tp}",
-            f.name()
-        )));
-    }
-    let osize = oelem.data_size();
-    let k = Elementwise {
-        shape: vec![1],
-        inputs,
-        out: Operand {
-            elem: oelem,
-            optional: oopt,
-            place: Place::Strided(vec![osize as isize]),
-        },
-        body: function_body,
-    };
-    let rows: usize = outer.iter().product();
-    let nkk = nk.max(1);
-    let mut block: Vec<i64> = if nk == 0 {
-        vec![1]
-    } else {
-        outer.iter().map(|&n| n as i64).collect()
-    };
-    for st in &strides {
-        block.extend(st);
-    }
-    let source = source(&k, &kinds, nkk, fixed_inner.is_some());
-    let backend = launch::backend(ordinal)?;
-    let b: &dyn Backend = &*backend;
-    let record = ErrorRecord::new(b)?;
-    let launch_step = |b: &dyn Backend,
-                       p: &mut Params,
-                       desc: u64,
-                       vals: u64,
-                       counts: u64,
-                       step: u64,
-                       orow: u64|
-     -> Result<()> {
-        p.word(desc).word(vals);
-        for w in &words {
-            for &x in w {
-                p.word(x);
+            let copy = match a.ragged_layout() {
+                Ok(l) => {
+                    let same =
+                        a.data_ptr() == out.data_ptr() && out.ragged_layout().is_ok_and(|o| o == l);
+                    shares(a.ragged_values_block()) && !same
+                }
+                Err(_) if out.ragged_layout().is_ok() => shares(Some(a.data_ref().clone())),
+                Err(_) => launch::overlaps(out, a),
+            };
+            if !copy {
+                Ok((*a).clone())
+            } else if a.ragged_layout().is_ok() {
+                copy_rows(a)
+            } else {
+                launch::device_copy(b, a)
             }
-        }
-        p.block(block.clone())
-            .word(rows as u64)
-            .word(counts)
-            .word(step)
-            .word(orow)
-            .word(record.addr());
-        // SAFETY: (1) the kernel's parameters in order ([`source`]): the
-        // result's descriptors and values, each input's scalar bits or
-        // (address, offset or length, stride), the parameter block, the
-        // row count, the lengths/offsets, the step, the bytes per result
-        // row, the error record. (2) Each input is read at its rows
-        // (inside their blocks: the arrays' invariants) at positions below
-        // its row length; step 0 writes `rows` lengths; step 1 writes each
-        // row's values inside the result (its offset and length from the
-        // scan of the lengths, or `orow` bytes per row); all alive until
-        // the launch returns.
-        unsafe { launch::counted(b, &source, KERNEL, launch::grid(b, rows), &mut p.pointers()) }
+        })
+        .collect()
+}
+
+/// A copy of the ragged device array `a` in new rows on its device.
+fn copy_rows(a: &Array) -> Result<Array> {
+    let make_body = |_: &[Operand], _: (BuiltinType, bool)| Ok(Expr::Arg(0));
+    let explain = || {
+        Error::external(format!(
+            "copying the rows of {} on {} failed",
+            a.tp(),
+            a.device()
+        ))
     };
-    if let Some(m) = fixed_inner {
-        // Rows of another length than `m` (and not 1) fail in the kernel.
-        let result = Array::empty_on(device, out_tp)?;
-        if rows > 0 {
-            launch_step(
-                b,
-                &mut Params::default(),
-                0,
-                result.data_ptr() as u64,
-                0,
-                1,
-                (m * osize) as u64,
-            )?;
-            if record.first(b)?.is_some() {
-                return Err(host_error(f, args, device));
-            }
-        }
-        return Ok(result);
+    Run {
+        name: "copy",
+        device: a.device(),
+        out_tp: a.tp(),
+        into: None,
+        make_body: &make_body,
+        explain: &explain,
     }
-    let (dblock, dptr) = b.alloc((rows * 16).max(1))?;
-    let (_counts_block, counts) = b.alloc((rows * 8).max(8))?;
-    let mut total = 0;
-    if rows > 0 {
-        launch_step(
-            b,
-            &mut Params::default(),
-            dptr as u64,
-            0,
-            counts as u64,
-            0,
-            0,
-        )?;
-        if record.first(b)?.is_some() {
-            return Err(host_error(f, args, device));
-        }
-        // SAFETY: `counts` holds `rows` int64 lengths, alive in its block.
-        total = unsafe { exclusive_scan(b, counts, rows)? } as usize;
-    }
-    let (vblock, vptr) = b.alloc((total * osize).max(1))?;
-    if rows > 0 {
-        launch_step(
-            b,
-            &mut Params::default(),
-            dptr as u64,
-            vptr as u64,
-            counts as u64,
-            1,
-            0,
-        )?;
-        if record.first(b)?.is_some() {
-            return Err(host_error(f, args, device));
-        }
-    }
-    // SAFETY: the new descriptors (C order over the result's fixed dims)
-    // reach the new values, packed, each row inside the `total` elements.
-    unsafe { Array::ragged_on_device(&out_tp, &outer, (dptr, dblock), vblock, osize as isize) }
+    .run(&[a])
 }

@@ -59,29 +59,46 @@ impl DeviceCalls for CudaCalls {
             return reduce(f, reduction, ordinal, out, args);
         }
         let ragged = |a: &&Array| !a.device().is_cpu() && a.ragged_layout().is_ok();
+        // An output given for a result computed whole: its type is checked
+        // first, then the result given to it as the host fills one
+        // ([`crate::outputs`]).
+        let checked = |o: &Array| -> Result<()> {
+            let tps: Vec<Type> = args.iter().map(|a| a.tp().clone()).collect();
+            crate::outputs::check_type(f, o, &f.resolve(&tps)?)
+        };
         if let Some(op) = RowOp::of(f) {
-            return crate::rows::call(f, op, ordinal, out, args);
+            return match out {
+                None => crate::rows::call(f, op, ordinal, args),
+                Some(o) => {
+                    checked(o)?;
+                    let r = crate::rows::call(f, op, ordinal, args)?;
+                    crate::outputs::rows(f, o, r)
+                }
+            };
         }
         if own(f, "concatenate") {
-            if out.is_some() {
-                return Err(Error::type_error(format!(
-                    "concatenate on {device} writes a new array (no output may be given yet)"
-                )));
-            }
-            return crate::concat::call(f, ordinal, args);
+            return match out {
+                None => crate::concat::call(f, ordinal, args),
+                Some(o) => {
+                    checked(o)?;
+                    let r = crate::concat::call(f, ordinal, args)?;
+                    crate::outputs::lifted(f, o, args, r)
+                }
+            };
         }
         for (name, run) in [
             ("filter", crate::select::filter as Selection),
             ("take", crate::select::take),
         ] {
             if own(f, name) && args.iter().any(ragged) {
-                if out.is_some() {
-                    return Err(Error::type_error(format!(
-                        "{name} on ragged {device} arrays writes a new array (no output may be \
-                         given yet)"
-                    )));
-                }
-                return run(f, ordinal, args);
+                return match out {
+                    None => run(f, ordinal, args),
+                    Some(o) => {
+                        checked(o)?;
+                        let r = run(f, ordinal, args)?;
+                        crate::outputs::rows(f, o, r)
+                    }
+                };
             }
         }
         // Which kernel: known before any allocation.
@@ -94,8 +111,8 @@ impl DeviceCalls for CudaCalls {
             use crate::broadcast::{self, Body};
             let arrays = args.iter().filter(|a| !a.device().is_cpu()).count();
             return match function {
-                Some(function) if arrays == 1 => {
-                    crate::ragged::call(f, function, ordinal, out, args)
+                Some(function) if arrays == 1 && out.is_none() => {
+                    crate::ragged::call(f, function, ordinal, args)
                 }
                 Some(function) => broadcast::call(f, Body::Call(function), ordinal, out, args),
                 None => broadcast::call(f, Body::Where, ordinal, out, args),
@@ -139,6 +156,9 @@ impl DeviceAssign for CudaCalls {
                 "the CUDA runtime was given an assignment into {device}"
             )));
         };
+        if dst.ragged_layout().is_ok() || src.ragged_layout().is_ok() {
+            return crate::broadcast::assign(dst, src, mode);
+        }
         let backend = launch::backend(ordinal)?;
         // A source overlapping the destination in another layout is read
         // from a copy, as on the host.
@@ -203,26 +223,11 @@ fn reduce(
         let Some(o) = out else {
             return crate::ragged_axes::call(reduction, axes, ordinal, src, out_tp);
         };
-        if !axes.var {
-            return Err(Error::type_error(format!(
-                "{} over {axes:?} of ragged {device} arrays gives ragged rows, which are written \
-                 to a new array (no output may be given for them yet)",
-                f.name()
-            )));
-        }
-        if *o.tp() != out_tp {
-            return Err(Error::type_error(format!(
-                "{} on {device} computes {out_tp}, and the output is {} (on the device, the \
-                 output's type must be the result's)",
-                f.name(),
-                o.tp()
-            )));
-        }
-        // A fixed result: computed, then copied into the output (any
-        // layout) on the device.
+        // Computed, then assigned into the output (any layout; a ragged
+        // result into its rows) on the device.
+        crate::outputs::check_type(f, o, &out_tp)?;
         let r = crate::ragged_axes::call(reduction, axes, ordinal, src, out_tp)?;
-        o.assign(&r, dynd::kernels::assign::ErrorMode::NoCheck)?;
-        return Ok(o.clone());
+        return crate::outputs::lifted(f, o, args, r);
     }
     let out = match out {
         Some(o) if *o.tp() == out_tp => Some(o),

@@ -88,26 +88,20 @@ pub fn source(k: &Elementwise, ragged: usize, nk: usize) -> String {
 }
 
 /// `f` on `args` (one ragged device array on `cuda:ordinal`, the others 0-d
-/// host scalars), into a new ragged array on the device.
+/// host scalars), into a new ragged array on the device. (An output given
+/// is written by [`crate::broadcast`].)
 ///
 /// # Errors
 /// `Type` for other arguments (two ragged arrays, fixed device arrays
-/// beside a ragged one, types the device lacks) or a given output; the
-/// host's error for a failing element, with its index.
+/// beside a ragged one, types the device lacks); the host's error for a
+/// failing element, with its index.
 pub fn call(
     f: &Callable,
     function: &'static arith::Function,
     ordinal: u32,
-    out: Option<&Array>,
     args: &[&Array],
 ) -> Result<Array> {
     let device = DeviceId::Cuda(ordinal);
-    if out.is_some() {
-        return Err(Error::type_error(format!(
-            "{} on ragged {device} arrays writes a new array (no output may be given yet)",
-            f.name()
-        )));
-    }
     let ragged: Vec<usize> = (0..args.len())
         .filter(|&i| !args[i].device().is_cpu())
         .collect();

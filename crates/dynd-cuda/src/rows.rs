@@ -346,18 +346,12 @@ pub fn source(k: &RowKernel) -> String {
 
 /// Row operation `op` (`f`) of the device array `x` (ragged, or fixed
 /// along its innermost dim) on `cuda:ordinal`, into a new array on the
-/// device.
+/// device (an output given is filled from it: [`crate::outputs::rows`]).
 ///
 /// # Errors
-/// `Type` for a given output, or values the device does not compute on;
+/// `Type` for values the device does not compute on;
 /// the host's type errors (a sort of complex numbers, …).
-pub fn call(
-    f: &Callable,
-    op: RowOp,
-    ordinal: u32,
-    out: Option<&Array>,
-    args: &[&Array],
-) -> Result<Array> {
+pub fn call(f: &Callable, op: RowOp, ordinal: u32, args: &[&Array]) -> Result<Array> {
     let device = DeviceId::Cuda(ordinal);
     let [x] = args else {
         return Err(Error::invalid_argument(format!(
@@ -366,12 +360,6 @@ pub fn call(
             args.len()
         )));
     };
-    if out.is_some() {
-        return Err(Error::type_error(format!(
-            "{} on {device} writes a new array (no output may be given yet)",
-            f.name()
-        )));
-    }
     let out_tp = f.resolve(&[x.tp().clone()])?;
     let values = |t: &dynd::Type, what: &str| {
         element_value(t).ok_or_else(|| {

@@ -784,10 +784,34 @@ pub fn ragged_reductions_over_fixed_axes_equal_the_host(
             .contains("the output's type must be the result's"),
         "{e}"
     );
+    // Ragged rows (the var dim kept) into an output's rows: of another
+    // type, refused by name; of the result's, written.
     let rows = Array::empty_on(dev, "4 * float64").unwrap();
     let e = over(&[0]).call_into(&rows, &[&d]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Type, "{e}");
-    assert!(e.message().contains("no output may be given"), "{e}");
+    assert!(
+        e.message()
+            .contains("the output's type must be the result's"),
+        "{e}"
+    );
+    let expected = over(&[0]).call(&[&h]).unwrap();
+    let rows = expected.to_device(dev).unwrap();
+    rows.assign(
+        &Array::from(0.0f64),
+        dynd::kernels::assign::ErrorMode::NoCheck,
+    )
+    .unwrap();
+    over(&[0]).call_into(&rows, &[&d]).unwrap();
+    assert_eq!(
+        floats(&rows.to_host().unwrap()).len(),
+        floats(&expected).len()
+    );
+    for (x, y) in floats(&rows.to_host().unwrap())
+        .iter()
+        .zip(floats(&expected))
+    {
+        assert!(close(*x, y, 1e-12), "{rows} / {expected}");
+    }
 }
 
 /// Elementwise functions over ragged device arrays with host scalars
@@ -980,14 +1004,18 @@ pub fn ragged_rows_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) 
         .unwrap();
     let bits = |a: &Array| -> Vec<u64> { floats(a).iter().map(|v| v.to_bits()).collect() };
     assert_eq!(bits(&host), bits(&got));
-    // A given output is refused by name.
+    // A given output takes the result's rows (the outputs check covers
+    // the rest).
     let d = x.to_device(dev).unwrap();
-    let out = compute::cumsum(&d).unwrap();
-    let e = callable::lookup("cumsum")
+    let out = compute::cumsum(&d.index(&[Index::slice(None, None, -1)]).unwrap()).unwrap();
+    callable::lookup("cumsum")
         .unwrap()
         .call_into(&out, &[&d])
-        .unwrap_err();
-    assert!(e.message().contains("writes a new array"), "{e}");
+        .unwrap();
+    assert_eq!(
+        bits(&out.to_host().unwrap()),
+        bits(&compute::cumsum(&x).unwrap())
+    );
 }
 
 /// Equal results, or errors of the same kind and message.
@@ -1653,4 +1681,345 @@ pub fn records_with_var_fields_equal_the_host(dev: DeviceId) {
             dev,
         );
     }
+}
+
+/// Outputs given for ragged results and assignments into ragged device
+/// arrays, against the host doing the same on host copies: the output's
+/// values afterwards (and what views sharing it see), or the host's error.
+///
+/// - assignments into rows: converted, a row of 1 and a 0-d host scalar
+///   broadcast, a fixed array along the rows, fixed dims broadcast, rows
+///   of other lengths, values failing the mode, missing values into plain
+///   rows, a reversed view of the destination (read from a copy); and
+///   ragged rows into a fixed array (a stepped view);
+/// - elementwise calls into rows (another array, in place, its reversed
+///   rows, rows of other lengths, a wrong type) and into a fixed output;
+/// - row operations (`sort`, `argsort`, `cumsum`, `filter`, `take`) into
+///   outputs whose rows they replace, a view with an offset among them,
+///   and a fixed output; a stepped view is refused by name;
+/// - lifted results: a reduction with ragged rows, `concatenate`.
+pub fn ragged_outputs_equal_the_host(dev: DeviceId) {
+    use dynd::kernels::assign::ErrorMode;
+    let on = |h: &Array| h.to_device(dev).unwrap();
+    // `run` on host copies and on device arrays (`dst` first), then the
+    // destination and the arrays watching it compared.
+    let check = |what: &str,
+                 arrays: &[&Array],
+                 watch: &dyn Fn(&[Array]) -> Vec<Array>,
+                 run: &dyn Fn(&[Array]) -> dynd::Result<()>| {
+        let h: Vec<Array> = arrays.iter().map(|a| a.copy().unwrap()).collect();
+        let d: Vec<Array> = arrays.iter().map(|a| on(a)).collect();
+        let (hw, dw) = (watch(&h), watch(&d));
+        match (run(&h), run(&d)) {
+            (Ok(()), Ok(())) => {
+                for (e, g) in hw.iter().chain(&h).zip(dw.iter().chain(&d)) {
+                    assert_eq!(g.device(), dev, "{what}");
+                    assert_eq!(e.to_json(), g.to_host().unwrap().to_json(), "{what}");
+                }
+            }
+            (Err(e), Err(g)) => {
+                assert_eq!(e.kind(), g.kind(), "{what}: {e} / {g}");
+                assert!(g.message().contains(e.message()), "{what}: {e} / {g}");
+            }
+            (e, g) => panic!("{what}: host {e:?}, device {g:?}"),
+        }
+    };
+    let none = |_: &[Array]| Vec::new();
+    let j = |tp: &str, json: &str| Array::from_json(tp, json).unwrap();
+    let x = j("4 * var * int32", "[[1, 2, 3], [], [4], [5, 6]]");
+    let xf = j("4 * var * float64", "[[0.5, 2, 3], [], [7.25], [9, -1]]");
+    let xm = j(
+        "4 * var * ?float64",
+        "[[0.5, null, 3], [], [null], [9, -1]]",
+    );
+    let ones = j("4 * var * float64", "[[10], [], [20], [30]]");
+    let long = j("4 * var * int32", "[[1, 2, 3], [], [4, 5], [5, 6]]");
+    let w3 = j("3 * float64", "[1, 2, 3]");
+    let sq = j(
+        "4 * var * int16",
+        "[[1, 2, 3], [4, 5, 6], [7, 8, 9], [0, 1, 2]]",
+    );
+    let assign =
+        |mode: ErrorMode| move |a: &[Array]| -> dynd::Result<()> { a[0].assign(&a[1], mode) };
+    // Assignments into rows.
+    for (what, src) in [
+        ("float64 rows", &xf),
+        ("optional rows", &xm),
+        ("rows of 1", &ones),
+        ("rows of other lengths", &long),
+    ] {
+        for mode in [
+            ErrorMode::NoCheck,
+            ErrorMode::Default,
+            ErrorMode::Fractional,
+        ] {
+            check(
+                &format!("x ← {what} ({mode:?})"),
+                &[&x, src],
+                &none,
+                &assign(mode),
+            );
+            check(
+                &format!("x? ← {what} ({mode:?})"),
+                &[&xm, src],
+                &none,
+                &assign(mode),
+            );
+        }
+    }
+    check("x ← 7 (a host scalar)", &[&x], &none, &|a| {
+        a[0].assign(&Array::from(7.0f64), ErrorMode::Default)
+    });
+    check("x ← 2.5 (fails the mode)", &[&x], &none, &|a| {
+        a[0].assign(&Array::from(2.5f64), ErrorMode::Fractional)
+    });
+    check(
+        "sq ← a fixed row",
+        &[&sq, &w3],
+        &none,
+        &assign(ErrorMode::Default),
+    );
+    check(
+        "x ← a fixed row",
+        &[&x, &w3],
+        &none,
+        &assign(ErrorMode::Default),
+    );
+    let x23 = ragged_nd(BuiltinType::Int64, false, &[2, 4], &[3, 0, 1, 2], 5);
+    let x4 = ragged_nd(BuiltinType::Int32, false, &[4], &[3, 0, 1, 2], 9);
+    check(
+        "2 * 4 * var ← 4 * var",
+        &[&x23, &x4],
+        &none,
+        &assign(ErrorMode::Default),
+    );
+    check(
+        "4 * var ← 2 * 4 * var",
+        &[&x4, &x23],
+        &none,
+        &assign(ErrorMode::Default),
+    );
+    check("sq ← its reversed rows", &[&sq], &none, &|a| {
+        let rev = a[0].index(&[Index::slice(None, None, -1)])?;
+        a[0].assign(&rev, ErrorMode::Default)
+    });
+    // Rows into a fixed array, and into a stepped view of one.
+    let fixed = j("4 * 3 * int32", "[[0,0,0],[0,0,0],[0,0,0],[0,0,0]]");
+    let rows3 = j("4 * var * float64", "[[1, 2, 3], [4], [5, 6, 7], [8]]");
+    check(
+        "fixed ← rows",
+        &[&fixed, &rows3],
+        &none,
+        &assign(ErrorMode::Default),
+    );
+    check(
+        "fixed ← x",
+        &[&fixed, &x],
+        &none,
+        &assign(ErrorMode::Default),
+    );
+    let wide = j(
+        "4 * 5 * int32",
+        "[[0,0,0,0,0],[0,0,0,0,0],[0,0,0,0,0],[0,0,0,0,0]]",
+    );
+    check("stepped fixed ← rows", &[&wide, &rows3], &none, &|a| {
+        let v = a[0].index(&[Index::slice(None, None, -1), Index::slice(None, None, 2)])?;
+        v.assign(&a[1], ErrorMode::Default)
+    });
+    // Elementwise calls into rows.
+    let add = callable::lookup("add").unwrap();
+    let one = Array::from(1i32);
+    let call_into = |f: &callable::Callable, out: usize, args: &[usize]| {
+        let f = f.clone();
+        let args = args.to_vec();
+        let one = &one;
+        move |a: &[Array]| -> dynd::Result<()> {
+            let refs: Vec<&Array> = args.iter().map(|&i| &a[i]).collect();
+            let mut with = refs;
+            if with.len() == 1 {
+                with.push(one);
+            }
+            f.call_into(&a[out], &with)
+        }
+    };
+    check(
+        "add(x, 1) into another",
+        &[&x, &x.copy().unwrap()],
+        &none,
+        &call_into(&add, 1, &[0]),
+    );
+    check(
+        "add(x, 1) in place",
+        &[&x],
+        &none,
+        &call_into(&add, 0, &[0]),
+    );
+    check(
+        "add(x, x) in place",
+        &[&x],
+        &none,
+        &call_into(&add, 0, &[0, 0]),
+    );
+    check(
+        "add(x, 1) into rows of other lengths",
+        &[&x, &long],
+        &none,
+        &call_into(&add, 1, &[0]),
+    );
+    check(
+        "add(x, rows of 1) into x",
+        &[&x, &j("4 * var * int32", "[[1], [], [2], [3]]")],
+        &none,
+        &call_into(&add, 0, &[0, 1]),
+    );
+    check("add(sq reversed, 1) into sq", &[&sq], &none, &|a| {
+        let rev = a[0].index(&[Index::slice(None, None, -1)])?;
+        add.call_into(&a[0], &[&rev, &Array::from(1i16)])
+    });
+    // An output of another type: a Type error on both, the device's
+    // naming the output (the host casts no ragged results either).
+    let e = add
+        .call_into(&on(&xf), &[&on(&x), &Array::from(1i32)])
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type, "{e}");
+    assert!(
+        e.message().contains("the output is 4 * var * float64"),
+        "{e}"
+    );
+    let host = add.call_into(&xf.copy().unwrap(), &[&x, &Array::from(1i32)]);
+    assert_eq!(host.unwrap_err().kind(), ErrorKind::Type);
+    check("where(x > 2, x, 0) into x", &[&x], &none, &|a| {
+        let c = compute::greater(&a[0], &Array::from(2i32))?;
+        callable::lookup("where")
+            .unwrap()
+            .call_into(&a[0], &[&c, &a[0], &Array::from(0i32)])
+    });
+    check(
+        "add(rows, w) into a fixed view",
+        &[&fixed, &rows3, &w3],
+        &none,
+        &|a| {
+            let tp = j("4 * 3 * float64", "[[0,0,0],[0,0,0],[0,0,0],[0,0,0]]");
+            let o = if a[1].device().is_cpu() { tp } else { on(&tp) };
+            add.call_into(&o, &[&a[1], &a[2]])?;
+            a[0].assign(&o, ErrorMode::NoCheck)
+        },
+    );
+    // Row operations replace the output's rows.
+    let o = j("4 * var * int32", "[[9], [9, 9, 9, 9], [], [9]]");
+    let mask = j(
+        "4 * var * bool",
+        "[[true, false, true], [], [false], [true, true]]",
+    );
+    let idx = j("4 * var * int64", "[[2, 0, 0], [], [0, 0, 0], [-1]]");
+    for (name, args) in [
+        ("sort", vec![0usize]),
+        ("argsort", vec![0]),
+        ("cumsum", vec![0]),
+        ("filter", vec![0, 2]),
+        ("take", vec![0, 3]),
+    ] {
+        let f = callable::lookup(name).unwrap();
+        let tps: Vec<dynd::Type> = args
+            .iter()
+            .map(|&i| [&x, &o, &mask, &idx][i].tp().clone())
+            .collect();
+        let tp = f.resolve(&tps).unwrap();
+        let out = j(&tp.to_string(), "[[9], [9, 9, 9, 9], [], [9]]");
+        let run = |a: &[Array]| {
+            let refs: Vec<&Array> = args
+                .iter()
+                .map(|&i| if i == 0 { &a[0] } else { &a[i] })
+                .collect();
+            f.call_into(&a[1], &refs)
+        };
+        check(
+            &format!("{name} into other rows"),
+            &[&x, &out, &mask, &idx],
+            &|a| vec![a[1].clone()],
+            &run,
+        );
+        // Into a view (`out[:, 1:]`: new descriptors over the rows'
+        // values, as on the host): its rows are replaced, `out` keeps its
+        // own.
+        let views = std::cell::RefCell::new(Vec::new());
+        check(
+            &format!("{name} into a view"),
+            &[&x, &out, &mask, &idx],
+            &|a| {
+                let v = a[1]
+                    .index(&[Index::slice(None, None, 1), Index::slice(Some(1), None, 1)])
+                    .unwrap();
+                views.borrow_mut().push(v.clone());
+                vec![v, a[1].clone()]
+            },
+            &|a| {
+                let v = views.borrow_mut().remove(0);
+                let refs: Vec<&Array> = args.iter().map(|&i| &a[i]).collect();
+                f.call_into(&v, &refs)
+            },
+        );
+        // Of another type: refused by name.
+        let bad = on(&j("4 * var * float32", "[[1], [], [], []]"));
+        let dargs: Vec<Array> = args.iter().map(|&i| on([&x, &o, &mask, &idx][i])).collect();
+        let refs: Vec<&Array> = dargs.iter().collect();
+        let e = f.call_into(&bad, &refs).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Type, "{name}: {e}");
+    }
+    // The replaced rows outlive the arrays they were computed from.
+    let d = on(&o);
+    let sorted = compute::sort(&on(&x)).unwrap();
+    callable::lookup("sort")
+        .unwrap()
+        .call_into(&d, &[&on(&x)])
+        .unwrap();
+    drop(sorted);
+    assert_eq!(d.to_json(), compute::sort(&x).unwrap().to_json());
+    // A stepped view cannot point at packed values: refused by name.
+    let stepped = d
+        .index(&[Index::slice(None, None, 1), Index::slice(None, None, 2)])
+        .unwrap();
+    let e = callable::lookup("sort")
+        .unwrap()
+        .call_into(&stepped, &[&on(&x)])
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type, "{e}");
+    assert!(e.message().contains("stepped view"), "{e}");
+    // Rows of a fixed dim: into a fixed output.
+    check(
+        "sort of sq into a fixed output",
+        &[
+            &j("4 * 3 * int16", "[[0,0,0],[0,0,0],[0,0,0],[0,0,0]]"),
+            &j("4 * 3 * int16", "[[3,1,2],[6,5,4],[9,8,7],[2,1,0]]"),
+        ],
+        &none,
+        &|a| callable::lookup("sort").unwrap().call_into(&a[0], &[&a[1]]),
+    );
+    // Lifted results: a reduction keeping the var dim, concatenate.
+    let m3 = ragged_nd(BuiltinType::Int32, false, &[3, 2], &[2, 0, 3], 4);
+    let sum =
+        dynd::callable::reduce::Reduction::builtin(dynd::callable::reduce::BuiltinReduction::Sum)
+            .with(Some(&[0]), false);
+    let sum0 = |a: &[Array]| sum.call_into(&a[1], &[&a[0]]);
+    let s = sum.call(&[&m3]).unwrap();
+    check(
+        "sum(axis=0) into rows",
+        &[&m3, &s.copy().unwrap()],
+        &none,
+        &sum0,
+    );
+    let cat = callable::lookup("concatenate").unwrap();
+    let c = cat.call(&[&x, &long]).unwrap();
+    check(
+        "concatenate into rows",
+        &[&x, &long, &c.copy().unwrap()],
+        &none,
+        &|a| cat.call_into(&a[2], &[&a[0], &a[1]]),
+    );
+    check(
+        "concatenate into rows of other lengths",
+        &[&x, &long, &cat.call(&[&long, &x]).unwrap()],
+        &none,
+        &|a| cat.call_into(&a[2], &[&a[0], &a[1]]),
+    );
 }

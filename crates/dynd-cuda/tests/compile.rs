@@ -7,6 +7,7 @@
 //! CI sets `DYND_REQUIRE_NVRTC=1`, which makes that a failure.
 
 use dynd::callable::arith::{self, Function};
+use dynd::kernels::assign::ErrorMode;
 use dynd::types::{BuiltinType, Type};
 use dynd_cuda::kernel::{Elementwise, Expr, Operand, Place, device_types};
 use dynd_cuda::{codegen, nvrtc, probe};
@@ -503,7 +504,7 @@ fn every_generated_selection_kernel_compiles() {
 
 #[test]
 fn every_generated_ragged_broadcast_kernel_compiles() {
-    use dynd_cuda::broadcast::{self, Kind};
+    use dynd_cuda::broadcast::{self, Kind, Out};
     use dynd_cuda::kernel::{Expr, call_body};
     if probe::skip_without_nvrtc().is_some() {
         return;
@@ -544,9 +545,10 @@ fn every_generated_ragged_broadcast_kernel_compiles() {
                     },
                     body,
                 };
+                // A new var result, a fixed one, an output's rows.
                 for (n, kinds) in kinds.iter().enumerate() {
-                    let fixed_out = n == 1;
-                    sources.push(broadcast::source(&k, kinds, 1 + n % 2, fixed_out));
+                    let out = [Out::New, Out::Strided, Out::Rows][n];
+                    sources.push(broadcast::source(&k, kinds, 1 + n % 2, out));
                 }
             }
         }
@@ -575,9 +577,30 @@ fn every_generated_ragged_broadcast_kernel_compiles() {
             &k,
             &[Kind::Ragged, Kind::Ragged, Kind::Scalar],
             2,
-            false,
+            Out::New,
         ));
     }
+    // Assignments: every conversion into an output's rows, and from rows
+    // into a fixed output.
+    for from in device_types() {
+        for to in device_types() {
+            for (optional, mode) in [(false, ErrorMode::Default), (true, ErrorMode::NoCheck)] {
+                let input = strided(from, optional);
+                let body = dynd_cuda::kernel::assign_body(&input, (to, optional), mode);
+                let k = Elementwise {
+                    shape: vec![1],
+                    inputs: vec![input],
+                    out: strided(to, optional),
+                    body,
+                };
+                sources.push(broadcast::source(&k, &[Kind::Ragged], 1, Out::Rows));
+                sources.push(broadcast::source(&k, &[Kind::Fixed], 2, Out::Rows));
+                sources.push(broadcast::source(&k, &[Kind::Ragged], 1, Out::Strided));
+            }
+        }
+    }
+    sources.push(dynd_cuda::outputs::replace_source(1));
+    sources.push(dynd_cuda::outputs::replace_source(3));
     assert!(sources.len() > 500, "only {}", sources.len());
     compile_all(&sources);
 }

@@ -235,3 +235,10 @@ fn records_with_var_fields_equal_the_host() {
         checks::records_with_var_fields_equal_the_host(EMU);
     }
 }
+
+#[test]
+fn ragged_outputs_equal_the_host() {
+    if emu() {
+        checks::ragged_outputs_equal_the_host(EMU);
+    }
+}

@@ -263,3 +263,10 @@ fn records_with_var_fields_equal_the_host() {
         checks::records_with_var_fields_equal_the_host(GPU);
     }
 }
+
+#[test]
+fn ragged_outputs_equal_the_host() {
+    if gpu() {
+        checks::ragged_outputs_equal_the_host(GPU);
+    }
+}

@@ -192,3 +192,34 @@ def test_nested_var_dims_on_the_device():
     assert str(dr[dr > 0.0].cpu()) == str(r[r > 0.0])
     i = dynd.array([[0, -1], [], [0]], type="3 * var * int64")
     assert str(dr[i.to(DEV)].cpu()) == str(r[i])
+
+
+def test_assignments_into_ragged_device_arrays():
+    x = dynd.array([[1, 2, 3], [], [4], [5, 6]], type="4 * var * int32")
+    src = dynd.array([[1.0, 2.0, 3.0], [], [7.0], [9.0, -1.0]], type="4 * var * float64")
+    for key, value in [
+        (slice(None), 7),
+        (slice(None), src),
+        (slice(1, None), dynd.array([[], [8.0], [1.0, 2.0]], type="3 * var * float64")),
+        (slice(None), dynd.array([[1.0], [], [2.0], [3.0]], type="4 * var * float64")),
+    ]:
+        h, d = x.copy(), x.copy().to(DEV)
+        h[key] = value
+        d[key] = value.to(DEV) if isinstance(value, dynd.Array) else value
+        assert d.device == DEV
+        assert str(d.cpu()) == str(h)
+    # Rows of other lengths, and values the mode refuses: the host's errors.
+    d = x.to(DEV)
+    with pytest.raises(dynd.BroadcastError):
+        d[:] = dynd.array([[1, 2], [], [3], [4, 5]], type="4 * var * int32").to(DEV)
+    with pytest.raises(dynd.FractionalError, match="0.5"):
+        d[:] = dynd.array([[0.5, 0, 0], [], [0], [0, 0]], type="4 * var * float64").to(DEV)
+    with pytest.raises(dynd.ValueOverflowError):
+        d[:] = dynd.array([[1e10, 0, 0], [], [0], [0, 0]], type="4 * var * float64").to(DEV)
+    # Rows into a fixed device array (a row of 1 repeats).
+    f = dynd.array(np.zeros((4, 3), dtype=np.int32)).to(DEV)
+    f[:] = dynd.array([[1, 2, 3], [4], [5, 6, 7], [8]], type="4 * var * int32").to(DEV)
+    assert str(f.cpu()) == str(dynd.array([[1, 2, 3], [4, 4, 4], [5, 6, 7], [8, 8, 8]], type="4 * 3 * int32"))
+    # Host arrays (other than 0-d scalars) do not mix with device ones.
+    with pytest.raises(dynd.InvalidArgumentError, match="nothing moves implicitly"):
+        d[:] = src

@@ -642,3 +642,54 @@ fn argmin_argmax_of_a_long_run_agree_across_thread_counts() {
         assert_eq!(got, "250000", "{t} threads");
     }
 }
+
+/// Reductions that keep a var dim, into an output given whose rows hold
+/// other values and other lengths (longer, shorter, equal): the output
+/// ends as the new result does, for every built-in reduction — no position
+/// keeps or accumulates onto the value it held (a bug once: positions past
+/// the first row's length added onto the output's old values).
+#[test]
+fn reductions_keeping_a_var_dim_into_an_output_given_equal_a_new_result() {
+    // Each source, and outputs' rows (`X` a value) longer than the
+    // result's, shorter, and as long.
+    let cases: [(&str, &str, [&str; 3]); 3] = [
+        (
+            "3 * var * int32",
+            "[[1, 2], [3, 4, 5], []]",
+            ["[X,X,X,X,X]", "[X]", "[X,X,X]"],
+        ),
+        (
+            "3 * 2 * var * ?float64",
+            "[[[1, 2], []], [[3, null, 5], [6, 7]], [[], [8, 9, 10]]]",
+            ["[[X,X,X,X],[X,X,X,X,X]]", "[[X],[]]", "[[X,X,X],[X,X,X]]"],
+        ),
+        (
+            "2 * var * var * int32",
+            "[[[1], [2, 3]], [[4, 5, 6]]]",
+            ["[[X,X,X,X],[X,X,X],[X]]", "[[X]]", "[[X,X,X],[X,X]]"],
+        ),
+    ];
+    let mut compared = 0;
+    for (tp, json, outs) in cases {
+        let x = a(tp, json);
+        for kind in BuiltinReduction::ALL {
+            let f = Reduction::builtin(kind).with(Some(&[0]), false);
+            let expected = f.call(&[&x]).unwrap();
+            let t = expected.tp().to_string();
+            let value = if t.ends_with("bool") { "true" } else { "7" };
+            for out in outs {
+                let out_json = out.replace('X', value);
+                let given = Array::from_json(t.as_str(), &out_json).unwrap();
+                f.call_into(&given, &[&x]).unwrap();
+                assert_eq!(
+                    given.to_json(),
+                    expected.to_json(),
+                    "{} of {tp} into {out_json}",
+                    kind.name()
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, 3 * 12 * 3);
+}

@@ -806,6 +806,21 @@ impl Walker<'_> {
                     if !self.dims[..level].iter().any(Dim::reduced) {
                         return Err(self.ragged(level, dv.size, n));
                     }
+                    if first {
+                        // An output given, visited first: its element
+                        // holds no state yet, whatever its length. It
+                        // takes this row's length (in place when it has
+                        // room; longer rows extend it below), so that every
+                        // position starts with its first value.
+                        if dv.size > n {
+                            dv.size = n;
+                        } else {
+                            dv.begin = v.allocate(n, &self.info.dst_tp)?;
+                            dv.size = n;
+                        }
+                        // SAFETY: (1) the output element is writable.
+                        unsafe { dst.cast::<VarDimData>().write_unaligned(dv) };
+                    }
                     // Rows of unequal length under a reduced dim combine
                     // position by position (as awkward does): a longer row
                     // extends the output element, whose new positions
