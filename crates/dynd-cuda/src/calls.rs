@@ -77,11 +77,19 @@ impl DeviceCalls for CudaCalls {
             };
         }
         if own(f, "concatenate") {
+            let options = args.iter().any(|a| a.option_rows().is_ok());
+            let run = || {
+                if options {
+                    crate::option_rows::concatenate(f, ordinal, args)
+                } else {
+                    crate::concat::call(f, ordinal, args)
+                }
+            };
             return match out {
-                None => crate::concat::call(f, ordinal, args),
+                None => run(),
                 Some(o) => {
                     checked(o)?;
-                    let r = crate::concat::call(f, ordinal, args)?;
+                    let r = run()?;
                     crate::outputs::lifted(f, o, args, r)
                 }
             };
@@ -186,6 +194,9 @@ impl DeviceAssign for CudaCalls {
                 rows.device()
             )));
         };
+        if rows.option_rows().is_ok() {
+            return crate::option_rows::index_rows(ordinal, rows, ix, axis);
+        }
         crate::select::index_rows(ordinal, rows, ix, axis)
     }
 }

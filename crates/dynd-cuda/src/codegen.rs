@@ -51,7 +51,7 @@ pub(crate) fn bits_type(b: BuiltinType) -> &'static str {
 }
 
 /// `b`'s NA bit pattern as a CUDA C constant of [`bits_type`].
-pub(crate) fn na_bits(b: BuiltinType) -> String {
+pub fn na_bits(b: BuiltinType) -> String {
     let bytes = builtin_na(b).unwrap_or([0; 16]);
     let mut v: u64 = 0;
     for (k, byte) in bytes[..b.data_size()].iter().enumerate() {

@@ -52,6 +52,7 @@ pub mod long_row;
 pub mod nested;
 pub mod nvrtc;
 pub mod ops;
+pub mod option_rows;
 pub mod outputs;
 pub mod probe;
 pub mod ragged;

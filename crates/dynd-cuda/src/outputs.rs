@@ -129,8 +129,11 @@ pub fn rows(f: &Callable, out: &Array, r: Array) -> Result<Array> {
         )?
     };
     // The output's rows now point into the result's values: its values
-    // block keeps them alive.
-    held.device_hold(values)?;
+    // block keeps them alive (never itself: a block holding itself would
+    // never go).
+    if !held.ptr_eq(&values) {
+        held.device_hold(values)?;
+    }
     Ok(out.clone())
 }
 

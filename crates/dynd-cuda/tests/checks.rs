@@ -2023,3 +2023,103 @@ pub fn ragged_outputs_equal_the_host(dev: DeviceId) {
         &|a| cat.call_into(&a[2], &[&a[0], &a[1]]),
     );
 }
+
+/// Rows that may be missing (`[fixed dims] * ?var * T`) on the device:
+/// to the device and back unchanged (views too), their parts, indexing
+/// within the rows (`x[:, i]` missing where the row is, slices keeping
+/// missing rows missing), `concatenate` (with plain var arrays beside),
+/// each equal to the host's, errors included; what the host refuses on
+/// `?var` (arithmetic, reductions, sorts) the device refuses alike.
+pub fn option_rows_equal_the_host(dev: DeviceId) {
+    let j = |tp: &str, json: &str| Array::from_json(tp, json).unwrap();
+    let xs = [
+        j("5 * ?var * int32", "[[1, 2, 3], null, [], [4], null]"),
+        j("4 * ?var * int32", "[[1, 2, 3], null, [5, 6], null]"),
+        j(
+            "2 * 3 * ?var * ?float64",
+            "[[[1.5, null], null, [2.5]], [null, [], [null, 3.5, 4.5]]]",
+        ),
+        j("3 * ?var * bool", "[[true], null, [false, true]]"),
+        j("0 * ?var * int8", "[]"),
+        j("?var * int16", "[7, 8]"),
+    ];
+    let rev = |a: &Array| a.index(&[Index::slice(None, None, -1)]).unwrap();
+    let mut compared = 0;
+    for h in &xs {
+        for (what, h) in [("", h.clone()), (" reversed", rev(h))] {
+            let top = h.tp().to_string().starts_with('?');
+            if top && !what.is_empty() {
+                continue;
+            }
+            let name = format!("{}{what}", h.tp());
+            let d = h.to_device(dev).unwrap();
+            assert_eq!(d.device(), dev, "{name}");
+            assert_eq!(d.tp(), h.tp(), "{name}");
+            assert_eq!(d.to_host().unwrap().to_json(), h.to_json(), "{name}");
+            if !top {
+                let ((hr, hp), (dr, dp)) = (h.option_rows().unwrap(), d.option_rows().unwrap());
+                assert_eq!(dr.to_host().unwrap().to_json(), hr.to_json(), "{name}");
+                assert_eq!(dp.to_host().unwrap().to_json(), hp.to_json(), "{name}");
+            }
+            // The fixed dims above the rows.
+            let k = h.tp().to_string().matches(" * ").count() - 1;
+            let within = |ix: Index| -> Vec<Index> {
+                let mut v = vec![Index::ALL; k];
+                v.push(ix);
+                v
+            };
+            for (what, ix) in [
+                ("[.., 0]", within(Index::At(0))),
+                ("[.., -1]", within(Index::At(-1))),
+                ("[.., 5]", within(Index::At(5))),
+                ("[.., 1:]", within(Index::slice(Some(1), None, 1))),
+                ("[.., ::-1]", within(Index::slice(None, None, -1))),
+                ("[.., :]", within(Index::ALL)),
+                ("[.., 0:0]", within(Index::slice(Some(0), Some(0), 1))),
+            ] {
+                same_outcome(&format!("{name}{what}"), h.index(&ix), d.index(&ix), dev);
+                compared += 1;
+            }
+            if !top {
+                // Fixed dims first, then within the rows.
+                let ix = [
+                    Index::slice(Some(1), None, 1),
+                    Index::slice(Some(1), None, 1),
+                ];
+                same_outcome(&format!("{name}[1:, 1:]"), h.index(&ix), d.index(&ix), dev);
+            }
+        }
+    }
+    assert!(compared >= 7 * 10, "{compared}");
+    // concatenate: of `?var` arrays, and with plain var rows beside.
+    let cat = callable::lookup("concatenate").unwrap();
+    let (x, y) = (&xs[0], &xs[1]);
+    let plain = j("2 * var * int32", "[[9], []]");
+    for (what, args) in [
+        ("x, y", vec![x, y]),
+        ("x, plain", vec![x, &plain]),
+        ("plain, y, x", vec![&plain, y, x]),
+    ] {
+        let d: Vec<Array> = args.iter().map(|a| a.to_device(dev).unwrap()).collect();
+        let dr: Vec<&Array> = d.iter().collect();
+        let hr: Vec<&Array> = args.to_vec();
+        same_outcome(
+            &format!("concatenate({what})"),
+            cat.call(&hr),
+            cat.call(&dr),
+            dev,
+        );
+    }
+    // What the host refuses on `?var`, the device refuses alike.
+    let d = x.to_device(dev).unwrap();
+    same_outcome(
+        "x + 1",
+        compute::add(x, &Array::from(1i32)),
+        compute::add(&d, &Array::from(1i32)),
+        dev,
+    );
+    for name in ["sum", "sort", "cumsum"] {
+        let f = callable::lookup(name).unwrap();
+        same_outcome(name, f.call(&[x]), f.call(&[&d]), dev);
+    }
+}

@@ -484,6 +484,14 @@ fn every_generated_selection_kernel_compiles() {
         for (e, o) in [(1, 1), (8, 1), (4, 8), (2, 2)] {
             sources.push(dynd_cuda::ragged::rebase_source(e, o, nk));
         }
+        // Rows that may be missing: put together, and an integer within.
+        for (item, flag) in [(24, 16), (32, 16)] {
+            sources.push(dynd_cuda::option_rows::assemble_source(nk, item, flag));
+        }
+        for t in device_types() {
+            let na = dynd_cuda::codegen::na_bits(t);
+            sources.push(dynd_cuda::option_rows::at_source(t.data_size(), &na, nk));
+        }
         for esize in [1, 2, 4, 8, 16] {
             sources.push(select::at_source(esize, nk));
             sources.push(dynd_cuda::concat::gather_source(esize, nk));

@@ -242,3 +242,10 @@ fn ragged_outputs_equal_the_host() {
         checks::ragged_outputs_equal_the_host(EMU);
     }
 }
+
+#[test]
+fn option_rows_equal_the_host() {
+    if emu() {
+        checks::option_rows_equal_the_host(EMU);
+    }
+}

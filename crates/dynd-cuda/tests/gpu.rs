@@ -270,3 +270,10 @@ fn ragged_outputs_equal_the_host() {
         checks::ragged_outputs_equal_the_host(GPU);
     }
 }
+
+#[test]
+fn option_rows_equal_the_host() {
+    if gpu() {
+        checks::option_rows_equal_the_host(GPU);
+    }
+}

@@ -223,3 +223,26 @@ def test_assignments_into_ragged_device_arrays():
     # Host arrays (other than 0-d scalars) do not mix with device ones.
     with pytest.raises(dynd.InvalidArgumentError, match="nothing moves implicitly"):
         d[:] = src
+
+
+def test_rows_that_may_be_missing_on_the_device():
+    x = dynd.array([[1, 2, 3], None, [5, 6], None], type="4 * ?var * int32")
+    d = x.to(DEV)
+    assert d.device == DEV and str(d.type) == "4 * ?var * int32"
+    assert str(d.cpu()) == str(x)
+    for got, want in [
+        (d[:, 1:], x[:, 1:]),
+        (d[:, 0], x[:, 0]),
+        (d[::-1, -1], x[::-1, -1]),
+        (dynd.concatenate(d, d), dynd.concatenate(x, x)),
+    ]:
+        assert got.device == DEV
+        assert str(got.type) == str(want.type)
+        assert str(got.cpu()) == str(want)
+    # A present row too short: the host's error; what the host refuses on
+    # ?var, the device refuses alike.
+    e = dynd.array([[1], [], None], type="3 * ?var * int32").to(DEV)
+    with pytest.raises(dynd.IndexOutOfBoundsError, match=r"row \[1\]"):
+        e[:, 0]
+    with pytest.raises(dynd.TypeMismatchError, match="not supported"):
+        d + 1

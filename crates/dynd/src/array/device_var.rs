@@ -32,6 +32,12 @@ struct Ragged {
     var: VarDimMeta,
     /// The element type (fixed-size plain data, no arrmeta).
     elem: Type,
+    /// Where a row's present flag lies in its element, when the rows may
+    /// be missing (`?var * E`: the descriptor, then one flag byte).
+    flag: Option<usize>,
+    /// Bytes of one row's element: a descriptor (`var`), or a descriptor
+    /// and its flag, padded (`?var`).
+    item: usize,
 }
 
 impl Ragged {
@@ -74,6 +80,7 @@ fn ragged(a: &Array) -> Result<Option<Ragged>> {
         match probe.kind() {
             TypeKind::FixedDim { elem, .. } => probe = elem,
             TypeKind::VarDim { .. } => break,
+            TypeKind::Option(v) if matches!(v.kind(), TypeKind::VarDim { .. }) => break,
             _ => return Ok(None),
         }
     }
@@ -97,21 +104,45 @@ fn ragged(a: &Array) -> Result<Option<Ragged>> {
                 meta = rest;
                 t = elem;
             }
-            TypeKind::VarDim { elem } => {
-                if elem.is_dim() || elem.has_blockref() || elem.arrmeta_size() != 0 {
-                    return Err(refuse());
-                }
-                // SAFETY: a var dim's arrmeta is a VarDimMeta.
-                let (var, _): (VarDimMeta, _) = unsafe { arrmeta::read_dim(meta) };
-                return Ok(Some(Ragged {
-                    outer,
-                    var,
-                    elem: elem.clone(),
-                }));
+            TypeKind::VarDim { .. } => return ragged_rows(t, meta, outer, &refuse).map(Some),
+            // Rows that may be missing: an option's arrmeta is its value's.
+            TypeKind::Option(v) if matches!(v.kind(), TypeKind::VarDim { .. }) => {
+                let flag = t.option_flag_offset();
+                let item = t.data_size();
+                let mut r = ragged_rows(v, meta, outer, &refuse)?;
+                r.flag = flag;
+                r.item = item;
+                return Ok(Some(r));
             }
             _ => return Err(refuse()),
         }
     }
+}
+
+/// The rows of the var dim `t` (arrmeta at `meta`) under fixed dims
+/// `outer`, as [`ragged`] reads them (`refuse` for elements that cannot
+/// live on a device).
+fn ragged_rows(
+    t: &Type,
+    meta: *const u8,
+    outer: Vec<(usize, isize)>,
+    refuse: &dyn Fn() -> Error,
+) -> Result<Ragged> {
+    let TypeKind::VarDim { elem } = t.kind() else {
+        return Err(refuse());
+    };
+    if elem.is_dim() || elem.has_blockref() || elem.arrmeta_size() != 0 {
+        return Err(refuse());
+    }
+    // SAFETY: the caller's `meta` is the var dim's arrmeta, a VarDimMeta.
+    let (var, _): (VarDimMeta, _) = unsafe { arrmeta::read_dim(meta) };
+    Ok(Ragged {
+        outer,
+        var,
+        elem: elem.clone(),
+        flag: None,
+        item: size_of::<VarDimData>(),
+    })
 }
 
 /// The C-order byte strides of fixed dims `outer` over items of `item`
@@ -182,15 +213,16 @@ pub(super) unsafe fn read_rows(
     Ok(packed)
 }
 
-/// A new array of `tp` (`[fixed dims] * var * E`, C order over the fixed
-/// dims) over the descriptors at `data` (kept alive by `data_ref`) and the
-/// values block `values`, element `j` of a row at
-/// `begin + offset + j * stride`.
+/// A new array of `tp` (`[fixed dims] * var * E` or `[fixed dims] * ?var
+/// * E`, C order over the fixed dims) over the descriptors at `data` (kept
+/// alive by `data_ref`) and the values block `values`, element `j` of a
+/// row at `begin + offset + j * stride`.
 ///
 /// # Safety
-/// 1. `data` holds one descriptor per row, C order, each reaching
-///    elements of `values` (or none), all in the same memory (host or one
-///    device) as `data`.
+/// 1. `data` holds one descriptor per row (`?var`: each followed by its
+///    flag, one row element of `?var * E`'s size apart), C order, each
+///    reaching elements of `values` (or none), all in the same memory (host
+///    or one device) as `data`.
 pub(super) unsafe fn from_rows(
     tp: &Type,
     outer: &[usize],
@@ -198,7 +230,12 @@ pub(super) unsafe fn from_rows(
     values: MemBlock,
     (stride, offset): (isize, isize),
 ) -> Array {
-    let strides = c_order(outer, size_of::<VarDimData>());
+    // A row's element: its descriptor, or (`?var`) the descriptor and flag.
+    let mut t = tp;
+    while let TypeKind::FixedDim { elem, .. } = t.kind() {
+        t = elem;
+    }
+    let strides = c_order(outer, t.data_size());
     let var = VarDimMeta {
         blockref: values.into_raw().as_ptr(),
         stride,
@@ -253,6 +290,12 @@ impl Array {
     pub fn ragged_layout(&self) -> Result<RaggedLayout> {
         let r = ragged(self)?
             .ok_or_else(|| Error::type_error(format!("{} has no var dim", self.tp())))?;
+        if r.flag.is_some() {
+            return Err(Error::type_error(format!(
+                "{} has rows that may be missing (?var): see Array::option_rows",
+                self.tp()
+            )));
+        }
         Ok(RaggedLayout {
             shape: r.sizes(),
             strides: r.outer.iter().map(|(_, s)| *s).collect(),
@@ -322,6 +365,113 @@ impl Array {
         Ok(unsafe { from_rows(tp, outer, descriptors, values, (stride, 0)) })
     }
 
+    /// The two parts of an array of type `[fixed dims] * ?var * E` (rows
+    /// that may be missing; `E` fixed-size plain data), as views of its
+    /// data on its device: the rows as `[fixed dims] * var * E` (a missing
+    /// row reads as an empty one: its descriptor is zeroed, DESIGN §4) and
+    /// the rows' present flags as `[fixed dims] * bool`. What a device
+    /// runtime computes `?var` arrays with.
+    ///
+    /// ```
+    /// use dynd::Array;
+    /// let a = Array::from_json("3 * ?var * int32", "[[1], null, [2, 3]]").unwrap();
+    /// let (rows, present) = a.option_rows().unwrap();
+    /// assert_eq!(rows.to_json(), "[[1],[],[2,3]]");
+    /// assert_eq!(present.to_json(), "[true,false,true]");
+    /// ```
+    ///
+    /// # Errors
+    /// `Type` for any other type, naming it.
+    pub fn option_rows(&self) -> Result<(Array, Array)> {
+        let refuse = || {
+            Error::type_error(format!(
+                "{} is not fixed dims over rows that may be missing (?var * T of plain T)",
+                self.tp()
+            ))
+        };
+        let r = ragged(self)?.ok_or_else(refuse)?;
+        let Some(flag) = r.flag else {
+            return Err(refuse());
+        };
+        let Some(values) = self.ragged_values_block() else {
+            return Err(refuse());
+        };
+        let outer = r.sizes();
+        let strides: Vec<isize> = r.outer.iter().map(|(_, s)| *s).collect();
+        let mut tp = Type::var_dim(r.elem.clone());
+        for &n in outer.iter().rev() {
+            tp = Type::fixed_dim(n, tp);
+        }
+        let var = VarDimMeta {
+            blockref: values.into_raw().as_ptr(),
+            ..r.var
+        };
+        // SAFETY: the rows view reads each row's descriptor where this
+        // array holds it (the first 16 bytes of the row's element, the same
+        // fixed-dim strides), its arrmeta the fixed dims' and the var dim's
+        // with its own reference to the values block.
+        let rows = unsafe {
+            Array::from_parts(
+                tp,
+                self.data_ptr(),
+                self.data_ref().clone(),
+                self.flags(),
+                |m| arrmeta::write(write_outer(m, &outer, &strides), var),
+            )
+        };
+        // SAFETY: each row's flag byte lies `flag` bytes into its element,
+        // the same strides apart, kept alive by the data block; a flag is 0
+        // or 1, a valid bool (and what is written through the view is a
+        // bool too).
+        let present = unsafe {
+            super::external::from_external_block(
+                Type::bool(),
+                self.data_ptr().wrapping_add(flag),
+                &outer,
+                &strides,
+                self.data_ref().clone(),
+                self.is_writable(),
+            )?
+        };
+        Ok((rows, present))
+    }
+
+    /// A ragged array `[fixed dims] * ?var * E` of type `tp` (rows that may
+    /// be missing, C order over its fixed dims `outer`) on a device: `rows`
+    /// (address and block) hold one element of `?var * E` per row — a
+    /// `{begin, size}` descriptor into `values` (zeroed for a missing row),
+    /// then its present flag — values `stride` bytes apart.
+    ///
+    /// # Errors
+    /// `Type` when `tp` is not `[fixed dims] * ?var * E` with fixed dims
+    /// `outer` over plain values.
+    ///
+    /// # Safety
+    /// 1. The rows and values are device memory of the same device, laid
+    ///    out as above, every present row's values inside `values`.
+    pub unsafe fn option_ragged_on_device(
+        tp: &Type,
+        outer: &[usize],
+        rows: (*mut u8, MemBlock),
+        values: MemBlock,
+        stride: isize,
+    ) -> Result<Array> {
+        let mut t = tp;
+        let mut dims = Vec::new();
+        while let TypeKind::FixedDim { size, elem } = t.kind() {
+            dims.push(*size);
+            t = elem;
+        }
+        let plain = matches!(t.kind(), TypeKind::Option(v) if matches!(v.kind(), TypeKind::VarDim { elem } if !elem.is_dim() && !elem.has_blockref() && elem.arrmeta_size() == 0));
+        if !plain || dims != outer {
+            return Err(Error::type_error(format!(
+                "{tp} is not rows that may be missing under fixed dims {outer:?} over plain values"
+            )));
+        }
+        // SAFETY: (1).
+        Ok(unsafe { from_rows(tp, outer, rows, values, (stride, 0)) })
+    }
+
     /// [`Array::to_device`] of a ragged host array; `None` when the type
     /// has no var dim.
     pub(super) fn var_to_device(&self, device: DeviceId) -> Result<Option<Array>> {
@@ -337,6 +487,32 @@ impl Array {
             // data (the array's layout), on the host (this array is).
             .map(|k| unsafe { arrmeta::read(self.data_ptr().offset(r.row_offset(k))) })
             .collect();
+        // Rows that may be missing: each row's flag, and a missing row's
+        // descriptor read as empty (§4 zeroes it; a foreign one may not).
+        let present: Option<Vec<u8>> = r.flag.map(|f| {
+            (0..rows)
+                // SAFETY: the row's flag byte lies `f` bytes into its
+                // element, on the host.
+                .map(|k| unsafe { *self.data_ptr().offset(r.row_offset(k)).add(f) })
+                .collect()
+        });
+        let descs: Vec<VarDimData> = match &present {
+            Some(p) => descs
+                .into_iter()
+                .zip(p)
+                .map(|(d, &f)| {
+                    if f == 0 {
+                        VarDimData {
+                            begin: std::ptr::null_mut(),
+                            size: 0,
+                        }
+                    } else {
+                        d
+                    }
+                })
+                .collect(),
+            None => descs,
+        };
         let total: usize = descs.iter().map(|d| d.size).sum();
         let bytes = total
             .checked_mul(esize)
@@ -383,11 +559,11 @@ impl Array {
             // SAFETY: (1) a fresh device allocation of at least `bytes`.
             unsafe { runtime.copy_to_device(vptr, values)? };
         }
-        let (dblock, dptr) = runtime.alloc((rows * size_of::<VarDimData>()).max(1))?;
+        let (dblock, dptr) = runtime.alloc((rows * r.item).max(1))?;
         let outer = r.sizes();
         // Rows in order: their offsets (8 bytes a row, Arrow's layout) go,
         // and the device builds the descriptors, when it can.
-        if in_order && rows > 0 {
+        if in_order && rows > 0 && present.is_none() {
             let mut offsets: Vec<u64> = Vec::with_capacity(rows + 1);
             let mut at = 0u64;
             offsets.push(at);
@@ -411,22 +587,35 @@ impl Array {
                 }));
             }
         }
-        // The descriptors rebased onto the device values, C order.
+        // The descriptors rebased onto the device values, C order (each
+        // row's element whole: `?var` rows add their flag, padded).
         let mut at = 0usize;
-        let mut rebased: Vec<u8> = Vec::with_capacity(rows * size_of::<VarDimData>());
-        for d in &descs {
-            let nd = VarDimData {
-                begin: vptr.wrapping_add(at * esize),
-                size: d.size,
+        let mut rebased: Vec<u8> = vec![0; rows * r.item];
+        for (k, d) in descs.iter().enumerate() {
+            let missing = present.as_ref().is_some_and(|p| p[k] == 0);
+            let nd = if missing {
+                VarDimData {
+                    begin: std::ptr::null_mut(),
+                    size: 0,
+                }
+            } else {
+                VarDimData {
+                    begin: vptr.wrapping_add(at * esize),
+                    size: d.size,
+                }
             };
             at += d.size;
+            let slot = &mut rebased[k * r.item..(k + 1) * r.item];
             // SAFETY: VarDimData is plain data (a pointer and a size).
-            rebased.extend_from_slice(unsafe {
+            slot[..size_of::<VarDimData>()].copy_from_slice(unsafe {
                 std::slice::from_raw_parts(
                     (&nd as *const VarDimData).cast::<u8>(),
                     size_of::<VarDimData>(),
                 )
             });
+            if let Some(f) = r.flag {
+                slot[f] = u8::from(!missing);
+            }
         }
         if !rebased.is_empty() {
             // SAFETY: (1) a fresh device allocation of rebased.len() bytes.
@@ -452,15 +641,28 @@ impl Array {
             return Ok(None);
         };
         let rows = r.rows();
-        let dsize = size_of::<VarDimData>();
-        // The descriptors: the span they lie in (a view's may be strided
-        // or reversed), copied in one transfer, then read row by row.
-        // SAFETY: (1) each row's descriptor lies at its offset from the
-        // data, on the device, kept alive by `self`.
+        let dsize = r.item;
+        // The descriptors (with their flags: `?var`): the span they lie in
+        // (a view's may be strided or reversed), copied in one transfer,
+        // then read row by row.
+        // SAFETY: (1) each row's element lies at its offset from the data,
+        // on the device, kept alive by `self`.
         let packed = unsafe { read_rows(runtime, self.data_ptr(), &r.outer, dsize)? };
+        let present = |k: usize| r.flag.is_none_or(|f| packed[k * dsize + f] != 0);
         let descs: Vec<VarDimData> = (0..rows)
-            // SAFETY: row k's descriptor, 16 bytes copied whole.
+            // SAFETY: row k's descriptor, its first 16 bytes copied whole.
             .map(|k| unsafe { arrmeta::read(packed.as_ptr().add(k * dsize)) })
+            .enumerate()
+            .map(|(k, d)| {
+                if present(k) {
+                    d
+                } else {
+                    VarDimData {
+                        begin: std::ptr::null_mut(),
+                        size: 0,
+                    }
+                }
+            })
             .collect();
         let esize = r.elem.data_size() as isize;
         // The span of device values the rows reach.
@@ -495,7 +697,8 @@ impl Array {
         };
         // The descriptors rebased onto the host copy: the same offsets
         // from `lo` as on the device, the same stride and arrmeta offset.
-        let dblock = MemBlock::new_fixed_for_overwrite((rows * dsize).max(1), 16)?;
+        // Zeroed: a `?var` row's padding after its flag too.
+        let dblock = MemBlock::new_fixed((rows * dsize).max(1), 16)?;
         let (dptr, _) = dblock
             .fixed_data()
             .ok_or_else(|| Error::alloc("a fixed block without data"))?;
@@ -505,7 +708,8 @@ impl Array {
             } else {
                 host.wrapping_offset(d.begin as isize - lo as isize)
             };
-            // SAFETY: row k's slot in the fresh descriptor block.
+            // SAFETY: row k's slot in the fresh descriptor block (and its
+            // flag's byte inside the slot).
             unsafe {
                 arrmeta::write(
                     dptr.add(k * dsize),
@@ -513,7 +717,10 @@ impl Array {
                         begin,
                         size: d.size,
                     },
-                )
+                );
+                if let Some(f) = r.flag {
+                    *dptr.add(k * dsize + f) = u8::from(present(k));
+                }
             };
         }
         let outer = r.sizes();

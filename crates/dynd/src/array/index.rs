@@ -367,6 +367,23 @@ impl Array {
                     meta = unsafe { meta.add(size_of::<VarDimMeta>()) };
                     tp = elem;
                 }
+                TypeKind::Option(value)
+                    if !self.device().is_cpu()
+                        && matches!(value.kind(), TypeKind::VarDim { .. }) =>
+                {
+                    // Rows that may be missing on a device: the runtime
+                    // indexes each row, keeping the missing ones missing.
+                    let kept = view.dims.len();
+                    let head = view.finish(self, &tp, meta);
+                    let (out, done) = super::device::index_rows(&head, kept, ix, axis)?;
+                    if pos + 1 == indices.len() {
+                        return Ok(out);
+                    }
+                    let rest: Vec<Index> = std::iter::repeat_n(Index::ALL, done)
+                        .chain(indices[pos + 1..].iter().copied())
+                        .collect();
+                    return out.index_from(&rest, axis + 1 - done);
+                }
                 TypeKind::Option(value) if value.is_dim() => {
                     // Through the option, element by element: a copy.
                     let kept = view.dims.len();
