@@ -187,13 +187,22 @@ impl DeviceAssign for CudaCalls {
         })
     }
 
-    fn index_rows(&self, rows: &Array, ix: dynd::Index, axis: usize) -> Result<Array> {
+    fn index_rows(
+        &self,
+        rows: &Array,
+        level: usize,
+        ix: dynd::Index,
+        axis: usize,
+    ) -> Result<Array> {
         let DeviceId::Cuda(ordinal) = rows.device() else {
             return Err(Error::invalid_argument(format!(
                 "the CUDA runtime was given rows on {}",
                 rows.device()
             )));
         };
+        if rows.nested_layout().is_ok() {
+            return crate::nested::index_rows(ordinal, rows, level, ix, axis);
+        }
         if rows.option_rows().is_ok() {
             return crate::option_rows::index_rows(ordinal, rows, ix, axis);
         }

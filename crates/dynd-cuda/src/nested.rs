@@ -86,6 +86,34 @@ pub fn call(f: &Callable, ordinal: u32, out: Option<&Array>, args: &[&Array]) ->
     } else {
         return Err(refuse("it does not run there yet"));
     };
+    over_inner(ordinal, a, &inner, &r, ragged, &out_tp).map_err(|e| {
+        if e.kind() == dynd::ErrorKind::Type {
+            refuse(e.message())
+        } else {
+            e
+        }
+    })
+}
+
+/// The nested result of type `out_tp` of a result `r` over the inner rows
+/// `inner` of the nested device array `a` (on `cuda:ordinal`): one value
+/// per inner row (`ragged` false: the result is ragged over the outer
+/// rows), or one row per inner row (the result is nested). One kernel
+/// moves `a`'s outer descriptors onto `r`.
+///
+/// # Errors
+/// `Type` when the outer rows are not whole descriptors apart; the
+/// device's errors.
+fn over_inner(
+    ordinal: u32,
+    a: &Array,
+    inner: &Array,
+    r: &Array,
+    ragged: bool,
+    out_tp: &dynd::Type,
+) -> Result<Array> {
+    let layout = a.nested_layout()?;
+    let refuse = |why: &str| Error::type_error(why.to_string());
     let backend = launch::backend(ordinal)?;
     let b: &dyn Backend = &*backend;
     // Each row's result at the row's place: a value, or a descriptor.
@@ -137,7 +165,7 @@ pub fn call(f: &Callable, ordinal: u32, out: Option<&Array>, args: &[&Array]) ->
         // (its data, `stride` apart), whose descriptors reach its values.
         unsafe {
             Array::nested_on_device(
-                &out_tp,
+                out_tp,
                 &layout.shape,
                 (dptr, dblock),
                 (r.data_ref().clone(), stride),
@@ -149,12 +177,158 @@ pub fn call(f: &Callable, ordinal: u32, out: Option<&Array>, args: &[&Array]) ->
         // (one per inner row, `stride` apart).
         unsafe {
             Array::ragged_on_device(
-                &out_tp,
+                out_tp,
                 &layout.shape,
                 (dptr, dblock),
                 r.data_ref().clone(),
                 stride,
             )
+        }
+    }
+}
+
+/// `ix` within each row of var level `level` (0: the outer var dim, 1:
+/// the inner) of the nested device array `x` (`[fixed dims] * var * var *
+/// T` on `cuda:ordinal`; `axis` for messages), as the host indexes it: an
+/// integer drops the level (`[fixed dims] * var * T`), a slice keeps it (a
+/// view over the same rows or values).
+///
+/// The outer level is indexed as rows of inner descriptors
+/// ([`dynd::Array::nested_outer_rows`]): `x[:, i]` copies a descriptor
+/// per outer row, `x[:, a:b]` makes new outer descriptors. The inner level
+/// is indexed as the ragged rows it is ([`dynd::Array::nested_inner_rows`])
+/// and the outer descriptors moved onto the result.
+///
+/// # Errors
+/// The host's `Index` error for a row an integer is out of range of;
+/// `Type` for more var levels.
+pub fn index_rows(
+    ordinal: u32,
+    x: &Array,
+    level: usize,
+    ix: dynd::Index,
+    axis: usize,
+) -> Result<Array> {
+    let device = DeviceId::Cuda(ordinal);
+    let layout = x.nested_layout()?;
+    if layout.levels.len() != 2 || level > 1 {
+        return Err(Error::type_error(format!(
+            "indexing var level {level} of {} on {device}: within nested rows the device \
+             indexes two var levels, not more; copy the array to the host with to_host()",
+            x.tp()
+        )));
+    }
+    let mut tp = dynd::Type::var_dim(layout.elem.clone());
+    for &n in layout.shape.iter().rev() {
+        tp = dynd::Type::fixed_dim(n, tp);
+    }
+    let computed = if level == 0 {
+        outer_index(ordinal, x, &layout, ix, axis, &tp)
+    } else {
+        let inner = x.nested_inner_rows()?;
+        crate::select::index_rows(ordinal, &inner, ix, axis).and_then(|r| {
+            let at = matches!(ix, dynd::Index::At(_));
+            over_inner(ordinal, x, &inner, &r, !at, if at { &tp } else { x.tp() })
+        })
+    };
+    match computed {
+        Err(e) if e.kind() == dynd::ErrorKind::Index => {
+            // The host decides: its error names the row as the user's
+            // array numbers it. Inner rows no outer row reaches (a view's)
+            // may fail where the host's reached ones do not: then the
+            // array is packed (through the host) and indexed again.
+            let host = x.to_host()?;
+            let here = layout.shape.len() + level;
+            let mut index = vec![dynd::Index::ALL; here];
+            index.push(ix);
+            match host.index(&index) {
+                // The host numbers the axes of `x`; the user's array may
+                // have had dims before it (`a[0][:, :, 0]`).
+                Err(h) => Err(Error::new(
+                    h.kind(),
+                    h.message()
+                        .replace(&format!("axis {here} "), &format!("axis {axis} ")),
+                )),
+                Ok(_) => {
+                    let packed = host.to_device(device)?;
+                    if level == 0 {
+                        outer_index(ordinal, &packed, &packed.nested_layout()?, ix, axis, &tp)
+                    } else {
+                        let inner = packed.nested_inner_rows()?;
+                        let r = crate::select::index_rows(ordinal, &inner, ix, axis)?;
+                        let at = matches!(ix, dynd::Index::At(_));
+                        over_inner(
+                            ordinal,
+                            &packed,
+                            &inner,
+                            &r,
+                            !at,
+                            if at { &tp } else { x.tp() },
+                        )
+                    }
+                }
+            }
+        }
+        other => other,
+    }
+}
+
+/// [`index_rows`] of the outer level: `ix` within each outer row of `x`
+/// (`layout` its nested layout; `tp` the type of an integer's result).
+fn outer_index(
+    ordinal: u32,
+    x: &Array,
+    layout: &dynd::array::NestedLayout,
+    ix: dynd::Index,
+    axis: usize,
+    tp: &dynd::Type,
+) -> Result<Array> {
+    let device = DeviceId::Cuda(ordinal);
+    let (inner_offset, inner_stride) = layout.levels[1];
+    if inner_offset != 0 {
+        return Err(Error::type_error(format!(
+            "indexing the outer rows of {} on {device}: its inner rows start {inner_offset} \
+             bytes into their values (a view the device does not index yet)",
+            x.tp()
+        )));
+    }
+    let outer = x.nested_outer_rows()?;
+    let values = x
+        .nested_inner_rows()?
+        .ragged_values_block()
+        .ok_or_else(|| Error::type_error(format!("{} has no values block", x.tp())))?;
+    let r = crate::select::index_rows(ordinal, &outer, ix, axis)?;
+    match ix {
+        // A descriptor per outer row: the rows picked, over the values.
+        // SAFETY: `r` holds one inner descriptor per outer row (C order
+        // over the fixed dims), each reaching the values block `stride`
+        // bytes apart; `r`'s block keeps them.
+        dynd::Index::At(_) => unsafe {
+            Array::ragged_on_device(
+                tp,
+                &layout.shape,
+                (r.data_ptr(), r.data_ref().clone()),
+                values,
+                inner_stride,
+            )
+        },
+        _ => {
+            let rows = outer
+                .ragged_values_block()
+                .ok_or_else(|| Error::type_error(format!("{} has no row block", x.tp())))?;
+            let row_stride = r.ragged_layout()?.stride;
+            // SAFETY: `r`'s new outer descriptors (C order) point into the
+            // inner descriptors' block, `row_stride` bytes apart, each of
+            // which reaches the values.
+            unsafe {
+                Array::nested_on_device(
+                    x.tp(),
+                    &layout.shape,
+                    (r.data_ptr(), r.data_ref().clone()),
+                    (rows, row_stride),
+                    (values, inner_stride),
+                )
+            }
         }
     }
 }

@@ -2123,3 +2123,82 @@ pub fn option_rows_equal_the_host(dev: DeviceId) {
         same_outcome(name, f.call(&[x]), f.call(&[&d]), dev);
     }
 }
+
+/// Indexing within nested rows (`[fixed dims] * var * var * T`) on the
+/// device equals the host's: an integer and slices of the outer rows and
+/// of the inner rows (reversed too), after indices of the fixed dims, on
+/// views (reversed, sliced: inner rows no outer row reaches), errors
+/// included; what is computed on a selection after.
+pub fn nested_selection_equals_the_host(dev: DeviceId) {
+    let j = |tp: &str, json: &str| Array::from_json(tp, json).unwrap();
+    let xs = [
+        j(
+            "3 * var * var * int32",
+            "[[[1, 2], [], [3]], [], [[4, 5, 6], [7]]]",
+        ),
+        j(
+            "3 * var * var * int32",
+            "[[[1, 2], [8], [3]], [[9]], [[4, 5, 6], [7]]]",
+        ),
+        j(
+            "2 * 2 * var * var * ?float64",
+            "[[[[1.5, null]], []], [[[2.5], [null, 3.5, 4.5]], [[0.5]]]]",
+        ),
+        // Row 0's inner rows are empty: a view of the others does not
+        // reach them.
+        j("3 * var * var * int64", "[[[], [1]], [[2, 3]], [[4]]]"),
+    ];
+    let a = Index::ALL;
+    let s = |lo: Option<isize>, step: isize| Index::slice(lo, None, step);
+    let mut compared = 0;
+    for x in &xs {
+        let views = [
+            ("", x.clone()),
+            ("[::-1]", x.index(&[s(None, -1)]).unwrap()),
+            ("[1:]", x.index(&[s(Some(1), 1)]).unwrap()),
+        ];
+        for (view, h) in views {
+            let d = h.to_device(dev).unwrap();
+            let k = h.tp().to_string().matches(" * ").count() - 2;
+            let at = |tail: &[Index]| -> Vec<Index> {
+                let mut v = vec![a; k];
+                v.extend_from_slice(tail);
+                v
+            };
+            for (what, ix) in [
+                ("[.., 0]", at(&[Index::At(0)])),
+                ("[.., -1]", at(&[Index::At(-1)])),
+                ("[.., 1:]", at(&[s(Some(1), 1)])),
+                ("[.., ::-1]", at(&[s(None, -1)])),
+                ("[.., :, 0]", at(&[a, Index::At(0)])),
+                ("[.., :, -1]", at(&[a, Index::At(-1)])),
+                ("[.., :, 1:]", at(&[a, s(Some(1), 1)])),
+                ("[.., :, ::-1]", at(&[a, s(None, -1)])),
+                ("[.., 1:, 0]", at(&[s(Some(1), 1), Index::At(0)])),
+                ("[.., ::-1, 1:]", at(&[s(None, -1), s(Some(1), 1)])),
+                ("[0, .., :, 0]", {
+                    let mut v = vec![Index::At(0)];
+                    v.extend(vec![a; k]);
+                    v.truncate(k);
+                    v.extend([a, Index::At(0)]);
+                    v
+                }),
+            ] {
+                let name = format!("{}{view}{what}", x.tp());
+                let (hs, ds) = (h.index(&ix), d.index(&ix));
+                // What the device computes next on a selection.
+                if let (Ok(hs), Ok(ds)) = (&hs, &ds) {
+                    same_outcome(
+                        &format!("{name} + 1"),
+                        compute::add(hs, &Array::from(1i8)),
+                        compute::add(ds, &Array::from(1i8)),
+                        dev,
+                    );
+                }
+                same_outcome(&name, hs, ds, dev);
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, 4 * 3 * 11);
+}

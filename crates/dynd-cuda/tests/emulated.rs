@@ -249,3 +249,10 @@ fn option_rows_equal_the_host() {
         checks::option_rows_equal_the_host(EMU);
     }
 }
+
+#[test]
+fn nested_selection_equals_the_host() {
+    if emu() {
+        checks::nested_selection_equals_the_host(EMU);
+    }
+}

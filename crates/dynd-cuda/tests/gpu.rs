@@ -277,3 +277,10 @@ fn option_rows_equal_the_host() {
         checks::option_rows_equal_the_host(GPU);
     }
 }
+
+#[test]
+fn nested_selection_equals_the_host() {
+    if gpu() {
+        checks::nested_selection_equals_the_host(GPU);
+    }
+}

@@ -186,6 +186,18 @@ def test_nested_var_dims_on_the_device():
         assert str(got.cpu()) == str(want)
     with pytest.raises(dynd.TypeMismatchError, match="nested var dims"):
         dynd.sum(d, axis=0)
+    # Indexing within the outer and the inner rows.
+    for got, want in [
+        (d[:, 1:], x[:, 1:]),
+        (d[::-1, :, ::-1], x[::-1, :, ::-1]),
+        (d[2, :, -1], x[2, :, -1]),
+        (d[::2, 0], x[::2, 0]),
+    ]:
+        assert got.device == DEV
+        assert str(got.type) == str(want.type)
+        assert str(got.cpu()) == str(want)
+    with pytest.raises(dynd.IndexOutOfBoundsError, match=r"row \[1\]"):
+        d[:, 0]
     # Mask and index arrays work in Python's indexing on ragged rows.
     r = dynd.array([[1.0, -2.0, 3.0], [], [4.0]], type="3 * var * float64")
     dr = r.to(DEV)

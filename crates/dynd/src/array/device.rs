@@ -33,19 +33,27 @@ pub trait DeviceAssign: Send + Sync {
     /// element's index); `Type` for types the device does not convert.
     fn assign(&self, dst: &Array, src: &Array, mode: ErrorMode) -> Result<()>;
 
-    /// `ix` (an integer or a slice) applied within each row of `rows`, a
-    /// ragged array `[fixed dims] * var * E` on this runtime's device
-    /// (`axis` is the var dim's axis in the array the user indexed, for
-    /// messages): an integer gives `[fixed dims] * E`, a new array; a slice
-    /// gives `[fixed dims] * var * E`, new descriptors over `rows`' values
-    /// (a view of them, as on the host).
+    /// `ix` (an integer or a slice) applied within each row of var level
+    /// `level` of `rows`, an array `[fixed dims] * var * E` (`?var * E`
+    /// too) or `[fixed dims] * var * var * E` on this runtime's device
+    /// (level 0 is the var dim after the fixed dims; `axis` is its axis in
+    /// the array the user indexed, for messages): an integer drops the
+    /// dim (`[fixed dims] * E` of a ragged array, a new array); a slice
+    /// keeps it, new descriptors over `rows`' values (a view of them, as
+    /// on the host).
     ///
     /// # Errors
     /// The host's errors (an integer out of range of a row is an `Index`
     /// error naming the row); `Type` when the runtime cannot index these
     /// rows (the default: it indexes none).
-    fn index_rows(&self, rows: &Array, ix: crate::Index, axis: usize) -> Result<Array> {
-        let _ = (ix, axis);
+    fn index_rows(
+        &self,
+        rows: &Array,
+        level: usize,
+        ix: crate::Index,
+        axis: usize,
+    ) -> Result<Array> {
+        let _ = (level, ix, axis);
         Err(Error::type_error(format!(
             "indexing into the rows of a {} array on {} is not supported by its runtime; copy it \
              with to_host() first",
@@ -123,7 +131,15 @@ pub(super) fn index_rows(
             head.device()
         )));
     };
-    let out = r.index_rows(head, ix, axis)?;
+    // The var level indexed: the dims kept before it, less the fixed dims
+    // at the head of `head`.
+    let mut fixed = 0;
+    let mut t = head.tp();
+    while let crate::types::TypeKind::FixedDim { elem, .. } = t.kind() {
+        fixed += 1;
+        t = elem;
+    }
+    let out = r.index_rows(head, kept.saturating_sub(fixed), ix, axis)?;
     if slice {
         // The rows reach head's elements: no more writable than head.
         Ok((out.with_flags(head.flags()), kept + 1))

@@ -253,6 +253,58 @@ impl Array {
         })
     }
 
+    /// The outer level of a nested ragged array of two var levels as rows
+    /// of its own: `[fixed dims] * var * fixed_bytes[16, align=8]`, each
+    /// element an inner row's descriptor (a view of the same data, the
+    /// outer var dim's arrmeta shared) — what a device runtime indexes the
+    /// outer var dim with (`x[:, i]` picks a descriptor per row).
+    ///
+    /// ```
+    /// use dynd::Array;
+    /// let a = Array::from_json("2 * var * var * int8", "[[[1], []], [[2, 3]]]").unwrap();
+    /// let o = a.nested_outer_rows().unwrap();
+    /// assert_eq!(o.tp().to_string(), "2 * var * fixed_bytes[16, align=8]");
+    /// ```
+    ///
+    /// # Errors
+    /// `Type` for other arrays (another type, more var levels).
+    pub fn nested_outer_rows(&self) -> Result<Array> {
+        let n = nested(self).filter(|n| n.vars.len() == 2).ok_or_else(|| {
+            Error::type_error(format!(
+                "{} is not fixed dims, then two var dims, over plain values",
+                self.tp()
+            ))
+        })?;
+        let raw = std::ptr::NonNull::new(n.vars[0].blockref)
+            .ok_or_else(|| Error::type_error(format!("{} has no row block", self.tp())))?;
+        // SAFETY: the var dim's blockref is a live block referenced by this
+        // array's arrmeta; borrowing takes a reference of its own.
+        let rows = unsafe { MemBlock::from_borrowed(raw) };
+        let outer: Vec<usize> = n.outer.iter().map(|(s, _)| *s).collect();
+        let strides: Vec<isize> = n.outer.iter().map(|(_, s)| *s).collect();
+        let mut tp = Type::var_dim(Type::fixed_bytes(DESC, 8)?);
+        for &d in outer.iter().rev() {
+            tp = Type::fixed_dim(d, tp);
+        }
+        let var = VarDimMeta {
+            blockref: rows.into_raw().as_ptr(),
+            ..n.vars[0]
+        };
+        // SAFETY: the view reads each outer row's descriptor where this
+        // array holds it (the same data, fixed-dim strides), each reaching
+        // whole inner descriptors (16 plain bytes each) in the row block,
+        // whose reference the var arrmeta now owns.
+        Ok(unsafe {
+            Array::from_parts(
+                tp,
+                self.data_ptr(),
+                self.data_ref().clone(),
+                self.flags(),
+                |m| arrmeta::write(write_outer(m, &outer, &strides), var),
+            )
+        })
+    }
+
     /// A nested ragged array `[fixed dims] * var * var * E` of type `tp` on
     /// a device: `descriptors` (address and block) hold one outer
     /// descriptor per row (C order over `outer`), pointing into `rows` —
