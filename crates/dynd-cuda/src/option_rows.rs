@@ -182,9 +182,7 @@ pub fn assemble(ordinal: u32, tp: &Type, rows: &Array, present: &Array) -> Resul
     // SAFETY: the new rows (C order over the fixed dims) hold descriptors
     // into `rows`' values block (begin with the var offset folded in),
     // zeroed where missing, each with its flag.
-    unsafe {
-        Array::option_ragged_on_device(tp, &layout.shape, (optr, oblock), values, layout.stride)
-    }
+    unsafe { Array::ragged_on_device(tp, &layout.shape, (optr, oblock), values, layout.stride) }
 }
 
 /// `ix` within each row of `x` (`[fixed dims] * ?var * T` on

@@ -286,23 +286,14 @@ impl Array {
         for &d in outer.iter().rev() {
             tp = Type::fixed_dim(d, tp);
         }
-        let var = VarDimMeta {
-            blockref: rows.into_raw().as_ptr(),
-            ..n.vars[0]
-        };
         // SAFETY: the view reads each outer row's descriptor where this
         // array holds it (the same data, fixed-dim strides), each reaching
-        // whole inner descriptors (16 plain bytes each) in the row block,
-        // whose reference the var arrmeta now owns.
-        Ok(unsafe {
-            Array::from_parts(
-                tp,
-                self.data_ptr(),
-                self.data_ref().clone(),
-                self.flags(),
-                |m| arrmeta::write(write_outer(m, &outer, &strides), var),
-            )
-        })
+        // whole inner descriptors (16 plain bytes each) in the row block.
+        Ok(
+            unsafe {
+                super::device_var::rows_view(self, tp, (&outer, &strides), (n.vars[0], rows))
+            },
+        )
     }
 
     /// A nested ragged array `[fixed dims] * var * var * E` of type `tp` on

@@ -145,6 +145,33 @@ fn ragged_rows(
     })
 }
 
+/// A view of `a`'s data as an array of type `tp` (fixed dims `outer` with
+/// byte `strides`, then one var dim whose arrmeta is `var` over the block
+/// `block`, whose reference the view's arrmeta takes), with `a`'s flags.
+///
+/// # Safety
+/// 1. Each element of the fixed dims, at `a`'s data plus its offset, holds
+///    a `{begin, size}` descriptor reaching elements of `tp`'s var dim in
+///    `block` through `var`'s offset and stride.
+pub(super) unsafe fn rows_view(
+    a: &Array,
+    tp: Type,
+    (outer, strides): (&[usize], &[isize]),
+    (var, block): (VarDimMeta, MemBlock),
+) -> Array {
+    let var = VarDimMeta {
+        blockref: block.into_raw().as_ptr(),
+        ..var
+    };
+    // SAFETY: (1); the arrmeta written is the fixed dims' and the var
+    // dim's, holding the owned reference to `block`.
+    unsafe {
+        Array::from_parts(tp, a.data_ptr(), a.data_ref().clone(), a.flags(), |m| {
+            arrmeta::write(write_outer(m, outer, strides), var)
+        })
+    }
+}
+
 /// The C-order byte strides of fixed dims `outer` over items of `item`
 /// bytes.
 pub(super) fn c_order(outer: &[usize], item: usize) -> Vec<isize> {
@@ -333,15 +360,18 @@ impl Array {
     /// its fixed dims `outer`) on a device: `descriptors` (address and
     /// block) hold one `{begin, size}` per row, each `begin` the device
     /// address of the row's first value in `values`, values `stride` bytes
-    /// apart. What a device runtime builds for a ragged result.
+    /// apart. What a device runtime builds for a ragged result. For rows
+    /// that may be missing (`tp` is `[fixed dims] * ?var * E`) each row's
+    /// element is `?var * E`'s: the descriptor (zeroed where missing), then
+    /// the present flag, padded.
     ///
     /// # Errors
-    /// `Type` when `tp` is not `[fixed dims] * var * E` with fixed dims
-    /// `outer`.
+    /// `Type` when `tp` is not `[fixed dims] * var * E` (or `?var * E`)
+    /// with fixed dims `outer` over plain values.
     ///
     /// # Safety
     /// 1. The descriptors and values are device memory of the same device,
-    ///    laid out as above, every row's values inside `values`.
+    ///    laid out as above, every (present) row's values inside `values`.
     pub unsafe fn ragged_on_device(
         tp: &Type,
         outer: &[usize],
@@ -355,7 +385,8 @@ impl Array {
             dims.push(*size);
             t = elem;
         }
-        let plain = matches!(t.kind(), TypeKind::VarDim { elem } if !elem.is_dim() && !elem.has_blockref() && elem.arrmeta_size() == 0);
+        let rows = t.option_value().unwrap_or(t);
+        let plain = matches!(rows.kind(), TypeKind::VarDim { elem } if !elem.is_dim() && !elem.has_blockref() && elem.arrmeta_size() == 0);
         if !plain || dims != outer {
             return Err(Error::type_error(format!(
                 "{tp} is not a ragged array of fixed dims {outer:?} over plain values"
@@ -402,23 +433,10 @@ impl Array {
         for &n in outer.iter().rev() {
             tp = Type::fixed_dim(n, tp);
         }
-        let var = VarDimMeta {
-            blockref: values.into_raw().as_ptr(),
-            ..r.var
-        };
         // SAFETY: the rows view reads each row's descriptor where this
         // array holds it (the first 16 bytes of the row's element, the same
-        // fixed-dim strides), its arrmeta the fixed dims' and the var dim's
-        // with its own reference to the values block.
-        let rows = unsafe {
-            Array::from_parts(
-                tp,
-                self.data_ptr(),
-                self.data_ref().clone(),
-                self.flags(),
-                |m| arrmeta::write(write_outer(m, &outer, &strides), var),
-            )
-        };
+        // fixed-dim strides), reaching `values` through the var arrmeta.
+        let rows = unsafe { rows_view(self, tp, (&outer, &strides), (r.var, values)) };
         // SAFETY: each row's flag byte lies `flag` bytes into its element,
         // the same strides apart, kept alive by the data block; a flag is 0
         // or 1, a valid bool (and what is written through the view is a
@@ -434,42 +452,6 @@ impl Array {
             )?
         };
         Ok((rows, present))
-    }
-
-    /// A ragged array `[fixed dims] * ?var * E` of type `tp` (rows that may
-    /// be missing, C order over its fixed dims `outer`) on a device: `rows`
-    /// (address and block) hold one element of `?var * E` per row — a
-    /// `{begin, size}` descriptor into `values` (zeroed for a missing row),
-    /// then its present flag — values `stride` bytes apart.
-    ///
-    /// # Errors
-    /// `Type` when `tp` is not `[fixed dims] * ?var * E` with fixed dims
-    /// `outer` over plain values.
-    ///
-    /// # Safety
-    /// 1. The rows and values are device memory of the same device, laid
-    ///    out as above, every present row's values inside `values`.
-    pub unsafe fn option_ragged_on_device(
-        tp: &Type,
-        outer: &[usize],
-        rows: (*mut u8, MemBlock),
-        values: MemBlock,
-        stride: isize,
-    ) -> Result<Array> {
-        let mut t = tp;
-        let mut dims = Vec::new();
-        while let TypeKind::FixedDim { size, elem } = t.kind() {
-            dims.push(*size);
-            t = elem;
-        }
-        let plain = matches!(t.kind(), TypeKind::Option(v) if matches!(v.kind(), TypeKind::VarDim { elem } if !elem.is_dim() && !elem.has_blockref() && elem.arrmeta_size() == 0));
-        if !plain || dims != outer {
-            return Err(Error::type_error(format!(
-                "{tp} is not rows that may be missing under fixed dims {outer:?} over plain values"
-            )));
-        }
-        // SAFETY: (1).
-        Ok(unsafe { from_rows(tp, outer, rows, values, (stride, 0)) })
     }
 
     /// [`Array::to_device`] of a ragged host array; `None` when the type

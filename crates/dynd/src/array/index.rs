@@ -297,6 +297,19 @@ impl Array {
 
     /// [`Array::index`], where `indices[p]` is axis `p + shift` of the array
     /// the caller indexed (for messages, after a ragged step re-indexes).
+    /// The indices `rest` that follow one applied row by row at `axis`,
+    /// applied to its result (whose first `done` dims are the ones before
+    /// them).
+    fn index_rest(self, done: usize, rest: &[Index], axis: usize) -> Result<Array> {
+        if rest.is_empty() {
+            return Ok(self);
+        }
+        let rest: Vec<Index> = std::iter::repeat_n(Index::ALL, done)
+            .chain(rest.iter().copied())
+            .collect();
+        self.index_from(&rest, axis + 1 - done)
+    }
+
     fn index_from(&self, indices: &[Index], shift: usize) -> Result<Array> {
         // Dims under an option of a dim count: indexing goes through it.
         let ndim = dims_through_options(self.tp()).len();
@@ -355,13 +368,7 @@ impl Array {
                             // The device's runtime reads its descriptors.
                             super::device::index_rows(&head, kept, ix, axis)?
                         };
-                        if pos + 1 == indices.len() {
-                            return Ok(out);
-                        }
-                        let rest: Vec<Index> = std::iter::repeat_n(Index::ALL, done)
-                            .chain(indices[pos + 1..].iter().copied())
-                            .collect();
-                        return out.index_from(&rest, axis + 1 - done);
+                        return out.index_rest(done, &indices[pos + 1..], axis);
                     }
                     // SAFETY: the element's arrmeta follows.
                     meta = unsafe { meta.add(size_of::<VarDimMeta>()) };
@@ -376,13 +383,7 @@ impl Array {
                     let kept = view.dims.len();
                     let head = view.finish(self, &tp, meta);
                     let (out, done) = super::device::index_rows(&head, kept, ix, axis)?;
-                    if pos + 1 == indices.len() {
-                        return Ok(out);
-                    }
-                    let rest: Vec<Index> = std::iter::repeat_n(Index::ALL, done)
-                        .chain(indices[pos + 1..].iter().copied())
-                        .collect();
-                    return out.index_from(&rest, axis + 1 - done);
+                    return out.index_rest(done, &indices[pos + 1..], axis);
                 }
                 TypeKind::Option(value) if value.is_dim() => {
                     // Through the option, element by element: a copy.
