@@ -2202,3 +2202,125 @@ pub fn nested_selection_equals_the_host(dev: DeviceId) {
     }
     assert_eq!(compared, 4 * 3 * 11);
 }
+
+/// Several nested device arrays (`[fixed dims] * var * var * T`) in one
+/// call — the arithmetic functions, `where`, `filter` by a nested mask,
+/// `take` by nested indices — equal the host's: arrays of the same rows,
+/// views laid out alike or otherwise (packed first), inner rows of 1
+/// broadcasting, errors (inner rows that do not broadcast, a mask row of
+/// another length, an index out of range); outer rows of other lengths
+/// are the host's error, or a `Type` error where the host broadcasts them.
+pub fn nested_calls_equal_the_host(dev: DeviceId) {
+    let j = |tp: &str, json: &str| Array::from_json(tp, json).unwrap();
+    let x = j(
+        "3 * var * var * int32",
+        "[[[1, 2], [], [3]], [], [[4, 5, 6], [7]]]",
+    );
+    let y = j(
+        "3 * var * var * int32",
+        "[[[5, 0], [], [9]], [], [[1, 1, 2], [8]]]",
+    );
+    let ones = j(
+        "3 * var * var * float64",
+        "[[[0.5], [], [2.5]], [], [[1.5], [3]]]",
+    );
+    let idx = j(
+        "3 * var * var * int64",
+        "[[[1, 0, -1], [], []], [], [[2], [0, 0]]]",
+    );
+    let far = j("3 * var * var * int64", "[[[2], [], []], [], [[2], [0]]]");
+    let other = j(
+        "3 * var * var * int32",
+        "[[[1, 2], [], [3, 4]], [], [[4, 5, 6], [7]]]",
+    );
+    let outer1 = j("3 * var * var * int32", "[[[1]], [], [[4]]]");
+    let outer2 = j(
+        "3 * var * var * int32",
+        "[[[1, 2], [3]], [], [[4, 5, 6], [7]]]",
+    );
+    let rev = |a: &Array| a.index(&[Index::slice(None, None, -1)]).unwrap();
+    let m = compute::greater(&x, &Array::from(2i32)).unwrap();
+    let cases: Vec<(&str, &str, Vec<Array>)> = vec![
+        ("add", "x, y", vec![x.clone(), y.clone()]),
+        ("multiply", "x, rows of 1", vec![x.clone(), ones.clone()]),
+        ("greater", "x, y", vec![x.clone(), y.clone()]),
+        ("add", "x[::-1], y[::-1]", vec![rev(&x), rev(&y)]),
+        (
+            "subtract",
+            "x[::-1], packed y[::-1]",
+            vec![rev(&x), rev(&y).copy().unwrap()],
+        ),
+        (
+            "where",
+            "m, x, 0",
+            vec![m.clone(), x.clone(), Array::from(0i32)],
+        ),
+        ("where", "m, x, y", vec![m.clone(), x.clone(), y.clone()]),
+        ("filter", "x, m", vec![x.clone(), m.clone()]),
+        ("filter", "x[::-1], m[::-1]", vec![rev(&x), rev(&m)]),
+        ("take", "x, idx", vec![x.clone(), idx.clone()]),
+        ("floor_divide", "x, y (a zero)", vec![x.clone(), y.clone()]),
+        (
+            "add",
+            "x, inner rows of other lengths",
+            vec![x.clone(), other.clone()],
+        ),
+        (
+            "filter",
+            "x, a mask of other lengths",
+            vec![
+                x.clone(),
+                compute::greater(&other, &Array::from(2i32)).unwrap(),
+            ],
+        ),
+        (
+            "take",
+            "x, an index out of range",
+            vec![x.clone(), far.clone()],
+        ),
+        (
+            "add",
+            "x, outer rows of other lengths",
+            vec![x.clone(), outer2.clone()],
+        ),
+    ];
+    for (name, what, args) in &cases {
+        let f = callable::lookup(name).unwrap();
+        let h: Vec<&Array> = args.iter().collect();
+        // Host scalars stay on the host.
+        let d: Vec<Array> = args
+            .iter()
+            .map(|a| {
+                if a.ndim() == 0 {
+                    a.clone()
+                } else {
+                    a.to_device(dev).unwrap()
+                }
+            })
+            .collect();
+        let dr: Vec<&Array> = d.iter().collect();
+        let what = format!("{name}({what})");
+        match (f.call(&h), f.call(&dr)) {
+            (Ok(e), Ok(g)) => {
+                assert_eq!(g.device(), dev, "{what}");
+                assert_eq!(e.tp(), g.tp(), "{what}");
+                assert_eq!(e.to_json(), g.to_host().unwrap().to_json(), "{what}");
+            }
+            (Err(e), Err(g)) => {
+                assert_eq!(e.kind(), g.kind(), "{what}: {e} / {g}");
+                assert!(g.message().contains(e.message()), "{what}: {e} / {g}");
+            }
+            (e, g) => panic!("{what}: host {e:?}, device {g:?}"),
+        }
+    }
+    // Outer rows of 1 the host broadcasts: not on the device yet.
+    let (dx, d1) = (x.to_device(dev).unwrap(), outer1.to_device(dev).unwrap());
+    let host = compute::add(&x, &outer1);
+    assert!(
+        host.is_ok(),
+        "the host broadcasts outer rows of 1: {host:?}"
+    );
+    let e = compute::add(&dx, &d1).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type, "{e}");
+    assert!(e.message().contains("do not run there yet"), "{e}");
+}

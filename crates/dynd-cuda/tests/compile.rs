@@ -484,6 +484,7 @@ fn every_generated_selection_kernel_compiles() {
         for (e, o) in [(1, 1), (8, 1), (4, 8), (2, 2)] {
             sources.push(dynd_cuda::ragged::rebase_source(e, o, nk));
         }
+        sources.push(dynd_cuda::nested::same_source(nk));
         // Rows that may be missing: put together, and an integer within.
         for (item, flag) in [(24, 16), (32, 16)] {
             sources.push(dynd_cuda::option_rows::assemble_source(nk, item, flag));

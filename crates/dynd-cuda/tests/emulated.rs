@@ -256,3 +256,10 @@ fn nested_selection_equals_the_host() {
         checks::nested_selection_equals_the_host(EMU);
     }
 }
+
+#[test]
+fn nested_calls_equal_the_host() {
+    if emu() {
+        checks::nested_calls_equal_the_host(EMU);
+    }
+}

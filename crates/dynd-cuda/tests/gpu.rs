@@ -284,3 +284,10 @@ fn nested_selection_equals_the_host() {
         checks::nested_selection_equals_the_host(GPU);
     }
 }
+
+#[test]
+fn nested_calls_equal_the_host() {
+    if gpu() {
+        checks::nested_calls_equal_the_host(GPU);
+    }
+}

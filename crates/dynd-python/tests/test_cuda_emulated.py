@@ -198,6 +198,10 @@ def test_nested_var_dims_on_the_device():
         assert str(got.cpu()) == str(want)
     with pytest.raises(dynd.IndexOutOfBoundsError, match=r"row \[1\]"):
         d[:, 0]
+    # Several nested arrays: arithmetic, and a nested mask (awkward's
+    # x[x > 2] one level down).
+    assert str((d + d).cpu()) == str(x + x)
+    assert str(d[d > 2.0].cpu()) == str(x[x > 2.0])
     # Mask and index arrays work in Python's indexing on ragged rows.
     r = dynd.array([[1.0, -2.0, 3.0], [], [4.0]], type="3 * var * float64")
     dr = r.to(DEV)
