@@ -164,6 +164,16 @@ impl DeviceAssign for CudaCalls {
                 "the CUDA runtime was given an assignment into {device}"
             )));
         };
+        for (what, a) in [("into", dst), ("from", src)] {
+            if !a.device().is_cpu() && (a.nested_layout().is_ok() || a.option_rows().is_ok()) {
+                return Err(Error::type_error(format!(
+                    "assignment {what} {} on {device} (nested var dims, or rows that may be \
+                     missing) does not run on the device yet; assign on host copies \
+                     (to_host) and copy the result back",
+                    a.tp()
+                )));
+            }
+        }
         if dst.ragged_layout().is_ok() || src.ragged_layout().is_ok() {
             return crate::broadcast::assign(dst, src, mode);
         }

@@ -2326,4 +2326,16 @@ pub fn nested_calls_equal_the_host(dev: DeviceId) {
     let e = compute::add(&dx, &d1).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Type, "{e}");
     assert!(e.message().contains("do not run there yet"), "{e}");
+    // Assignments into nested device arrays are not built yet: they say so.
+    let e = dx
+        .assign(
+            &Array::from(0i32),
+            dynd::kernels::assign::ErrorMode::Default,
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type, "{e}");
+    assert!(
+        e.message().contains("does not run on the device yet"),
+        "{e}"
+    );
 }

@@ -262,3 +262,6 @@ def test_rows_that_may_be_missing_on_the_device():
         e[:, 0]
     with pytest.raises(dynd.TypeMismatchError, match="not supported"):
         d + 1
+    # Assignments into them do not run on the device yet, and say so.
+    with pytest.raises(dynd.TypeMismatchError, match="does not run on the device yet"):
+        d[:] = 0
