@@ -212,6 +212,44 @@ pub unsafe fn sort(
     Ok(())
 }
 
+/// Row operation `op` of one long row — `n` values at `first`,
+/// `vstride` bytes apart, of `src` (`?src` when optional) — into `out`
+/// (`n` elements of the result, `out_type` for scans, packed), with
+/// `scratch` (room for `n` moved elements: sorts) on `b`.
+///
+/// # Errors
+/// `External` when the device cannot allocate, copy or launch.
+///
+/// # Safety
+/// 1. As [`sort`] and [`scan`]: the values in `b`'s memory, `out` and
+///    `scratch` holding `n` elements, all alive and otherwise unused
+///    until this returns.
+pub unsafe fn run(
+    b: &dyn Backend,
+    op: RowOp,
+    (src, out_type): ((BuiltinType, bool), BuiltinType),
+    row: (*const u8, isize, usize),
+    out: *mut u8,
+    scratch: *mut u8,
+) -> Result<()> {
+    match op {
+        // SAFETY: (1).
+        RowOp::Sort(o) | RowOp::ArgSort(o) => unsafe {
+            sort(
+                b,
+                src,
+                o.descending,
+                matches!(op, RowOp::ArgSort(_)),
+                row,
+                out,
+                scratch,
+            )
+        },
+        // SAFETY: (1).
+        RowOp::CumSum | RowOp::CumProd => unsafe { scan(b, op, src, out_type, row, out) },
+    }
+}
+
 /// The source of the chunked scan kernels of `op` over values of `src`
 /// into `out` (`?out` when `src` is optional).
 pub fn scan_source(op: RowOp, (src, src_opt): (BuiltinType, bool), out: BuiltinType) -> String {

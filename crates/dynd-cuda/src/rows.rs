@@ -314,7 +314,7 @@ pub fn source(k: &RowKernel) -> String {
              \x20   const char* first = src_desc + sb;\n\
              \x20   char* o = (char*)(out_base + row * size * ostride);\n\
              \x20   char* t = (char*)(scratch_base + row * size * ostride);\n\
-             \x20   (void)t; (void)src_base; (void)out_desc;\n",
+             \x20   (void)t; (void)src_base; (void)out_desc; (void)skip;\n",
             k.nk - 1
         )
     } else {
@@ -326,14 +326,16 @@ pub fn source(k: &RowKernel) -> String {
              \x20   char* t = (char*)(scratch_base + at);\n\
              \x20   (void)t;\n\
              \x20   *(char**)(out_desc + row * 16) = o;\n\
-             \x20   *(long long*)(out_desc + row * 16 + 8) = size;\n"
+             \x20   *(long long*)(out_desc + row * 16 + 8) = size;\n\
+             \x20   if (size >= skip) continue;\n"
         )
     };
     let _ = write!(
         s,
         "extern \"C\" __global__ void {KERNEL}(char* out_desc, const char* src_desc, dynd_gparams p, \
          long long n_rows, long long voff, long long vstride, unsigned long long src_base, \
-         unsigned long long out_base, long long ostride, unsigned long long scratch_base) {{\n\
+         unsigned long long out_base, long long ostride, unsigned long long scratch_base, \
+         long long skip) {{\n\
          \x20 for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < n_rows;\n\
          \x20      row += (long long)gridDim.x * blockDim.x) {{\n\
          {head}\
@@ -385,32 +387,22 @@ pub fn call(f: &Callable, op: RowOp, ordinal: u32, args: &[&Array]) -> Result<Ar
         if rows * m == 0 {
             return Ok(result);
         }
-        if n == 1 && m >= long_row::MIN_LENGTH {
-            // One long row: the whole grid on it.
-            let row = (x.data_ptr().cast_const(), inner, m);
-            match op {
-                RowOp::Sort(o) | RowOp::ArgSort(o) => {
-                    let (_scratch_block, scratch) = b.alloc(m * osize)?;
-                    let argsort = matches!(op, RowOp::ArgSort(_));
-                    // SAFETY: the row's `m` values lie in `x`; the result
-                    // and the scratch hold `m` elements of the moved type
-                    // (the values, or int64 positions: `osize`).
-                    unsafe {
-                        long_row::sort(
-                            b,
-                            src,
-                            o.descending,
-                            argsort,
-                            row,
-                            result.data_ptr(),
-                            scratch,
-                        )?
-                    };
+        if m >= long_row::MIN_LENGTH && rows <= LONG_ROWS {
+            // Few long rows: the whole grid on each in turn.
+            let (_scratch_block, scratch) = b.alloc(m * osize)?;
+            for r in 0..rows {
+                let mut at = 0isize;
+                let mut rem = r;
+                for d in (0..n - 1).rev() {
+                    at += (rem % shape[d]) as isize * strides[d];
+                    rem /= shape[d];
                 }
-                RowOp::CumSum | RowOp::CumProd => {
-                    // SAFETY: as above; the result holds `m` elements.
-                    unsafe { long_row::scan(b, op, src, oelem.0, row, result.data_ptr())? };
-                }
+                let row = (x.data_ptr().wrapping_offset(at).cast_const(), inner, m);
+                let out = result.data_ptr().wrapping_add(r * m * osize);
+                // SAFETY: row `r`'s `m` values lie in `x` (its layout);
+                // the result holds them at `out` (C order) and the scratch
+                // `m` elements of the moved type.
+                unsafe { long_row::run(b, op, (src, oelem.0), row, out, scratch)? };
             }
             return Ok(result);
         }
@@ -442,13 +434,14 @@ pub fn call(f: &Callable, op: RowOp, ordinal: u32, args: &[&Array]) -> Result<Ar
             .word(0)
             .word(result.data_ptr() as u64)
             .word(osize as u64)
-            .word(scratch.as_ref().map_or(0, |s| s.1 as u64));
+            .word(scratch.as_ref().map_or(0, |s| s.1 as u64))
+            .word(i64::MAX as u64);
         // SAFETY: (1) the kernel's parameters in order (a fixed kernel:
         // no descriptors; the row length in place of the var offset): the
         // source's data, the parameter block (outer dims, element
         // strides), the row count, the row length and element stride, the
         // result (C order, `rows * m` elements), its element size, the
-        // scratch of as many elements (sorts). (2) Each row's `m`
+        // scratch of as many elements (sorts), no rows skipped. (2) Each row's `m`
         // elements lie in the source; all alive until the launch returns.
         unsafe {
             launch::counted(
@@ -469,6 +462,18 @@ pub fn call(f: &Callable, op: RowOp, ordinal: u32, args: &[&Array]) -> Result<Ar
     let mirror = (src_bytes / esize * osize).max(1);
     let (vblock, vptr) = b.alloc(mirror)?;
     let (dblock, dptr) = b.alloc((rows * 16).max(1))?;
+    // Long rows (few of them, values one element apart) take the whole
+    // grid each, after the thread-per-row kernel has skipped them.
+    let long = if rows > 0 && layout.stride == esize as isize {
+        long_rows(b, x, &layout)?
+    } else {
+        None
+    };
+    let skip = if long.is_some() {
+        long_row::MIN_LENGTH as i64
+    } else {
+        i64::MAX
+    };
     if rows > 0 {
         let (block, nk) = row_block(&layout);
         let k = RowKernel {
@@ -489,12 +494,14 @@ pub fn call(f: &Callable, op: RowOp, ordinal: u32, args: &[&Array]) -> Result<Ar
             .word(src_base as u64)
             .word(vptr as u64)
             .word(ostride as u64)
-            .word(scratch.as_ref().map_or(0, |s| s.1 as u64));
+            .word(scratch.as_ref().map_or(0, |s| s.1 as u64))
+            .word(skip as u64);
         // SAFETY: (1) the kernel's parameters in order: the new
         // descriptors, the source descriptors, the parameter block (fixed
         // dims, descriptor strides), the row count, the var dim's offset
         // and stride, the source values block's address, the mirror's,
-        // the output stride and the scratch mirror's (sorts only). (2)
+        // the output stride, the scratch mirror's (sorts only) and the
+        // length from which rows are left to the long path. (2)
         // Every row reaches values inside the source block, whose mirrors
         // have as many elements of the output's size; the new descriptors
         // hold `rows` of 16 bytes; all alive until the launch returns.
@@ -508,7 +515,110 @@ pub fn call(f: &Callable, op: RowOp, ordinal: u32, args: &[&Array]) -> Result<Ar
             )?
         };
     }
+    if let Some(long) = long {
+        let most = long.iter().map(|&(_, _, n)| n).max().unwrap_or(0);
+        let (_scratch_block, scratch) = b.alloc((most * osize).max(1))?;
+        for (_, first, n) in long {
+            // The row's place in the mirror (values one element apart:
+            // `ostride` is `osize`).
+            let at = (first - src_base as u64) as usize / esize * osize;
+            let row = (first as *const u8, layout.stride, n);
+            // SAFETY: the row's `n` values lie at `first` in the source
+            // values block (its descriptor, read on the device); its
+            // mirror holds `n` elements of `osize` from `at`, the scratch
+            // at least as many.
+            unsafe { long_row::run(b, op, (src, oelem.0), row, vptr.wrapping_add(at), scratch)? };
+        }
+    }
     // SAFETY: the new descriptors (C order over the fixed dims) reach the
     // mirror block, element j of a row `ostride` bytes apart.
     unsafe { Array::ragged_on_device(&out_tp, &layout.shape, (dptr, dblock), vblock, ostride) }
+}
+
+/// The most long rows ([`long_row::MIN_LENGTH`] or more) of one array
+/// that take the whole grid each; with more, every row takes a thread.
+pub const LONG_ROWS: usize = 256;
+
+/// The kernel listing the long rows.
+pub const LONG_KERNEL: &str = "dynd_long_rows";
+
+/// The source of [`LONG_KERNEL`] over `nk` fixed dims: each row of at
+/// least `min_len` values adds `(row, first value's address, length)` to
+/// the list (in any order), while there is room (`cap`); `count` counts
+/// them all.
+pub fn long_rows_source(nk: usize) -> String {
+    format!(
+        "// generated by dynd-cuda: the long rows of a ragged array\n\
+         {prelude}\
+         extern \"C\" __global__ void {LONG_KERNEL}(const char* descs, dynd_gparams p, long long n_rows, \
+         long long voff, long long min_len, long long cap, unsigned long long* count, long long* list) {{\n\
+         \x20 for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < n_rows;\n\
+         \x20      row += (long long)gridDim.x * blockDim.x) {{\n\
+         \x20   long long size;\n\
+         \x20   const char* first = dynd_row(p, descs, row, voff, &size);\n\
+         \x20   if (size < min_len) continue;\n\
+         \x20   const unsigned long long k = atomicAdd(count, 1ULL);\n\
+         \x20   if (k < (unsigned long long)cap) {{ list[3 * k] = row; list[3 * k + 1] = (long long)first; list[3 * k + 2] = size; }}\n\
+         \x20 }}\n\
+         }}\n",
+        prelude = row_prelude(nk)
+    )
+}
+
+/// The long rows of the ragged device array `x` (`layout`): `(row, first
+/// value's address, length)` of each, when there are some and at most
+/// [`LONG_ROWS`].
+///
+/// # Errors
+/// The device's errors.
+fn long_rows(
+    b: &dyn Backend,
+    x: &Array,
+    layout: &RaggedLayout,
+) -> Result<Option<Vec<(u64, u64, usize)>>> {
+    let rows: usize = layout.shape.iter().product();
+    let (_count_block, count) = b.alloc(8)?;
+    // SAFETY: `count` is a fresh allocation of 8 bytes.
+    unsafe { b.copy_to_device(count, &[0u8; 8])? };
+    let (_list_block, list) = b.alloc(LONG_ROWS * 24)?;
+    let (block, nk) = row_block(layout);
+    let mut p = Params::default();
+    p.word(x.data_ptr() as u64)
+        .block(block)
+        .word(rows as u64)
+        .word(layout.offset as u64)
+        .word(long_row::MIN_LENGTH as u64)
+        .word(LONG_ROWS as u64)
+        .word(count as u64)
+        .word(list as u64);
+    // SAFETY: (1) the kernel's parameters in order ([`long_rows_source`]):
+    // the descriptors, the parameter block, the row count, the var offset,
+    // the least length, the list's room, the count, the list. (2) It reads
+    // each row's descriptor and writes the count and at most `LONG_ROWS`
+    // triples of the list; all alive until the launch returns.
+    unsafe {
+        launch::counted(
+            b,
+            &long_rows_source(nk),
+            LONG_KERNEL,
+            launch::grid(b, rows),
+            &mut p.pointers(),
+        )?
+    };
+    let mut n = [0u8; 8];
+    // SAFETY: `count` holds 8 bytes, written by the kernel.
+    unsafe { b.copy_to_host(&mut n, count)? };
+    let n = u64::from_le_bytes(n) as usize;
+    if n == 0 || n > LONG_ROWS {
+        return Ok(None);
+    }
+    let mut raw = vec![0u8; n * 24];
+    // SAFETY: the list's first `n` triples were written by the kernel.
+    unsafe { b.copy_to_host(&mut raw, list)? };
+    let word = |k: usize| u64::from_le_bytes(raw[k * 8..k * 8 + 8].try_into().unwrap_or([0; 8]));
+    Ok(Some(
+        (0..n)
+            .map(|i| (word(3 * i), word(3 * i + 1), word(3 * i + 2) as usize))
+            .collect(),
+    ))
 }

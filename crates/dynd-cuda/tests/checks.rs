@@ -1536,6 +1536,54 @@ pub fn long_rows_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
     let bits = |a: &Array| -> Vec<u64> { floats(a).iter().map(|v| v.to_bits()).collect() };
     let (h, g) = (compute::sort(&x).unwrap(), compute::sort(&d).unwrap());
     assert_eq!(bits(&h), bits(&g.to_host().unwrap()));
+    // Long rows among others: rows of a 2-D array, ragged rows of 5000 and
+    // 4100 values beside short and empty ones (the long ones take the
+    // grid each, after the thread-per-row kernel skipped them; the many
+    // launches of their radix sorts and scans tell), and reversed rows
+    // (a thread each).
+    let lens = [5000usize, 3, 0, 4100, 7];
+    for optional in [false, true] {
+        let r = ragged(BuiltinType::Float64, optional, &lens, 5);
+        let rev = r
+            .index(&[Index::ALL, Index::slice(None, None, -1)])
+            .unwrap();
+        let vals: Vec<(i64, bool)> = (0..3 * 4500)
+            .map(|k| ((k * 7919) % 23 - 11, k % 7 == 3))
+            .collect();
+        let m = crate::common::array(BuiltinType::Int32, optional, &[3, 4500], &vals);
+        // Reversed on the device (to_device would pack the rows in order).
+        let drev = r
+            .to_device(dev)
+            .unwrap()
+            .index(&[Index::ALL, Index::slice(None, None, -1)])
+            .unwrap();
+        for (what, x, d, long) in [
+            ("ragged", &r, r.to_device(dev).unwrap(), true),
+            ("reversed rows", &rev, drev, false),
+            ("3 * 4500", &m, m.to_device(dev).unwrap(), true),
+        ] {
+            let cumsum = callable::lookup("cumsum").unwrap();
+            for f in sorts.iter().chain([&cumsum]) {
+                let before = dynd_cuda::launch::launches();
+                let (h, g) = (f.call(&[x]), f.call(&[&d]));
+                let launches = dynd_cuda::launch::launches() - before;
+                let name = format!("{}({what}, {})", f.name(), x.tp());
+                if f.name() == "cumsum" && what != "3 * 4500" {
+                    // Float sums group their terms: compared to rounding.
+                    let (h, g) = (h.unwrap(), g.unwrap().to_host().unwrap());
+                    let (p, q) = (floats(&h), floats(&g));
+                    assert_eq!(p.len(), q.len(), "{name}");
+                    assert!(
+                        p.iter().zip(&q).all(|(u, v)| close(*u, *v, 1e-12)),
+                        "{name}"
+                    );
+                } else {
+                    same_outcome(&name, h, g, dev);
+                }
+                assert_eq!(launches > 3, long, "{name}: {launches} launches");
+            }
+        }
+    }
 }
 
 /// A host array `N * var * var * b` (`?b` when optional): outer rows of

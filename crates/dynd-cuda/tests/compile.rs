@@ -485,6 +485,7 @@ fn every_generated_selection_kernel_compiles() {
             sources.push(dynd_cuda::ragged::rebase_source(e, o, nk));
         }
         sources.push(dynd_cuda::nested::same_source(nk));
+        sources.push(dynd_cuda::rows::long_rows_source(nk));
         // Rows that may be missing: put together, and an integer within.
         for (item, flag) in [(24, 16), (32, 16)] {
             sources.push(dynd_cuda::option_rows::assemble_source(nk, item, flag));
