@@ -306,7 +306,7 @@ fn reduce(
 
 /// `true` when `f` is dynd's own callable `name` (the registered one, not
 /// a third party's of the same name).
-fn own(f: &Callable, name: &str) -> bool {
+pub(crate) fn own(f: &Callable, name: &str) -> bool {
     f.name() == name
         && dynd::callable::lookup(name)
             .map(|g| g.same(f))

@@ -41,8 +41,8 @@ pub fn call(f: &Callable, ordinal: u32, out: Option<&Array>, args: &[&Array]) ->
         Error::type_error(format!(
             "{} on nested var dims on {device} ({}): {why}; on nested device arrays run the \
              arithmetic functions and where (of nested arrays of the same outer rows, and host \
-             scalars), filter, take, indexing, cumsum, cumprod, sort, argsort and the \
-             reductions over the innermost dim (copy to the host with to_host() for the rest)",
+             scalars), filter, take, indexing, concatenate, cumsum, cumprod, sort, argsort and \
+             the reductions over the innermost dim (copy to the host with to_host() for the rest)",
             f.name(),
             args.iter()
                 .map(|a| a.tp().to_string())
@@ -52,6 +52,9 @@ pub fn call(f: &Callable, ordinal: u32, out: Option<&Array>, args: &[&Array]) ->
     };
     if out.is_some() {
         return Err(refuse("no output may be given"));
+    }
+    if crate::calls::own(f, "concatenate") {
+        return concatenate(f, ordinal, args);
     }
     let nested: Vec<usize> = (0..args.len())
         .filter(|&i| !args[i].device().is_cpu())
@@ -540,5 +543,121 @@ fn outer_index(
                 )
             }
         }
+    }
+}
+
+/// `concatenate(args)` (`f`) of nested device arrays on `cuda:ordinal`
+/// (`[N_i] * [fixed dims] * var * var * T`, along the first dim): the
+/// inner rows of all concatenated into one ragged array (ragged
+/// `concatenate`: lengths, scan, gather), and each array's outer
+/// descriptors moved onto its part of it (one kernel per array). Arrays
+/// whose outer rows are not packed descriptors (a view's `x[:, ::-1]`) are
+/// packed through the host first.
+///
+/// # Errors
+/// The host's type errors; `Type` for arguments that are not nested
+/// arrays of two var levels under a fixed dim.
+pub fn concatenate(f: &Callable, ordinal: u32, args: &[&Array]) -> Result<Array> {
+    let device = DeviceId::Cuda(ordinal);
+    let out_tp = f.resolve(&args.iter().map(|a| a.tp().clone()).collect::<Vec<_>>())?;
+    let refuse = |a: &Array| {
+        Error::type_error(format!(
+            "concatenate on {device}: {} beside nested arrays; on the device, nested arrays \
+             (a fixed dim first, then two var dims) concatenate with nested arrays of their \
+             own kind (copy the arrays to the host with to_host() for the rest)",
+            a.tp()
+        ))
+    };
+    let mut packed = Vec::with_capacity(args.len());
+    for a in args {
+        if a.device() != device {
+            return Err(Error::invalid_argument(format!(
+                "concatenate on {device}: {} is on {}; nothing moves implicitly",
+                a.tp(),
+                a.device()
+            )));
+        }
+        let l = a.nested_layout().map_err(|_| refuse(a))?;
+        if l.levels.len() != 2 || l.shape.is_empty() {
+            return Err(refuse(a));
+        }
+        packed.push(if l.levels[0] == (0, DESC as isize) {
+            (*a).clone()
+        } else {
+            a.to_host()?.to_device(device)?
+        });
+    }
+    let inner: Vec<Array> = packed
+        .iter()
+        .map(Array::nested_inner_rows)
+        .collect::<Result<_>>()?;
+    let refs: Vec<&Array> = inner.iter().collect();
+    let r = crate::concat::call(f, ordinal, &refs)?;
+    let mut shape = Vec::new();
+    let mut t = &out_tp;
+    while let dynd::types::TypeKind::FixedDim { size, elem } = t.kind() {
+        shape.push(*size);
+        t = elem;
+    }
+    let rows: usize = shape.iter().product();
+    let backend = launch::backend(ordinal)?;
+    let b: &dyn Backend = &*backend;
+    let (dblock, dptr) = b.alloc((rows * DESC).max(1))?;
+    let (mut rows_before, mut inner_before) = (0usize, 0usize);
+    for (a, i) in packed.iter().zip(&inner) {
+        let l = a.nested_layout()?;
+        let n: usize = l.shape.iter().product();
+        if n > 0 {
+            let (block, nk) = row_block_of(&l.shape, &l.strides);
+            let mut p = Params::default();
+            p.word(dptr.wrapping_add(rows_before * DESC) as u64)
+                .word(a.data_ptr() as u64)
+                .block(block)
+                .word(n as u64)
+                .word(0)
+                .word(i.data_ptr() as u64)
+                .word(r.data_ptr().wrapping_add(inner_before * DESC) as u64);
+            // SAFETY: (1) the rebase kernel's parameters in order: this
+            // array's part of the new outer descriptors (`n` of 16 bytes
+            // from `rows_before`), its outer descriptors, the parameter
+            // block, the row count, the outer offset (0: packed), its
+            // inner rows' block and their place in the concatenated rows.
+            // (2) Every outer row points into its inner block, whose rows
+            // lie in the same order in `r` from `inner_before`; all alive
+            // until the launch returns.
+            unsafe {
+                launch::counted(
+                    b,
+                    &rebase_source(DESC, DESC, nk),
+                    REBASE_KERNEL,
+                    launch::grid(b, n),
+                    &mut p.pointers(),
+                )?
+            };
+        }
+        rows_before += n;
+        inner_before += i.ragged_layout()?.shape[0];
+    }
+    if rows_before != rows {
+        return Err(Error::invalid_argument(format!(
+            "concatenate on {device}: the arguments hold {rows_before} outer rows, the result \
+             {out_tp} {rows}"
+        )));
+    }
+    let values = r
+        .ragged_values_block()
+        .ok_or_else(|| Error::type_error("the concatenated rows have no values block"))?;
+    let stride = r.ragged_layout()?.stride;
+    // SAFETY: the new outer descriptors (C order over the result's fixed
+    // dims: each array's rows in turn) point into `r`'s descriptors (16
+    // bytes apart, C order), which reach its values `stride` apart.
+    unsafe {
+        Array::nested_on_device(
+            &out_tp,
+            &shape,
+            (dptr, dblock),
+            (r.data_ref().clone(), DESC as isize),
+            (values, stride),
+        )
     }
 }
