@@ -2157,6 +2157,25 @@ pub fn option_rows_equal_the_host(dev: DeviceId) {
             dev,
         );
     }
+    // Records with `?var` fields: to the device and back; a field is rows
+    // that may be missing, a record apart, indexed as above.
+    let recs = j(
+        "4 * {a: ?var * float64, b: int32, c: var * ?int16}",
+        r#"[{"a": [1.5, 2], "b": 1, "c": [1]}, {"a": null, "b": 2, "c": []},
+            {"a": [], "b": 3, "c": [null, 2]}, {"a": [3, -1], "b": 4, "c": [5]}]"#,
+    );
+    for h in [recs.clone(), rev(&recs)] {
+        let d = h.to_device(dev).unwrap();
+        assert_eq!(d.to_host().unwrap().to_json(), h.to_json(), "{}", h.tp());
+        let (ha, da) = (h.field("a").unwrap(), d.field("a").unwrap());
+        assert_eq!(da.to_host().unwrap().to_json(), ha.to_json());
+        for ix in [
+            [Index::ALL, Index::At(-1)],
+            [Index::ALL, Index::slice(Some(1), None, 1)],
+        ] {
+            same_outcome("field a of records", ha.index(&ix), da.index(&ix), dev);
+        }
+    }
     // What the host refuses on `?var`, the device refuses alike.
     let d = x.to_device(dev).unwrap();
     same_outcome(

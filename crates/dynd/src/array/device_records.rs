@@ -1,6 +1,7 @@
 //! Records with var fields on a device (DESIGN §4, §14; issue #30):
 //! `[fixed dims] * {a: var * T, b: U, …}` — fixed dims over structs whose
-//! fields are plain values or var dims of plain values.
+//! fields are plain values or var dims of plain values (`?var` too: rows
+//! that may be missing, each descriptor followed by its present flag).
 //!
 //! On the device the records keep their host layout (C order over the
 //! fixed dims, each field at its offset); a var field's data is its rows'
@@ -23,6 +24,7 @@ use crate::exec::{self, Device};
 use crate::layout::{FixedDimMeta, VarDimData, VarDimMeta, arrmeta};
 use crate::memblock::{DeviceId, MemBlock};
 use crate::types::{Type, TypeKind};
+use std::mem::size_of;
 
 /// A var field: its data offset in the record, its arrmeta offset in the
 /// record's arrmeta, its var arrmeta, and its element type.
@@ -31,6 +33,26 @@ struct VarField {
     meta_at: usize,
     meta: VarDimMeta,
     elem: Type,
+    /// A `?var` field's present flag, its offset in the field.
+    flag: Option<usize>,
+}
+
+impl VarField {
+    /// The field's row in the packed record at `at` (its data offset
+    /// added): a missing row (`?var`) reads as empty, and is zeroed.
+    fn row(&self, packed: &mut [u8], at: usize) -> VarDimData {
+        if let Some(f) = self.flag
+            && packed[at + f] == 0
+        {
+            packed[at..at + size_of::<VarDimData>()].fill(0);
+            return VarDimData {
+                begin: std::ptr::null_mut(),
+                size: 0,
+            };
+        }
+        // SAFETY: the field's descriptor, 16 bytes of the packed record.
+        unsafe { arrmeta::read(packed.as_ptr().add(at)) }
+    }
 }
 
 /// The layout of records with var fields.
@@ -77,7 +99,10 @@ fn records(a: &Array) -> Option<Records> {
     };
     let mut vars = Vec::new();
     for (i, ft) in fields.types().iter().enumerate() {
-        match ft.kind() {
+        // A `?var` field: the descriptor, then its flag; the option's
+        // arrmeta is the var dim's.
+        let rows = ft.option_value().unwrap_or(ft);
+        match rows.kind() {
             TypeKind::VarDim { elem } if plain(elem) => {
                 let meta_at = fields.arrmeta_offsets()[i];
                 // SAFETY: the field's arrmeta (a VarDimMeta) lies at its
@@ -88,6 +113,7 @@ fn records(a: &Array) -> Option<Records> {
                     meta_at,
                     meta: m,
                     elem: elem.clone(),
+                    flag: ft.option_flag_offset(),
                 });
             }
             _ if plain(ft) => {}
@@ -179,9 +205,7 @@ impl Array {
             let mut sizes = Vec::with_capacity(rows);
             for k in 0..rows {
                 let at = k * size + v.data;
-                // SAFETY: the field's descriptor, 16 bytes of the packed
-                // record.
-                let d: VarDimData = unsafe { arrmeta::read(packed.as_ptr().add(at)) };
+                let d = v.row(&mut packed, at);
                 for j in 0..d.size {
                     let e = d
                         .begin
@@ -200,6 +224,9 @@ impl Array {
             let mut prefix = 0usize;
             for (k, &n) in sizes.iter().enumerate() {
                 let at = k * size + v.data;
+                if v.flag.is_some_and(|f| packed[at + f] == 0) {
+                    continue;
+                }
                 let begin = (ptr as u64).wrapping_add((prefix * esize) as u64);
                 packed[at..at + 8].copy_from_slice(&begin.to_ne_bytes());
                 prefix += n;
@@ -242,9 +269,7 @@ impl Array {
         for v in &r.vars {
             let esize = v.elem.data_size() as isize;
             let descs: Vec<VarDimData> = (0..rows)
-                // SAFETY: the field's descriptor, 16 bytes of the packed
-                // record k.
-                .map(|k| unsafe { arrmeta::read(packed.as_ptr().add(k * size + v.data)) })
+                .map(|k| v.row(&mut packed, k * size + v.data))
                 .collect();
             let span = descs
                 .iter()
