@@ -86,9 +86,14 @@ pub fn call(f: &Callable, ordinal: u32, out: Option<&Array>, args: &[&Array]) ->
     let (r, ragged) = if let Some(reduction) = Reduction::of(f) {
         let reduced = reduction.reduced_axes(a.tp())?;
         let n = reduced.len();
+        if let Some(r) = over_both_levels(reduction, &reduced, a, &out_tp)? {
+            return Ok(r);
+        }
         if !reduced[n - 1] || reduced[..n - 1].iter().any(|r| *r) || reduction.keepdims() {
             return Err(refuse(
-                "reductions run over the innermost dim alone (axis -1), without keepdims",
+                "reductions run over the innermost dim alone (axis -1), over both var dims \
+                 (axis=(-2, -1)) or every axis (sum, prod, min, max, count, any, all), without \
+                 keepdims",
             ));
         }
         let per_row = reduction.with(Some(&[-1]), false);
@@ -105,6 +110,52 @@ pub fn call(f: &Callable, ordinal: u32, out: Option<&Array>, args: &[&Array]) ->
             e
         }
     })
+}
+
+/// `reduction` of the nested device array `a` over both its var levels
+/// (`axis=(-2, -1)`) or every axis, as two reductions: each inner row,
+/// then the resulting rows (a count's counts summed) — `sum`, `prod`,
+/// `min`, `max`, `count`, `any`, `all`, whose results compose (integers
+/// exactly; float sums group their terms by inner row). `None` for other
+/// reductions and axes (the caller refuses them).
+///
+/// # Errors
+/// The errors of the two reductions.
+fn over_both_levels(
+    reduction: &Reduction,
+    reduced: &[bool],
+    a: &Array,
+    out_tp: &dynd::Type,
+) -> Result<Option<Array>> {
+    use dynd::callable::reduce::BuiltinReduction as K;
+    let n = reduced.len();
+    let both = reduced[n - 1] && reduced[n - 2];
+    let every = reduced.iter().all(|r| *r);
+    let fixed_kept = reduced[..n - 2].iter().all(|r| !r);
+    let Some(kind) = reduction.kind() else {
+        return Ok(None);
+    };
+    let composes = matches!(
+        kind,
+        K::Sum | K::Prod | K::Min | K::Max | K::Count | K::Any | K::All
+    );
+    if !composes || !both || reduction.keepdims() || !(every || fixed_kept) {
+        return Ok(None);
+    }
+    let rows = reduction.with(Some(&[-1]), false).call(&[a])?;
+    let then = if kind == K::Count { K::Sum } else { kind };
+    let axes: Option<&[isize]> = if every { None } else { Some(&[-1]) };
+    let r = Reduction::builtin(then).with(axes, false).call(&[&rows])?;
+    if r.tp() != out_tp {
+        return Err(Error::type_error(format!(
+            "{} over both var dims of {} on {}: the two steps give {}, not {out_tp}",
+            reduction.name(),
+            a.tp(),
+            a.device(),
+            r.tp()
+        )));
+    }
+    Ok(Some(r))
 }
 
 /// The kernel checking that two nested arrays have the same rows.

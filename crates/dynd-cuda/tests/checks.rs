@@ -1676,6 +1676,28 @@ pub fn nested_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
         }
     }
     assert_eq!(n, types.len() * 2 * 3 * 11);
+    // Over both var dims and every axis, the reductions that compose.
+    for &b in &types {
+        for optional in [false, true] {
+            let h = nested(b, optional, &[3, 0, 1, 4], 7);
+            let rev = h.index(&[Index::slice(None, None, -1)]).unwrap();
+            for x in [&h, &rev] {
+                for kind in [
+                    BuiltinReduction::Sum,
+                    BuiltinReduction::Prod,
+                    BuiltinReduction::Min,
+                    BuiltinReduction::Max,
+                    BuiltinReduction::Count,
+                    BuiltinReduction::Any,
+                    BuiltinReduction::All,
+                ] {
+                    for axes in [Some(&[-2isize, -1][..]), Some(&[1, 2][..]), None] {
+                        reduction_equals_the_host(dev, x, "nested", kind, axes, false);
+                    }
+                }
+            }
+        }
+    }
     // What does not run there says so.
     let d = nested(BuiltinType::Int32, false, &[2, 1], 1)
         .to_device(dev)
@@ -1683,6 +1705,7 @@ pub fn nested_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
     for e in [
         compute::sum(&d, Some(&[0]), false).unwrap_err(),
         compute::sum(&d, Some(&[-1]), true).unwrap_err(),
+        compute::mean(&d, Some(&[-2, -1]), false).unwrap_err(),
         compute::is_null(&d).unwrap_err(),
     ] {
         assert_eq!(e.kind(), ErrorKind::Type, "{e}");
