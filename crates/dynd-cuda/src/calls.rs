@@ -164,6 +164,9 @@ impl DeviceAssign for CudaCalls {
                 "the CUDA runtime was given an assignment into {device}"
             )));
         };
+        if dst.nested_layout().is_ok() {
+            return crate::nested::assign(dst, src, mode);
+        }
         for (what, a) in [("into", dst), ("from", src)] {
             if !a.device().is_cpu() && (a.nested_layout().is_ok() || a.option_rows().is_ok()) {
                 return Err(Error::type_error(format!(

@@ -606,6 +606,16 @@ fn every_generated_ragged_broadcast_kernel_compiles() {
                 sources.push(broadcast::source(&k, &[Kind::Ragged], 1, Out::Rows));
                 sources.push(broadcast::source(&k, &[Kind::Fixed], 2, Out::Rows));
                 sources.push(broadcast::source(&k, &[Kind::Ragged], 1, Out::Strided));
+                // Into nested rows, from a scalar and from nested rows.
+                sources.push(dynd_cuda::nested::assign_source(&k, false, 1));
+                let scalar = Elementwise {
+                    inputs: vec![Operand {
+                        place: Place::Scalar,
+                        ..k.inputs[0].clone()
+                    }],
+                    ..k.clone()
+                };
+                sources.push(dynd_cuda::nested::assign_source(&scalar, true, 2));
             }
         }
     }

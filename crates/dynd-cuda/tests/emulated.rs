@@ -263,3 +263,10 @@ fn nested_calls_equal_the_host() {
         checks::nested_calls_equal_the_host(EMU);
     }
 }
+
+#[test]
+fn nested_outputs_equal_the_host() {
+    if emu() {
+        checks::nested_outputs_equal_the_host(EMU);
+    }
+}

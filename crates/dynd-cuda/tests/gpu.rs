@@ -291,3 +291,10 @@ fn nested_calls_equal_the_host() {
         checks::nested_calls_equal_the_host(GPU);
     }
 }
+
+#[test]
+fn nested_outputs_equal_the_host() {
+    if gpu() {
+        checks::nested_outputs_equal_the_host(GPU);
+    }
+}

@@ -202,6 +202,11 @@ def test_nested_var_dims_on_the_device():
     # x[x > 2] one level down).
     assert str((d + d).cpu()) == str(x + x)
     assert str(d[d > 2.0].cpu()) == str(x[x > 2.0])
+    # Assignments into nested rows: a scalar into the rows a view reaches.
+    h, e = x.copy(), x.copy().to(DEV)
+    h[1:] = 0.5
+    e[1:] = 0.5
+    assert str(e.cpu()) == str(h)
     # Mask and index arrays work in Python's indexing on ragged rows.
     r = dynd.array([[1.0, -2.0, 3.0], [], [4.0]], type="3 * var * float64")
     dr = r.to(DEV)
