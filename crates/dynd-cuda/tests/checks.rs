@@ -1676,8 +1676,10 @@ pub fn nested_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
         }
     }
     assert_eq!(n, types.len() * 2 * 3 * 11);
-    // Over both var dims and every axis, the reductions that compose.
-    for &b in &types {
+    // Over both var dims and every axis, the reductions that compose (the
+    // first and last types: the emulator under valgrind runs this too).
+    let ends = [types[0], types[types.len() - 1]];
+    for &b in &ends {
         for optional in [false, true] {
             let h = nested(b, optional, &[3, 0, 1, 4], 7);
             let rev = h.index(&[Index::slice(None, None, -1)]).unwrap();
