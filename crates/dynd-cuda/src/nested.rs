@@ -133,8 +133,10 @@ pub fn call(f: &Callable, ordinal: u32, out: Option<&Array>, args: &[&Array]) ->
 /// (`axis=(-2, -1)`) or every axis, as two reductions: each inner row,
 /// then the resulting rows (a count's counts summed) — `sum`, `prod`,
 /// `min`, `max`, `count`, `any`, `all`, whose results compose (integers
-/// exactly; float sums group their terms by inner row). `None` for other
-/// reductions and axes (the caller refuses them).
+/// exactly; float sums group their terms by inner row) — and `mean` as
+/// their sum over their count (missing where none; not of float32
+/// values). `None` for other reductions and axes (the caller refuses
+/// them).
 ///
 /// # Errors
 /// The errors of the two reductions.
@@ -156,8 +158,39 @@ fn over_both_levels(
         kind,
         K::Sum | K::Prod | K::Min | K::Max | K::Count | K::Any | K::All
     );
-    if !composes || !both || reduction.keepdims() || !(every || fixed_kept) {
+    // A mean is a sum over a count, missing where nothing was counted
+    // (its sum exact or in float64: not of float32 values, whose host mean
+    // adds in float64).
+    let float32 = a
+        .nested_layout()?
+        .elem
+        .dtype()
+        .to_string()
+        .ends_with("float32");
+    let mean = kind == K::Mean && !float32;
+    if !(composes || mean) || !both || reduction.keepdims() || !(every || fixed_kept) {
         return Ok(None);
+    }
+    if mean {
+        let axes: Option<&[isize]> = if every { None } else { Some(&[-2, -1]) };
+        let sum = Reduction::builtin(K::Sum).with(axes, false).call(&[a])?;
+        let count = Reduction::builtin(K::Count).with(axes, false).call(&[a])?;
+        // In float64 (an integer sum times 1.0, exactly); a count of 0
+        // gives NaN here, masked below.
+        let sum = dynd::compute::multiply(&sum, &Array::from(1.0f64))?;
+        let q = dynd::compute::divide(&sum, &count)?;
+        let some = dynd::compute::greater(&count, &Array::from(0i64))?;
+        let missing = Array::from_json("?float64", "null")?;
+        let r = dynd::compute::where_(&some, &q, &missing)?;
+        if r.tp() != out_tp {
+            return Err(Error::type_error(format!(
+                "mean over both var dims of {} on {}: sum over count gives {}, not {out_tp}",
+                a.tp(),
+                a.device(),
+                r.tp()
+            )));
+        }
+        return Ok(Some(r));
     }
     let rows = reduction.with(Some(&[-1]), false).call(&[a])?;
     let then = if kind == K::Count { K::Sum } else { kind };

@@ -1692,7 +1692,11 @@ pub fn nested_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
                     BuiltinReduction::Count,
                     BuiltinReduction::Any,
                     BuiltinReduction::All,
+                    BuiltinReduction::Mean,
                 ] {
+                    if kind == BuiltinReduction::Mean && b == BuiltinType::Float32 {
+                        continue;
+                    }
                     for axes in [Some(&[-2isize, -1][..]), Some(&[1, 2][..]), None] {
                         reduction_equals_the_host(dev, x, "nested", kind, axes, false);
                     }
@@ -1707,7 +1711,7 @@ pub fn nested_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
     for e in [
         compute::sum(&d, Some(&[0]), false).unwrap_err(),
         compute::sum(&d, Some(&[-1]), true).unwrap_err(),
-        compute::mean(&d, Some(&[-2, -1]), false).unwrap_err(),
+        compute::var(&d, Some(&[-2, -1]), false).unwrap_err(),
         compute::is_null(&d).unwrap_err(),
     ] {
         assert_eq!(e.kind(), ErrorKind::Type, "{e}");
