@@ -2451,16 +2451,29 @@ pub fn nested_calls_equal_the_host(dev: DeviceId) {
     let flat = j("2 * var * int32", "[[1], []]").to_device(dev).unwrap();
     let e = cat.call(&[&x.to_device(dev).unwrap(), &flat]).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Type), "{e}");
-    // Outer rows of 1 the host broadcasts: not on the device yet.
+    // Outer rows of 1 beside longer ones broadcast (every array expanded
+    // to the common outer rows), both ways round, in where and filter too.
     let (dx, d1) = (x.to_device(dev).unwrap(), outer1.to_device(dev).unwrap());
-    let host = compute::add(&x, &outer1);
-    assert!(
-        host.is_ok(),
-        "the host broadcasts outer rows of 1: {host:?}"
+    same_outcome(
+        "x + outer rows of 1",
+        compute::add(&x, &outer1),
+        compute::add(&dx, &d1),
+        dev,
     );
-    let e = compute::add(&dx, &d1).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Type, "{e}");
-    assert!(e.message().contains("do not run there yet"), "{e}");
+    same_outcome(
+        "outer rows of 1 - x",
+        compute::subtract(&outer1, &x),
+        compute::subtract(&d1, &dx),
+        dev,
+    );
+    let m1 = compute::greater(&outer1, &Array::from(2i32)).unwrap();
+    let dm1 = m1.to_device(dev).unwrap();
+    same_outcome(
+        "where(outer rows of 1, x, y)",
+        compute::where_(&m1, &x, &y),
+        compute::where_(&dm1, &dx, &y.to_device(dev).unwrap()),
+        dev,
+    );
 }
 
 /// Assignments into nested device arrays and outputs given on nested var
