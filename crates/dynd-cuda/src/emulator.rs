@@ -14,7 +14,7 @@
 //! on the block's barrier (here, in Rust); `__shared__` variables are
 //! statics, so the blocks of a launch run one after another (the threads
 //! of a block at once, one host thread each); `atomicMin` (and
-//! `atomicAdd`, a fetch-and-add) is a
+//! `atomicMax`, and `atomicAdd`, a fetch-and-add) is a
 //! compare-and-swap loop; the bit casts (`__int_as_float`, …) copy bytes;
 //! math functions are the C library's. It compiles with
 //! `-ffp-contract=off`, as NVRTC with `--fmad=false`, so `+ - * /` and
@@ -64,6 +64,11 @@ static inline unsigned long long atomicMin(unsigned long long* p, unsigned long 
 }
 static inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
   return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+static inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
+  unsigned long long old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+  while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+  return old;
 }
 using std::isnan; using std::isinf; using std::isfinite; using std::signbit;
 using std::sqrt; using std::exp; using std::log; using std::sin; using std::cos; using std::tan;

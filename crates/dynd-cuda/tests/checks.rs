@@ -1704,12 +1704,39 @@ pub fn nested_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
             }
         }
     }
+    // Over the outer var dim (position by position over the inner rows of
+    // each outer row), with the fixed dim too, every reduction.
+    for &b in &ends {
+        for optional in [false, true] {
+            let h = nested(b, optional, &[3, 0, 1, 4], 11);
+            let rev = h.index(&[Index::slice(None, None, -1)]).unwrap();
+            for x in [&h, &rev] {
+                for kind in BuiltinReduction::ALL {
+                    if kind == BuiltinReduction::Mean && b == BuiltinType::Float32 {
+                        continue;
+                    }
+                    reduction_equals_the_host(dev, x, "nested", kind, Some(&[-2]), false);
+                    if !matches!(kind, BuiltinReduction::ArgMin | BuiltinReduction::ArgMax) {
+                        reduction_equals_the_host(dev, x, "nested", kind, Some(&[0, 1]), false);
+                    }
+                }
+            }
+        }
+    }
+    let h = nested(BuiltinType::Int32, false, &[3, 0, 1, 4], 11);
+    let e = compute::argmax(&h.to_device(dev).unwrap(), Some(&[0, 1]), false).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Type, "{e}");
+    assert!(
+        e.message().contains("positions are not counted there yet"),
+        "{e}"
+    );
     // What does not run there says so.
     let d = nested(BuiltinType::Int32, false, &[2, 1], 1)
         .to_device(dev)
         .unwrap();
     for e in [
         compute::sum(&d, Some(&[0]), false).unwrap_err(),
+        compute::sum(&d, Some(&[-2]), true).unwrap_err(),
         compute::sum(&d, Some(&[-1]), true).unwrap_err(),
         compute::var(&d, Some(&[-2, -1]), false).unwrap_err(),
         compute::is_null(&d).unwrap_err(),
