@@ -106,7 +106,7 @@ pub fn call(f: &Callable, ordinal: u32, out: Option<&Array>, args: &[&Array]) ->
         if let Some(r) = over_both_levels(reduction, &reduced, a, &out_tp)? {
             return Ok(r);
         }
-        if reduced[n - 2] && !reduced[n - 1] && !reduction.keepdims() {
+        if reduced[n - 2] && !reduction.keepdims() {
             return over_outer(reduction, &reduced, ordinal, a, out_tp);
         }
         if !reduced[n - 1] || reduced[..n - 1].iter().any(|r| *r) || reduction.keepdims() {
@@ -252,15 +252,17 @@ pub fn pad_source(nk: usize) -> String {
 }
 
 /// `reduction` of the nested device array `a` over its outer var dim
-/// (and fixed dims, `reduced`), the inner var dim kept — position by
+/// (and fixed dims and the inner var dim, `reduced`): the outer rows are
+/// padded with empty inner rows to the longest, `R`, and the result is
+/// the ragged reduction of `[fixed dims] * R * var * T` over the same axes
+/// ([`crate::ragged_axes`]). The inner var dim kept, that is position by
 /// position over the inner rows of each outer row, as the host (and
-/// awkward) reduce: the outer rows padded with empty inner rows to the
-/// longest, `R`, the result is the ragged reduction over the padded dim
-/// of `[fixed dims] * R * var * T` ([`crate::ragged_axes`]; an inner row's
-/// position is its index in its outer row). With fixed dims reduced too,
-/// `argmin`/`argmax` (whose positions count differently there) are
-/// refused, as are outer rows so uneven that the padding would pass four
-/// times the inner rows.
+/// awkward) reduce (an inner row's position is its index in its outer
+/// row); reduced too, each outer row's values together (positions count
+/// them in C order; the empty rows add none). `argmin`/`argmax` with fixed
+/// dims reduced and the inner var dim kept (whose positions count
+/// differently there) are refused, as are outer rows so uneven that the
+/// padding would pass four times the inner rows.
 ///
 /// # Errors
 /// `Type` for what is refused; the device's errors.
@@ -284,7 +286,7 @@ fn over_outer(
     let n = reduced.len();
     let fixed_reduced = reduced[..n - 2].iter().any(|r| *r);
     let positions = matches!(reduction.kind(), Some(K::ArgMin | K::ArgMax));
-    if fixed_reduced && positions {
+    if fixed_reduced && positions && !reduced[n - 1] {
         return Err(refuse(
             "with fixed dims reduced too, positions are not counted there yet",
         ));
@@ -379,7 +381,10 @@ fn over_outer(
     fixed.push(true);
     crate::ragged_axes::call(
         reduction,
-        crate::ragged_axes::Axes { fixed, var: false },
+        crate::ragged_axes::Axes {
+            fixed,
+            var: reduced[n - 1],
+        },
         ordinal,
         &padded,
         out_tp,
