@@ -23,7 +23,7 @@ use crate::rows::row_block_of;
 use dynd::callable::reduce::Reduction;
 use dynd::callable::sort::RowOp;
 use dynd::callable::{Callable, arith};
-use dynd::memblock::DeviceId;
+use dynd::memblock::{DeviceId, MemBlock};
 use dynd::{Array, Error, Result};
 
 /// Bytes of a row descriptor.
@@ -90,10 +90,9 @@ pub fn call(f: &Callable, ordinal: u32, out: Option<&Array>, args: &[&Array]) ->
         return Err(refuse("the other arguments must be 0-d host scalars"));
     }
     let a = args[x];
-    let layout = a.nested_layout()?;
-    if layout.levels.len() != 2 {
-        return Err(refuse("two var dims run there, not more"));
-    }
+    // Two var levels or more: the innermost rows compute, the levels above
+    // are moved onto the result ([`over_inner`]).
+    let depth = a.nested_layout()?.levels.len();
     let out_tp = f.resolve(&args.iter().map(|a| a.tp().clone()).collect::<Vec<_>>())?;
     let inner = a.nested_inner_rows()?;
     let mut inner_args: Vec<&Array> = args.to_vec();
@@ -103,17 +102,19 @@ pub fn call(f: &Callable, ordinal: u32, out: Option<&Array>, args: &[&Array]) ->
     let (r, ragged) = if let Some(reduction) = Reduction::of(f) {
         let reduced = reduction.reduced_axes(a.tp())?;
         let n = reduced.len();
-        if let Some(r) = over_both_levels(reduction, &reduced, a, &out_tp)? {
+        if depth == 2
+            && let Some(r) = over_both_levels(reduction, &reduced, a, &out_tp)?
+        {
             return Ok(r);
         }
-        if reduced[n - 2] && !reduction.keepdims() {
+        if depth == 2 && reduced[n - 2] && !reduction.keepdims() {
             return over_outer(reduction, &reduced, ordinal, a, out_tp);
         }
         if !reduced[n - 1] || reduced[..n - 1].iter().any(|r| *r) || reduction.keepdims() {
             return Err(refuse(
-                "reductions run over the innermost dim alone (axis -1), the outer var dim \
-                 (axis -2, with fixed dims too), both var dims (axis=(-2, -1)) or every axis \
-                 (sum, prod, min, max, count, any, all, mean), without keepdims",
+                "reductions run over the innermost dim alone (axis -1), and with two var dims \
+                 over the outer var dim (axis -2, with fixed dims too), both var dims or every \
+                 axis, without keepdims",
             ));
         }
         let per_row = reduction.with(Some(&[-1]), false);
@@ -820,15 +821,17 @@ fn several(
     })
 }
 
-/// The nested result of type `out_tp` of a result `r` over the inner rows
-/// `inner` of the nested device array `a` (on `cuda:ordinal`): one value
-/// per inner row (`ragged` false: the result is ragged over the outer
-/// rows), or one row per inner row (the result is nested). One kernel
-/// moves `a`'s outer descriptors onto `r`.
+/// The nested result of type `out_tp` of a result `r` over the innermost
+/// rows `inner` of the nested device array `a` (on `cuda:ordinal`, two
+/// var levels or more): one value per inner row (`ragged` false: the
+/// innermost var level is gone), or one row per inner row. The levels
+/// above are moved onto `r`, innermost first: one kernel per level copies
+/// its descriptors (a whole block of them, or the outer rows) pointing at
+/// the new copy of the block below.
 ///
 /// # Errors
-/// `Type` when the outer rows are not whole descriptors apart; the
-/// device's errors.
+/// `Type` when the rows are not whole descriptors apart; the device's
+/// errors.
 fn over_inner(
     ordinal: u32,
     a: &Array,
@@ -838,78 +841,102 @@ fn over_inner(
     out_tp: &dynd::Type,
 ) -> Result<Array> {
     let layout = a.nested_layout()?;
+    let k = layout.levels.len();
     let refuse = |why: &str| Error::type_error(why.to_string());
     let backend = launch::backend(ordinal)?;
     let b: &dyn Backend = &*backend;
-    // Each row's result at the row's place: a value, or a descriptor.
+    // Each inner row's result at the row's place: a value, or a
+    // descriptor.
     let osize = if ragged {
         DESC
     } else {
         r.tp().dtype().data_size()
     };
-    let (off0, stride0) = layout.levels[0];
-    if stride0 % DESC as isize != 0 {
-        return Err(refuse("the outer rows are not whole descriptors apart"));
+    if layout.levels[..k - 1]
+        .iter()
+        .any(|(_, s)| s % DESC as isize != 0)
+    {
+        return Err(refuse("the rows are not whole descriptors apart"));
     }
-    let rows: usize = layout.shape.iter().product();
-    let (dblock, dptr) = b.alloc((rows * DESC).max(1))?;
-    if rows > 0 {
-        let (block, nk) = row_block_of(&layout.shape, &layout.strides);
-        let mut p = Params::default();
-        p.word(dptr as u64)
-            .word(a.data_ptr() as u64)
-            .block(block)
-            .word(rows as u64)
-            .word(off0 as u64)
-            .word(inner.data_ptr() as u64)
-            .word(r.data_ptr() as u64);
-        // SAFETY: (1) the rebase kernel's parameters in order: the new
-        // outer descriptors (`rows` of 16 bytes), the array's, the
-        // parameter block, the row count, the outer level's offset, the
-        // rows' block (the inner view's data) and the result over them.
-        // (2) Every outer row points into the rows' block, whose result has
-        // one element of `osize` bytes per descriptor; all alive until the
-        // launch returns.
-        unsafe {
-            launch::counted(
-                b,
-                &rebase_source(DESC, osize, nk),
-                REBASE_KERNEL,
-                launch::grid(b, rows),
-                &mut p.pointers(),
-            )?
-        };
-    }
-    let stride = stride0 / DESC as isize * osize as isize;
+    // Moves the descriptors of level `level` (`n` rows laid out as `shape`
+    // / `strides` from `descs`) from the block at `from` to its new copy
+    // at `to` (elements of `to_size` bytes there), into new rows.
+    let rebase = |descs: u64,
+                  (shape, strides): (&[usize], &[isize]),
+                  level: usize,
+                  (from, to, to_size): (u64, u64, usize)|
+     -> Result<(MemBlock, *mut u8)> {
+        let n: usize = shape.iter().product();
+        let (block, ptr) = b.alloc((n * DESC).max(1))?;
+        if n > 0 {
+            let (pblock, nk) = row_block_of(shape, strides);
+            let mut p = Params::default();
+            p.word(ptr as u64)
+                .word(descs)
+                .block(pblock)
+                .word(n as u64)
+                .word(layout.levels[level].0 as u64)
+                .word(from)
+                .word(to);
+            // SAFETY: (1) the rebase kernel's parameters in order: the new
+            // descriptors (`n` of 16 bytes), the old ones, the parameter
+            // block, the row count, the level's offset, the block they
+            // point into and its new copy. (2) Every row points into the
+            // old block, whose copy has one element of `to_size` bytes per
+            // descriptor of it; all alive until the launch returns.
+            unsafe {
+                launch::counted(
+                    b,
+                    &rebase_source(DESC, to_size, nk),
+                    REBASE_KERNEL,
+                    launch::grid(b, n),
+                    &mut p.pointers(),
+                )?
+            };
+        }
+        Ok((block, ptr))
+    };
+    // From the innermost row level up: the descriptors of level l (in the
+    // block of level l - 1, or the data for level 0) point into the block
+    // of level l, replaced by its new copy (the result over the inner
+    // rows, for level k - 2).
+    let blocks = a.nested_level_blocks()?;
+    let mut into: (u64, u64, usize) = (inner.data_ptr() as u64, r.data_ptr() as u64, osize);
+    let mut levels: Vec<(MemBlock, isize)> = Vec::new();
+    let stride = layout.levels[k - 2].1 / DESC as isize * osize as isize;
     if ragged {
         let values = r
             .ragged_values_block()
             .ok_or_else(|| refuse("the result over the rows has no values block"))?;
-        let vstride = r.ragged_layout()?.stride;
-        // SAFETY: the new outer descriptors point into the result's rows
-        // (its data, `stride` apart), whose descriptors reach its values.
-        unsafe {
-            Array::nested_on_device(
-                out_tp,
-                &layout.shape,
-                (dptr, dblock),
-                (r.data_ref().clone(), stride),
-                (values, vstride),
-            )
-        }
-    } else {
+        levels.push((values, r.ragged_layout()?.stride));
+    }
+    levels.push((r.data_ref().clone(), stride));
+    for level in (1..k - 1).rev() {
+        let (_, base, bytes) = &blocks[level - 1];
+        let m = bytes / DESC;
+        let (block, ptr) = rebase(*base as u64, (&[m], &[DESC as isize]), level, into)?;
+        levels.push((block, layout.levels[level - 1].1));
+        into = (*base as u64, ptr as u64, DESC);
+    }
+    levels.reverse();
+    let (dblock, dptr) = rebase(
+        a.data_ptr() as u64,
+        (&layout.shape, &layout.strides),
+        0,
+        into,
+    )?;
+    if levels.len() == 1 {
+        let (values, stride) = levels.remove(0);
         // SAFETY: the new outer descriptors point into the result's values
         // (one per inner row, `stride` apart).
-        unsafe {
-            Array::ragged_on_device(
-                out_tp,
-                &layout.shape,
-                (dptr, dblock),
-                r.data_ref().clone(),
-                stride,
-            )
-        }
+        return unsafe {
+            Array::ragged_on_device(out_tp, &layout.shape, (dptr, dblock), values, stride)
+        };
     }
+    // SAFETY: the new outer descriptors point into the first level's new
+    // block, each level's into the next's, the last's into the result's
+    // values, each `stride` apart as before (the result's scaled).
+    unsafe { Array::nested_levels_on_device(out_tp, &layout.shape, (dptr, dblock), levels) }
 }
 
 /// `ix` within each row of var level `level` (0: the outer var dim, 1:

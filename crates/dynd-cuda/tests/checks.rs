@@ -2610,3 +2610,67 @@ pub fn nested_outputs_equal_the_host(dev: DeviceId) {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Type, "{e}");
 }
+
+/// Three and four var levels (`N * var * var * var * T`, …) on the device:
+/// they round-trip, and what runs on the innermost rows — the elementwise
+/// functions with host scalars, the row operations, the reductions over
+/// axis -1 — equals the host's (every level above moved onto the
+/// result), on a reversed view too; other reductions say what runs.
+pub fn deep_nested_equal_the_host(dev: DeviceId) {
+    use dynd::callable::reduce::{BuiltinReduction, Reduction};
+    let j = |tp: &str, json: &str| Array::from_json(tp, json).unwrap();
+    let xs = [
+        j(
+            "2 * var * var * var * int32",
+            "[[[[1, 2], []], [], [[3], [4, 5, 6]]], [[[7]], [[], [8, 9]]]]",
+        ),
+        j(
+            "3 * var * var * var * ?float64",
+            "[[[[1.5, null], [2]]], [], [[[], [null]], [[3, -1, 0.5]]]]",
+        ),
+        j(
+            "2 * var * var * var * var * int16",
+            "[[[[[1], [2, 3]], [[]]], []], [[[[4, 5]]]]]",
+        ),
+    ];
+    let mut compared = 0;
+    for h in &xs {
+        for h in [h.clone(), h.index(&[Index::slice(None, None, -1)]).unwrap()] {
+            let d = h.to_device(dev).unwrap();
+            assert_eq!(d.to_host().unwrap().to_json(), h.to_json(), "{}", h.tp());
+            let name = h.tp().to_string();
+            for (what, f, args) in [
+                ("x + 2", "add", vec![Array::from(2i8)]),
+                ("x > 0", "greater", vec![Array::from(0.0f64)]),
+                ("-x", "negative", vec![]),
+                ("sort", "sort", vec![]),
+                ("cumsum", "cumsum", vec![]),
+            ] {
+                let f = callable::lookup(f).unwrap();
+                let mut ha = vec![&h];
+                ha.extend(args.iter());
+                let mut da = vec![&d];
+                da.extend(args.iter());
+                same_outcome(&format!("{what} of {name}"), f.call(&ha), f.call(&da), dev);
+                compared += 1;
+            }
+            for kind in [
+                BuiltinReduction::Sum,
+                BuiltinReduction::Max,
+                BuiltinReduction::ArgMin,
+                BuiltinReduction::Mean,
+                BuiltinReduction::Count,
+            ] {
+                reduction_equals_the_host(dev, &h, "deep", kind, Some(&[-1]), false);
+                compared += 1;
+            }
+            let e = Reduction::builtin(BuiltinReduction::Sum)
+                .with(Some(&[-2]), false)
+                .call(&[&d])
+                .unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Type, "{e}");
+            assert!(e.message().contains("axis -1"), "{e}");
+        }
+    }
+    assert_eq!(compared, 3 * 2 * 10);
+}

@@ -270,3 +270,10 @@ fn nested_outputs_equal_the_host() {
         checks::nested_outputs_equal_the_host(EMU);
     }
 }
+
+#[test]
+fn deep_nested_equal_the_host() {
+    if emu() {
+        checks::deep_nested_equal_the_host(EMU);
+    }
+}

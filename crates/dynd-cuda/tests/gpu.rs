@@ -298,3 +298,10 @@ fn nested_outputs_equal_the_host() {
         checks::nested_outputs_equal_the_host(GPU);
     }
 }
+
+#[test]
+fn deep_nested_equal_the_host() {
+    if gpu() {
+        checks::deep_nested_equal_the_host(GPU);
+    }
+}

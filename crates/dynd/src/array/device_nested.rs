@@ -203,26 +203,27 @@ impl Array {
         })
     }
 
-    /// The innermost level of a nested ragged device array of two var
-    /// levels as a ragged array of its own: every descriptor of the block
-    /// the outer level points into, as rows `M * var * E` (C order, the
-    /// block's whole span: rows no outer row reaches included, as a device
-    /// runtime allocates them), the inner var dim's arrmeta shared.
+    /// The innermost level of a nested ragged device array (two var levels
+    /// or more) as a ragged array of its own: every descriptor of the block
+    /// the level above points into, as rows `M * var * E` (C order, the
+    /// block's whole span: rows no row above reaches included, as a device
+    /// runtime allocates them), the innermost var dim's arrmeta shared.
     ///
     /// # Errors
-    /// `Type` for other arrays (another type, more var levels, a block a
-    /// device runtime did not allocate).
+    /// `Type` for other arrays (another type, a block a device runtime did
+    /// not allocate).
     pub fn nested_inner_rows(&self) -> Result<Array> {
         let n = nested(self)
-            .filter(|n| n.vars.len() == 2 && !self.device().is_cpu())
+            .filter(|_| !self.device().is_cpu())
             .ok_or_else(|| {
                 Error::type_error(format!(
-                    "{} on {} is not a device array of fixed dims, then two var dims",
+                    "{} on {} is not a device array of fixed dims, then var dims",
                     self.tp(),
                     self.device()
                 ))
             })?;
-        let raw = std::ptr::NonNull::new(n.vars[0].blockref)
+        let k = n.vars.len();
+        let raw = std::ptr::NonNull::new(n.vars[k - 2].blockref)
             .ok_or_else(|| Error::type_error(format!("{} has no row block", self.tp())))?;
         // SAFETY: the var dim's blockref is a live block referenced by this
         // array's arrmeta; borrowing takes a reference of its own.
@@ -234,7 +235,7 @@ impl Array {
             ))
         })?;
         let m = bytes / DESC;
-        let raw = std::ptr::NonNull::new(n.vars[1].blockref)
+        let raw = std::ptr::NonNull::new(n.vars[k - 1].blockref)
             .ok_or_else(|| Error::type_error(format!("{} has no values block", self.tp())))?;
         // SAFETY: as above, for the inner level's block.
         let values = unsafe { MemBlock::from_borrowed(raw) };
@@ -248,9 +249,88 @@ impl Array {
                 &[m],
                 (base, inner),
                 values,
-                (n.vars[1].stride, n.vars[1].offset),
+                (n.vars[k - 1].stride, n.vars[k - 1].offset),
             )
         })
+    }
+
+    /// Each var level's block of a nested ragged device array, outermost
+    /// first — the blocks the levels' descriptors point into, the last the
+    /// values — with its device address and length (a device runtime
+    /// allocated them: [`MemBlock::device_span`]).
+    ///
+    /// # Errors
+    /// `Type` for other arrays, or a block without a recorded span.
+    pub fn nested_level_blocks(&self) -> Result<Vec<(MemBlock, *mut u8, usize)>> {
+        let n = nested(self)
+            .filter(|_| !self.device().is_cpu())
+            .ok_or_else(|| {
+                Error::type_error(format!(
+                    "{} on {} is not a device array of fixed dims, then var dims",
+                    self.tp(),
+                    self.device()
+                ))
+            })?;
+        n.vars
+            .iter()
+            .map(|v| {
+                let raw = std::ptr::NonNull::new(v.blockref)
+                    .ok_or_else(|| Error::type_error(format!("{} has no block", self.tp())))?;
+                // SAFETY: the var dim's blockref is a live block referenced
+                // by this array's arrmeta; borrowing takes a reference.
+                let block = unsafe { MemBlock::from_borrowed(raw) };
+                let (base, bytes) = block.device_span().ok_or_else(|| {
+                    Error::type_error(format!(
+                        "the rows of {} were not allocated by a device runtime",
+                        self.tp()
+                    ))
+                })?;
+                Ok((block, base, bytes))
+            })
+            .collect()
+    }
+
+    /// A nested ragged array `[fixed dims] * var * … * var * E` of type
+    /// `tp` (one var dim per entry of `levels`) on a device: `descriptors`
+    /// (address and block) hold one descriptor per outer row (C order over
+    /// `outer`), pointing into the first level's block, whose descriptors
+    /// point into the next's, `stride` bytes apart each, the last level's
+    /// block the values. What a device runtime builds for a nested result
+    /// of any depth.
+    ///
+    /// # Errors
+    /// `Type` when `tp` is not fixed dims `outer`, then `levels.len()` var
+    /// dims (two or more), over plain values.
+    ///
+    /// # Safety
+    /// 1. As [`Array::nested_on_device`], for every level.
+    pub unsafe fn nested_levels_on_device(
+        tp: &Type,
+        outer: &[usize],
+        descriptors: (*mut u8, MemBlock),
+        levels: Vec<(MemBlock, isize)>,
+    ) -> Result<Array> {
+        let mut t = tp;
+        let mut dims = Vec::new();
+        while let TypeKind::FixedDim { size, elem } = t.kind() {
+            dims.push(*size);
+            t = elem;
+        }
+        let mut vars = 0;
+        while let TypeKind::VarDim { elem } = t.kind() {
+            vars += 1;
+            t = elem;
+        }
+        let plain = !t.is_dim() && !t.has_blockref() && t.arrmeta_size() == 0;
+        if !plain || dims != outer || vars != levels.len() || vars < 2 {
+            return Err(Error::type_error(format!(
+                "{tp} is not fixed dims {outer:?}, then {} var dims, over plain values",
+                levels.len()
+            )));
+        }
+        let levels = levels.into_iter().map(|(b, s)| (b, s, 0)).collect();
+        // SAFETY: (1).
+        Ok(unsafe { from_levels(tp, outer, descriptors, levels) })
     }
 
     /// The outer level of a nested ragged array of two var levels as rows
