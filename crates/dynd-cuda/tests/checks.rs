@@ -2605,6 +2605,34 @@ pub fn nested_outputs_equal_the_host(dev: DeviceId) {
         &none,
         &|a| sort.call_into(&a[1], &[&a[0]]),
     );
+    // Row results replace the output's inner rows whatever their lengths
+    // (the outer rows must agree), as the host's do.
+    let inner_other = j(
+        "3 * var * var * int32",
+        "[[[9], [9, 9, 9], []], [], [[9], [9, 9]]]",
+    );
+    let outer_other = j("3 * var * var * int32", "[[[9]], [], [[9], [9]]]");
+    let cumsum = callable::lookup("cumsum").unwrap();
+    for (what, out) in [
+        ("inner rows of other lengths", &inner_other),
+        ("outer rows of other lengths", &outer_other),
+    ] {
+        check(&format!("sort(x) into {what}"), &[&x, out], &none, &|a| {
+            sort.call_into(&a[1], &[&a[0]])
+        });
+        let t = cumsum.resolve(&[x.tp().clone()]).unwrap();
+        let o64 = out.cast(t, ErrorMode::NoCheck).unwrap();
+        check(
+            &format!("cumsum(x) into {what}"),
+            &[&x, &o64],
+            &none,
+            &|a| cumsum.call_into(&a[1], &[&a[0]]),
+        );
+    }
+    // The replaced rows outlive the result they came from.
+    let d = on(&inner_other);
+    sort.call_into(&d, &[&on(&x)]).unwrap();
+    assert_eq!(d.to_json(), compute::sort(&x).unwrap().to_json());
     let e = add
         .call_into(&on(&xf), &[&on(&x), &Array::from(1i32)])
         .unwrap_err();
