@@ -1785,6 +1785,35 @@ pub fn records_with_var_fields_equal_the_host(dev: DeviceId) {
     }
 }
 
+/// `run` on host copies of `arrays` and on device copies (`dst` first):
+/// the arrays (and those `watch` gives, made before `run`: views sharing
+/// them) equal afterwards, or both fail alike (the device's message
+/// holding the host's).
+fn same_writes(
+    dev: DeviceId,
+    what: &str,
+    arrays: &[&Array],
+    watch: &dyn Fn(&[Array]) -> Vec<Array>,
+    run: &dyn Fn(&[Array]) -> dynd::Result<()>,
+) {
+    let h: Vec<Array> = arrays.iter().map(|a| a.copy().unwrap()).collect();
+    let d: Vec<Array> = arrays.iter().map(|a| a.to_device(dev).unwrap()).collect();
+    let (hw, dw) = (watch(&h), watch(&d));
+    match (run(&h), run(&d)) {
+        (Ok(()), Ok(())) => {
+            for (e, g) in hw.iter().chain(&h).zip(dw.iter().chain(&d)) {
+                assert_eq!(g.device(), dev, "{what}");
+                assert_eq!(e.to_json(), g.to_host().unwrap().to_json(), "{what}");
+            }
+        }
+        (Err(e), Err(g)) => {
+            assert_eq!(e.kind(), g.kind(), "{what}: {e} / {g}");
+            assert!(g.message().contains(e.message()), "{what}: {e} / {g}");
+        }
+        (e, g) => panic!("{what}: host {e:?}, device {g:?}"),
+    }
+}
+
 /// Outputs given for ragged results and assignments into ragged device
 /// arrays, against the host doing the same on host copies: the output's
 /// values afterwards (and what views sharing it see), or the host's error.
@@ -1803,28 +1832,11 @@ pub fn records_with_var_fields_equal_the_host(dev: DeviceId) {
 pub fn ragged_outputs_equal_the_host(dev: DeviceId) {
     use dynd::kernels::assign::ErrorMode;
     let on = |h: &Array| h.to_device(dev).unwrap();
-    // `run` on host copies and on device arrays (`dst` first), then the
-    // destination and the arrays watching it compared.
     let check = |what: &str,
                  arrays: &[&Array],
                  watch: &dyn Fn(&[Array]) -> Vec<Array>,
                  run: &dyn Fn(&[Array]) -> dynd::Result<()>| {
-        let h: Vec<Array> = arrays.iter().map(|a| a.copy().unwrap()).collect();
-        let d: Vec<Array> = arrays.iter().map(|a| on(a)).collect();
-        let (hw, dw) = (watch(&h), watch(&d));
-        match (run(&h), run(&d)) {
-            (Ok(()), Ok(())) => {
-                for (e, g) in hw.iter().chain(&h).zip(dw.iter().chain(&d)) {
-                    assert_eq!(g.device(), dev, "{what}");
-                    assert_eq!(e.to_json(), g.to_host().unwrap().to_json(), "{what}");
-                }
-            }
-            (Err(e), Err(g)) => {
-                assert_eq!(e.kind(), g.kind(), "{what}: {e} / {g}");
-                assert!(g.message().contains(e.message()), "{what}: {e} / {g}");
-            }
-            (e, g) => panic!("{what}: host {e:?}, device {g:?}"),
-        }
+        same_writes(dev, what, arrays, watch, run)
     };
     let none = |_: &[Array]| Vec::new();
     let j = |tp: &str, json: &str| Array::from_json(tp, json).unwrap();
