@@ -161,6 +161,33 @@ fn read_desc(b: &[u8]) -> VarDimData {
     }
 }
 
+/// The block a var level of `a` (its arrmeta `v`) points into, a new
+/// reference.
+///
+/// # Errors
+/// `Type` when the level has no block.
+fn level_block(a: &Array, v: &VarDimMeta) -> Result<MemBlock> {
+    let raw = std::ptr::NonNull::new(v.blockref)
+        .ok_or_else(|| Error::type_error(format!("{} has a var level without a block", a.tp())))?;
+    // SAFETY: the var dim's blockref is a live block referenced by `a`'s
+    // arrmeta; borrowing takes a reference of its own.
+    Ok(unsafe { MemBlock::from_borrowed(raw) })
+}
+
+/// The device address and length of `block`, a block of `a` a device
+/// runtime allocated.
+///
+/// # Errors
+/// `Type` when the runtime did not allocate it (no recorded span).
+fn runtime_span(a: &Array, block: &MemBlock) -> Result<(*mut u8, usize)> {
+    block.device_span().ok_or_else(|| {
+        Error::type_error(format!(
+            "the rows of {} were not allocated by a device runtime",
+            a.tp()
+        ))
+    })
+}
+
 /// The layout of a nested ragged array on a device, as a device runtime
 /// reads it ([`Array::nested_layout`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -223,22 +250,10 @@ impl Array {
                 ))
             })?;
         let k = n.vars.len();
-        let raw = std::ptr::NonNull::new(n.vars[k - 2].blockref)
-            .ok_or_else(|| Error::type_error(format!("{} has no row block", self.tp())))?;
-        // SAFETY: the var dim's blockref is a live block referenced by this
-        // array's arrmeta; borrowing takes a reference of its own.
-        let inner = unsafe { MemBlock::from_borrowed(raw) };
-        let (base, bytes) = inner.device_span().ok_or_else(|| {
-            Error::type_error(format!(
-                "the rows of {} were not allocated by a device runtime",
-                self.tp()
-            ))
-        })?;
+        let inner = level_block(self, &n.vars[k - 2])?;
+        let (base, bytes) = runtime_span(self, &inner)?;
         let m = bytes / DESC;
-        let raw = std::ptr::NonNull::new(n.vars[k - 1].blockref)
-            .ok_or_else(|| Error::type_error(format!("{} has no values block", self.tp())))?;
-        // SAFETY: as above, for the inner level's block.
-        let values = unsafe { MemBlock::from_borrowed(raw) };
+        let values = level_block(self, &n.vars[k - 1])?;
         let tp = Type::fixed_dim(m, Type::var_dim(n.elem.clone()));
         // SAFETY: (1) the block holds `m` descriptors, C order (one dim),
         // each reaching the values block through the inner level's
@@ -274,17 +289,8 @@ impl Array {
         n.vars
             .iter()
             .map(|v| {
-                let raw = std::ptr::NonNull::new(v.blockref)
-                    .ok_or_else(|| Error::type_error(format!("{} has no block", self.tp())))?;
-                // SAFETY: the var dim's blockref is a live block referenced
-                // by this array's arrmeta; borrowing takes a reference.
-                let block = unsafe { MemBlock::from_borrowed(raw) };
-                let (base, bytes) = block.device_span().ok_or_else(|| {
-                    Error::type_error(format!(
-                        "the rows of {} were not allocated by a device runtime",
-                        self.tp()
-                    ))
-                })?;
+                let block = level_block(self, v)?;
+                let (base, bytes) = runtime_span(self, &block)?;
                 Ok((block, base, bytes))
             })
             .collect()
