@@ -171,8 +171,9 @@ fn ops_executors_report_threads_and_names() {
     assert_eq!(hits.into_inner(), 100);
 }
 
-/// A tracing subscriber that records the `op` field of every span.
-struct Spans(std::sync::Mutex<Vec<String>>);
+/// A tracing subscriber that records the `op` field of every span, with
+/// the thread that opened it.
+struct Spans(std::sync::Mutex<Vec<(std::thread::ThreadId, String)>>);
 
 impl tracing::Subscriber for Spans {
     fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
@@ -183,7 +184,8 @@ impl tracing::Subscriber for Spans {
         impl tracing::field::Visit for V<'_> {
             fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
                 if f.name() == "op" {
-                    self.0.0.lock().unwrap().push(format!("{v:?}"));
+                    let me = std::thread::current().id();
+                    self.0.0.lock().unwrap().push((me, format!("{v:?}")));
                 }
             }
         }
@@ -199,21 +201,29 @@ impl tracing::Subscriber for Spans {
 
 #[test]
 fn ops_runs_open_a_tracing_span_named_after_the_expression() {
+    // The process-wide subscriber, not a scoped one: tracing caches each
+    // callsite's interest globally, and other tests of this binary run the
+    // same callsite on their threads, so a scoped subscriber raced them
+    // (the interest cached as "never": a CI flake, twice). A global one is
+    // in every callsite's interest from its setting on; the spans of this
+    // test's thread are the ones compared.
     let spans = std::sync::Arc::new(Spans(std::sync::Mutex::new(Vec::new())));
+    tracing::subscriber::set_global_default(spans.clone())
+        .expect("no other test of this binary sets the global subscriber");
     let t = common::t10_12_14();
     let mut out = Tensor::<i64, [usize; 2]>::zeros([120, 14]);
-    tracing::subscriber::with_default(spans.clone(), || {
-        // Other tests of this binary run the same span's callsite on their
-        // threads with no subscriber; tracing caches a callsite's interest
-        // globally, and a registration racing this scoped subscriber can
-        // leave it cached as "never" (a flake seen once in CI). Recompute
-        // it now that this thread's subscriber is the default.
-        tracing::callsite::rebuild_interest_cache();
-        out.set(lcollapse::<2, _>(permute(&t, [1, 0, 2]).unwrap()))
-            .run(&Serial)
-            .unwrap();
-    });
-    let got = spans.0.lock().unwrap().clone();
+    out.set(lcollapse::<2, _>(permute(&t, [1, 0, 2]).unwrap()))
+        .run(&Serial)
+        .unwrap();
+    let me = std::thread::current().id();
+    let got: Vec<String> = spans
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(t, _)| *t == me)
+        .map(|(_, op)| op.clone())
+        .collect();
     assert_eq!(
         got,
         vec!["set(tensor, lcollapse<2>(permute(tensor)))".to_string()]
