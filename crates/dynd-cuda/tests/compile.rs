@@ -488,7 +488,7 @@ fn every_generated_selection_kernel_compiles() {
         sources.push(dynd_cuda::nested::lengths_source(1 + nk, nk));
         sources.push(dynd_cuda::nested::expand_source(nk));
         sources.push(dynd_cuda::nested::pad_source(nk));
-        sources.push(dynd_cuda::nested::replace_source(nk));
+        sources.push(dynd_cuda::nested::lengths_alike_source(nk));
         sources.push(dynd_cuda::rows::long_rows_source(nk));
         // Rows that may be missing: put together, and an integer within.
         for (item, flag) in [(24, 16), (32, 16)] {
@@ -623,8 +623,8 @@ fn every_generated_ragged_broadcast_kernel_compiles() {
             }
         }
     }
-    sources.push(dynd_cuda::outputs::replace_source(1));
-    sources.push(dynd_cuda::outputs::replace_source(3));
+    sources.push(dynd_cuda::outputs::lengths_source(1));
+    sources.push(dynd_cuda::outputs::lengths_source(3));
     assert!(sources.len() > 500, "only {}", sources.len());
     compile_all(&sources);
 }

@@ -65,9 +65,6 @@ struct DeviceBlock {
     /// allocated them (foreign blocks do not say).
     span: Option<(usize, usize)>,
     release: Option<Box<dyn FnOnce() + Send>>,
-    /// Blocks this one keeps alive ([`MemBlock::device_hold`]): values a
-    /// ragged output's rows were moved to.
-    held: std::sync::Mutex<Vec<MemBlock>>,
 }
 
 // SAFETY: `#[repr(C)]` with its BlockPrefix first, made with this kind by
@@ -83,12 +80,9 @@ static DEVICE_VTABLE: BlockVTable = BlockVTable { free: free_device };
 unsafe fn free_device(block: NonNull<MemoryBlockHeader>) {
     // SAFETY: made by `new` as a Box<DeviceBlock>; ours alone now.
     let block = unsafe { Box::from_raw(block.cast::<DeviceBlock>().as_ptr()) };
-    let DeviceBlock { release, held, .. } = *block;
-    if let Some(release) = release {
+    if let Some(release) = block.release {
         release();
     }
-    // The blocks it held go after its own memory.
-    drop(held);
 }
 
 pub(super) fn new(
@@ -101,22 +95,11 @@ pub(super) fn new(
         device,
         span,
         release: Some(release),
-        held: std::sync::Mutex::new(Vec::new()),
     }))
 }
 
 pub(super) fn device_of(block: &MemBlock) -> DeviceId {
     block_as::<DeviceBlock>(block).map_or(DeviceId::Cpu, |b| b.device)
-}
-
-pub(super) fn hold(block: &MemBlock, other: MemBlock) -> bool {
-    match block_as::<DeviceBlock>(block) {
-        Some(b) => {
-            b.held.lock().unwrap_or_else(|e| e.into_inner()).push(other);
-            true
-        }
-        None => false,
-    }
 }
 
 pub(super) fn span_of(block: &MemBlock) -> Option<(usize, usize)> {

@@ -364,24 +364,6 @@ impl MemBlock {
         device::span_of(self).map(|(a, n)| (a as *mut u8, n))
     }
 
-    /// Makes this device block keep `other` alive until it is freed
-    /// itself: what a device runtime does when it moves the rows of a
-    /// ragged output to new values (the output's arrmeta references this
-    /// block only), as the host's arena grows to hold new rows.
-    ///
-    /// # Errors
-    /// `InvalidArgument` when this is not a device block.
-    pub fn device_hold(&self, other: MemBlock) -> crate::error::Result<()> {
-        if device::hold(self, other) {
-            Ok(())
-        } else {
-            Err(crate::error::Error::invalid_argument(format!(
-                "only device blocks hold others, and this one is of kind {:?}",
-                self.kind()
-            )))
-        }
-    }
-
     /// Where the block's bytes live: the device of a device block,
     /// [`DeviceId::Cpu`] for every other kind.
     pub fn device(&self) -> DeviceId {

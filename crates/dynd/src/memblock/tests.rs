@@ -469,27 +469,3 @@ fn allocations_during_a_lease_go_elsewhere_and_keep_the_tail() {
     a.finalize();
     assert_eq!(a.lease(8).unwrap_err().kind(), ErrorKind::InvalidArgument);
 }
-
-#[test]
-fn device_blocks_hold_other_blocks_until_they_go() {
-    use super::DeviceId;
-    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let (o1, o2) = (order.clone(), order.clone());
-    let dev = MemBlock::new_device(DeviceId::Cuda(3), move || o1.lock().unwrap().push("device"));
-    let held = MemBlock::new_device(DeviceId::Cuda(3), move || o2.lock().unwrap().push("held"));
-    let watch = held.clone();
-    dev.device_hold(held).unwrap();
-    assert_eq!(watch.use_count(), 2, "the device block holds a reference");
-    drop(watch);
-    assert!(
-        order.lock().unwrap().is_empty(),
-        "held while the block lives"
-    );
-    drop(dev);
-    assert_eq!(*order.lock().unwrap(), ["device", "held"]);
-    // Other kinds hold nothing, and say so.
-    let host = MemBlock::new_fixed(8, 8).unwrap();
-    let e = host.device_hold(MemBlock::new_object()).unwrap_err();
-    assert_eq!(e.kind(), crate::error::ErrorKind::InvalidArgument, "{e}");
-    assert!(e.message().contains("only device blocks"), "{e}");
-}
