@@ -161,6 +161,20 @@ fn read_desc(b: &[u8]) -> VarDimData {
     }
 }
 
+/// The nested layout of `a`, a device array.
+///
+/// # Errors
+/// `Type` for a host array or another type.
+fn device_nested(a: &Array) -> Result<Nested> {
+    nested(a).filter(|_| !a.device().is_cpu()).ok_or_else(|| {
+        Error::type_error(format!(
+            "{} on {} is not a device array of fixed dims, then var dims",
+            a.tp(),
+            a.device()
+        ))
+    })
+}
+
 /// The block a var level of `a` (its arrmeta `v`) points into, a new
 /// reference.
 ///
@@ -240,15 +254,7 @@ impl Array {
     /// `Type` for other arrays (another type, a block a device runtime did
     /// not allocate).
     pub fn nested_inner_rows(&self) -> Result<Array> {
-        let n = nested(self)
-            .filter(|_| !self.device().is_cpu())
-            .ok_or_else(|| {
-                Error::type_error(format!(
-                    "{} on {} is not a device array of fixed dims, then var dims",
-                    self.tp(),
-                    self.device()
-                ))
-            })?;
+        let n = device_nested(self)?;
         let k = n.vars.len();
         let inner = level_block(self, &n.vars[k - 2])?;
         let (base, bytes) = runtime_span(self, &inner)?;
@@ -277,15 +283,7 @@ impl Array {
     /// # Errors
     /// `Type` for other arrays, or a block without a recorded span.
     pub fn nested_level_blocks(&self) -> Result<Vec<(MemBlock, *mut u8, usize)>> {
-        let n = nested(self)
-            .filter(|_| !self.device().is_cpu())
-            .ok_or_else(|| {
-                Error::type_error(format!(
-                    "{} on {} is not a device array of fixed dims, then var dims",
-                    self.tp(),
-                    self.device()
-                ))
-            })?;
+        let n = device_nested(self)?;
         n.vars
             .iter()
             .map(|v| {
@@ -316,12 +314,7 @@ impl Array {
         descriptors: (*mut u8, MemBlock),
         levels: Vec<(MemBlock, isize)>,
     ) -> Result<Array> {
-        let mut t = tp;
-        let mut dims = Vec::new();
-        while let TypeKind::FixedDim { size, elem } = t.kind() {
-            dims.push(*size);
-            t = elem;
-        }
+        let (dims, mut t) = super::device_var::leading_fixed(tp);
         let mut vars = 0;
         while let TypeKind::VarDim { elem } = t.kind() {
             vars += 1;
@@ -403,12 +396,7 @@ impl Array {
         (rows, row_stride): (MemBlock, isize),
         (values, stride): (MemBlock, isize),
     ) -> Result<Array> {
-        let mut t = tp;
-        let mut dims = Vec::new();
-        while let TypeKind::FixedDim { size, elem } = t.kind() {
-            dims.push(*size);
-            t = elem;
-        }
+        let (dims, t) = super::device_var::leading_fixed(tp);
         let two = match t.kind() {
             TypeKind::VarDim { elem } => match elem.kind() {
                 TypeKind::VarDim { elem } => {

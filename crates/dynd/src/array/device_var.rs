@@ -172,6 +172,17 @@ pub(super) unsafe fn rows_view(
     }
 }
 
+/// The sizes of `tp`'s leading fixed dims, and the type under them.
+pub(super) fn leading_fixed(tp: &Type) -> (Vec<usize>, &Type) {
+    let mut t = tp;
+    let mut dims = Vec::new();
+    while let TypeKind::FixedDim { size, elem } = t.kind() {
+        dims.push(*size);
+        t = elem;
+    }
+    (dims, t)
+}
+
 /// The C-order byte strides of fixed dims `outer` over items of `item`
 /// bytes.
 pub(super) fn c_order(outer: &[usize], item: usize) -> Vec<isize> {
@@ -379,12 +390,7 @@ impl Array {
         values: MemBlock,
         stride: isize,
     ) -> Result<Array> {
-        let mut t = tp;
-        let mut dims = Vec::new();
-        while let TypeKind::FixedDim { size, elem } = t.kind() {
-            dims.push(*size);
-            t = elem;
-        }
+        let (dims, t) = leading_fixed(tp);
         let rows = t.option_value().unwrap_or(t);
         let plain = matches!(rows.kind(), TypeKind::VarDim { elem } if !elem.is_dim() && !elem.has_blockref() && elem.arrmeta_size() == 0);
         if !plain || dims != outer {
