@@ -1,7 +1,8 @@
-//! One long row on the device (issue #30): the `sort`, `argsort`,
-//! `cumsum` and `cumprod` of a 1-D fixed array of at least [`MIN_LENGTH`]
-//! elements, which a thread per row ([`crate::rows`]) would leave to one
-//! thread.
+//! Long rows on the device (issue #30): the `sort`, `argsort`, `cumsum`
+//! and `cumprod` of rows of at least [`MIN_LENGTH`] elements, which a
+//! thread per row ([`crate::rows`]) would leave to one thread — one row
+//! (a 1-D array, [`run`]) or many (the long rows of a ragged or 2-D array,
+//! [`run_segments`]), each on the whole grid.
 //!
 //! **Sorting** is a stable least-significant-digit radix sort over the
 //! host's order ([`crate::rows::key_functions`]): one pass per byte of the
@@ -23,6 +24,18 @@
 //! blocks of 2^16 on several threads, and not at all on one), so their
 //! last bits may differ from the host's, as `dynd::callable::sort`
 //! documents for threads.
+//!
+//! **Many long rows** take the same kernels together, in a fixed number of
+//! launches: a list of [`Segment`]s (each row's first value, length and
+//! result) and the exclusive offsets of their work items. The segmented
+//! sort's items are (row, element) pairs — every value of every listed row
+//! — sorted by the key's bytes and the class as above, then by the row
+//! index's bytes (as many as the count needs), all passes stable: the
+//! items end grouped by row, each row in the host's order, and one kernel
+//! writes them out. The segmented scan cuts each row into chunks of at
+//! least [`SCAN_CHUNK`] values (longer for rows of more than
+//! [`SCAN_CHUNK`] × [`SCAN_CHUNKS`]); every chunk folds, a thread per row
+//! scans its chunks' totals, every chunk rescans from its prefix.
 
 use crate::codegen::{bits_type, na_bits};
 use crate::launch::{self, Backend, Params};
@@ -358,5 +371,442 @@ pub unsafe fn scan(
     // prefixes and the output; (2) each thread writes its chunk of `out`
     // inside `0..n`.
     unsafe { launch::counted(b, &source, SCAN_KERNELS[2], g, &mut p.pointers())? };
+    Ok(())
+}
+
+// ---------------------------------------------------------------------
+// Many long rows at once.
+
+/// One long row of a call, as the segmented kernels read it from device
+/// memory (three `long long`s): the address of its first value, its
+/// length, and where its packed result goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// The address of the row's first value (values `vstride` apart).
+    pub first: u64,
+    /// Its length.
+    pub len: u64,
+    /// The address of its result: `len` contiguous elements.
+    pub out: u64,
+}
+
+/// Bytes of a [`Segment`] in device memory.
+pub const SEGMENT_BYTES: usize = 24;
+
+/// The segmented sort's kernels.
+pub const SEGMENTED_SORT_KERNELS: [&str; 4] = [
+    "dynd_seg_init",
+    "dynd_seg_hist",
+    "dynd_seg_scatter",
+    "dynd_seg_write",
+];
+/// The segmented scan's kernels.
+pub const SEGMENTED_SCAN_KERNELS: [&str; 4] = [
+    "dynd_seg_tasks",
+    "dynd_sscan_parts",
+    "dynd_sscan_top",
+    "dynd_sscan_fill",
+];
+
+/// The CUDA C shared by the segmented kernels: the row struct, the kernel
+/// that writes each row's count of work items (its length, or its chunks
+/// of `chunk` values when `chunk` is not 0) for a scan into offsets, and
+/// the search for the row of work item `i` among `count` rows of
+/// exclusive offsets `off` (the last row whose offset is at most `i`: a
+/// row of no items shares its offset with the next).
+const SEGMENT_PRELUDE: &str = "struct dynd_segment { long long first; long long len; long long out; };\n\
+__device__ inline long long dynd_seg_of(const long long* off, long long count, long long i) {\n\
+  long long lo = 0, hi = count - 1;\n\
+  while (lo < hi) { const long long mid = lo + (hi - lo + 1) / 2; if (off[mid] <= i) lo = mid; else hi = mid - 1; }\n\
+  return lo;\n\
+}\n\
+extern \"C\" __global__ void dynd_seg_tasks(const dynd_segment* rows, long long count, long long chunk, long long* off) {\n\
+  for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < count; k += (long long)gridDim.x * blockDim.x)\n\
+    off[k] = chunk > 0 ? (rows[k].len + chunk - 1) / chunk : rows[k].len;\n\
+}\n";
+
+/// The key passes and then the row passes of a segmented sort of `count`
+/// rows of values of `src`: the row index's low bytes that can be
+/// non-zero.
+pub fn segmented_passes(src: (BuiltinType, bool), count: usize) -> (usize, usize) {
+    let row_bytes = (u64::BITS - (count.saturating_sub(1) as u64).leading_zeros()).div_ceil(8);
+    (sort_passes(src), row_bytes as usize)
+}
+
+/// The source of the segmented radix sort's kernels (`argsort`: positions
+/// within the row are moved) over values of `src`: work items are (row,
+/// element) pairs; the passes over the key's bytes and the class come
+/// first, the passes over the row index's bytes after, all stable — so the
+/// items end grouped by row, each row in the host's order.
+pub fn segmented_sort_source(src: (BuiltinType, bool), descending: bool, argsort: bool) -> String {
+    let bits = bits_type(src.0);
+    let width = src.0.data_size();
+    let passes = sort_passes(src);
+    let (e, value, init) = if argsort {
+        (
+            "long long",
+            format!("*(const {bits}*)((const char*)rows[it.seg].first + it.e * vstride)"),
+            "(long long)j".to_string(),
+        )
+    } else {
+        let norm = if src.0 == BuiltinType::Bool {
+            let na = if src.1 {
+                format!("b == {} ? b : ", na_bits(src.0))
+            } else {
+                String::new()
+            };
+            format!("({na}({bits})(b != 0))")
+        } else {
+            "b".into()
+        };
+        (bits, "it.e".to_string(), norm)
+    };
+    format!(
+        "// generated by dynd-cuda: a segmented radix sort of many long rows\n\
+         {keys}\
+         {SEGMENT_PRELUDE}\
+         typedef {e} E;\n\
+         struct dynd_item {{ long long seg; E e; }};\n\
+         __device__ inline unsigned dynd_digit(dynd_item it, const dynd_segment* rows, long long vstride, int pass) {{\n\
+         \x20 (void)rows; (void)vstride;\n\
+         \x20 if (pass >= {passes}) return (unsigned)(((unsigned long long)it.seg >> (8 * (pass - {passes}))) & 255);\n\
+         \x20 int c; unsigned long long k; dynd_key({value}, &c, &k);\n\
+         \x20 return pass < {width} ? (unsigned)((k >> (8 * pass)) & 255) : (unsigned)c;\n\
+         }}\n\
+         extern \"C\" __global__ void dynd_seg_init(dynd_item* dst, const dynd_segment* rows, const long long* off, long long count, long long vstride, long long n) {{\n\
+         \x20 for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {{\n\
+         \x20   const long long k = dynd_seg_of(off, count, i);\n\
+         \x20   const long long j = i - off[k];\n\
+         \x20   const {bits} b = *(const {bits}*)((const char*)rows[k].first + j * vstride); (void)b;\n\
+         \x20   dynd_item it; it.seg = k; it.e = {init};\n\
+         \x20   dst[i] = it;\n\
+         \x20 }}\n\
+         }}\n\
+         extern \"C\" __global__ void dynd_seg_hist(const dynd_item* src, const dynd_segment* rows, long long vstride, long long n, long long chunk, long long pass, long long* hist) {{\n\
+         \x20 const long long T = (long long)gridDim.x * blockDim.x;\n\
+         \x20 const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n\
+         \x20 for (int d = 0; d < 256; ++d) hist[d * T + t] = 0;\n\
+         \x20 const long long lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;\n\
+         \x20 for (long long i = lo; i < hi; ++i) hist[(long long)dynd_digit(src[i], rows, vstride, (int)pass) * T + t] += 1;\n\
+         }}\n\
+         extern \"C\" __global__ void dynd_seg_scatter(const dynd_item* src, dynd_item* dst, const dynd_segment* rows, long long vstride, long long n, long long chunk, long long pass, long long* hist) {{\n\
+         \x20 const long long T = (long long)gridDim.x * blockDim.x;\n\
+         \x20 const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n\
+         \x20 const long long lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;\n\
+         \x20 for (long long i = lo; i < hi; ++i) {{\n\
+         \x20   const dynd_item it = src[i];\n\
+         \x20   long long* at = &hist[(long long)dynd_digit(it, rows, vstride, (int)pass) * T + t];\n\
+         \x20   dst[*at] = it; *at += 1;\n\
+         \x20 }}\n\
+         }}\n\
+         extern \"C\" __global__ void dynd_seg_write(const dynd_item* src, const dynd_segment* rows, const long long* off, long long n) {{\n\
+         \x20 for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {{\n\
+         \x20   const dynd_item it = src[i];\n\
+         \x20   ((E*)rows[it.seg].out)[i - off[it.seg]] = it.e;\n\
+         \x20 }}\n\
+         }}\n",
+        keys = key_functions(src, descending),
+    )
+}
+
+/// The source of the segmented scan's kernels of `op` over values of
+/// `src` into `out` (`?out` when `src` is optional): each row is cut into
+/// chunks (tasks); every task folds its chunk, a thread per row scans its
+/// tasks' totals, and every task rescans its chunk from its prefix.
+pub fn segmented_scan_source(
+    op: RowOp,
+    (src, src_opt): (BuiltinType, bool),
+    out: BuiltinType,
+) -> String {
+    let ScanC {
+        acc,
+        value,
+        store,
+        init,
+        step,
+    } = scan_c(op, src, out);
+    let bits = bits_type(src);
+    let obits = bits_type(out);
+    let (missing, na) = if src_opt {
+        (
+            format!("b == {}", na_bits(src)),
+            format!("o[i] = {};", na_bits(out)),
+        )
+    } else {
+        ("false".to_string(), String::new())
+    };
+    // Task t's row, its values and its chunk `lo..hi`.
+    let task = "    const long long k = dynd_seg_of(toff, count, t);\n\
+                \x20   const long long lo = (t - toff[k]) * chunk;\n\
+                \x20   const long long hi = lo + chunk < rows[k].len ? lo + chunk : rows[k].len;\n\
+                \x20   const char* first = (const char*)rows[k].first;\n";
+    format!(
+        "// generated by dynd-cuda: a segmented scan of many long rows\n\
+         {SEGMENT_PRELUDE}\
+         typedef {acc} A;\n\
+         extern \"C\" __global__ void dynd_sscan_parts(const dynd_segment* rows, const long long* toff, long long count, long long tasks, long long chunk, long long vstride, A* parts) {{\n\
+         \x20 for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < tasks; t += (long long)gridDim.x * blockDim.x) {{\n\
+         {task}\
+         \x20   A acc = {init};\n\
+         \x20   for (long long i = lo; i < hi; ++i) {{\n\
+         \x20     const {bits} b = *(const {bits}*)(first + i * vstride);\n\
+         \x20     if ({missing}) continue;\n\
+         \x20     const A v = {value};\n\
+         \x20     acc = {step};\n\
+         \x20   }}\n\
+         \x20   parts[t] = acc;\n\
+         \x20 }}\n\
+         }}\n\
+         extern \"C\" __global__ void dynd_sscan_top(const long long* toff, long long count, long long tasks, A* parts) {{\n\
+         \x20 for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < count; k += (long long)gridDim.x * blockDim.x) {{\n\
+         \x20   const long long end = k + 1 < count ? toff[k + 1] : tasks;\n\
+         \x20   A acc = {init};\n\
+         \x20   for (long long t = toff[k]; t < end; ++t) {{ const A v = parts[t]; parts[t] = acc; acc = {step}; }}\n\
+         \x20 }}\n\
+         }}\n\
+         extern \"C\" __global__ void dynd_sscan_fill(const dynd_segment* rows, const long long* toff, long long count, long long tasks, long long chunk, long long vstride, const A* parts) {{\n\
+         \x20 for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < tasks; t += (long long)gridDim.x * blockDim.x) {{\n\
+         {task}\
+         \x20   {obits}* o = ({obits}*)rows[k].out;\n\
+         \x20   A acc = parts[t];\n\
+         \x20   for (long long i = lo; i < hi; ++i) {{\n\
+         \x20     const {bits} b = *(const {bits}*)(first + i * vstride);\n\
+         \x20     if ({missing}) {{ {na} continue; }}\n\
+         \x20     const A v = {value};\n\
+         \x20     acc = {step};\n\
+         \x20     o[i] = ({obits})({store});\n\
+         \x20   }}\n\
+         \x20 }}\n\
+         }}\n"
+    )
+}
+
+/// The least values of a segmented scan's chunk; longer rows get longer
+/// chunks, so that no row has more than [`SCAN_CHUNKS`] (its chunks'
+/// totals are scanned by one thread).
+pub const SCAN_CHUNK: usize = 1024;
+/// The most chunks of one row in a segmented scan.
+pub const SCAN_CHUNKS: usize = 1024;
+
+/// The exclusive offsets of `count` rows' work items — their values, or
+/// their chunks of `chunk` values (`chunk > 0`) — into a new device
+/// array, and the total.
+///
+/// # Safety
+/// `rows` holds `count` [`Segment`]s in `b`'s memory.
+unsafe fn segment_offsets(
+    b: &dyn Backend,
+    source: &str,
+    rows: *const u8,
+    count: usize,
+    chunk: usize,
+) -> Result<(dynd::memblock::MemBlock, *mut u8, u64)> {
+    let (block, off) = b.alloc(count * 8)?;
+    let mut p = Params::default();
+    p.word(rows as u64)
+        .word(count as u64)
+        .word(chunk as u64)
+        .word(off as u64);
+    // SAFETY: (1) `dynd_seg_tasks`'s parameters: the rows, their count,
+    // the chunk, the offsets; (2) a thread per row reads its segment and
+    // writes its count (`count` of each: the caller's promise, the fresh
+    // allocation).
+    unsafe {
+        launch::counted(
+            b,
+            source,
+            "dynd_seg_tasks",
+            launch::grid(b, count),
+            &mut p.pointers(),
+        )?
+    };
+    // SAFETY: `off` holds `count` int64 counts, just written.
+    let total = unsafe { exclusive_scan(b, off, count)? };
+    Ok((block, off, total))
+}
+
+/// Row operation `op` of each of the `count` long rows listed at `rows`
+/// ([`Segment`]s in device memory, values of `src` — `?src` when optional
+/// — `vstride` bytes apart, the longest `most` values) into their results
+/// (elements of `out_type` for scans, int64 positions for `argsort`, the
+/// values' type for `sort`) on `b`, in a fixed number of launches however
+/// many rows there are: a segmented radix sort (the key's bytes, then the
+/// row index's) or a segmented chunked scan.
+///
+/// # Errors
+/// `External` when the device cannot allocate or launch.
+///
+/// # Safety
+/// 1. `rows` holds `count` segments in `b`'s memory; each segment's `len`
+///    values lie at `first + j * vstride`, and its `out` holds `len`
+///    result elements, the results of different rows apart; all alive and
+///    otherwise unused until this returns.
+pub unsafe fn run_segments(
+    b: &dyn Backend,
+    op: RowOp,
+    (src, out_type): ((BuiltinType, bool), BuiltinType),
+    (rows, count, most): (*const u8, usize, usize),
+    vstride: isize,
+) -> Result<()> {
+    if count == 0 {
+        return Ok(());
+    }
+    match op {
+        RowOp::Sort(o) | RowOp::ArgSort(o) => {
+            let argsort = matches!(op, RowOp::ArgSort(_));
+            let source = segmented_sort_source(src, o.descending, argsort);
+            // SAFETY: (1): `rows` holds `count` segments.
+            let (_off_block, off, n) = unsafe { segment_offsets(b, &source, rows, count, 0)? };
+            let n = n as usize;
+            if n == 0 {
+                return Ok(());
+            }
+            let (key_passes, row_passes) = segmented_passes(src, count);
+            let (_a_block, mut from) = b.alloc(n * 16)?;
+            let (_b_block, mut to) = b.alloc(n * 16)?;
+            let g = grid(b, n);
+            let threads = g as usize * b.block() as usize;
+            let chunk = n.div_ceil(threads);
+            let (_hist_block, hist) = b.alloc(256 * threads * 8)?;
+            let mut p = Params::default();
+            p.word(from as u64)
+                .word(rows as u64)
+                .word(off as u64)
+                .word(count as u64)
+                .word(vstride as u64)
+                .word(n as u64);
+            // SAFETY: (1) `dynd_seg_init`'s parameters: the items (`n` of
+            // 16 bytes), the rows, their offsets and count, the stride,
+            // the item count; (2) item i reads value `i - off[k]` of its
+            // row k, inside the row (the offsets sum the lengths).
+            unsafe {
+                launch::counted(
+                    b,
+                    &source,
+                    SEGMENTED_SORT_KERNELS[0],
+                    launch::grid(b, n),
+                    &mut p.pointers(),
+                )?
+            };
+            for pass in 0..key_passes + row_passes {
+                let mut p = Params::default();
+                p.word(from as u64)
+                    .word(rows as u64)
+                    .word(vstride as u64)
+                    .word(n as u64)
+                    .word(chunk as u64)
+                    .word(pass as u64)
+                    .word(hist as u64);
+                // SAFETY: (1) `dynd_seg_hist`'s parameters: the items, the
+                // rows, the stride, the count, the chunk, the pass, the
+                // histograms (256 per thread of `g`); (2) thread t reads
+                // its chunk of items (and, for argsort, the values they
+                // name) and writes its counts.
+                unsafe {
+                    launch::counted(b, &source, SEGMENTED_SORT_KERNELS[1], g, &mut p.pointers())?
+                };
+                // SAFETY: `hist` holds `256 * threads` int64 counts.
+                let total = unsafe { exclusive_scan(b, hist, 256 * threads)? };
+                if total != n as u64 {
+                    return Err(Error::external(format!(
+                        "the segmented radix sort counted {total} of {n} elements"
+                    )));
+                }
+                let mut p = Params::default();
+                p.word(from as u64)
+                    .word(to as u64)
+                    .word(rows as u64)
+                    .word(vstride as u64)
+                    .word(n as u64)
+                    .word(chunk as u64)
+                    .word(pass as u64)
+                    .word(hist as u64);
+                // SAFETY: (1) `dynd_seg_scatter`'s parameters: both item
+                // buffers, then as the histogram's; (2) the prefixes place
+                // each of the `n` items once inside `0..n`.
+                unsafe {
+                    launch::counted(b, &source, SEGMENTED_SORT_KERNELS[2], g, &mut p.pointers())?
+                };
+                std::mem::swap(&mut from, &mut to);
+            }
+            let mut p = Params::default();
+            p.word(from as u64)
+                .word(rows as u64)
+                .word(off as u64)
+                .word(n as u64);
+            // SAFETY: (1) `dynd_seg_write`'s parameters: the sorted items,
+            // the rows, their offsets, the count; (2) the items of row k
+            // are its `len` positions, so item i writes element
+            // `i - off[k] < len` of the row's result (the caller's room).
+            unsafe {
+                launch::counted(
+                    b,
+                    &source,
+                    SEGMENTED_SORT_KERNELS[3],
+                    launch::grid(b, n),
+                    &mut p.pointers(),
+                )?
+            };
+        }
+        RowOp::CumSum | RowOp::CumProd => {
+            let source = segmented_scan_source(op, src, out_type);
+            let chunk = most.div_ceil(SCAN_CHUNKS).max(SCAN_CHUNK);
+            // SAFETY: (1): `rows` holds `count` segments.
+            let (_off_block, toff, tasks) =
+                unsafe { segment_offsets(b, &source, rows, count, chunk)? };
+            let tasks = tasks as usize;
+            if tasks == 0 {
+                return Ok(());
+            }
+            let (_parts_block, parts) = b.alloc(tasks * 8)?;
+            let g = launch::grid(b, tasks);
+            let mut p = Params::default();
+            p.word(rows as u64)
+                .word(toff as u64)
+                .word(count as u64)
+                .word(tasks as u64)
+                .word(chunk as u64)
+                .word(vstride as u64)
+                .word(parts as u64);
+            // SAFETY: (1) `dynd_sscan_parts`'s parameters: the rows, the
+            // tasks' offsets per row, the row count, the task count, the
+            // chunk, the stride, the parts (one per task); (2) task t
+            // reads its chunk of its row, inside the row's length.
+            unsafe {
+                launch::counted(b, &source, SEGMENTED_SCAN_KERNELS[1], g, &mut p.pointers())?
+            };
+            let mut p = Params::default();
+            p.word(toff as u64)
+                .word(count as u64)
+                .word(tasks as u64)
+                .word(parts as u64);
+            // SAFETY: (1) `dynd_sscan_top`'s parameters: the offsets, the
+            // row and task counts, the parts; (2) a thread per row scans
+            // its tasks' parts, inside `0..tasks`.
+            unsafe {
+                launch::counted(
+                    b,
+                    &source,
+                    SEGMENTED_SCAN_KERNELS[2],
+                    launch::grid(b, count),
+                    &mut p.pointers(),
+                )?
+            };
+            let mut p = Params::default();
+            p.word(rows as u64)
+                .word(toff as u64)
+                .word(count as u64)
+                .word(tasks as u64)
+                .word(chunk as u64)
+                .word(vstride as u64)
+                .word(parts as u64);
+            // SAFETY: (1) `dynd_sscan_fill`'s parameters: as the parts'
+            // kernel's; (2) task t writes its chunk of its row's result,
+            // inside the row's `len` elements (the caller's room).
+            unsafe {
+                launch::counted(b, &source, SEGMENTED_SCAN_KERNELS[3], g, &mut p.pointers())?
+            };
+        }
+    }
     Ok(())
 }

@@ -16,9 +16,14 @@
 //! insertion sort of runs of [`RUN`] elements, then bottom-up merges
 //! between the output row and its mirror in a scratch block (taking the
 //! left element unless the right one is strictly less). `argsort` sorts the
-//! positions `0..n` by the values they point at, the same way. A row is
-//! sorted by one thread, however long: rows of millions of values are
-//! correct but slow on a GPU (a block per long row is not built).
+//! positions `0..n` by the values they point at, the same way.
+//!
+//! **Long rows** ([`long_row::MIN_LENGTH`] values or more) are skipped by
+//! that kernel and listed by another ([`long_rows_source`]); all of them
+//! then take the whole grid together: a segmented radix sort or chunked
+//! scan ([`long_row::run_segments`]), a fixed number of launches however
+//! many long rows there are. A 1-D array is one long row
+//! ([`long_row::run`]).
 
 use crate::codegen::{bit_cast, bits_type, c_type, na_bits};
 use crate::kernel::element_value;
@@ -387,22 +392,42 @@ pub fn call(f: &Callable, op: RowOp, ordinal: u32, args: &[&Array]) -> Result<Ar
         if rows * m == 0 {
             return Ok(result);
         }
-        if m >= long_row::MIN_LENGTH && rows <= LONG_ROWS {
-            // Few long rows: the whole grid on each in turn.
-            let (_scratch_block, scratch) = b.alloc(m * osize)?;
-            for r in 0..rows {
+        if m >= long_row::MIN_LENGTH {
+            // Long rows: one row takes the whole grid (a radix sort or a
+            // chunked scan); more take it together (the segmented ones).
+            let at = |r: usize| {
                 let mut at = 0isize;
                 let mut rem = r;
                 for d in (0..n - 1).rev() {
                     at += (rem % shape[d]) as isize * strides[d];
                     rem /= shape[d];
                 }
-                let row = (x.data_ptr().wrapping_offset(at).cast_const(), inner, m);
-                let out = result.data_ptr().wrapping_add(r * m * osize);
-                // SAFETY: row `r`'s `m` values lie in `x` (its layout);
-                // the result holds them at `out` (C order) and the scratch
-                // `m` elements of the moved type.
-                unsafe { long_row::run(b, op, (src, oelem.0), row, out, scratch)? };
+                x.data_ptr().wrapping_offset(at)
+            };
+            if rows == 1 {
+                let (_scratch_block, scratch) = b.alloc(m * osize)?;
+                let row = (at(0).cast_const(), inner, m);
+                // SAFETY: the row's `m` values lie in `x` (its layout);
+                // the result holds `m` elements, the scratch as many of
+                // the moved type.
+                unsafe { long_row::run(b, op, (src, oelem.0), row, result.data_ptr(), scratch)? };
+                return Ok(result);
+            }
+            let list: Vec<u8> = (0..rows)
+                .flat_map(|r| {
+                    let out = result.data_ptr().wrapping_add(r * m * osize);
+                    [at(r) as u64, m as u64, out as u64]
+                })
+                .flat_map(u64::to_le_bytes)
+                .collect();
+            let (_list_block, dlist) = b.alloc(list.len())?;
+            // SAFETY: `dlist` is a fresh allocation of `list.len()` bytes.
+            unsafe { b.copy_to_device(dlist, &list)? };
+            // SAFETY: row `r`'s `m` values lie in `x` (its layout); its
+            // result is the `m` elements of the C-order result from
+            // `r * m`, apart from the other rows'.
+            unsafe {
+                long_row::run_segments(b, op, (src, oelem.0), (dlist, rows, m), inner)?;
             }
             return Ok(result);
         }
@@ -462,10 +487,11 @@ pub fn call(f: &Callable, op: RowOp, ordinal: u32, args: &[&Array]) -> Result<Ar
     let mirror = (src_bytes / esize * osize).max(1);
     let (vblock, vptr) = b.alloc(mirror)?;
     let (dblock, dptr) = b.alloc((rows * 16).max(1))?;
-    // Long rows (few of them, values one element apart) take the whole
-    // grid each, after the thread-per-row kernel has skipped them.
+    // Long rows (values one element apart) take the segmented kernels
+    // together, after the thread-per-row kernel has skipped them.
     let long = if rows > 0 && layout.stride == esize as isize {
-        long_rows(b, x, &layout)?
+        let values = src_bytes / esize;
+        long_rows(b, x, &layout, values, (src_base as u64, vptr as u64, osize))?
     } else {
         None
     };
@@ -516,18 +542,20 @@ pub fn call(f: &Callable, op: RowOp, ordinal: u32, args: &[&Array]) -> Result<Ar
         };
     }
     if let Some(long) = long {
-        let most = long.iter().map(|&(_, _, n)| n).max().unwrap_or(0);
-        let (_scratch_block, scratch) = b.alloc((most * osize).max(1))?;
-        for (_, first, n) in long {
-            // The row's place in the mirror (values one element apart:
-            // `ostride` is `osize`).
-            let at = (first - src_base as u64) as usize / esize * osize;
-            let row = (first as *const u8, layout.stride, n);
-            // SAFETY: the row's `n` values lie at `first` in the source
-            // values block (its descriptor, read on the device); its
-            // mirror holds `n` elements of `osize` from `at`, the scratch
-            // at least as many.
-            unsafe { long_row::run(b, op, (src, oelem.0), row, vptr.wrapping_add(at), scratch)? };
+        // SAFETY: the list holds `count` segments (written by the listing
+        // kernel): each row's values lie in the source values block, one
+        // element apart, and its result at its place in the mirror, which
+        // holds as many elements of the output's size; the rows reach
+        // disjoint values (as the thread-per-row kernel, which sorts in
+        // the mirror, also relies on).
+        unsafe {
+            long_row::run_segments(
+                b,
+                op,
+                (src, oelem.0),
+                (long.list, long.count, long.most),
+                layout.stride,
+            )?;
         }
     }
     // SAFETY: the new descriptors (C order over the fixed dims) reach the
@@ -535,39 +563,60 @@ pub fn call(f: &Callable, op: RowOp, ordinal: u32, args: &[&Array]) -> Result<Ar
     unsafe { Array::ragged_on_device(&out_tp, &layout.shape, (dptr, dblock), vblock, ostride) }
 }
 
-/// The most long rows ([`long_row::MIN_LENGTH`] or more) of one array
-/// that take the whole grid each; with more, every row takes a thread.
-pub const LONG_ROWS: usize = 256;
-
-/// The kernel listing the long rows.
+/// The long rows' listing kernel.
 pub const LONG_KERNEL: &str = "dynd_long_rows";
 
 /// The source of [`LONG_KERNEL`] over `nk` fixed dims: each row of at
-/// least `min_len` values adds `(row, first value's address, length)` to
-/// the list (in any order), while there is room (`cap`); `count` counts
-/// them all.
+/// least `min_len` values adds its [`long_row::Segment`] — its first
+/// value, its length, and its place in the mirror of the values block at
+/// `out_base` (elements of `osize` for the source's of `esize`) — to the
+/// list (in any order) while there is room (`cap`); `count` counts them
+/// all, `most` keeps the longest length.
 pub fn long_rows_source(nk: usize) -> String {
     format!(
         "// generated by dynd-cuda: the long rows of a ragged array\n\
          {prelude}\
          extern \"C\" __global__ void {LONG_KERNEL}(const char* descs, dynd_gparams p, long long n_rows, \
-         long long voff, long long min_len, long long cap, unsigned long long* count, long long* list) {{\n\
+         long long voff, long long min_len, long long cap, unsigned long long src_base, \
+         unsigned long long out_base, long long esize, long long osize, unsigned long long* count, \
+         unsigned long long* most, long long* list) {{\n\
          \x20 for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < n_rows;\n\
          \x20      row += (long long)gridDim.x * blockDim.x) {{\n\
          \x20   long long size;\n\
          \x20   const char* first = dynd_row(p, descs, row, voff, &size);\n\
          \x20   if (size < min_len) continue;\n\
          \x20   const unsigned long long k = atomicAdd(count, 1ULL);\n\
-         \x20   if (k < (unsigned long long)cap) {{ list[3 * k] = row; list[3 * k + 1] = (long long)first; list[3 * k + 2] = size; }}\n\
+         \x20   atomicMax(most, (unsigned long long)size);\n\
+         \x20   if (k < (unsigned long long)cap) {{\n\
+         \x20     list[3 * k] = (long long)first;\n\
+         \x20     list[3 * k + 1] = size;\n\
+         \x20     list[3 * k + 2] = (long long)(out_base + ((unsigned long long)first - src_base) / esize * osize);\n\
+         \x20   }}\n\
          \x20 }}\n\
          }}\n",
         prelude = row_prelude(nk)
     )
 }
 
-/// The long rows of the ragged device array `x` (`layout`): `(row, first
-/// value's address, length)` of each, when there are some and at most
-/// [`LONG_ROWS`].
+/// The long rows of a call, listed in device memory.
+struct LongRows {
+    /// The list's memory.
+    _block: dynd::memblock::MemBlock,
+    /// Where the [`long_row::Segment`]s are.
+    list: *mut u8,
+    /// How many.
+    count: usize,
+    /// The longest one's length.
+    most: usize,
+}
+
+/// The rows of [`long_row::MIN_LENGTH`] or more values of the ragged
+/// device array `x` (`layout`, values one element apart in the block at
+/// `src_base`), whose results go to the mirror at `out_base` (elements of
+/// `osize`), when there are some. The list has room for as many long
+/// rows as the block's `values` can hold apart; rows sharing values
+/// (which no dynd operation makes) could need more, and the kernel runs
+/// again with room for all.
 ///
 /// # Errors
 /// The device's errors.
@@ -575,50 +624,65 @@ fn long_rows(
     b: &dyn Backend,
     x: &Array,
     layout: &RaggedLayout,
-) -> Result<Option<Vec<(u64, u64, usize)>>> {
+    values: usize,
+    (src_base, out_base, osize): (u64, u64, usize),
+) -> Result<Option<LongRows>> {
     let rows: usize = layout.shape.iter().product();
-    let (_count_block, count) = b.alloc(8)?;
-    // SAFETY: `count` is a fresh allocation of 8 bytes.
-    unsafe { b.copy_to_device(count, &[0u8; 8])? };
-    let (_list_block, list) = b.alloc(LONG_ROWS * 24)?;
+    let (_count_block, count) = b.alloc(16)?;
     let (block, nk) = row_block(layout);
-    let mut p = Params::default();
-    p.word(x.data_ptr() as u64)
-        .block(block)
-        .word(rows as u64)
-        .word(layout.offset as u64)
-        .word(long_row::MIN_LENGTH as u64)
-        .word(LONG_ROWS as u64)
-        .word(count as u64)
-        .word(list as u64);
-    // SAFETY: (1) the kernel's parameters in order ([`long_rows_source`]):
-    // the descriptors, the parameter block, the row count, the var offset,
-    // the least length, the list's room, the count, the list. (2) It reads
-    // each row's descriptor and writes the count and at most `LONG_ROWS`
-    // triples of the list; all alive until the launch returns.
-    unsafe {
-        launch::counted(
-            b,
-            &long_rows_source(nk),
-            LONG_KERNEL,
-            launch::grid(b, rows),
-            &mut p.pointers(),
-        )?
-    };
-    let mut n = [0u8; 8];
-    // SAFETY: `count` holds 8 bytes, written by the kernel.
-    unsafe { b.copy_to_host(&mut n, count)? };
-    let n = u64::from_le_bytes(n) as usize;
-    if n == 0 || n > LONG_ROWS {
-        return Ok(None);
+    let mut room = (values / long_row::MIN_LENGTH).min(rows);
+    loop {
+        // SAFETY: `count` is a fresh allocation of 16 bytes (the count and
+        // the longest length).
+        unsafe { b.copy_to_device(count, &[0u8; 16])? };
+        let (list_block, list) = b.alloc((room * long_row::SEGMENT_BYTES).max(1))?;
+        let mut p = Params::default();
+        p.word(x.data_ptr() as u64)
+            .block(block.clone())
+            .word(rows as u64)
+            .word(layout.offset as u64)
+            .word(long_row::MIN_LENGTH as u64)
+            .word(room as u64)
+            .word(src_base)
+            .word(out_base)
+            .word(layout.elem.data_size() as u64)
+            .word(osize as u64)
+            .word(count as u64)
+            .word(count.wrapping_add(8) as u64)
+            .word(list as u64);
+        // SAFETY: (1) the kernel's parameters in order ([`long_rows_source`]):
+        // the descriptors, the parameter block, the row count, the var
+        // offset, the least length, the list's room, the values block's
+        // and its mirror's addresses, the element sizes, the count, the
+        // longest length, the list. (2) It reads each row's descriptor and
+        // writes the two counts and at most `room` segments of the list;
+        // all alive until the launch returns.
+        unsafe {
+            launch::counted(
+                b,
+                &long_rows_source(nk),
+                LONG_KERNEL,
+                launch::grid(b, rows),
+                &mut p.pointers(),
+            )?
+        };
+        let mut raw = [0u8; 16];
+        // SAFETY: `count` holds 16 bytes, written by the kernel.
+        unsafe { b.copy_to_host(&mut raw, count)? };
+        let word =
+            |k: usize| u64::from_le_bytes(raw[k * 8..k * 8 + 8].try_into().unwrap_or([0; 8]));
+        let (n, most) = (word(0) as usize, word(1) as usize);
+        if n == 0 {
+            return Ok(None);
+        }
+        if n <= room {
+            return Ok(Some(LongRows {
+                _block: list_block,
+                list,
+                count: n,
+                most,
+            }));
+        }
+        room = n;
     }
-    let mut raw = vec![0u8; n * 24];
-    // SAFETY: the list's first `n` triples were written by the kernel.
-    unsafe { b.copy_to_host(&mut raw, list)? };
-    let word = |k: usize| u64::from_le_bytes(raw[k * 8..k * 8 + 8].try_into().unwrap_or([0; 8]));
-    Ok(Some(
-        (0..n)
-            .map(|i| (word(3 * i), word(3 * i + 1), word(3 * i + 2) as usize))
-            .collect(),
-    ))
 }

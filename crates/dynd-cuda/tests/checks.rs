@@ -1538,7 +1538,7 @@ pub fn long_rows_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
     assert_eq!(bits(&h), bits(&g.to_host().unwrap()));
     // Long rows among others: rows of a 2-D array, ragged rows of 5000 and
     // 4100 values beside short and empty ones (the long ones take the
-    // grid each, after the thread-per-row kernel skipped them; the many
+    // grid together, after the thread-per-row kernel skipped them; the many
     // launches of their radix sorts and scans tell), and reversed rows
     // (a thread each).
     let lens = [5000usize, 3, 0, 4100, 7];
@@ -1582,6 +1582,148 @@ pub fn long_rows_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
                 }
                 assert_eq!(launches > 3, long, "{name}: {launches} launches");
             }
+        }
+    }
+}
+
+/// Many long rows at once (`dynd_cuda::long_row::run_segments`, which
+/// the long rows of ragged and 2-D arrays take): 300 rows — more than 256,
+/// so the row index takes two bytes of passes — of lengths 0 to 70, the
+/// segments listed by hand from a device array's descriptors, give each
+/// row the host's `sort` / `argsort` (both orders: stable, NaN then
+/// missing last) and `cumsum` / `cumprod` (one chunk per row here: the
+/// host's bits). The same rows as one 2-D array of 300 long rows through
+/// `sort` give the host's result.
+pub fn many_long_rows_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
+    use dynd::callable::sort::{RowOp, SortOptions};
+    use dynd_cuda::long_row;
+    let DeviceId::Cuda(ordinal) = dev else {
+        panic!("{dev}")
+    };
+    let backend = dynd_cuda::launch::backend(ordinal).unwrap();
+    let b: &dyn dynd_cuda::launch::Backend = &*backend;
+    let types: Vec<BuiltinType> = match types {
+        Some(t) => t.to_vec(),
+        None => device_types().collect(),
+    };
+    let lens: Vec<usize> = (0..300).map(|r| [0, 1, 5, 17, 33, 2, 70][r % 7]).collect();
+    let flat = |json: &str| -> Vec<String> {
+        json.split(['[', ']', ','])
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let down = SortOptions { descending: true };
+    let ops = [
+        RowOp::Sort(SortOptions::default()),
+        RowOp::ArgSort(SortOptions::default()),
+        RowOp::Sort(down),
+        RowOp::ArgSort(down),
+        RowOp::CumSum,
+        RowOp::CumProd,
+    ];
+    for &t in &types {
+        for optional in [false, true] {
+            let x = ragged(t, optional, &lens, 4);
+            let d = x.to_device(dev).unwrap();
+            let layout = d.ragged_layout().unwrap();
+            assert_eq!(layout.strides, [16], "a fresh device array's descriptors");
+            let mut descs = vec![0u8; 300 * 16];
+            // SAFETY: the device array's 300 descriptors of 16 bytes.
+            unsafe { b.copy_to_host(&mut descs, d.data_ptr()).unwrap() };
+            let word = |k: usize| u64::from_le_bytes(descs[8 * k..8 * k + 8].try_into().unwrap());
+            for op in ops {
+                let host = match op {
+                    RowOp::Sort(o) => dynd::callable::sort::sort(o),
+                    RowOp::ArgSort(o) => dynd::callable::sort::argsort(o),
+                    _ => dynd::callable::lookup(op.name()).unwrap(),
+                };
+                let what = format!("{op:?} of {}", x.tp());
+                let expected = match host.call(&[&x]) {
+                    Ok(h) => h,
+                    // What the host refuses (a sort of complex numbers)
+                    // the device never gets.
+                    Err(_) => continue,
+                };
+                let out_elem = expected.tp().dtype().clone();
+                let ob = out_elem
+                    .option_value()
+                    .unwrap_or(&out_elem)
+                    .as_builtin()
+                    .unwrap();
+                let total: usize = lens.iter().sum();
+                let result = Array::empty_on(
+                    dev,
+                    dynd::Type::parse(&format!("{total} * {out_elem}")).unwrap(),
+                )
+                .unwrap();
+                let mut at = 0usize;
+                let list: Vec<u8> = (0..300)
+                    .flat_map(|r| {
+                        let first = word(2 * r) + layout.offset as u64;
+                        let out = result.data_ptr() as u64 + (at * ob.data_size()) as u64;
+                        at += lens[r];
+                        [first, lens[r] as u64, out]
+                    })
+                    .flat_map(u64::to_le_bytes)
+                    .collect();
+                let (_list_block, dlist) = b.alloc(list.len()).unwrap();
+                // SAFETY: a fresh allocation of the list's bytes.
+                unsafe { b.copy_to_device(dlist, &list).unwrap() };
+                let before = dynd_cuda::launch::launches();
+                // SAFETY: each segment's values are its row's (from the
+                // descriptors), its result `lens[r]` elements of `result`
+                // at the row's place, apart from the others'.
+                unsafe {
+                    long_row::run_segments(
+                        b,
+                        op,
+                        ((t, optional), ob),
+                        (dlist, 300, 70),
+                        layout.stride,
+                    )
+                    .unwrap()
+                };
+                let launches = dynd_cuda::launch::launches() - before;
+                let got = result.to_host().unwrap();
+                let (got, expected) = (flat(&got.to_json()), flat(&expected.to_json()));
+                assert_eq!(got.len(), expected.len(), "{what}");
+                if let Some(i) = (0..got.len()).find(|&i| got[i] != expected[i]) {
+                    panic!(
+                        "{what}: value {i} is {}, the host's {}",
+                        got[i], expected[i]
+                    );
+                }
+                // A fixed number of launches: the offsets (a kernel and a
+                // 3-launch scan), then for sorts the items, 5 a pass (the
+                // row index's two bytes among them), the writes; for scans
+                // the three kernels.
+                let (keys, row_bytes) = long_row::segmented_passes((t, optional), 300);
+                assert_eq!(row_bytes, 2);
+                let want = match op {
+                    RowOp::Sort(_) | RowOp::ArgSort(_) => 4 + 1 + 5 * (keys + row_bytes) + 1,
+                    _ => 4 + 3,
+                };
+                assert_eq!(launches, want, "{what}");
+            }
+        }
+    }
+    // The same rows through `sort` as a 2-D array of long rows (each of
+    // `long_row::MIN_LENGTH`): 300 of them would be 1.2 M values, so a few
+    // of them here (the count does not change the path).
+    let m = long_row::MIN_LENGTH;
+    let vals: Vec<(i64, bool)> = (0..5 * m as i64)
+        .map(|k| ((k * 7919) % 29 - 14, k % 11 == 5))
+        .collect();
+    for &t in &types {
+        let x = crate::common::array(t, true, &[5, m], &vals);
+        let d = x.to_device(dev).unwrap();
+        for f in ["sort", "argsort", "cumsum"] {
+            let f = dynd::callable::lookup(f).unwrap();
+            let what = format!("{}(5 * {m} * ?{t})", f.name());
+            // Small integers: float sums are exact in any grouping.
+            same_outcome(&what, f.call(&[&x]), f.call(&[&d]), dev);
         }
     }
 }

@@ -449,13 +449,19 @@ fn every_generated_row_kernel_compiles() {
         }
     }
     assert_eq!(sources.len(), ops.len() * device_types().count() * 2 * 2);
-    // One long row: the radix sort and the chunked scan.
+    // Long rows: the radix sort and the chunked scan, of one row and of
+    // many (segmented).
     use dynd_cuda::long_row;
     for b in device_types() {
         for optional in [false, true] {
             for descending in [false, true] {
                 for argsort in [false, true] {
                     sources.push(long_row::sort_source((b, optional), descending, argsort));
+                    sources.push(long_row::segmented_sort_source(
+                        (b, optional),
+                        descending,
+                        argsort,
+                    ));
                 }
             }
             for op in [RowOp::CumSum, RowOp::CumProd] {
@@ -463,6 +469,7 @@ fn every_generated_row_kernel_compiles() {
                 let out = op.result_elem(&tp).unwrap();
                 let out = out.as_builtin().unwrap();
                 sources.push(long_row::scan_source(op, (b, optional), out));
+                sources.push(long_row::segmented_scan_source(op, (b, optional), out));
             }
         }
     }

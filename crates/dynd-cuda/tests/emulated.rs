@@ -223,6 +223,13 @@ fn long_rows_equal_the_host() {
 }
 
 #[test]
+fn many_long_rows_equal_the_host() {
+    if emu() {
+        checks::many_long_rows_equal_the_host(EMU, Some(&SOME));
+    }
+}
+
+#[test]
 fn nested_equal_the_host() {
     if emu() {
         checks::nested_equal_the_host(EMU, Some(&SOME));

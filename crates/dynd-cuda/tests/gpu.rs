@@ -251,6 +251,13 @@ fn long_rows_equal_the_host() {
 }
 
 #[test]
+fn many_long_rows_equal_the_host() {
+    if gpu() {
+        checks::many_long_rows_equal_the_host(GPU, None);
+    }
+}
+
+#[test]
 fn nested_equal_the_host() {
     if gpu() {
         checks::nested_equal_the_host(GPU, None);
