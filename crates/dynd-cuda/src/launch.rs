@@ -418,7 +418,9 @@ pub fn reduce(b: &dyn Backend, r: &Reduce, out: &Array, src: &Array) -> Result<(
 /// Runs the ragged reduction `r` on `b`, from the ragged device array
 /// `src` into `out` (the arrays `r` was made from): a group of lanes per
 /// row, the lanes picked from the mean row length (read from the first
-/// and last rows' descriptors when the rows lie in order).
+/// and last rows' descriptors when the rows lie in order); when those are
+/// fewer than a block, rows of [`reduce::LONG_REDUCE_ROW`] values or more
+/// (and 32 times the lanes) take a block each, in a second launch.
 ///
 /// # Errors
 /// `External` for copy, compile and launch failures.
@@ -439,6 +441,27 @@ pub fn ragged_reduce(b: &dyn Backend, r: &RaggedReduce, out: &Array, src: &Array
     let groups = (b.block() / lanes) as usize;
     let grid = rows.div_ceil(groups).clamp(1, b.max_blocks() as usize) as u32;
     let source = reduce::ragged_source(r);
+    // Long rows: as many as the values block holds apart.
+    let long = reduce::LONG_REDUCE_ROW.max(32 * lanes as usize);
+    let values = src
+        .ragged_values_span()
+        .map_or(0, |(_, bytes)| bytes / layout.elem.data_size().max(1));
+    let cap = if lanes < b.block() {
+        (values / long).min(rows)
+    } else {
+        0
+    };
+    let listed = if cap > 0 {
+        let (count_block, count) = b.alloc(8)?;
+        // SAFETY: `count` is a fresh allocation of 8 bytes.
+        unsafe { b.copy_to_device(count, &[0u8; 8])? };
+        let (list_block, list) = b.alloc(cap * 8)?;
+        Some((count_block, count, list_block, list))
+    } else {
+        None
+    };
+    let (count, list) = listed.as_ref().map_or((0, 0), |l| (l.1 as u64, l.3 as u64));
+    let skip = if cap > 0 { long as i64 } else { i64::MAX };
     let mut p = Params::default();
     p.word(src.data_ptr() as u64)
         .word(out.data_ptr() as u64)
@@ -446,16 +469,47 @@ pub fn ragged_reduce(b: &dyn Backend, r: &RaggedReduce, out: &Array, src: &Array
         .word(rows as u64)
         .word(r.offset as u64)
         .word(r.stride as u64)
-        .word(u64::from(lanes));
+        .word(u64::from(lanes))
+        .word(skip as u64)
+        .word(count)
+        .word(list)
+        .word(cap as u64);
     // SAFETY: (1) dynd_ragged_reduce's parameters, in order: the
     // descriptors' and the output's addresses, the parameter block (kept
     // dims, descriptor and output strides, an unused reduced dim), the row
     // count, the var dim's offset and stride (two's complement in their
-    // slots), the lanes. (2) The descriptors and the output are arrays of
-    // this device laid out as the description says (it was made from
-    // them); every descriptor reaches values of the var dim's block on
-    // this device, alive in `src`.
-    unsafe { counted(b, &source, reduce::RAGGED_KERNEL, grid, &mut p.pointers()) }
+    // slots), the lanes, the least length of a listed row, the count and
+    // list of long rows (8 and `cap * 8` bytes; unused when `skip` is
+    // never reached) and the list's room. (2) The descriptors and the
+    // output are arrays of this device laid out as the description says
+    // (it was made from them); every descriptor reaches values of the var
+    // dim's block on this device, alive in `src`.
+    unsafe { counted(b, &source, reduce::RAGGED_KERNEL, grid, &mut p.pointers())? };
+    if cap > 0 {
+        let mut p = Params::default();
+        p.word(src.data_ptr() as u64)
+            .word(out.data_ptr() as u64)
+            .block(r.params())
+            .word(r.offset as u64)
+            .word(r.stride as u64)
+            .word(count)
+            .word(list)
+            .word(cap as u64);
+        // SAFETY: (1) dynd_ragged_reduce_long's parameters, in order: as
+        // the first kernel's, less the row count, the lanes and the least
+        // length; (2) it reduces the rows the first kernel listed (at most
+        // `cap`), each into its output, as that kernel would have.
+        unsafe {
+            counted(
+                b,
+                &source,
+                reduce::RAGGED_LONG_KERNEL,
+                cap.min(b.max_blocks() as usize) as u32,
+                &mut p.pointers(),
+            )?
+        };
+    }
+    Ok(())
 }
 
 /// Where the rows of the ragged device array `src` (of layout `layout`)

@@ -371,8 +371,17 @@ pub struct RaggedReduce {
     pub stride: isize,
 }
 
-/// The kernel of a ragged reduction.
+/// The kernel of a ragged reduction: a group of lanes per row, long rows
+/// listed for [`RAGGED_LONG_KERNEL`].
 pub const RAGGED_KERNEL: &str = "dynd_ragged_reduce";
+
+/// The kernel of a ragged reduction's long rows: a block per row.
+pub const RAGGED_LONG_KERNEL: &str = "dynd_ragged_reduce_long";
+
+/// The least length of a row that takes a block of its own in a ragged
+/// reduction whose rows take fewer lanes than a block (also at least 32
+/// times those lanes).
+pub const LONG_REDUCE_ROW: usize = 1024;
 
 impl RaggedReduce {
     /// The number of rows (outputs).
@@ -468,8 +477,10 @@ pub fn ragged_lanes(mean: usize, block: u32) -> u32 {
     want.min(block)
 }
 
-/// The CUDA C of `r`'s kernel: each row's group of lanes folds its values
-/// into the reduction's state and merges in shared memory.
+/// The CUDA C of `r`'s kernels: each row's group of lanes folds its values
+/// into the reduction's state and merges in shared memory — except rows of
+/// `skip` values or more, which lane 0 lists (while the list has room:
+/// `cap`) for [`RAGGED_LONG_KERNEL`], where a whole block folds each.
 pub fn ragged_source(r: &RaggedReduce) -> String {
     let (src, src_opt) = r.src;
     let (out, out_opt) = r.out;
@@ -494,11 +505,22 @@ pub fn ragged_source(r: &RaggedReduce) -> String {
         "false".to_string()
     };
     let value = bit_cast(src, "b", false);
+    // The row of `item`: its first value and length.
+    let row = "      dynd_kept(p, item, &sb, &ob);\n\
+      const char* first = *(const char* const*)(descs + sb) + voff;\n\
+      long long size = *(const long long*)(descs + sb + 8);\n";
+    let fold = format!(
+        "      for (long long j = lane; j < size; j += lanes) {{\n\
+        {bits} b = *(const {bits}*)(first + j * vstride);\n\
+        if (!({missing})) s.add({value}, j);\n\
+      }}\n"
+    );
     let _ = write!(
         s,
         "#define DYND_MAX_BLOCK 256\n\
-extern \"C\" __global__ void {RAGGED_KERNEL}(const char* descs, char* out, dynd_rparams p, long long n_out, long long voff, long long vstride, int lanes) {{\n\
+extern \"C\" __global__ void {RAGGED_KERNEL}(const char* descs, char* out, dynd_rparams p, long long n_out, long long voff, long long vstride, int lanes, long long skip, unsigned long long* count, long long* list, long long cap) {{\n\
   __shared__ St sh[DYND_MAX_BLOCK];\n\
+  __shared__ int deferred[DYND_MAX_BLOCK];\n\
   const long long groups = blockDim.x / lanes;\n\
   const int lane = threadIdx.x % lanes;\n\
   const long long g = threadIdx.x / lanes;\n\
@@ -506,16 +528,39 @@ extern \"C\" __global__ void {RAGGED_KERNEL}(const char* descs, char* out, dynd_
     const long long item = base + g;\n\
     St s; s.init();\n\
     long long sb = 0, ob = 0;\n\
-    if (item < n_out) {{\n\
+    if (item < n_out && lane == 0) {{\n\
+      // A long row is listed for a block of its own, while there is room.\n\
+      int d = 0;\n\
       dynd_kept(p, item, &sb, &ob);\n\
-      const char* first = *(const char* const*)(descs + sb) + voff;\n\
-      const long long size = *(const long long*)(descs + sb + 8);\n\
-      for (long long j = lane; j < size; j += lanes) {{\n\
-        {bits} b = *(const {bits}*)(first + j * vstride);\n\
-        if (!({missing})) s.add({value}, j);\n\
+      if (*(const long long*)(descs + sb + 8) >= skip) {{\n\
+        const unsigned long long k = atomicAdd(count, 1ULL);\n\
+        if (k < (unsigned long long)cap) {{ list[k] = item; d = 1; }}\n\
       }}\n\
+      deferred[g] = d;\n\
     }}\n\
-{GROUP_MERGE}    if (lane == 0 && item < n_out) s.store(out + ob);\n\
+    __syncthreads();\n\
+    // (Read before the merge's barriers, the next write after them; a\n\
+    // group of one lane reads what it wrote.)\n\
+    const bool mine = item < n_out && !deferred[g];\n\
+    if (mine) {{\n\
+{row}{fold}\
+    }}\n\
+{GROUP_MERGE}    if (lane == 0 && mine) s.store(out + ob);\n\
+  }}\n\
+}}\n\
+extern \"C\" __global__ void {RAGGED_LONG_KERNEL}(const char* descs, char* out, dynd_rparams p, long long voff, long long vstride, const unsigned long long* count, const long long* list, long long cap) {{\n\
+  __shared__ St sh[DYND_MAX_BLOCK];\n\
+  const int lanes = blockDim.x;\n\
+  const int lane = threadIdx.x;\n\
+  const long long n = (long long)*count < cap ? (long long)*count : cap;\n\
+  for (long long k = blockIdx.x; k < n; k += gridDim.x) {{\n\
+    const long long item = list[k];\n\
+    St s; s.init();\n\
+    long long sb = 0, ob = 0;\n\
+    {{\n\
+{row}{fold}\
+    }}\n\
+{GROUP_MERGE}    if (lane == 0) s.store(out + ob);\n\
   }}\n\
 }}\n"
     );

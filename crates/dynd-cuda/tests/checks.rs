@@ -588,7 +588,8 @@ pub fn ragged(b: BuiltinType, optional: bool, lens: &[usize], seed: i64) -> Arra
 
 /// Every built-in reduction over the var dim of ragged arrays (empty rows,
 /// all-missing rows, rows longer than a block, a reversed view, fixed dims
-/// around) equals the host's; other axes are refused by name.
+/// around, long rows among short ones: a block each) equals the host's;
+/// other axes are refused by name.
 pub fn ragged_reductions_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
     use dynd::callable::reduce::BuiltinReduction;
     let types: Vec<BuiltinType> = match types {
@@ -609,6 +610,39 @@ pub fn ragged_reductions_equal_the_host(dev: DeviceId, types: Option<&[BuiltinTy
             }
         }
     }
+    // Skewed rows: 1500 short rows (mean length 4, so a few lanes a row)
+    // and long ones of 1100 (all missing when optional: row 1) and 3000,
+    // which take a block each in a second launch.
+    let skewed: Vec<usize> = (0..1500)
+        .map(|r| match r {
+            1 => 1100,
+            700 => 3000,
+            _ => [0, 3, 1, 5][r % 4],
+        })
+        .collect();
+    for kind in BuiltinReduction::ALL {
+        for &b in &types {
+            for optional in [false, true] {
+                let h = ragged(b, optional, &skewed, 5);
+                reduction_equals_the_host(dev, &h, "skewed rows", kind, Some(&[-1]), false);
+            }
+        }
+    }
+    let launches = |lens: &[usize]| {
+        let d = ragged(BuiltinType::Float64, false, lens, 5)
+            .to_device(dev)
+            .unwrap();
+        let before = dynd_cuda::launch::launches();
+        compute::sum(&d, Some(&[-1]), false).unwrap();
+        dynd_cuda::launch::launches() - before
+    };
+    // The second launch comes whenever the values could hold a long row
+    // (it reads the count the first left on the device).
+    assert_eq!(
+        launches(&skewed),
+        launches(&[0, 3, 1, 5]) + 1,
+        "long rows: a second launch"
+    );
     // Fixed dims around the rows.
     let h = Array::from_json(
         "2 * 2 * var * float64",
