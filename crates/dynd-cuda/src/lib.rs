@@ -7,8 +7,8 @@
 //!   outer axis (position by position) or every axis; [`ragged`]: elementwise functions over ragged
 //!   device arrays (one ragged array and host scalars); [`broadcast`]:
 //!   several device arrays, ragged among them, broadcast per §6; [`rows`]: `cumsum`, `cumprod`, `sort`, `argsort` of
-//!   each row of a device array, [`long_row`] of one long row (a radix
-//!   sort, a chunked scan); [`select`]: integers and slices
+//!   each row of a device array, [`long_row`] of long rows (one, or many
+//!   at once: a chunked scan), [`radix`] their stable radix sort; [`select`]: integers and slices
 //!   of each row, `filter` and `take` of ragged device arrays;
 //!   [`concat`]: `concatenate` of fixed and of ragged device arrays;
 //!   [`nested`]: functions on nested var dims, through the innermost rows;
@@ -55,6 +55,7 @@ pub mod ops;
 pub mod option_rows;
 pub mod outputs;
 pub mod probe;
+pub mod radix;
 pub mod ragged;
 pub mod ragged_axes;
 pub mod reduce;

@@ -405,12 +405,10 @@ pub fn call(f: &Callable, op: RowOp, ordinal: u32, args: &[&Array]) -> Result<Ar
                 x.data_ptr().wrapping_offset(at)
             };
             if rows == 1 {
-                let (_scratch_block, scratch) = b.alloc(m * osize)?;
                 let row = (at(0).cast_const(), inner, m);
                 // SAFETY: the row's `m` values lie in `x` (its layout);
-                // the result holds `m` elements, the scratch as many of
-                // the moved type.
-                unsafe { long_row::run(b, op, (src, oelem.0), row, result.data_ptr(), scratch)? };
+                // the result holds `m` elements.
+                unsafe { long_row::run(b, op, (src, oelem.0), row, result.data_ptr())? };
                 return Ok(result);
             }
             let list: Vec<u8> = (0..rows)

@@ -1622,7 +1622,7 @@ pub fn long_rows_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]>) {
 
 /// Many long rows at once (`dynd_cuda::long_row::run_segments`, which
 /// the long rows of ragged and 2-D arrays take): 300 rows — more than 256,
-/// so the row index takes two bytes of passes — of lengths 0 to 70, the
+/// so the row index takes three nibbles of passes — of lengths 0 to 70, the
 /// segments listed by hand from a device array's descriptors, give each
 /// row the host's `sort` / `argsort` (both orders: stable, NaN then
 /// missing last) and `cumsum` / `cumprod` (one chunk per row here: the
@@ -1731,12 +1731,12 @@ pub fn many_long_rows_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]
                 }
                 // A fixed number of launches: the offsets (a kernel and a
                 // 3-launch scan), then for sorts the items, 5 a pass (the
-                // row index's two bytes among them), the writes; for scans
+                // row index's three nibbles among them), the writes; for scans
                 // the three kernels.
-                let (keys, row_bytes) = long_row::segmented_passes((t, optional), 300);
-                assert_eq!(row_bytes, 2);
+                let (keys, row_passes) = dynd_cuda::radix::segmented_passes((t, optional), 300);
+                assert_eq!(row_passes, 3, "299 takes three nibbles");
                 let want = match op {
-                    RowOp::Sort(_) | RowOp::ArgSort(_) => 4 + 1 + 5 * (keys + row_bytes) + 1,
+                    RowOp::Sort(_) | RowOp::ArgSort(_) => 4 + 1 + 5 * (keys + row_passes) + 1,
                     _ => 4 + 3,
                 };
                 assert_eq!(launches, want, "{what}");

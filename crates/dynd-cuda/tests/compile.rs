@@ -452,16 +452,20 @@ fn every_generated_row_kernel_compiles() {
     // Long rows: the radix sort and the chunked scan, of one row and of
     // many (segmented).
     use dynd_cuda::long_row;
+    // The segments' offsets alone (the sort of many rows compiles them so).
+    sources.push(long_row::SEGMENT_PRELUDE.to_string());
     for b in device_types() {
         for optional in [false, true] {
             for descending in [false, true] {
                 for argsort in [false, true] {
-                    sources.push(long_row::sort_source((b, optional), descending, argsort));
-                    sources.push(long_row::segmented_sort_source(
-                        (b, optional),
-                        descending,
-                        argsort,
-                    ));
+                    for segmented in [false, true] {
+                        sources.push(dynd_cuda::radix::source(
+                            (b, optional),
+                            descending,
+                            argsort,
+                            segmented,
+                        ));
+                    }
                 }
             }
             for op in [RowOp::CumSum, RowOp::CumProd] {
