@@ -17,7 +17,9 @@
 //!    thread in its own column of a shared table (no atomics), and writes
 //!    its 16 counts, digit-major.
 //! 2. A device scan of the counts ([`crate::select::exclusive_scan`]):
-//!    each (digit, block) gets its first place in the output.
+//!    each (digit, block) gets its first place in the output. With few
+//!    blocks (at most 64: fewer than half a million items on a GPU) the
+//!    next kernel sums the counts itself instead, saving three launches.
 //! 3. `dynd_radix_scatter`: each block walks its range a tile ([`TILE`]
 //!    items) at a time, each thread taking consecutive items of it; the
 //!    threads count their tile's digits in the shared table, whose
@@ -47,6 +49,17 @@ const DIGITS: usize = 16;
 
 /// Tiles a block's range holds at least.
 const TILES_PER_BLOCK: usize = 4;
+
+/// The most blocks whose counts the scatter kernel sums itself (16 of
+/// its threads reading up to `16 * blocks` counts each), saving the
+/// device scan's three launches a pass.
+const FEW_BLOCKS: usize = 64;
+
+/// The launches of each pass of a radix sort of `n` items on `b`: the
+/// counts, their device scan (three; not for few blocks), the moves.
+pub fn pass_launches(b: &dyn Backend, n: usize) -> usize {
+    if ranges(b, n).1 > FEW_BLOCKS { 5 } else { 2 }
+}
 
 /// The kernels of a radix sort of one row.
 pub const SORT_KERNELS: [&str; 4] = [
@@ -198,13 +211,23 @@ pub fn source(
          }}\n\
          // Each block moves its range, a tile of B * items at a time,\n\
          // to its places (`hist`, scanned).\n\
-         extern \"C\" __global__ void dynd_radix_scatter(const dynd_item* src, dynd_item* dst, long long n, long long per, long long pass, const long long* hist, long long items) {{\n\
+         extern \"C\" __global__ void dynd_radix_scatter(const dynd_item* src, dynd_item* dst, long long n, long long per, long long pass, const long long* hist, long long items, long long scanned) {{\n\
          \x20 __shared__ unsigned int c[{DIGITS} * DYND_MAX_BLOCK];\n\
          \x20 __shared__ unsigned int part[DYND_MAX_BLOCK];\n\
          \x20 __shared__ unsigned int start[{DIGITS} + 1];\n\
          \x20 __shared__ long long place[{DIGITS}];\n\
          \x20 const int t = threadIdx.x, B = blockDim.x;\n\
-         \x20 if (t < {DIGITS}) place[t] = hist[(long long)t * gridDim.x + blockIdx.x];\n\
+         \x20 const long long G = gridDim.x;\n\
+         \x20 if (t < {DIGITS}) {{\n\
+         \x20   if (scanned) place[t] = hist[(long long)t * G + blockIdx.x];\n\
+         \x20   else {{\n\
+         \x20     // Few blocks: the counts' exclusive scan (digit-major) up to\n\
+         \x20     // this block's count of digit t, read here.\n\
+         \x20     long long s = 0;\n\
+         \x20     for (long long j = 0; j < (long long)t * G + blockIdx.x; ++j) s += hist[j];\n\
+         \x20     place[t] = s;\n\
+         \x20   }}\n\
+         \x20 }}\n\
          \x20 const long long lo = (long long)blockIdx.x * per;\n\
          \x20 const long long hi = lo + per < n ? lo + per : n;\n\
          \x20 for (long long tile = lo; tile < hi; tile += (long long)B * items) {{\n\
@@ -221,17 +244,14 @@ pub fn source(
          \x20   for (int k = 0; k < {DIGITS}; ++k) sum += c[{DIGITS} * t + k];\n\
          \x20   part[t] = sum;\n\
          \x20   __syncthreads();\n\
-         \x20   for (int off = 1; off < B; off <<= 1) {{\n\
-         \x20     const unsigned int v = t >= off ? part[t - off] : 0;\n\
-         \x20     __syncthreads();\n\
-         \x20     part[t] += v;\n\
-         \x20     __syncthreads();\n\
-         \x20   }}\n\
-         \x20   unsigned int run = t > 0 ? part[t - 1] : 0;\n\
+         \x20   // Each thread's prefix read from the partials before it (one\n\
+         \x20   // barrier, where a tree would take two a level).\n\
+         \x20   unsigned int run = 0;\n\
+         \x20   for (int k = 0; k < t; ++k) run += part[k];\n\
+         \x20   if (t == B - 1) start[{DIGITS}] = run + part[t];\n\
          \x20   for (int k = 0; k < {DIGITS}; ++k) {{ const unsigned int v = c[{DIGITS} * t + k]; c[{DIGITS} * t + k] = run; run += v; }}\n\
          \x20   __syncthreads();\n\
          \x20   if (t < {DIGITS}) start[t] = c[t * B];\n\
-         \x20   if (t == 0) start[{DIGITS}] = part[B - 1];\n\
          \x20   __syncthreads();\n\
          \x20   for (long long i = mine; i < end; ++i) {{\n\
          \x20     const dynd_item it = src[i];\n\
@@ -240,8 +260,8 @@ pub fn source(
          \x20     dst[place[d] + (r - start[d])] = it;\n\
          \x20   }}\n\
          \x20   __syncthreads();\n\
+         \x20   // (The next tile reads `place` and writes `start` after barriers.)\n\
          \x20   if (t < {DIGITS}) place[t] += start[t + 1] - start[t];\n\
-         \x20   __syncthreads();\n\
          \x20 }}\n\
          }}\n",
         keys = key_functions(src, descending),
@@ -301,12 +321,15 @@ unsafe fn passes(
         // the grid `blocks`); (2) block k reads its range of `from`
         // inside `0..n` and writes its 16 counts.
         unsafe { launch::counted(b, source, SORT_KERNELS[1], blocks as u32, &mut p.pointers())? };
-        // SAFETY: `hist` holds `16 * blocks` int64 counts.
-        let total = unsafe { exclusive_scan(b, hist, DIGITS * blocks)? };
-        if total != n as u64 {
-            return Err(Error::external(format!(
-                "the radix sort counted {total} of {n} elements"
-            )));
+        let scanned = blocks > FEW_BLOCKS;
+        if scanned {
+            // SAFETY: `hist` holds `16 * blocks` int64 counts.
+            let total = unsafe { exclusive_scan(b, hist, DIGITS * blocks)? };
+            if total != n as u64 {
+                return Err(Error::external(format!(
+                    "the radix sort counted {total} of {n} elements"
+                )));
+            }
         }
         let mut p = Params::default();
         p.word(from as u64)
@@ -315,10 +338,12 @@ unsafe fn passes(
             .word(per as u64)
             .word(pass as u64)
             .word(hist as u64)
-            .word(items(b) as u64);
+            .word(items(b) as u64)
+            .word(u64::from(scanned));
         // SAFETY: (1) `dynd_radix_scatter`'s parameters: both item
         // buffers, then as the counts', then the items a thread takes
-        // from a tile; (2) the scanned counts place each
+        // from a tile and whether the counts were scanned (else the
+        // kernel sums them); (2) the scanned counts place each
         // of the `n` items once inside `0..n` of `to`.
         unsafe { launch::counted(b, source, SORT_KERNELS[2], blocks as u32, &mut p.pointers())? };
         std::mem::swap(&mut from, &mut to);

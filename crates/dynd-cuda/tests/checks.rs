@@ -1730,13 +1730,16 @@ pub fn many_long_rows_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]
                     );
                 }
                 // A fixed number of launches: the offsets (a kernel and a
-                // 3-launch scan), then for sorts the items, 5 a pass (the
+                // 3-launch scan), then for sorts the items, the passes (the
                 // row index's three nibbles among them), the writes; for scans
                 // the three kernels.
                 let (keys, row_passes) = dynd_cuda::radix::segmented_passes((t, optional), 300);
                 assert_eq!(row_passes, 3, "299 takes three nibbles");
+                let per_pass = dynd_cuda::radix::pass_launches(b, total);
                 let want = match op {
-                    RowOp::Sort(_) | RowOp::ArgSort(_) => 4 + 1 + 5 * (keys + row_passes) + 1,
+                    RowOp::Sort(_) | RowOp::ArgSort(_) => {
+                        4 + 1 + per_pass * (keys + row_passes) + 1
+                    }
                     _ => 4 + 3,
                 };
                 assert_eq!(launches, want, "{what}");
