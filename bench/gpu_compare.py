@@ -24,6 +24,9 @@ warm-up, each timed with the device synchronised before and after:
   - ragged `x + 1.0` (GB/s counting values and descriptors read and
     written), `x[x > 12.0]`, `sort(x)` of each row (vs CuPy's lexsort by
     row and value, and dynd on the host's CPUs), `cumsum(x)` of each row;
+  - skewed rows' `sum(x, axis=-1)` (every 1000th row 20 000 values long:
+    a block each), and `sort(x)` of --size / 10^5 rows of 10^5 values
+    (every long row in one radix sort) vs CuPy's lexsort;
   - `sort(a)` of the 1-D array: dynd's radix sort vs `cupy.sort`.
 
 Prints a markdown table: work | dynd ms | CuPy ms | dynd / CuPy speed
@@ -150,6 +153,36 @@ def main() -> int:
         # Each sorted row keeps its values (their sums agree).
         np.testing.assert_allclose(np.asarray(dynd.sum(dynd.sort(dx), axis=-1).cpu()),
                                    np.asarray(dynd.sum(dx, axis=-1).cpu()), rtol=1e-9, atol=1e-9)
+        # Skewed rows: every 1000th row 20 000 values long, the rest as above
+        # (long rows take a block each in the reduction).
+        slens = lens[: max(n_rows // 10, 1)].copy()
+        slens[::1000] = 20_000
+        soff = np.concatenate([[0], np.cumsum(slens)])
+        svals = rng.standard_normal(int(soff[-1]))
+        sx = dynd.from_arrow(pa.ListArray.from_arrays(pa.array(soff.astype(np.int32)), pa.array(svals))).to("cuda")
+        scv, sco = cupy.asarray(svals), cupy.asarray(soff)
+
+        def cupy_skewed():
+            c = cupy.concatenate([cupy.zeros(1), cupy.cumsum(scv)])
+            return c[sco[1:]] - c[sco[:-1]]
+
+        row(f"skewed `sum(x, axis=-1)`, {slens.size:.0e} rows, {int(soff[-1]):.0e} values",
+            timed(lambda: dynd.sum(sx, axis=-1)), timed(cupy_skewed), "every 1000th row 20 000 long")
+        np.testing.assert_allclose(np.asarray(dynd.sum(sx, axis=-1).cpu()), cupy.asnumpy(cupy_skewed()), rtol=1e-6, atol=1e-6)
+        # Many long rows: --size / 10^5 rows of 10^5 values (radix sort of
+        # every row at once).
+        l_rows = max(n // 100_000, 1)
+        loff = np.arange(l_rows + 1, dtype=np.int64) * 100_000
+        lvals = rng.standard_normal(int(loff[-1]))
+        lx = dynd.from_arrow(pa.LargeListArray.from_arrays(pa.array(loff), pa.array(lvals))).to("cuda")
+        lcv = cupy.asarray(lvals)
+        lseg = cupy.repeat(cupy.arange(l_rows), 100_000)
+        row(f"ragged `sort(x)`, {l_rows} rows of 10^5", timed(lambda: dynd.sort(lx)),
+            timed(lambda: lcv[cupy.lexsort(cupy.stack([lcv, lseg]))]), "CuPy: lexsort by (row, value)")
+        ls = dynd.sort(lx).cpu()
+        for r in sorted({0, l_rows // 2, l_rows - 1}):
+            np.testing.assert_array_equal(np.asarray(ls[r]), np.sort(lvals[int(loff[r]):int(loff[r + 1])]))
+        del lx, lcv, lseg, sx, scv
     else:
         row("ragged `sum(x, axis=-1)`", None, None, "pyarrow is not installed")
     row("`sort(a)` (1-D)", timed(lambda: dynd.sort(da)), timed(lambda: cupy.sort(ca)), "dynd: stable LSD radix sort")
