@@ -5,9 +5,11 @@
 //! The result has the argument's rows: its values are a new block that
 //! mirrors the argument's values block element for element (a value at
 //! index `k` of that block is at index `k` of the new one), and its
-//! descriptors are new, each row's `begin` moved to the mirror. One
-//! row-aware kernel does both: a thread per row writes the row's
-//! descriptor and computes its values. Only the values the rows reach are
+//! descriptors are new, each row's `begin` moved to the mirror. When the
+//! rows lie in order one flat kernel computes every value; otherwise one
+//! row-aware kernel does both: a group of lanes per row (one thread for
+//! rows of a few values, up to a block for long ones, picked from the
+//! values per row) writes the row's descriptor and computes its values. Only the values the rows reach are
 //! read and computed, so a view of some rows computes nothing else.
 //! Missing values as on the host; a failing element (integer division by
 //! zero) is the host's error with its `[row…, position]`.
@@ -51,20 +53,25 @@ pub fn source(k: &Elementwise, ragged: usize, nk: usize) -> String {
     s.push_str(
         ", dynd_gparams p, long long n_rows, long long voff, long long vstride, \
          unsigned long long src_base, unsigned long long out_base, long long ostride, \
-         unsigned long long* err) {\n",
+         unsigned long long* err, long long lanes) {\n",
     );
+    // A group of `lanes` threads a row (lanes divide the block): lane 0
+    // writes the descriptor, lane k the values k, k + lanes, ...
     let _ = write!(
         s,
-        "  for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < n_rows;\n\
-         \x20      row += (long long)gridDim.x * blockDim.x) {{\n\
+        "  for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < n_rows * lanes;\n\
+         \x20      g += (long long)gridDim.x * blockDim.x) {{\n\
+         \x20   const long long row = g / lanes, lane = g % lanes;\n\
          \x20   long long sb = 0, rem = row;\n\
          \x20   for (int d = {} ; d >= 0; --d) {{ sb += (rem % p.rows[d]) * p.desc[d]; rem /= p.rows[d]; }}\n\
          \x20   const char* first = *(const char* const*)(src_desc + sb) + voff;\n\
          \x20   const long long size = *(const long long*)(src_desc + sb + 8);\n\
          \x20   char* ofirst = (char*)(out_base + ((unsigned long long)first - src_base) / {} * {});\n\
-         \x20   *(char**)(out_desc + row * 16) = ofirst;\n\
-         \x20   *(long long*)(out_desc + row * 16 + 8) = size;\n\
-         \x20   for (long long j = 0; j < size; ++j) {{\n\
+         \x20   if (lane == 0) {{\n\
+         \x20     *(char**)(out_desc + row * 16) = ofirst;\n\
+         \x20     *(long long*)(out_desc + row * 16 + 8) = size;\n\
+         \x20   }}\n\
+         \x20   for (long long j = lane; j < size; j += lanes) {{\n\
          \x20   const unsigned long long i = ((unsigned long long)row << 32) | (unsigned long long)j;\n",
         nk - 1,
         k.inputs[ragged].elem.data_size(),
@@ -194,6 +201,9 @@ pub fn call(
     if rows > 0 {
         let nk = layout.shape.len().max(1);
         let source = source(&k, r, nk);
+        // Lanes a row from the values a row could have on average (the
+        // block's values over the rows: a view of some rows overcounts).
+        let lanes = crate::reduce::ragged_lanes(src_bytes / esize / rows, b.block());
         let record = ErrorRecord::new(b)?;
         let mut p = Params::default();
         p.word(dptr as u64).word(x.data_ptr() as u64);
@@ -214,17 +224,26 @@ pub fn call(
             .word(src_base as u64)
             .word(vptr as u64)
             .word(ostride as u64)
-            .word(record.addr());
+            .word(record.addr())
+            .word(u64::from(lanes));
         // SAFETY: (1) the kernel's parameters in order: the new
         // descriptors' and the source descriptors' addresses, each scalar's
         // bits, the parameter block (fixed dims, descriptor strides), the
         // row count, the var dim's offset and stride, the source values
         // block's and the mirror's addresses, the output stride, the error
-        // record. (2) Every row of the source reaches values inside its
+        // record, the lanes a row. (2) Every row of the source reaches values inside its
         // block (the array's invariant), whose mirror has the same number
         // of elements; the new descriptors hold `rows` of 16 bytes; all
         // alive until the launch returns.
-        unsafe { launch::counted(b, &source, KERNEL, launch::grid(b, rows), &mut p.pointers())? };
+        unsafe {
+            launch::counted(
+                b,
+                &source,
+                KERNEL,
+                launch::grid(b, rows * lanes as usize),
+                &mut p.pointers(),
+            )?
+        };
         if let Some(at) = record.first(b)? {
             return Err(explain(f, args, r, &layout.shape, at));
         }

@@ -929,6 +929,38 @@ pub fn ragged_elementwise_equals_the_host(dev: DeviceId, types: Option<&[Builtin
     let r = compute::add(&rev, &one).unwrap();
     assert_eq!(dynd_cuda::launch::launches() - before, 1);
     assert_eq!(r.to_json(), "[[2],[7,9],[5]]");
+    // Long rows out of order take a group of lanes each: every value is
+    // computed, and the first failing element (here at position 37 of the
+    // long row, not lane 0's) is the host's error with its index.
+    let vals: Vec<String> = (0..100)
+        .map(|j| {
+            if j == 37 || j == 90 {
+                "0".into()
+            } else {
+                (j + 1).to_string()
+            }
+        })
+        .collect();
+    let x = Array::from_json(
+        "2 * var * int32",
+        &format!("[[{}], [5, 6, 7]]", vals.join(",")),
+    )
+    .unwrap();
+    let hrev = x.index(&[Index::slice(None, None, -1)]).unwrap();
+    let drev = x
+        .to_device(dev)
+        .unwrap()
+        .index(&[Index::slice(None, None, -1)])
+        .unwrap();
+    let (h, g) = (
+        compute::add(&hrev, &one).unwrap(),
+        compute::add(&drev, &one).unwrap(),
+    );
+    assert_eq!(h.to_json(), g.to_json());
+    let e = compute::divide(&one, &drev).unwrap_err();
+    let host = compute::divide(&one, &hrev).unwrap_err();
+    assert_eq!(e.kind(), host.kind(), "{e}");
+    assert!(e.message().contains("[1, 37]"), "{e}");
     // A value no row reaches fails in the flat kernel: the row-aware
     // kernel decides, and computes the rows.
     let x = Array::from_json("2 * var * int32", "[[0, 0], [2, 4]]").unwrap();
