@@ -111,12 +111,15 @@ pub fn source(k: &Elementwise, kinds: &[Kind], nk: usize, out: Out) -> String {
     }
     s.push_str(
         ", dynd_bparams p, long long n_rows, long long* counts, long long step, \
-         unsigned long long* err) {\n",
+         unsigned long long* err, long long lanes) {\n",
     );
+    // A group of `lanes` threads a row: lane 0 writes the row's length or
+    // descriptor, lane k the values k, k + lanes, ...
     let _ = write!(
         s,
-        "  for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < n_rows;\n\
-         \x20      row += (long long)gridDim.x * blockDim.x) {{\n\
+        "  for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < n_rows * lanes;\n\
+         \x20      g += (long long)gridDim.x * blockDim.x) {{\n\
+         \x20   const long long row = g / lanes, lane = g % lanes;\n\
          \x20   long long idx[{nk}]; long long rem = row;\n\
          \x20   for (int d = {}; d >= 0; --d) {{ idx[d] = rem % p.rows[d]; rem /= p.rows[d]; }}\n\
          \x20   long long L = 1; bool bad = false;\n",
@@ -156,13 +159,16 @@ pub fn source(k: &Elementwise, kinds: &[Kind], nk: usize, out: Out) -> String {
             let _ = write!(
                 s,
                 "    if (step == 0) {{\n\
+                 \x20     if (lane != 0) continue;\n\
                  \x20     if (bad) {{ atomicMin(err, (unsigned long long)row << 32); L = 0; }}\n\
                  \x20     counts[row] = L;\n\
                  \x20     continue;\n\
                  \x20   }}\n\
                  \x20   char* o = out_vals + counts[row] * {osize};\n\
-                 \x20   *(char**)(out_desc + row * 16) = o;\n\
-                 \x20   *(long long*)(out_desc + row * 16 + 8) = L;\n\
+                 \x20   if (lane == 0) {{\n\
+                 \x20     *(char**)(out_desc + row * 16) = o;\n\
+                 \x20     *(long long*)(out_desc + row * 16 + 8) = L;\n\
+                 \x20   }}\n\
                  \x20   const long long on = L, os = {osize};\n"
             );
         }
@@ -186,7 +192,7 @@ pub fn source(k: &Elementwise, kinds: &[Kind], nk: usize, out: Out) -> String {
         }
     }
     s.push_str(
-        "    for (long long j = 0; j < on; ++j) {\n\
+        "    for (long long j = lane; j < on; j += lanes) {\n\
          \x20   const unsigned long long i = ((unsigned long long)row << 32) | (unsigned long long)j;\n",
     );
     codegen::element(
@@ -539,35 +545,59 @@ impl Run<'_> {
         });
         let source = source(&k, &kinds, nk.max(1), target.out);
         let record = ErrorRecord::new(b)?;
-        let launch_step = |[desc, vals, ox, oy]: [u64; 4], counts: u64, step: u64| -> Result<()> {
-            let mut p = Params::default();
-            p.word(desc).word(vals).word(ox).word(oy);
-            for w in &words {
-                for &x in w {
-                    p.word(x);
+        // Lanes a row, from the values a row has on average.
+        let lanes_for =
+            |values: usize| u64::from(crate::reduce::ragged_lanes(values / rows.max(1), b.block()));
+        let launch_step =
+            |[desc, vals, ox, oy]: [u64; 4], counts: u64, step: u64, lanes: u64| -> Result<()> {
+                let mut p = Params::default();
+                p.word(desc).word(vals).word(ox).word(oy);
+                for w in &words {
+                    for &x in w {
+                        p.word(x);
+                    }
                 }
-            }
-            p.block(block.clone())
-                .word(rows as u64)
-                .word(counts)
-                .word(step)
-                .word(record.addr());
-            // SAFETY: (1) the kernel's parameters in order ([`source`]):
-            // the output's descriptors and values, `ox`, `oy`, each
-            // input's scalar bits or (address, offset or length, stride),
-            // the parameter block, the row count, the lengths/offsets, the
-            // step, the error record. (2) Each input is read at its rows
-            // (inside their blocks: the arrays' invariants) at positions
-            // below its row length; step 0 writes `rows` lengths; step 1
-            // writes each row's values inside the output (a new one: its
-            // offset and length from the scan of the lengths; one given:
-            // its own rows, whose lengths the kernel checks first); all
-            // alive until the launch returns.
-            unsafe { launch::counted(b, &source, KERNEL, launch::grid(b, rows), &mut p.pointers()) }
-        };
+                p.block(block.clone())
+                    .word(rows as u64)
+                    .word(counts)
+                    .word(step)
+                    .word(record.addr())
+                    .word(lanes);
+                let threads = rows.saturating_mul(lanes as usize);
+                // SAFETY: (1) the kernel's parameters in order ([`source`]):
+                // the output's descriptors and values, `ox`, `oy`, each
+                // input's scalar bits or (address, offset or length, stride),
+                // the parameter block, the row count, the lengths/offsets, the
+                // step, the error record, the lanes a row. (2) Each input is
+                // read at its rows (inside their blocks: the arrays'
+                // invariants) at positions
+                // below its row length; step 0 writes `rows` lengths; step 1
+                // writes each row's values inside the output (a new one: its
+                // offset and length from the scan of the lengths; one given:
+                // its own rows, whose lengths the kernel checks first); all
+                // alive until the launch returns.
+                unsafe {
+                    launch::counted(
+                        b,
+                        &source,
+                        KERNEL,
+                        launch::grid(b, threads),
+                        &mut p.pointers(),
+                    )
+                }
+            };
         if target.out != Out::New {
             if rows > 0 {
-                launch_step(target.words, 0, 1)?;
+                // The output's values a row: its fixed length, or its
+                // rows' values block over the rows (a view overcounts).
+                let values = match (&target.out, &target.result) {
+                    (Out::Strided, _) => target.words[2] as usize * rows,
+                    (_, Some(o)) => o
+                        .ragged_values_span()
+                        .map_or(0, |(_, bytes)| bytes / osize.max(1)),
+                    _ => 0,
+                };
+                launch_step(target.words, 0, 1, lanes_for(values))?;
                 if record.first(b)?.is_some() {
                     return Err((self.explain)());
                 }
@@ -580,7 +610,7 @@ impl Run<'_> {
         let (_counts_block, counts) = b.alloc((rows * 8).max(8))?;
         let mut total = 0;
         if rows > 0 {
-            launch_step([dptr as u64, 0, 0, 0], counts as u64, 0)?;
+            launch_step([dptr as u64, 0, 0, 0], counts as u64, 0, 1)?;
             if record.first(b)?.is_some() {
                 return Err((self.explain)());
             }
@@ -589,7 +619,12 @@ impl Run<'_> {
         }
         let (vblock, vptr) = b.alloc((total * osize).max(1))?;
         if rows > 0 {
-            launch_step([dptr as u64, vptr as u64, 0, 0], counts as u64, 1)?;
+            launch_step(
+                [dptr as u64, vptr as u64, 0, 0],
+                counts as u64,
+                1,
+                lanes_for(total),
+            )?;
             if record.first(b)?.is_some() {
                 return Err((self.explain)());
             }

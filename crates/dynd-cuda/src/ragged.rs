@@ -203,7 +203,8 @@ pub fn call(
         let source = source(&k, r, nk);
         // Lanes a row from the values a row could have on average (the
         // block's values over the rows: a view of some rows overcounts).
-        let lanes = crate::reduce::ragged_lanes(src_bytes / esize / rows, b.block());
+        let per_row = (src_bytes / esize).checked_div(rows).unwrap_or(0);
+        let lanes = crate::reduce::ragged_lanes(per_row, b.block());
         let record = ErrorRecord::new(b)?;
         let mut p = Params::default();
         p.word(dptr as u64).word(x.data_ptr() as u64);

@@ -2124,6 +2124,24 @@ pub fn ragged_outputs_equal_the_host(dev: DeviceId) {
         &none,
         &assign(ErrorMode::Default),
     );
+    // Long rows (a group of lanes each): into rows, and into a fixed array.
+    let lens = [100usize, 3, 0, 64];
+    let xl = ragged(BuiltinType::Int32, false, &lens, 1);
+    let yl = ragged(BuiltinType::Float64, false, &lens, 2);
+    check(
+        "long rows ← long rows",
+        &[&xl, &yl],
+        &none,
+        &assign(ErrorMode::NoCheck),
+    );
+    let fl = crate::common::array(BuiltinType::Int64, false, &[4, 100], &[(0, false); 400]);
+    let rl = ragged(BuiltinType::Float64, false, &[100, 1, 100, 100], 4);
+    check(
+        "fixed ← long rows",
+        &[&fl, &rl],
+        &none,
+        &assign(ErrorMode::NoCheck),
+    );
     check("sq ← its reversed rows", &[&sq], &none, &|a| {
         let rev = a[0].index(&[Index::slice(None, None, -1)])?;
         a[0].assign(&rev, ErrorMode::Default)
