@@ -570,8 +570,8 @@ impl Run<'_> {
                 // the parameter block, the row count, the lengths/offsets, the
                 // step, the error record, the lanes a row. (2) Each input is
                 // read at its rows (inside their blocks: the arrays'
-                // invariants) at positions
-                // below its row length; step 0 writes `rows` lengths; step 1
+                // invariants) at positions below its row length; step 0
+                // writes `rows` lengths; step 1
                 // writes each row's values inside the output (a new one: its
                 // offset and length from the scan of the lengths; one given:
                 // its own rows, whose lengths the kernel checks first); all
