@@ -416,20 +416,31 @@ pub unsafe fn run_segments(
             }
             let (_parts_block, parts) = b.alloc(tasks * 8)?;
             let g = launch::grid(b, tasks);
-            let mut p = Params::default();
-            p.word(rows as u64)
-                .word(toff as u64)
-                .word(count as u64)
-                .word(tasks as u64)
-                .word(chunk as u64)
-                .word(vstride as u64)
-                .word(parts as u64);
-            // SAFETY: (1) `dynd_sscan_parts`'s parameters: the rows, the
-            // tasks' offsets per row, the row count, the task count, the
-            // chunk, the stride, the parts (one per task); (2) task t
-            // reads its chunk of its row, inside the row's length.
+            // The parts' and the fill's parameters: the rows, the tasks'
+            // offsets per row, the row count, the task count, the chunk,
+            // the stride, the parts (one per task).
+            let task_params = || {
+                let mut p = Params::default();
+                p.word(rows as u64)
+                    .word(toff as u64)
+                    .word(count as u64)
+                    .word(tasks as u64)
+                    .word(chunk as u64)
+                    .word(vstride as u64)
+                    .word(parts as u64);
+                p
+            };
+            // SAFETY: (1) `dynd_sscan_parts`'s parameters ([`task_params`]);
+            // (2) task t reads its chunk of its row, inside the row's
+            // length, and writes its part.
             unsafe {
-                launch::counted(b, &source, SEGMENTED_SCAN_KERNELS[1], g, &mut p.pointers())?
+                launch::counted(
+                    b,
+                    &source,
+                    SEGMENTED_SCAN_KERNELS[1],
+                    g,
+                    &mut task_params().pointers(),
+                )?
             };
             let mut p = Params::default();
             p.word(toff as u64)
@@ -448,19 +459,17 @@ pub unsafe fn run_segments(
                     &mut p.pointers(),
                 )?
             };
-            let mut p = Params::default();
-            p.word(rows as u64)
-                .word(toff as u64)
-                .word(count as u64)
-                .word(tasks as u64)
-                .word(chunk as u64)
-                .word(vstride as u64)
-                .word(parts as u64);
             // SAFETY: (1) `dynd_sscan_fill`'s parameters: as the parts'
             // kernel's; (2) task t writes its chunk of its row's result,
             // inside the row's `len` elements (the caller's room).
             unsafe {
-                launch::counted(b, &source, SEGMENTED_SCAN_KERNELS[3], g, &mut p.pointers())?
+                launch::counted(
+                    b,
+                    &source,
+                    SEGMENTED_SCAN_KERNELS[3],
+                    g,
+                    &mut task_params().pointers(),
+                )?
             };
         }
     }
