@@ -639,16 +639,21 @@ pub fn take_source(esize: usize, idx: (BuiltinType, bool), out_na: &str, nk: usi
          extern \"C\" __global__ void {TAKE_KERNEL}(char* out_desc, const char* xdesc, const char* idesc, \
          dynd_gparams px, dynd_gparams pi, long long n_rows, long long xoff, long long xstride, \
          long long ioff, long long istride, unsigned long long ibase, unsigned long long obase, \
-         long long ostride, unsigned long long* err) {{\n\
-         \x20 for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < n_rows;\n\
-         \x20      row += (long long)gridDim.x * blockDim.x) {{\n\
+         long long ostride, unsigned long long* err, long long lanes) {{\n\
+         \x20 // A group of `lanes` threads a row: lane 0 writes the descriptor,\n\
+         \x20 // lane k the elements k, k + lanes, ...\n\
+         \x20 for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < n_rows * lanes;\n\
+         \x20      g += (long long)gridDim.x * blockDim.x) {{\n\
+         \x20   const long long row = g / lanes, lane = g % lanes;\n\
          \x20   long long xs, is;\n\
          \x20   const char* xfirst = dynd_row(px, xdesc, row, xoff, &xs);\n\
          \x20   const char* ifirst = dynd_row(pi, idesc, row, ioff, &is);\n\
          \x20   char* o = (char*)(obase + ((unsigned long long)ifirst - ibase) / {isize} * ES);\n\
-         \x20   *(char**)(out_desc + row * 16) = o;\n\
-         \x20   *(long long*)(out_desc + row * 16 + 8) = is;\n\
-         \x20   for (long long j = 0; j < is; ++j) {{\n\
+         \x20   if (lane == 0) {{\n\
+         \x20     *(char**)(out_desc + row * 16) = o;\n\
+         \x20     *(long long*)(out_desc + row * 16 + 8) = is;\n\
+         \x20   }}\n\
+         \x20   for (long long j = lane; j < is; j += lanes) {{\n\
          \x20     const {ibits} b = *(const {ibits}*)(ifirst + j * istride);\n\
          \x20     {missing}\n\
          \x20     long long q = {index};\n\
@@ -746,6 +751,9 @@ pub fn take(f: &Callable, ordinal: u32, args: &[&Array]) -> Result<Array> {
         let (px, nk) = row_block(&lx);
         let (pi, _) = row_block(&li);
         let record = ErrorRecord::new(b)?;
+        // A group of lanes a row, from the indices a row has on average.
+        let per_row = (ibytes / isize).checked_div(n_rows).unwrap_or(0);
+        let lanes = crate::reduce::ragged_lanes(per_row, b.block());
         let mut p = Params::default();
         p.word(dptr as u64)
             .word(x.data_ptr() as u64)
@@ -760,12 +768,13 @@ pub fn take(f: &Callable, ordinal: u32, args: &[&Array]) -> Result<Array> {
             .word(ibase as u64)
             .word(vptr as u64)
             .word(ostride as u64)
-            .word(record.addr());
+            .word(record.addr())
+            .word(u64::from(lanes));
         // SAFETY: (1) the kernel's parameters in order: the new
         // descriptors, both arrays' descriptors and parameter blocks, the
         // row count, both var dims' offsets and strides, the index values
         // block's address and its mirror's, the output stride, the error
-        // record. (2) Each index row lies in the index block, whose mirror
+        // record, the lanes a row. (2) Each index row lies in the index block, whose mirror
         // has as many elements of `esize` bytes; values are read only at
         // positions checked against their row's length; all alive until
         // the launch returns.
@@ -774,7 +783,7 @@ pub fn take(f: &Callable, ordinal: u32, args: &[&Array]) -> Result<Array> {
                 b,
                 &take_source(esize, index, &out_na, nk),
                 TAKE_KERNEL,
-                launch::grid(b, n_rows),
+                launch::grid(b, n_rows * lanes as usize),
                 &mut p.pointers(),
             )?
         };

@@ -1220,6 +1220,31 @@ pub fn ragged_selection_equals_the_host(dev: DeviceId, types: Option<&[BuiltinTy
             same_outcome(&what, compute::take(x, &i), compute::take(&dx, &di), dev);
         }
     }
+    // Long index rows (a group of lanes each), and one out of range at
+    // position 33 of a long row (not lane 0's).
+    let xl = ragged(BuiltinType::Float64, true, &[50, 7, 50], 3);
+    let row = |n: usize, f: &dyn Fn(i64) -> i64| {
+        let v: Vec<String> = (0..n as i64).map(|j| f(j).to_string()).collect();
+        format!("[{}]", v.join(","))
+    };
+    let good = format!(
+        "[{}, {}, {}]",
+        row(40, &|j| (j * 7) % 50 - 25),
+        row(6, &|j| j),
+        row(45, &|j| (j * 3) % 50)
+    );
+    let bad = format!(
+        "[{}, {}, {}]",
+        row(40, &|j| j),
+        row(6, &|j| j),
+        row(45, &|j| if j == 33 { 50 } else { j })
+    );
+    for json in [good, bad] {
+        let i = Array::from_json("3 * var * int64", &json).unwrap();
+        let (dx, di) = (xl.to_device(dev).unwrap(), i.to_device(dev).unwrap());
+        let what = format!("take({}, long index rows)", xl.tp());
+        same_outcome(&what, compute::take(&xl, &i), compute::take(&dx, &di), dev);
+    }
     // Fixed dims around the rows; arguments that do not match are refused.
     let x = Array::from_json(
         "2 * 2 * var * float64",
