@@ -218,6 +218,18 @@ pub struct Segment {
 /// Bytes of a [`Segment`] in device memory.
 pub const SEGMENT_BYTES: usize = 24;
 
+impl Segment {
+    /// The device bytes of a list of segments (each its three words,
+    /// little-endian), to copy to the device.
+    pub fn list_bytes(segments: impl IntoIterator<Item = Segment>) -> Vec<u8> {
+        segments
+            .into_iter()
+            .flat_map(|s| [s.first, s.len, s.out])
+            .flat_map(u64::to_le_bytes)
+            .collect()
+    }
+}
+
 /// The segmented scan's kernels.
 pub const SEGMENTED_SCAN_KERNELS: [&str; 4] = [
     "dynd_seg_tasks",

@@ -411,13 +411,11 @@ pub fn call(f: &Callable, op: RowOp, ordinal: u32, args: &[&Array]) -> Result<Ar
                 unsafe { long_row::run(b, op, (src, oelem.0), row, result.data_ptr())? };
                 return Ok(result);
             }
-            let list: Vec<u8> = (0..rows)
-                .flat_map(|r| {
-                    let out = result.data_ptr().wrapping_add(r * m * osize);
-                    [at(r) as u64, m as u64, out as u64]
-                })
-                .flat_map(u64::to_le_bytes)
-                .collect();
+            let list = long_row::Segment::list_bytes((0..rows).map(|r| long_row::Segment {
+                first: at(r) as u64,
+                len: m as u64,
+                out: result.data_ptr().wrapping_add(r * m * osize) as u64,
+            }));
             let (_list_block, dlist) = b.alloc(list.len())?;
             // SAFETY: `dlist` is a fresh allocation of `list.len()` bytes.
             unsafe { b.copy_to_device(dlist, &list)? };

@@ -1750,15 +1750,15 @@ pub fn many_long_rows_equal_the_host(dev: DeviceId, types: Option<&[BuiltinType]
                 )
                 .unwrap();
                 let mut at = 0usize;
-                let list: Vec<u8> = (0..300)
-                    .flat_map(|r| {
-                        let first = word(2 * r) + layout.offset as u64;
-                        let out = result.data_ptr() as u64 + (at * ob.data_size()) as u64;
-                        at += lens[r];
-                        [first, lens[r] as u64, out]
-                    })
-                    .flat_map(u64::to_le_bytes)
-                    .collect();
+                let list = long_row::Segment::list_bytes((0..300).map(|r| {
+                    let out = result.data_ptr() as u64 + (at * ob.data_size()) as u64;
+                    at += lens[r];
+                    long_row::Segment {
+                        first: word(2 * r) + layout.offset as u64,
+                        len: lens[r] as u64,
+                        out,
+                    }
+                }));
                 let (_list_block, dlist) = b.alloc(list.len()).unwrap();
                 // SAFETY: a fresh allocation of the list's bytes.
                 unsafe { b.copy_to_device(dlist, &list).unwrap() };
