@@ -74,13 +74,18 @@ def main() -> int:
     da, db, dc = (dynd.array(h, device="cuda") for h in host)
     fused = cupy.ElementwiseKernel("float64 a, float64 b, float64 c", "float64 r", "r = a * b + c", "fma3")
 
-    rows = []
+    dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    print(f"{n:.0e} float64 on {dev}, median of {args.runs} runs")
+    print("| work | dynd ms | CuPy ms | dynd / CuPy | note |")
+    print("|---|---|---|---|---|")
 
+    # Each row prints as soon as it is measured, so a later failure or time
+    # limit keeps the rows before it.
     def row(work, ours, theirs, note=""):
         speed = f"{theirs / ours:.2f}x" if ours and theirs else ""
         ours_s = f"{ours:.3f}" if ours else "not on the device yet"
         theirs_s = f"{theirs:.3f}" if theirs else ""
-        rows.append(f"| {work} | {ours_s} | {theirs_s} | {speed} | {note} |")
+        print(f"| {work} | {ours_s} | {theirs_s} | {speed} | {note} |", flush=True)
 
     row("`a + b`", timed(lambda: da + db), timed(lambda: ca + cb))
     row("`a * b + c` (two calls)", timed(lambda: da * db + dc), timed(lambda: ca * cb + cc))
@@ -188,11 +193,6 @@ def main() -> int:
     row("`sort(a)` (1-D)", timed(lambda: dynd.sort(da)), timed(lambda: cupy.sort(ca)), "dynd: stable LSD radix sort")
     np.testing.assert_array_equal(np.asarray(dynd.sort(da).cpu()), cupy.asnumpy(cupy.sort(ca)))
 
-    dev = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
-    print(f"{n:.0e} float64 on {dev}, median of {args.runs} runs")
-    print("| work | dynd ms | CuPy ms | dynd / CuPy | note |")
-    print("|---|---|---|---|---|")
-    print("\n".join(rows))
     # The results agree.
     np.testing.assert_array_equal(np.asarray((da * db + dc).cpu()), cupy.asnumpy(ca * cb + cc))
     assert int(np.asarray(dynd.argmax(da).cpu())) == int(ca.argmax())
