@@ -7,10 +7,26 @@
 
 use crate::checks;
 use dynd::memblock::DeviceId;
+use dynd::types::BuiltinType;
 use dynd::{Array, ErrorKind, Index, compute};
+use dynd_cuda::kernel::device_types;
 use dynd_cuda::{nvrtc, probe};
 
 const GPU: DeviceId = DeviceId::Cuda(0);
+
+/// Runs `check` once per device type, each type on a thread of its own:
+/// every type's kernels compile with NVRTC (CPU time), so a sweep over
+/// every type takes the device machine's cores together instead of one
+/// after another. A failing type fails the test (after every type ended).
+fn per_type(check: impl Fn(&[BuiltinType]) + Sync) {
+    let types: Vec<BuiltinType> = device_types().collect();
+    std::thread::scope(|s| {
+        for t in &types {
+            let check = &check;
+            s.spawn(move || check(std::slice::from_ref(t)));
+        }
+    });
+}
 
 /// Installs the runtime, or says why the test skips.
 fn gpu() -> bool {
@@ -31,7 +47,7 @@ fn arrays_round_trip_through_the_device() {
 #[test]
 fn every_function_on_every_type_equals_the_host() {
     if gpu() {
-        checks::every_function_on_every_type(GPU, None);
+        per_type(|t| checks::every_function_on_every_type(GPU, Some(t)));
     }
 }
 
@@ -90,14 +106,15 @@ fn without_a_device_install_says_why() {
 #[test]
 fn reductions_equal_the_host() {
     if gpu() {
-        checks::reductions_equal_the_host(GPU, None);
+        per_type(|t| checks::reductions_equal_the_host(GPU, Some(t)));
     }
 }
 
 #[test]
 fn casts_equal_the_host() {
     if gpu() {
-        checks::casts_equal_the_host(GPU, None);
+        let all: Vec<BuiltinType> = device_types().collect();
+        per_type(|t| checks::casts_from_equal_the_host(GPU, t, &all));
     }
 }
 
@@ -179,39 +196,46 @@ fn overlapping_outputs_read_a_copy() {
 #[test]
 fn ragged_reductions_equal_the_host() {
     if gpu() {
-        checks::ragged_reductions_equal_the_host(GPU, None);
+        per_type(|t| checks::ragged_reductions_equal_the_host(GPU, Some(t)));
     }
 }
 
 #[test]
 fn ragged_reductions_over_fixed_axes_equal_the_host() {
     if gpu() {
-        use dynd::types::BuiltinType as B;
-        checks::ragged_reductions_over_fixed_axes_equal_the_host(
-            GPU,
-            Some(&[B::Int32, B::Int64, B::Float32, B::Float64]),
-        );
+        use BuiltinType as B;
+        let types = [B::Int32, B::Int64, B::Float32, B::Float64];
+        std::thread::scope(|s| {
+            for t in &types {
+                s.spawn(move || {
+                    checks::ragged_reductions_over_fixed_axes_equal_the_host(
+                        GPU,
+                        Some(std::slice::from_ref(t)),
+                    );
+                });
+            }
+        });
     }
 }
 
 #[test]
 fn ragged_elementwise_equals_the_host() {
     if gpu() {
-        checks::ragged_elementwise_equals_the_host(GPU, None);
+        per_type(|t| checks::ragged_elementwise_equals_the_host(GPU, Some(t)));
     }
 }
 
 #[test]
 fn ragged_rows_equal_the_host() {
     if gpu() {
-        checks::ragged_rows_equal_the_host(GPU, None);
+        per_type(|t| checks::ragged_rows_equal_the_host(GPU, Some(t)));
     }
 }
 
 #[test]
 fn ragged_selection_equals_the_host() {
     if gpu() {
-        checks::ragged_selection_equals_the_host(GPU, None);
+        per_type(|t| checks::ragged_selection_equals_the_host(GPU, Some(t)));
     }
 }
 
@@ -232,7 +256,7 @@ fn ragged_kernels_once() {
 #[test]
 fn ragged_broadcasting_equals_the_host() {
     if gpu() {
-        checks::ragged_broadcasting_equals_the_host(GPU, None);
+        per_type(|t| checks::ragged_broadcasting_equals_the_host(GPU, Some(t)));
     }
 }
 
@@ -246,21 +270,21 @@ fn concatenate_equals_the_host() {
 #[test]
 fn long_rows_equal_the_host() {
     if gpu() {
-        checks::long_rows_equal_the_host(GPU, None);
+        per_type(|t| checks::long_rows_equal_the_host(GPU, Some(t)));
     }
 }
 
 #[test]
 fn many_long_rows_equal_the_host() {
     if gpu() {
-        checks::many_long_rows_equal_the_host(GPU, None);
+        per_type(|t| checks::many_long_rows_equal_the_host(GPU, Some(t)));
     }
 }
 
 #[test]
 fn nested_equal_the_host() {
     if gpu() {
-        checks::nested_equal_the_host(GPU, None);
+        per_type(|t| checks::nested_equal_the_host(GPU, Some(t)));
     }
 }
 
