@@ -15,7 +15,8 @@
 //! copy falls back to the driver's.
 //!
 //! Kernels: the source of a description ([`crate::codegen`]) is compiled
-//! for the device's architecture (`compute_XY`) once ([`crate::nvrtc`]),
+//! for the device's architecture (`sm_XY`, machine code, when NVRTC knows
+//! it; else PTX) once ([`crate::nvrtc`]),
 //! loaded once per device, and launched with 256 threads per block and at
 //! most 32 blocks per multiprocessor (the grid-stride loop covers the
 //! rest). A call synchronises before it returns, and reads the kernel's
@@ -188,11 +189,11 @@ pub struct Cuda {
     name: String,
     arch: String,
     multiprocessors: u32,
-    /// Loaded kernels, by the address of their PTX in the compile cache
-    /// (which keeps every PTX for the process, so an address names one)
+    /// Loaded kernels, by the address of their image in the compile cache
+    /// (which keeps every image for the process, so an address names one)
     /// and their name.
     functions: Mutex<HashMap<(usize, String), CudaFunction>>,
-    /// Loaded modules, by the address of their PTX.
+    /// Loaded modules, by the address of their image.
     modules: Mutex<HashMap<usize, Arc<CudaModule>>>,
     /// The pinned staging of large copies: made on the first one; `Err`
     /// once it could not be (large copies then take the driver's path).
@@ -242,7 +243,7 @@ impl Cuda {
             ctx,
             ordinal,
             name,
-            arch: format!("compute_{major}{minor}"),
+            arch: nvrtc::arch_for(major, minor),
             multiprocessors: sms.max(1) as u32,
             functions: Mutex::new(HashMap::new()),
             modules: Mutex::new(HashMap::new()),
@@ -250,36 +251,55 @@ impl Cuda {
         }))
     }
 
-    /// The architecture kernels are compiled for (`"compute_90"`).
+    /// The architecture kernels are compiled for: the device's own
+    /// (`"sm_90"`, a CUBIN) when NVRTC knows it, else PTX
+    /// ([`nvrtc::arch_for`]).
     pub fn arch(&self) -> &str {
         &self.arch
     }
 
-    /// The kernel `kernel` of `ptx`, loaded into this device once.
-    fn function(&self, ptx: &nvrtc::Ptx, kernel: &str) -> Result<CudaFunction> {
-        let key = (Arc::as_ptr(ptx) as usize, kernel.to_string());
-        let mut fns = self.functions.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = fns.get(&key) {
+    /// The kernel `kernel` of `image`, loaded into this device once.
+    ///
+    /// No lock is held while the driver loads a module (a CUBIN is
+    /// relocated; PTX is compiled first), so threads load theirs at once;
+    /// when two loaded the same one, the first kept wins.
+    fn function(&self, image: &nvrtc::Compiled, kernel: &str) -> Result<CudaFunction> {
+        let key = (Arc::as_ptr(image) as usize, kernel.to_string());
+        if let Some(f) = self
+            .functions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
             return Ok(f.clone());
         }
         // A module holds every kernel of its source: loaded once.
-        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-        let module = match modules.get(&key.0) {
-            Some(m) => m.clone(),
+        let known = self
+            .modules
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key.0)
+            .cloned();
+        let module = match known {
+            Some(m) => m,
             None => {
+                let loadable = match &**image {
+                    nvrtc::Image::Ptx(p) => cudarc::nvrtc::Ptx::from_src(p.as_str()),
+                    nvrtc::Image::Cubin(c) => cudarc::nvrtc::Ptx::from_binary(c.clone()),
+                };
                 let m = self
                     .ctx
-                    .load_module(cudarc::nvrtc::Ptx::from_src(ptx.as_str()))
+                    .load_module(loadable)
                     .map_err(|e| driver("loading a module", e))?;
-                modules.insert(key.0, m.clone());
-                m
+                let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+                modules.entry(key.0).or_insert(m).clone()
             }
         };
         let f = module
             .load_function(kernel)
             .map_err(|e| driver("finding the kernel", e))?;
-        fns.insert(key, f.clone());
-        Ok(f)
+        let mut fns = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(fns.entry(key).or_insert(f).clone())
     }
 }
 
@@ -299,8 +319,8 @@ impl Backend for Cuda {
         grid: u32,
         params: &mut [*mut c_void],
     ) -> Result<()> {
-        let ptx = nvrtc::compile(source, &self.arch)?;
-        let func = self.function(&ptx, kernel)?;
+        let image = nvrtc::compile(source, &self.arch)?;
+        let func = self.function(&image, kernel)?;
         self.ctx
             .bind_to_thread()
             .map_err(|e| driver("binding the context", e))?;

@@ -211,6 +211,36 @@ fn compile_all(sources: &[String]) {
         failures[0]
     );
     assert!(nvrtc::compiles() > before);
+    // What an H100 or H200 loads: machine code for sm_90 (NVRTC's own
+    // assembler, so register and shared-memory limits are checked here
+    // too), for every 16th source of each family.
+    let sample: Vec<&String> = sources.iter().step_by(16).collect();
+    let cubins: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = sample
+            .chunks(chunk.div_ceil(16).max(1))
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .filter_map(|src| match nvrtc::compile(src, "sm_90") {
+                            Ok(image) => match &*image {
+                                nvrtc::Image::Cubin(c) if c.starts_with(b"\x7fELF") => None,
+                                other => Some(format!("not an ELF CUBIN: {other:?}")),
+                            },
+                            Err(e) => Some(e.message().to_string()),
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| vec!["a compile thread panicked".into()])
+            })
+            .collect()
+    });
+    assert!(cubins.is_empty(), "sm_90: {}", cubins[0]);
     // The cache (checked by identity: other tests compile at the same
     // time, so the global count would race): compiling a source again
     // gives the same PTX.
@@ -653,4 +683,34 @@ fn a_compile_error_reports_the_log_and_the_source() {
     assert_eq!(e.kind(), dynd::ErrorKind::External);
     assert!(e.message().contains("undefined_thing"), "{e}");
     assert!(e.message().contains("   1 extern"), "{e}");
+}
+
+#[test]
+fn the_device_gets_machine_code_when_nvrtc_knows_its_architecture() {
+    if probe::skip_without_nvrtc().is_some() {
+        return;
+    }
+    let archs = nvrtc::supported_archs().expect("NVRTC lists its architectures");
+    assert!(archs.contains(&90), "{archs:?}");
+    assert_eq!(nvrtc::arch_for(9, 0), "sm_90");
+    // A device newer than NVRTC: PTX for the newest architecture it has.
+    let newest = archs.iter().max().unwrap();
+    assert_eq!(nvrtc::arch_for(99, 9), format!("compute_{newest}"));
+    // Older than any: its own virtual architecture.
+    assert_eq!(nvrtc::arch_for(1, 0), "compute_10");
+    let src = "extern \"C\" __global__ void k(int* p) { p[threadIdx.x] = 1; }";
+    let cubin = nvrtc::compile(src, "sm_90").unwrap();
+    assert!(matches!(&*cubin, nvrtc::Image::Cubin(c) if c.starts_with(b"\x7fELF")));
+    let ptx = nvrtc::compile(src, "compute_90").unwrap();
+    assert!(ptx.ptx().is_some_and(|p| p.contains(".entry k")), "{ptx:?}");
+    // Cached per (source, architecture).
+    assert!(std::sync::Arc::ptr_eq(
+        &cubin,
+        &nvrtc::compile(src, "sm_90").unwrap()
+    ));
+    for bad in ["sm90", "sm_", "compute_x1", "", "gpu_90", "sm_a"] {
+        let e = nvrtc::compile(src, bad).unwrap_err();
+        assert_eq!(e.kind(), dynd::ErrorKind::External, "{bad}: {e}");
+        assert!(e.message().contains("unknown architecture"), "{bad}: {e}");
+    }
 }

@@ -18,8 +18,17 @@ const GPU: DeviceId = DeviceId::Cuda(0);
 /// every type's kernels compile with NVRTC (CPU time), so a sweep over
 /// every type takes the device machine's cores together instead of one
 /// after another. A failing type fails the test (after every type ended).
+/// `DYND_GPU_TESTS_SERIAL=1` takes the types one after another on the
+/// test's thread (scripts/gpu-check.sh sets it under compute-sanitizer,
+/// which lost track of launches from many threads at once).
 fn per_type(check: impl Fn(&[BuiltinType]) + Sync) {
     let types: Vec<BuiltinType> = device_types().collect();
+    if std::env::var_os("DYND_GPU_TESTS_SERIAL").is_some_and(|v| v == "1") {
+        for t in &types {
+            check(std::slice::from_ref(t));
+        }
+        return;
+    }
     std::thread::scope(|s| {
         for t in &types {
             let check = &check;
