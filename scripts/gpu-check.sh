@@ -71,9 +71,9 @@ if [ -x "$tests" ]; then
   fi
   # The GPU tests, all at once (each thread binds the device's context;
   # the sweeps take each type on a thread of their own, since NVRTC's
-  # compiles are CPU time), but not the two that need the process to
-  # themselves: the compile counter is the process's, and the BENCH line is
-  # a timing. --nocapture: a failure's message is in the log even when the
+  # compiles are CPU time), but not those that need the process to
+  # themselves: `a_second_*` (the compile counter and the memory pool are
+  # the process's) and `fused_*` (the BENCH line is a timing). --nocapture: a failure's message is in the log even when the
   # run is stopped at its limit.
   echo "== dynd-cuda-tests gpu::"
   timeout "$(limit 300)" "$tests" gpu:: --skip gpu::a_second --skip gpu::fused --test-threads=16 --nocapture >"$logs/gpu-tests.log" 2>&1

@@ -54,6 +54,7 @@ pub mod nvrtc;
 pub mod ops;
 pub mod option_rows;
 pub mod outputs;
+pub mod pool;
 pub mod probe;
 pub mod radix;
 pub mod ragged;

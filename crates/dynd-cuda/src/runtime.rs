@@ -3,8 +3,10 @@
 //! [`install`], which registers every device and the device calls with
 //! dynd (DESIGN §14).
 //!
-//! Memory: [`Cuda::alloc`] takes device memory with `cuMemAlloc` (256-byte
-//! aligned); its block frees it with the last reference. Copies return when
+//! Memory: [`Cuda::alloc`] takes device memory from the device's pool
+//! ([`crate::pool`]: freed blocks kept by rounded size), else with
+//! `cuMemAlloc` (256-byte aligned); its block goes back to the pool with the
+//! last reference ([`Cuda::empty_cache`] frees the pool). Copies return when
 //! they are complete. Small ones (under [`STAGED`] bytes) are the driver's
 //! synchronous copies; larger ones go through two pinned staging buffers of
 //! [`CHUNK`] bytes per device (allocated on the first large copy, so host
@@ -25,9 +27,10 @@
 
 use crate::launch::{self, Backend};
 use crate::nvrtc;
+use crate::pool::{Pool, Stats};
 use crate::probe;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, result, sys};
-use dynd::exec::{self, Device};
+use dynd::exec::{self, Device, Shared};
 use dynd::memblock::{DeviceId, MemBlock};
 use dynd::{Error, Result};
 use std::collections::HashMap;
@@ -110,7 +113,7 @@ impl Staging {
                 if k >= 2 {
                     result::event::synchronize(self.events[b])?;
                 }
-                std::ptr::copy_nonoverlapping(chunk.as_ptr(), self.bufs[b], chunk.len());
+                parallel_copy(self.bufs[b], chunk.as_ptr(), chunk.len());
                 let staged = std::slice::from_raw_parts(self.bufs[b], chunk.len());
                 result::memcpy_htod_async(dst + (k * CHUNK) as u64, staged, self.stream)?;
                 result::event::record(self.events[b], self.stream)?;
@@ -151,17 +154,34 @@ impl Staging {
                     let j = k - 1;
                     let b = j % 2;
                     result::event::synchronize(self.events[b])?;
-                    std::ptr::copy_nonoverlapping(
-                        self.bufs[b],
-                        dst.as_mut_ptr().add(j * CHUNK),
-                        len(j),
-                    );
+                    parallel_copy(dst.as_mut_ptr().add(j * CHUNK), self.bufs[b], len(j));
                 }
             }
         }
         Ok(())
     }
 }
+
+/// Host bytes copied between pageable memory and a pinned buffer, in
+/// pieces of [`COPY_PIECE`] on the current executor's threads: one thread's
+/// `memcpy` (about 10 GB/s, less where the pages are touched for the first
+/// time) would bound the staged copy below the link's speed.
+///
+/// # Safety
+/// 1. `src` is readable and `dst` writable for `len` bytes, they do not
+///    overlap, and nothing else touches them during the call.
+unsafe fn parallel_copy(dst: *mut u8, src: *const u8, len: usize) {
+    let (d, s) = (Shared(dst), Shared(src));
+    // Copies cannot fail: the split's error path is never taken.
+    let _ = exec::flat(len, COPY_PIECE, |start, count| {
+        // SAFETY: (1); pieces are disjoint ranges inside `len`.
+        unsafe { std::ptr::copy_nonoverlapping(s.get().add(start), d.get().add(start), count) };
+        Ok(())
+    });
+}
+
+/// The piece of a staged copy one thread takes.
+const COPY_PIECE: usize = 1 << 20;
 
 impl Drop for Staging {
     fn drop(&mut self) {
@@ -195,6 +215,8 @@ pub struct Cuda {
     functions: Mutex<HashMap<(usize, String), CudaFunction>>,
     /// Loaded modules, by the address of their image.
     modules: Mutex<HashMap<usize, Arc<CudaModule>>>,
+    /// Freed device memory kept for the next allocation of its size.
+    pool: Arc<Pool>,
     /// The pinned staging of large copies: made on the first one; `Err`
     /// once it could not be (large copies then take the driver's path).
     staging: Mutex<Option<std::result::Result<Staging, String>>>,
@@ -208,6 +230,15 @@ impl std::fmt::Debug for Cuda {
             .field("arch", &self.arch)
             .finish()
     }
+}
+
+/// Frees device memory from `cuMemAlloc` in the bound context (a pool's
+/// trim, or a block the pool cannot take).
+fn free_device(ptr: u64) {
+    // SAFETY: every caller passes an address malloc_sync returned in the
+    // context bound to this thread, which is freed once (the pool hands
+    // each address out to one owner, and takes it back once).
+    let _ = unsafe { result::free_sync(ptr) };
 }
 
 /// A driver error as dynd's `External` error, naming what failed.
@@ -247,6 +278,7 @@ impl Cuda {
             multiprocessors: sms.max(1) as u32,
             functions: Mutex::new(HashMap::new()),
             modules: Mutex::new(HashMap::new()),
+            pool: Arc::new(Pool::new()),
             staging: Mutex::new(None),
         }))
     }
@@ -358,23 +390,39 @@ impl Device for Cuda {
         self.ctx
             .bind_to_thread()
             .map_err(|e| driver("binding the context", e))?;
-        // SAFETY: the context is bound to this thread; the allocation is
-        // freed exactly once, by the block's release below.
-        let ptr = unsafe { result::malloc_sync(bytes.max(1)) }.map_err(|e| {
-            driver(
-                &format!("allocating {bytes} bytes on {}", Device::name(self)),
-                e,
+        // From the device's pool (crate::pool): a cached block of the
+        // rounded size, else the driver's.
+        let (ptr, size) = self
+            .pool
+            .alloc(
+                bytes,
+                // SAFETY: the context is bound to this thread; the
+                // allocation is freed once: by the pool's trim, or by the
+                // block's release below when it cannot be cached.
+                |n| unsafe { result::malloc_sync(n) },
+                free_device,
             )
-        })?;
-        let ctx = self.ctx.clone();
+            .map_err(|e| {
+                driver(
+                    &format!("allocating {bytes} bytes on {}", Device::name(self)),
+                    e,
+                )
+            })?;
+        let (ctx, pool) = (self.ctx.clone(), self.pool.clone());
         let at = ptr as usize as *mut u8;
         let block = MemBlock::new_device_span(self.id(), at, bytes.max(1), move || {
-            // A failure to free cannot be reported from a release; the
-            // memory is then the driver's to reclaim with the context.
+            // A failure cannot be reported from a release; the memory is
+            // then the driver's to reclaim with the context. Before the
+            // block is cached the device finishes its work (what cuMemFree
+            // would wait for), so whoever gets it next is its only user —
+            // a consumer of an export (DLPack, CUDA array interface) may
+            // have queued work on a stream of its own.
             if ctx.bind_to_thread().is_ok() {
-                // SAFETY: `ptr` came from malloc_sync in this context and
-                // is freed once, when the last reference goes.
-                let _ = unsafe { result::free_sync(ptr) };
+                if result::ctx::synchronize().is_ok() {
+                    pool.release(ptr, size);
+                } else {
+                    free_device(ptr);
+                }
             }
         });
         Ok((block, at))
@@ -429,6 +477,22 @@ impl Device for Cuda {
     ) -> Result<bool> {
         // SAFETY: the trait method's promises, passed on.
         unsafe { crate::launch::descriptors_from_offsets(self, descs, offsets, values, esize) }
+    }
+}
+
+impl Cuda {
+    /// Frees the device memory this device's pool keeps for reuse (its
+    /// arrays are untouched); returns the bytes given back to the driver.
+    pub fn empty_cache(&self) -> usize {
+        if self.ctx.bind_to_thread().is_err() {
+            return 0;
+        }
+        self.pool.trim(free_device)
+    }
+
+    /// What this device's pool keeps for reuse.
+    pub fn cached(&self) -> Stats {
+        self.pool.stats()
     }
 }
 
@@ -518,4 +582,22 @@ pub fn install() -> Result<usize> {
     dynd::callable::device::register(Arc::new(crate::calls::CudaCalls));
     dynd::array::register_assign(Arc::new(crate::calls::CudaCalls));
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parallel_copy_copies_every_byte() {
+        for len in [0, 1, COPY_PIECE - 1, 3 * COPY_PIECE + 17] {
+            let src: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+            let mut dst = vec![0u8; len];
+            exec::with_threads(4, || {
+                // SAFETY: two distinct buffers of `len` bytes.
+                unsafe { parallel_copy(dst.as_mut_ptr(), src.as_ptr(), len) }
+            });
+            assert!(dst == src, "len {len}");
+        }
+    }
 }

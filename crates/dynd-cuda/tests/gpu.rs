@@ -96,6 +96,46 @@ fn a_second_identical_call_compiles_nothing() {
     assert_eq!(r.index(&[Index::At(4999)]).unwrap().to_json(), "9.0");
 }
 
+/// Freed device memory is kept by the device's pool and handed to the
+/// next allocation of its rounded size; `empty_cache` gives it back.
+/// (Named `a_second_…`: scripts/gpu-check.sh runs these alone, since the
+/// pool is the process's.)
+#[test]
+fn a_second_allocation_of_a_size_takes_the_freed_block() {
+    if !gpu() {
+        return;
+    }
+    let dev = dynd_cuda::runtime::device(0).unwrap();
+    dev.empty_cache();
+    let a = Array::from(vec![1.5f64; 300_000]).to_device(GPU).unwrap();
+    let addr = a.data_ptr() as usize;
+    drop(a);
+    let cached = dev.cached();
+    assert_eq!(cached.blocks, 1, "{cached:?}");
+    assert_eq!(cached.bytes, dynd_cuda::pool::rounded(2_400_000));
+    // A near size rounds alike: the same block, holding the new values.
+    let b = Array::from(vec![2.5f64; 299_999]).to_device(GPU).unwrap();
+    assert_eq!(b.data_ptr() as usize, addr);
+    assert_eq!(dev.cached().blocks, 0);
+    assert_eq!(
+        b.index(&[Index::At(299_998)])
+            .unwrap()
+            .to_host()
+            .unwrap()
+            .to_json(),
+        "2.5"
+    );
+    drop(b);
+    assert!(dev.empty_cache() >= 2_400_000);
+    assert_eq!(
+        dev.cached(),
+        dynd_cuda::pool::Stats {
+            bytes: 0,
+            blocks: 0
+        }
+    );
+}
+
 #[test]
 fn without_a_device_install_says_why() {
     if let Err(reason) = probe::devices() {

@@ -24,7 +24,16 @@ fn array(
 ) -> PyResult<Py<PyAny>> {
     let tp = r#type.map(|t| type_arg(py, t)).transpose()?;
     let dev = device.map(DeviceId::parse).transpose().or_raise(py)?;
-    let a = array_from_py(py, obj, tp)?;
+    // Onto a device, a host buffer (NumPy) is read in place: the device's
+    // copy is the new array, so no host copy is made first.
+    let viewed = match (&dev, &tp) {
+        (Some(d), None) if !d.is_cpu() => crate::interop::from_buffer(py, obj)?,
+        _ => None,
+    };
+    let a = match viewed {
+        Some(a) => a,
+        None => array_from_py(py, obj, tp)?,
+    };
     match dev {
         Some(dev) if !dev.is_cpu() => {
             crate::cuda::ensure(dev).or_raise(py)?;

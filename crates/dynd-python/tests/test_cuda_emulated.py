@@ -37,6 +37,25 @@ def test_arrays_move_and_compute_on_the_device():
     assert cai["shape"] == (3, 4) and cai["typestr"] == "<f8"
 
 
+def test_numpy_arrays_onto_the_device_are_copies():
+    # The NumPy buffer is read in place (no host copy first), and the
+    # device array is a copy: later writes to the NumPy array do not reach it.
+    h = np.arange(20.0)
+    a = dynd.array(h, device=DEV)
+    h[:] = -1.0
+    np.testing.assert_array_equal(np.asarray(a.cpu()), np.arange(20.0))
+    # Strided and reversed views, other dtypes, 0-d and empty arrays.
+    v = np.arange(30, dtype=np.int32).reshape(5, 6)[::-2, 1::2]
+    d = dynd.array(v, device=DEV)
+    assert str(d.type) == "3 * 3 * int32"
+    np.testing.assert_array_equal(np.asarray(d.cpu()), v)
+    assert float(np.asarray(dynd.array(np.float32(2.5), device=DEV).cpu())) == 2.5
+    assert np.asarray(dynd.array(np.zeros((0, 3)), device=DEV).cpu()).shape == (0, 3)
+    # With a type: cast on the host, then moved.
+    t = dynd.array(np.arange(4), type="4 * float32", device=DEV)
+    assert str(t.type) == "4 * float32" and t.device == DEV
+
+
 def test_reductions_on_the_device_equal_numpy():
     h = np.arange(24.0).reshape(2, 3, 4) - 7.5
     a = dynd.array(h, device=DEV)
