@@ -397,6 +397,9 @@ pub fn reduce(b: &dyn Backend, r: &Reduce, out: &Array, src: &Array) -> Result<(
             .block(r.params())
             .word(outputs as u64)
             .word(plan.parts as u64);
+        // A block per output: each thread merges a run of its parts in
+        // order, then the block merges the runs as a tree (a thread alone
+        // merging thousands of parts was most of a large sum's time).
         // SAFETY: (1) dynd_reduce_finish's parameters, in order: the
         // output and the parts' addresses, the parameter block, the output
         // count, the parts per output. (2) As for the first kernel; the
@@ -406,7 +409,7 @@ pub fn reduce(b: &dyn Backend, r: &Reduce, out: &Array, src: &Array) -> Result<(
                 b,
                 &source,
                 reduce::FINISH,
-                grid(b, outputs),
+                outputs.clamp(1, b.max_blocks() as usize) as u32,
                 &mut q.pointers(),
             )?
         };

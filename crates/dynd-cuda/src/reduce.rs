@@ -23,7 +23,8 @@
 //! of the item's part of the extent, then the group merges its states in
 //! shared memory as a tree; with one part per output it stores the result,
 //! otherwise it writes the part's state, and `dynd_reduce_finish` merges
-//! each output's parts in order and stores. [`Plan`] picks `lanes` (1, a
+//! each output's parts with a block (each thread a run of parts in order,
+//! then the runs as a tree, lower runs first) and stores. [`Plan`] picks `lanes` (1, a
 //! warp's worth, a block) from `r` and the parts from how many outputs
 //! there are, so one long extent spreads over the device and many short
 //! ones take a thread each. Float results therefore depend on the plan
@@ -307,12 +308,21 @@ extern \"C\" __global__ void {KERNEL}(const char* src, char* out, St* parts, dyn
   }}\n\
 }}\n\
 extern \"C\" __global__ void {FINISH}(char* out, const St* parts, dynd_rparams p, long long n_out, long long nparts) {{\n\
-  for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < n_out; o += (long long)gridDim.x * blockDim.x) {{\n\
-    St s = parts[o * nparts];\n\
-    for (long long k = 1; k < nparts; ++k) s.merge(parts[o * nparts + k]);\n\
-    long long sb = 0, ob = 0;\n\
-    dynd_kept(p, o, &sb, &ob);\n\
-    s.store(out + ob);\n\
+  __shared__ St sh[DYND_MAX_BLOCK];\n\
+  const long long per = (nparts + blockDim.x - 1) / blockDim.x;\n\
+  for (long long o = blockIdx.x; o < n_out; o += gridDim.x) {{\n\
+    St s; s.init();\n\
+    const long long lo = threadIdx.x * per;\n\
+    const long long hi = lo + per < nparts ? lo + per : nparts;\n\
+    for (long long k = lo; k < hi; ++k) s.merge(parts[o * nparts + k]);\n\
+    sh[threadIdx.x] = s;\n\
+    for (int w = blockDim.x / 2; w > 0; w /= 2) {{\n\
+      __syncthreads();\n\
+      if (threadIdx.x < w) sh[threadIdx.x].merge(sh[threadIdx.x + w]);\n\
+    }}\n\
+    __syncthreads();\n\
+    if (threadIdx.x == 0) {{ long long sb = 0, ob = 0; dynd_kept(p, o, &sb, &ob); sh[0].store(out + ob); }}\n\
+    __syncthreads();\n\
   }}\n\
 }}\n"
     );
