@@ -41,9 +41,17 @@ pub fn rounded(bytes: usize) -> usize {
 }
 
 /// Cached blocks, by rounded size: their device addresses.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Pool {
     free: Mutex<Cached>,
+    /// The most bytes the pool keeps; a block past it goes back at once.
+    limit: usize,
+}
+
+impl Default for Pool {
+    fn default() -> Pool {
+        Pool::new()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -63,9 +71,48 @@ pub struct Stats {
 }
 
 impl Pool {
-    /// An empty pool.
+    /// An empty pool without a limit.
     pub fn new() -> Pool {
-        Pool::default()
+        Pool::with_limit(usize::MAX)
+    }
+
+    /// An empty pool that keeps at most `limit` bytes (0: none, every
+    /// block goes back to the driver as it is freed).
+    pub fn with_limit(limit: usize) -> Pool {
+        Pool {
+            free: Mutex::default(),
+            limit,
+        }
+    }
+
+    /// The pool the environment asks for: `DYND_CUDA_POOL_LIMIT` bytes
+    /// (`0` turns caching off), else no limit.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the variable is set but not a number of
+    /// bytes, naming it and its value.
+    pub fn from_env() -> dynd::Result<Pool> {
+        Pool::from_setting(std::env::var("DYND_CUDA_POOL_LIMIT").ok().as_deref())
+    }
+
+    /// [`Pool::from_env`] of the variable's value (`None`: unset).
+    ///
+    /// # Errors
+    /// As [`Pool::from_env`].
+    pub fn from_setting(value: Option<&str>) -> dynd::Result<Pool> {
+        match value {
+            None => Ok(Pool::new()),
+            Some(v) => v
+                .trim()
+                .parse::<usize>()
+                .map(Pool::with_limit)
+                .map_err(|_| {
+                    dynd::Error::invalid_argument(format!(
+                        "DYND_CUDA_POOL_LIMIT must be a number of bytes (0 turns the device \
+                     memory pool off), not {v:?}"
+                    ))
+                }),
+        }
     }
 
     /// A block of at least `bytes`: a cached one of its rounded size, else
@@ -103,12 +150,19 @@ impl Pool {
     }
 
     /// Keeps the block `(ptr, size)` (from [`Pool::alloc`]) for the next
-    /// allocation of its size. The caller has made sure nothing uses it.
-    pub fn release(&self, ptr: u64, size: usize) {
+    /// allocation of its size, and returns `true`; `false` when that would
+    /// take the pool past its limit: the caller then frees the block. The
+    /// caller has made sure nothing uses it.
+    #[must_use]
+    pub fn release(&self, ptr: u64, size: usize) -> bool {
         let mut c = self.lock();
+        if c.bytes.saturating_add(size) > self.limit {
+            return false;
+        }
         c.by_size.entry(size).or_default().push(ptr);
         c.bytes += size;
         c.blocks += 1;
+        true
     }
 
     /// Frees every cached block through `free`; returns the bytes freed.
@@ -199,7 +253,7 @@ mod tests {
         let pool = Pool::new();
         let (a, sa) = pool.alloc(1000, |n| d.alloc(n), |p| d.free(p)).unwrap();
         assert_eq!(sa, 1024);
-        pool.release(a, sa);
+        assert!(pool.release(a, sa));
         assert_eq!(
             pool.stats(),
             Stats {
@@ -222,8 +276,8 @@ mod tests {
                 blocks: 0
             }
         );
-        pool.release(b, sb);
-        pool.release(c, sc);
+        assert!(pool.release(b, sb));
+        assert!(pool.release(c, sc));
         assert_eq!(pool.trim(|p| d.free(p)), 1024 + 5120);
         assert!(d.live.borrow().is_empty());
         assert_eq!(
@@ -240,7 +294,7 @@ mod tests {
         let d = Driver::new(8 << 20);
         let pool = Pool::new();
         let (a, sa) = pool.alloc(6 << 20, |n| d.alloc(n), |p| d.free(p)).unwrap();
-        pool.release(a, sa);
+        assert!(pool.release(a, sa));
         // 4 MiB more does not fit beside the cached 6 MiB: the cache goes.
         let (b, sb) = pool.alloc(4 << 20, |n| d.alloc(n), |p| d.free(p)).unwrap();
         assert_eq!(sb, 4 << 20);
@@ -251,9 +305,46 @@ mod tests {
             .alloc(6 << 20, |n| d.alloc(n), |p| d.free(p))
             .unwrap_err();
         assert!(e.contains("out of memory"), "{e}");
-        pool.release(b, sb);
+        assert!(pool.release(b, sb));
         pool.trim(|p| d.free(p));
         assert!(d.live.borrow().is_empty());
+    }
+
+    #[test]
+    fn a_limited_pool_keeps_what_fits() {
+        let pool = Pool::with_limit(3000);
+        assert!(pool.release(0x1000, 1024));
+        assert!(pool.release(0x2000, 1536));
+        // 1024 more would pass 3000: the caller frees it.
+        assert!(!pool.release(0x3000, 1024));
+        assert_eq!(
+            pool.stats(),
+            Stats {
+                bytes: 2560,
+                blocks: 2
+            }
+        );
+        let off = Pool::with_limit(0);
+        assert!(!off.release(0x1000, 512));
+        assert_eq!(
+            off.stats(),
+            Stats {
+                bytes: 0,
+                blocks: 0
+            }
+        );
+    }
+
+    #[test]
+    fn the_limit_comes_from_the_environment() {
+        assert_eq!(Pool::from_setting(None).unwrap().limit, usize::MAX);
+        assert_eq!(Pool::from_setting(Some(" 4096 ")).unwrap().limit, 4096);
+        assert_eq!(Pool::from_setting(Some("0")).unwrap().limit, 0);
+        for bad in ["", "-1", "1GB", "lots"] {
+            let e = Pool::from_setting(Some(bad)).unwrap_err();
+            assert_eq!(e.kind(), dynd::ErrorKind::InvalidArgument);
+            assert!(e.message().contains("DYND_CUDA_POOL_LIMIT"), "{e}");
+        }
     }
 
     #[test]
@@ -264,7 +355,7 @@ mod tests {
         let alloc = |n: usize| Ok::<u64, ()>(next.fetch_add(n as u64, Ordering::SeqCst));
         for _ in 0..4 {
             let (p, s) = pool.alloc(4096, alloc, |_| {}).unwrap();
-            pool.release(p, s);
+            assert!(pool.release(p, s));
         }
         let held: Vec<Vec<u64>> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..8)

@@ -250,7 +250,8 @@ impl Cuda {
     /// Opens device `ordinal` (its primary context).
     ///
     /// # Errors
-    /// `External` when there is no driver or no such device, saying why.
+    /// `External` when there is no driver or no such device, saying why;
+    /// `InvalidArgument` when `DYND_CUDA_POOL_LIMIT` is not a number.
     pub fn open(ordinal: u32) -> Result<Arc<Cuda>> {
         let count = probe::devices().map_err(Error::external)?;
         if ordinal as usize >= count {
@@ -278,7 +279,7 @@ impl Cuda {
             multiprocessors: sms.max(1) as u32,
             functions: Mutex::new(HashMap::new()),
             modules: Mutex::new(HashMap::new()),
-            pool: Arc::new(Pool::new()),
+            pool: Arc::new(Pool::from_env()?),
             staging: Mutex::new(None),
         }))
     }
@@ -417,12 +418,10 @@ impl Device for Cuda {
             // would wait for), so whoever gets it next is its only user —
             // a consumer of an export (DLPack, CUDA array interface) may
             // have queued work on a stream of its own.
-            if ctx.bind_to_thread().is_ok() {
-                if result::ctx::synchronize().is_ok() {
-                    pool.release(ptr, size);
-                } else {
-                    free_device(ptr);
-                }
+            if ctx.bind_to_thread().is_ok()
+                && (result::ctx::synchronize().is_err() || !pool.release(ptr, size))
+            {
+                free_device(ptr);
             }
         });
         Ok((block, at))
