@@ -44,6 +44,7 @@ pub mod broadcast;
 pub mod calls;
 pub mod codegen;
 pub mod concat;
+pub mod disk_cache;
 pub mod emulator;
 pub mod interp;
 pub mod kernel;

@@ -9,8 +9,12 @@
 //! `-std=c++17`. `--ftz`, `--prec-div` and `--prec-sqrt` keep NVRTC's
 //! defaults (no flush to zero, IEEE division and square root), so `+ - * /`
 //! and `sqrt` are correctly rounded, bit for bit the host's.
+//!
+//! Compiled images are cached for the process, and on disk between
+//! processes ([`crate::disk_cache`]: a process reads back what an earlier
+//! one compiled with the same NVRTC).
 
-use crate::probe;
+use crate::{disk_cache, probe};
 use cudarc::nvrtc::{result, sys};
 use dynd::{Error, Result};
 use std::collections::HashMap;
@@ -57,39 +61,104 @@ pub fn compiles() -> usize {
 }
 
 /// `source` compiled for `arch` (`"sm_90"` or `"compute_90"`), from the
-/// cache when it was compiled before.
+/// process's cache when this process compiled it before, else from the
+/// disk cache when an earlier process did (then [`compiles`] does not
+/// count it).
 ///
 /// # Errors
 /// `External`: NVRTC is missing (saying how to provide it), `arch` is not
 /// `sm_<digits>` or `compute_<digits>` (with an optional `a` or `f`), or the source does not compile
 /// (with NVRTC's log and the source, numbered).
 pub fn compile(source: &str, arch: &str) -> Result<Compiled> {
+    compile_with(source, arch, disk_cache::dir().as_deref())
+}
+
+/// [`compile`] with the disk cache in `disk` (`None`: none).
+///
+/// # Errors
+/// As [`compile`].
+pub fn compile_with(source: &str, arch: &str, disk: Option<&std::path::Path>) -> Result<Compiled> {
     let key = (source.to_string(), arch.to_string());
     if let Some(p) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(p.clone());
     }
-    // Digits, then at most one of NVRTC's suffixes (`sm_90a`).
-    let number = |d: &str| {
-        let d = d.strip_suffix(['a', 'f']).unwrap_or(d);
-        !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())
-    };
-    let real = match arch.split_once('_') {
-        Some(("sm", d)) if number(d) => true,
-        Some(("compute", d)) if number(d) => false,
-        _ => {
-            return Err(Error::external(format!(
-                "NVRTC: unknown architecture {arch:?} (expected sm_XY or compute_XY)"
-            )));
+    let real = arch_kind(arch)?;
+    probe::nvrtc().map_err(Error::external)?;
+    // Compiled by an earlier process: read back from the disk cache.
+    let disk = disk.zip(version());
+    let image = match disk
+        .as_ref()
+        .and_then(|(dir, v)| disk_cache::load(dir, source, arch, v))
+    {
+        Some(image) => image,
+        None => {
+            let image =
+                probe::guarded("NVRTC", || build(source, arch, real)).map_err(Error::external)?;
+            COMPILES.fetch_add(1, Ordering::SeqCst);
+            if let Some((dir, v)) = &disk {
+                disk_cache::store(dir, source, arch, v, &image);
+            }
+            image
         }
     };
-    probe::nvrtc().map_err(Error::external)?;
-    let image = probe::guarded("NVRTC", || build(source, arch, real)).map_err(Error::external)?;
-    COMPILES.fetch_add(1, Ordering::SeqCst);
     // When two threads compiled the same source at once, the first one
     // cached wins: one image per key lives for the process, so its address
     // names it (the runtime's loaded kernels are keyed by it).
     let mut cached = cache().lock().unwrap_or_else(|e| e.into_inner());
     Ok(cached.entry(key).or_insert_with(|| Arc::new(image)).clone())
+}
+
+/// `source` compiled for `arch` by NVRTC now, whatever the caches hold
+/// (what the compile tests check every kernel with); counted by
+/// [`compiles`].
+///
+/// # Errors
+/// As [`compile`].
+pub fn compile_uncached(source: &str, arch: &str) -> Result<Image> {
+    let real = arch_kind(arch)?;
+    probe::nvrtc().map_err(Error::external)?;
+    let image = probe::guarded("NVRTC", || build(source, arch, real)).map_err(Error::external)?;
+    COMPILES.fetch_add(1, Ordering::SeqCst);
+    Ok(image)
+}
+
+/// NVRTC's version (`"13.0"`), or `None` when it cannot say.
+pub fn version() -> Option<String> {
+    static VERSION: OnceLock<Option<String>> = OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            probe::nvrtc().ok()?;
+            probe::guarded("NVRTC", || {
+                let (mut major, mut minor) = (0i32, 0i32);
+                // SAFETY: NVRTC writes two ints.
+                unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+                    .result()
+                    .map(|()| format!("{major}.{minor}"))
+                    .map_err(|e| format!("{e:?}"))
+            })
+            .ok()
+        })
+        .clone()
+}
+
+/// Whether `arch` is a real architecture (`sm_XY`: `true`) or a virtual
+/// one (`compute_XY`: `false`).
+///
+/// # Errors
+/// `External` for anything else, naming it.
+fn arch_kind(arch: &str) -> Result<bool> {
+    // Digits, then at most one of NVRTC's suffixes (`sm_90a`).
+    let number = |d: &str| {
+        let d = d.strip_suffix(['a', 'f']).unwrap_or(d);
+        !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())
+    };
+    match arch.split_once('_') {
+        Some(("sm", d)) if number(d) => Ok(true),
+        Some(("compute", d)) if number(d) => Ok(false),
+        _ => Err(Error::external(format!(
+            "NVRTC: unknown architecture {arch:?} (expected sm_XY or compute_XY)"
+        ))),
+    }
 }
 
 /// One NVRTC program: created, compiled with dynd's options, its image

@@ -189,7 +189,7 @@ fn compile_all(sources: &[String]) {
             .map(|part| {
                 s.spawn(move || {
                     part.iter()
-                        .filter_map(|src| nvrtc::compile(src, nvrtc::TEST_ARCH).err())
+                        .filter_map(|src| nvrtc::compile_uncached(src, nvrtc::TEST_ARCH).err())
                         .map(|e| e.message().to_string())
                         .collect::<Vec<_>>()
                 })
@@ -221,8 +221,8 @@ fn compile_all(sources: &[String]) {
             .map(|part| {
                 s.spawn(move || {
                     part.iter()
-                        .filter_map(|src| match nvrtc::compile(src, "sm_90") {
-                            Ok(image) => match &*image {
+                        .filter_map(|src| match nvrtc::compile_uncached(src, "sm_90") {
+                            Ok(image) => match &image {
                                 nvrtc::Image::Cubin(c) if c.starts_with(b"\x7fELF") => None,
                                 other => Some(format!("not an ELF CUBIN: {other:?}")),
                             },
@@ -713,4 +713,37 @@ fn the_device_gets_machine_code_when_nvrtc_knows_its_architecture() {
         assert_eq!(e.kind(), dynd::ErrorKind::External, "{bad}: {e}");
         assert!(e.message().contains("unknown architecture"), "{bad}: {e}");
     }
+}
+
+#[test]
+fn compiled_kernels_are_kept_on_disk_for_the_next_process() {
+    if probe::skip_without_nvrtc().is_some() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("dynd-kernels-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let version = nvrtc::version().expect("NVRTC says its version");
+    // Sources no other test makes (the process's cache would answer first).
+    let tag = format!("{:?}", std::time::SystemTime::now());
+    let src = format!("// {tag} a\nextern \"C\" __global__ void k(int* p) {{ p[0] = 7; }}");
+    let made = nvrtc::compile_with(&src, "sm_90", Some(&dir)).unwrap();
+    assert_eq!(
+        dynd_cuda::disk_cache::load(&dir, &src, "sm_90", &version).as_ref(),
+        Some(&*made)
+    );
+    // What the disk holds is what a later process gets, without NVRTC:
+    // an image NVRTC would never make proves where it came from.
+    let other = format!("// {tag} b\nextern \"C\" __global__ void k(int* p) {{ p[0] = 8; }}");
+    let planted = nvrtc::Image::Cubin(b"\x7fELF planted".to_vec());
+    dynd_cuda::disk_cache::store(&dir, &other, "sm_90", &version, &planted);
+    let got = nvrtc::compile_with(&other, "sm_90", Some(&dir)).unwrap();
+    assert_eq!(*got, planted);
+    // Without a disk cache nothing is read or written.
+    let third = format!("// {tag} c\nextern \"C\" __global__ void k(int* p) {{ p[0] = 9; }}");
+    nvrtc::compile_with(&third, "sm_90", None).unwrap();
+    assert_eq!(
+        dynd_cuda::disk_cache::load(&dir, &third, "sm_90", &version),
+        None
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
