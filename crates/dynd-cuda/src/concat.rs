@@ -7,7 +7,8 @@
 //!   the result's rows are each argument's rows in turn, their values
 //!   gathered into one new block — a thread per row writes its length, a
 //!   device scan ([`crate::select::exclusive_scan`]) gives each row's
-//!   place, a thread per row copies its values there — so any views
+//!   place, a group of lanes per row ([`fill_lanes`]: up to the whole grid
+//!   for a few long rows) copies its values there — so any views
 //!   (reversed rows, strided rows, different offsets) join.
 //! - Top-level var dims (`var * T`, one row each): one row of all their
 //!   values, gathered the same way.
@@ -46,19 +47,40 @@ pub fn gather_source(esize: usize, nk: usize) -> String {
          \x20 }}\n\
          }}\n\
          extern \"C\" __global__ void {FILL_KERNEL}(char* out_desc, const char* descs, dynd_gparams p, \
-         long long n_rows, long long voff, long long vstride, const long long* offsets, char* out_vals) {{\n\
-         \x20 for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < n_rows;\n\
-         \x20      row += (long long)gridDim.x * blockDim.x) {{\n\
+         long long n_rows, long long voff, long long vstride, const long long* offsets, char* out_vals, \
+         long long lanes) {{\n\
+         \x20 // A group of `lanes` threads a row (no shared memory: a group may\n\
+         \x20 // span blocks, up to the whole grid for a few long rows): lane 0\n\
+         \x20 // writes the descriptor, lane k copies values k, k + lanes, ...\n\
+         \x20 for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < n_rows * lanes;\n\
+         \x20      g += (long long)gridDim.x * blockDim.x) {{\n\
+         \x20   const long long row = g / lanes, lane = g % lanes;\n\
          \x20   long long size;\n\
          \x20   const char* first = dynd_row(p, descs, row, voff, &size);\n\
          \x20   char* o = out_vals + offsets[row] * ES;\n\
-         \x20   for (long long j = 0; j < size; ++j) {{ {copy} }}\n\
-         \x20   *(char**)(out_desc + row * 16) = o;\n\
-         \x20   *(long long*)(out_desc + row * 16 + 8) = size;\n\
+         \x20   for (long long j = lane; j < size; j += lanes) {{ {copy} }}\n\
+         \x20   if (lane == 0) {{\n\
+         \x20     *(char**)(out_desc + row * 16) = o;\n\
+         \x20     *(long long*)(out_desc + row * 16 + 8) = size;\n\
+         \x20   }}\n\
          \x20 }}\n\
          }}\n",
         prelude = row_prelude(nk)
     )
+}
+
+/// The lanes of each row of the gathering fill kernel: `total` values in
+/// `rows` rows, on a grid of `grid_threads` threads: a power of two near a
+/// quarter of the mean row; past a warp's 32, at most the grid's threads
+/// over the rows (a few long rows share the whole grid; many long rows
+/// take a warp each, the grid-stride loop taking them in turn).
+pub fn fill_lanes(total: usize, rows: usize, grid_threads: usize) -> usize {
+    let mean = total / rows.max(1);
+    let want = (mean / 4).max(1).next_power_of_two();
+    let room = (grid_threads / rows.max(1)).max(1);
+    // The largest power of two within the room, and never under 32.
+    let cap = (1usize << (usize::BITS - 1 - room.leading_zeros())).max(32);
+    want.min(cap)
 }
 
 /// `concatenate(args)` (`f`) of arrays on `cuda:ordinal`.
@@ -161,6 +183,11 @@ pub fn call(f: &Callable, ordinal: u32, args: &[&Array]) -> Result<Array> {
     // SAFETY: `counts` holds `total_rows` int64 lengths.
     let total = unsafe { exclusive_scan(b, counts, total_rows)? } as usize;
     let (vblock, vals) = b.alloc((total * esize).max(1))?;
+    // Lanes a row from the values a row has on average: each lane copies
+    // about four values, and a few long rows (top-level var arrays are a
+    // row each) take the whole grid.
+    let grid_threads = b.max_blocks() as usize * b.block() as usize;
+    let lanes = fill_lanes(total, total_rows, grid_threads);
     let mut at = 0usize;
     for ((a, l), &n) in args.iter().zip(&layouts).zip(&rows) {
         if n > 0 {
@@ -173,18 +200,20 @@ pub fn call(f: &Callable, ordinal: u32, args: &[&Array]) -> Result<Array> {
                 .word(l.offset as u64)
                 .word(l.stride as u64)
                 .word(counts as u64 + at as u64 * 8)
-                .word(vals as u64);
+                .word(vals as u64)
+                .word(lanes as u64);
             // SAFETY: (1) the fill kernel's parameters: this argument's
             // slice of the new descriptors, its descriptors, the parameter
             // block, the row count, the var dim's offset and stride, its
-            // slice of the row offsets, the new values. (2) Row r's values
-            // go to its offset from the scan, inside the `total` elements.
+            // slice of the row offsets, the new values, the lanes a row.
+            // (2) Row r's values go to its offset from the scan, inside the
+            // `total` elements; each lane writes values of its own.
             unsafe {
                 launch::counted(
                     b,
                     &gather_source(esize, nk),
                     FILL_KERNEL,
-                    launch::grid(b, n),
+                    launch::grid(b, n.saturating_mul(lanes)),
                     &mut p.pointers(),
                 )?
             };
@@ -210,4 +239,25 @@ pub fn call(f: &Callable, ordinal: u32, args: &[&Array]) -> Result<Array> {
     // SAFETY: the new descriptors (each argument's rows in turn, C order)
     // reach the new values, packed.
     unsafe { Array::ragged_on_device(&out_tp, &outer, (descs, desc_block), vblock, esize as isize) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fill_lanes;
+
+    #[test]
+    fn lanes_follow_the_rows_and_the_grid() {
+        // Rows of 10: two lanes; of 1: one.
+        assert_eq!(fill_lanes(100_000_000, 10_000_000, 1 << 20), 2);
+        assert_eq!(fill_lanes(1000, 1000, 1 << 20), 1);
+        // Two top-level rows of 10^8: half the grid each.
+        assert_eq!(fill_lanes(200_000_000, 2, 1 << 20), 1 << 19);
+        // A grid of 3 * 16 threads, one row: 32 (a power of two).
+        assert_eq!(fill_lanes(1 << 20, 1, 48), 32);
+        // More long rows than the grid has threads: a warp each.
+        assert_eq!(fill_lanes(1 << 30, 1 << 21, 1 << 20), 32);
+        // Empty rows, nothing at all: 1.
+        assert_eq!(fill_lanes(0, 5, 1 << 20), 1);
+        assert_eq!(fill_lanes(0, 0, 1 << 20), 1);
+    }
 }

@@ -1578,6 +1578,23 @@ pub fn concatenate_equals_the_host(dev: DeviceId) {
     let t = Array::from_json("var * int64", "[1, 2, 3]").unwrap();
     let u = Array::from_json("var * int64", "[]").unwrap();
     cat("top-level var", &[&t, &u, &t]);
+    // Long rows: groups of lanes a row, on the emulator wider than a block
+    // (the fill kernel's groups span blocks, up to the whole grid).
+    let long = |n: usize, k: i64| {
+        let vals: Vec<String> = (0..n as i64)
+            .map(|i| ((i * k) % 1009).to_string())
+            .collect();
+        Array::from_json("var * int64", &format!("[{}]", vals.join(", "))).unwrap()
+    };
+    let (l1, l2) = (long(1000, 7), long(37, 3));
+    cat("long top-level var", &[&l1, &u, &l2, &l1]);
+    let lx = ragged(BuiltinType::Float64, false, &[300, 0, 5, 129], 6);
+    let lxr = lx.index(&[Index::slice(None, None, -1)]).unwrap();
+    let lxs = lx
+        .index(&[Index::ALL, Index::slice(None, None, -3)])
+        .unwrap();
+    cat("long rows", &[&lx, &lxr]);
+    cat("long row views", &[&lxr, &lxs, &lx]);
     let f = Array::from_json("2 * int64", "[4, 5]").unwrap();
     let (dt, df) = (t.to_device(dev).unwrap(), f.to_device(dev).unwrap());
     let e = compute::concatenate(&[&dt, &df]).unwrap_err();
