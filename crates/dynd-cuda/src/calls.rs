@@ -157,6 +157,21 @@ impl DeviceCalls for CudaCalls {
 }
 
 impl DeviceAssign for CudaCalls {
+    fn assemble_option_rows(
+        &self,
+        tp: &dynd::Type,
+        rows: &Array,
+        present: &Array,
+    ) -> Result<Array> {
+        let DeviceId::Cuda(ordinal) = rows.device() else {
+            return Err(Error::invalid_argument(format!(
+                "the CUDA runtime was given rows on {}",
+                rows.device()
+            )));
+        };
+        crate::option_rows::assemble(ordinal, tp, rows, present)
+    }
+
     fn assign(&self, dst: &Array, src: &Array, mode: ErrorMode) -> Result<()> {
         let device = dst.device();
         let DeviceId::Cuda(ordinal) = device else {

@@ -2415,8 +2415,9 @@ pub fn ragged_outputs_equal_the_host(dev: DeviceId) {
 /// to the device and back unchanged (views too), their parts, indexing
 /// within the rows (`x[:, i]` missing where the row is, slices keeping
 /// missing rows missing), `concatenate` (with plain var arrays beside),
-/// each equal to the host's, errors included; what the host refuses on
-/// `?var` (arithmetic, reductions, sorts) the device refuses alike.
+/// each equal to the host's, errors included; elementwise and row calls
+/// (missing where an argument's row is) as on the host; reductions, which
+/// the host refuses on `?var`, refused alike.
 pub fn option_rows_equal_the_host(dev: DeviceId) {
     let j = |tp: &str, json: &str| Array::from_json(tp, json).unwrap();
     let xs = [
@@ -2516,18 +2517,89 @@ pub fn option_rows_equal_the_host(dev: DeviceId) {
             same_outcome("field a of records", ha.index(&ix), da.index(&ix), dev);
         }
     }
-    // What the host refuses on `?var`, the device refuses alike.
-    let d = x.to_device(dev).unwrap();
-    same_outcome(
-        "x + 1",
-        compute::add(x, &Array::from(1i32)),
-        compute::add(&d, &Array::from(1i32)),
+    // Elementwise and row calls on `?var` (missing where a row is), as on
+    // the host: with a scalar, two such arrays missing in different rows,
+    // a plain ragged array beside, a mask computed on the device; what
+    // the host refuses (reductions: `?var * T` is an element) the device
+    // refuses alike.
+    let z = j("5 * ?var * int32", "[null, [7, 8, 9], [], [1], [2, 2]]");
+    let p = j("5 * var * int32", "[[1, 1, 1], [5], [], [0], [3, 4]]");
+    let long = j(
+        "2 * ?var * float64",
+        &format!(
+            "[[{}], null]",
+            (0..300)
+                .map(|i| ((i * 37) % 101).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    );
+    let (d, dz, dp) = (
+        x.to_device(dev).unwrap(),
+        z.to_device(dev).unwrap(),
+        p.to_device(dev).unwrap(),
+    );
+    // Both computed (not refused alike), and equal.
+    let computed = |what: &str, h: dynd::Result<Array>, g: dynd::Result<Array>, on: DeviceId| {
+        assert!(h.is_ok(), "{what} on the host: {h:?}");
+        same_outcome(what, h, g, on);
+    };
+    let one = Array::from(1i32);
+    computed("x + 1", compute::add(x, &one), compute::add(&d, &one), dev);
+    computed(
+        "x * z",
+        compute::multiply(x, &z),
+        compute::multiply(&d, &dz),
         dev,
     );
-    for name in ["sum", "sort", "cumsum"] {
+    computed(
+        "x - p",
+        compute::subtract(x, &p),
+        compute::subtract(&d, &dp),
+        dev,
+    );
+    computed(
+        "p - x",
+        compute::subtract(&p, x),
+        compute::subtract(&dp, &d),
+        dev,
+    );
+    let (hm, dm) = (
+        compute::greater(x, &one).unwrap(),
+        compute::greater(&d, &one).unwrap(),
+    );
+    computed(
+        "filter(x, x > 1)",
+        compute::filter(x, &hm),
+        compute::filter(&d, &dm),
+        dev,
+    );
+    computed(
+        "where(x > 1, x, z)",
+        compute::where_(&hm, x, &z),
+        compute::where_(&dm, &d, &dz),
+        dev,
+    );
+    for name in ["sort", "argsort", "cumsum", "cumprod", "negative"] {
         let f = callable::lookup(name).unwrap();
-        same_outcome(name, f.call(&[x]), f.call(&[&d]), dev);
+        for (what, h) in [
+            ("x", x),
+            ("z", &z),
+            ("long", &long),
+            ("reversed x", &rev(x)),
+        ] {
+            let dh = h.to_device(dev).unwrap();
+            computed(
+                &format!("{name}({what})"),
+                f.call(&[h]),
+                f.call(&[&dh]),
+                dev,
+            );
+        }
     }
+    let sum = callable::lookup("sum").unwrap();
+    same_outcome("sum", sum.call(&[x]), sum.call(&[&d]), dev);
+    assert!(sum.call(&[x]).is_err());
 }
 
 /// Indexing within nested rows (`[fixed dims] * var * var * T`) on the

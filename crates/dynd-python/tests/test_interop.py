@@ -597,6 +597,29 @@ def test_from_arrow_pyarrow_containers():
     assert z.to_list() == [] and "float64" in str(z.type)
 
 
+def test_arrow_lists_compute_with_missing_rows():
+    # A bare Arrow list imports as `N * ?var * ?T` (Arrow arrays are
+    # nullable): elementwise and row calls give missing rows where the
+    # list had nulls, and go back to Arrow with them.
+    x = dynd.from_arrow(pa.array([[1.0, 2.5], None, [], [3.0, None]]))
+    assert str(x.type) == "4 * ?var * ?float64"
+    assert (x + 1).to_list() == [[2.0, 3.5], None, [], [4.0, None]]
+    assert (x > 2.0).to_list() == [[False, True], None, [], [True, None]]
+    assert dynd.sort(-x).to_list() == [[-2.5, -1.0], None, [], [-3.0, None]]
+    assert dynd.cumsum(x).to_list() == [[1.0, 3.5], None, [], [3.0, None]]
+    assert dynd.filter(x, x > 2.0).to_list() == [[2.5], None, [], [3.0]]
+    y = dynd.from_arrow(pa.array([[1.0, 1.0], [5.0], None, [2.0, 2.0]]))
+    assert (x * y).to_list() == [[1.0, 2.5], None, None, [6.0, None]]
+    assert pa.array(x + 1).to_pylist() == [[2.0, 3.5], None, [], [4.0, None]]
+    # Present rows of unequal length, and reductions (`?var * T` is an
+    # element, not a dim: fill_null(x, []) reads missing rows as empty).
+    with pytest.raises(dynd.BroadcastError):
+        x + dynd.from_arrow(pa.array([[1.0], None, [], [1.0, 2.0, 3.0]]))
+    with pytest.raises(dynd.TypeMismatchError, match=r"\?var"):
+        dynd.sum(x, axis=-1)
+    assert dynd.sum(dynd.fill_null(x, []), axis=-1).to_list() == [3.5, 0.0, 0.0, 3.0]
+
+
 def test_from_arrow_sliced_arrays():
     base = pa.array([[1, 2], None, [3], [], [4, 5, 6]])
     for start, stop in [(1, 5), (2, 4), (3, 3), (4, 5)]:

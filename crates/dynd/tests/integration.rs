@@ -30,6 +30,7 @@ mod layering;
 mod ndarray_interop;
 mod null_propagation;
 mod nulls;
+mod option_rows;
 mod option_types;
 mod ragged_index;
 mod ragged_outputs;

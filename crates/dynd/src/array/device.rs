@@ -61,6 +61,20 @@ pub trait DeviceAssign: Send + Sync {
             rows.device()
         )))
     }
+
+    /// The array of type `tp` (`[fixed dims] * ?var * E`) on the device of
+    /// `rows` (`[fixed dims] * var * E`) and `present` (`[fixed dims] *
+    /// bool`): [`Array::from_option_rows`] there. The default refuses.
+    ///
+    /// # Errors
+    /// `Type` when the runtime cannot; the runtime's errors.
+    fn assemble_option_rows(&self, tp: &Type, rows: &Array, present: &Array) -> Result<Array> {
+        let _ = present;
+        Err(Error::type_error(format!(
+            "{tp} cannot be assembled on {} by its runtime",
+            rows.device()
+        )))
+    }
 }
 
 static ASSIGN: RwLock<Option<Arc<dyn DeviceAssign>>> = RwLock::new(None);
@@ -69,6 +83,21 @@ static ASSIGN: RwLock<Option<Arc<dyn DeviceAssign>>> = RwLock::new(None);
 /// rest of the process (replacing the one before).
 pub fn register_assign(assign: Arc<dyn DeviceAssign>) {
     *ASSIGN.write().unwrap_or_else(|e| e.into_inner()) = Some(assign);
+}
+
+/// [`DeviceAssign::assemble_option_rows`] of the registered runtime.
+///
+/// # Errors
+/// `External` when no runtime is registered; the runtime's errors.
+pub(super) fn assemble_option_rows(tp: &Type, rows: &Array, present: &Array) -> Result<Array> {
+    let runtime = ASSIGN.read().unwrap_or_else(|e| e.into_inner()).clone();
+    match runtime {
+        Some(r) => r.assemble_option_rows(tp, rows, present),
+        None => Err(Error::external(format!(
+            "{tp} on {} needs a device runtime, and none is loaded",
+            rows.device()
+        ))),
+    }
 }
 
 /// Assigns on a device: `dst` or `src` is a device array. Both must be on
@@ -363,7 +392,7 @@ impl Array {
     }
 
     /// `self` when its data is C-contiguous, else a C-contiguous copy.
-    fn contiguous(&self) -> Result<Array> {
+    pub(super) fn contiguous(&self) -> Result<Array> {
         if self.c_contiguous_parts().is_some() {
             Ok(self.clone())
         } else {

@@ -407,7 +407,10 @@ impl Array {
     /// data on its device: the rows as `[fixed dims] * var * E` (a missing
     /// row reads as an empty one: its descriptor is zeroed, DESIGN §4) and
     /// the rows' present flags as `[fixed dims] * bool`. What a device
-    /// runtime computes `?var` arrays with.
+    /// runtime computes `?var` arrays with. On the host a missing row's
+    /// descriptor has a null address: to call host kernels on the rows,
+    /// take [`Array::rows_where`] of them (calls on the `?var` array itself
+    /// do, `callable::option_rows`).
     ///
     /// ```
     /// use dynd::Array;
@@ -458,6 +461,189 @@ impl Array {
             )?
         };
         Ok((rows, present))
+    }
+
+    /// The array of type `[fixed dims] * ?var * E` whose rows are those of
+    /// `rows` (`[fixed dims] * var * E`, `E` fixed-size plain data) where
+    /// `present` (`[fixed dims] * bool`, on the same device) is true, and
+    /// missing elsewhere: [`Array::option_rows`]'s inverse. The values are
+    /// shared, not copied; the rows' descriptors and flags are new (a
+    /// missing row's descriptor zeroed, DESIGN §4). On a device, its
+    /// runtime assembles them (`DeviceAssign::assemble_option_rows`).
+    ///
+    /// ```
+    /// use dynd::Array;
+    /// let rows = Array::from_json("3 * var * int32", "[[1], [9], [2, 3]]").unwrap();
+    /// let present = Array::from_json("3 * bool", "[true, false, true]").unwrap();
+    /// let a = Array::from_option_rows(&rows, &present).unwrap();
+    /// assert_eq!(a.tp().to_string(), "3 * ?var * int32");
+    /// assert_eq!(a.to_json(), "[[1],null,[2,3]]");
+    /// ```
+    ///
+    /// # Errors
+    /// `Type` when `rows` is not fixed dims over a var dim of plain data,
+    /// or `present` not bool over the same fixed dims; `InvalidArgument`
+    /// when they live on two devices.
+    pub fn from_option_rows(rows: &Array, present: &Array) -> Result<Array> {
+        let r = match ragged(rows) {
+            Ok(Some(r)) if r.flag.is_none() => r,
+            _ => {
+                return Err(Error::type_error(format!(
+                    "from_option_rows takes rows of type [fixed dims] * var * T (T plain data),                      not {}",
+                    rows.tp()
+                )));
+            }
+        };
+        let outer = r.sizes();
+        let (pdims, pelem) = leading_fixed(present.tp());
+        if pdims != outer || pelem != &Type::bool() {
+            return Err(Error::type_error(format!(
+                "from_option_rows: the present flags ({}) must be bool over the rows' fixed dims                  {outer:?} ({})",
+                present.tp(),
+                rows.tp()
+            )));
+        }
+        if rows.device() != present.device() {
+            return Err(Error::invalid_argument(format!(
+                "from_option_rows: the rows are on {} and the flags on {}; nothing moves                  implicitly",
+                rows.device(),
+                present.device()
+            )));
+        }
+        let mut tp = Type::option(Type::var_dim(r.elem.clone()))?;
+        for &n in outer.iter().rev() {
+            tp = Type::fixed_dim(n, tp);
+        }
+        if !rows.device().is_cpu() {
+            return super::device::assemble_option_rows(&tp, rows, present);
+        }
+        let values = rows
+            .ragged_values_block()
+            .ok_or_else(|| Error::type_error(format!("{} has no values block", rows.tp())))?;
+        let flags = present.contiguous()?;
+        let n = r.rows();
+        let item = {
+            let mut t = &tp;
+            while let TypeKind::FixedDim { elem, .. } = t.kind() {
+                t = elem;
+            }
+            (t.data_size(), t.option_flag_offset())
+        };
+        let (dsize, Some(flag)) = item else {
+            return Err(Error::type_error(format!("{tp} has no row flags")));
+        };
+        let dblock = MemBlock::new_fixed((n * dsize).max(1), 16)?;
+        let (dptr, _) = dblock
+            .fixed_data()
+            .ok_or_else(|| Error::alloc("a fixed block without data"))?;
+        for k in 0..n {
+            // SAFETY: `flags` is C-contiguous bool over the same dims: byte
+            // k is row k's (0 or 1).
+            let here = unsafe { *flags.data_ptr().add(k) } != 0;
+            if !here {
+                continue; // zeroed: a missing row
+            }
+            // SAFETY: row k's descriptor lies at its offset from the rows'
+            // data, on the host; the new slot (and its flag byte) lies in
+            // the fresh block.
+            unsafe {
+                let d: VarDimData = arrmeta::read(rows.data_ptr().offset(r.row_offset(k)));
+                arrmeta::write(dptr.add(k * dsize), d);
+                *dptr.add(k * dsize + flag) = 1;
+            }
+        }
+        // SAFETY: (1) the new descriptors (C order) are the rows', reaching
+        // their values through the rows' stride and offset.
+        Ok(unsafe {
+            from_rows(
+                &tp,
+                &outer,
+                (dptr, dblock),
+                values,
+                (r.var.stride, r.var.offset),
+            )
+        })
+    }
+
+    /// The ragged array `self` (`[fixed dims] * var * E`) with its rows
+    /// emptied where `present` (`[fixed dims] * bool`) is false (values
+    /// shared): what a call on rows that may be missing computes on
+    /// (`callable::option_rows`).
+    ///
+    /// ```
+    /// use dynd::Array;
+    /// let rows = Array::from_json("3 * var * int32", "[[1], [2, 3], [4]]").unwrap();
+    /// let present = Array::from_json("3 * bool", "[true, false, true]").unwrap();
+    /// assert_eq!(rows.rows_where(&present).unwrap().to_json(), "[[1],[],[4]]");
+    /// ```
+    ///
+    /// On the host an emptied row's descriptor keeps a non-null, aligned
+    /// address (host kernels view rows as slices, which an empty row may
+    /// be only at such an address); on a device it is zeroed, as
+    /// [`Array::option_rows`] reads a missing row.
+    ///
+    /// # Errors
+    /// As [`Array::from_option_rows`].
+    pub fn rows_where(&self, present: &Array) -> Result<Array> {
+        if !self.device().is_cpu() {
+            return Array::from_option_rows(self, present)?
+                .option_rows()
+                .map(|(rows, _)| rows);
+        }
+        let r = match ragged(self) {
+            Ok(Some(r)) if r.flag.is_none() => r,
+            _ => {
+                return Err(Error::type_error(format!(
+                    "{} is not fixed dims over rows of plain data",
+                    self.tp()
+                )));
+            }
+        };
+        let outer = r.sizes();
+        if leading_fixed(present.tp()) != (outer.clone(), &Type::bool()) {
+            return Err(Error::type_error(format!(
+                "the present flags ({}) must be bool over the rows' fixed dims {outer:?}",
+                present.tp()
+            )));
+        }
+        let values = self
+            .ragged_values_block()
+            .ok_or_else(|| Error::type_error(format!("{} has no values block", self.tp())))?;
+        let flags = present.contiguous()?;
+        let n = r.rows();
+        let dsize = size_of::<VarDimData>();
+        let dblock = MemBlock::new_fixed((n * dsize).max(1), 16)?;
+        let (dptr, _) = dblock
+            .fixed_data()
+            .ok_or_else(|| Error::alloc("a fixed block without data"))?;
+        let nowhere = std::ptr::without_provenance_mut::<u8>(r.elem.data_alignment().max(16));
+        for k in 0..n {
+            // SAFETY: `flags` is C-contiguous bool over the same dims; row
+            // k's descriptor lies at its offset from the data, on the host;
+            // the new slot lies in the fresh block.
+            unsafe {
+                let d: VarDimData = if *flags.data_ptr().add(k) != 0 {
+                    arrmeta::read(self.data_ptr().offset(r.row_offset(k)))
+                } else {
+                    VarDimData {
+                        begin: nowhere,
+                        size: 0,
+                    }
+                };
+                arrmeta::write(dptr.add(k * dsize), d);
+            }
+        }
+        // SAFETY: (1) the new descriptors (C order) are the rows' or empty,
+        // reaching the rows' values through their stride and offset.
+        Ok(unsafe {
+            from_rows(
+                self.tp(),
+                &outer,
+                (dptr, dblock),
+                values,
+                (r.var.stride, r.var.offset),
+            )
+        })
     }
 
     /// [`Array::to_device`] of a ragged host array; `None` when the type

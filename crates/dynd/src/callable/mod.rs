@@ -22,6 +22,7 @@ pub mod elementwise;
 mod fixed;
 pub mod missing;
 pub mod nulls;
+mod option_rows;
 pub mod reduce;
 mod registry;
 mod rows;
@@ -34,7 +35,7 @@ pub mod strings;
 pub use registry::{lookup, names, register};
 
 use crate::array::Array;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::kernels::{CKernelBuilder, KernelArgs, KernelRequest};
 use crate::types::Type;
 use std::pin::{Pin, pin};
@@ -328,6 +329,21 @@ impl Callable {
     /// In (3) a type this path resolved itself is not checked again; an
     /// output the caller gave is checked by `instantiate`.
     fn run(&self, out: Option<&Array>, args: &[&Array]) -> Result<Array> {
+        match self.run_as_given(out, args) {
+            // Rows that may be missing (`?var`), which nothing takes as
+            // they are: through their parts ([`option_rows`]).
+            Err(e) if e.kind() == ErrorKind::Type && out.is_none() => {
+                match option_rows::call(self, args)? {
+                    Some(r) => Ok(r),
+                    None => Err(e),
+                }
+            }
+            r => r,
+        }
+    }
+
+    /// [`Callable::run`] on the arguments as they are.
+    fn run_as_given(&self, out: Option<&Array>, args: &[&Array]) -> Result<Array> {
         if let Some(device) = device::placement(out, args)? {
             return device::run(self, device, out, args);
         }
