@@ -175,24 +175,17 @@ fn every_generated_elementwise_kernel_compiles() {
     compile_all(&sources);
 }
 
-/// Compiles every source with NVRTC for [`nvrtc::TEST_ARCH`], on every
-/// core (NVRTC compiles separate programs on separate threads), failing
-/// with the first error and how many failed; then checks the cache: a
-/// second compile of the same sources compiles nothing.
-fn compile_all(sources: &[String]) {
-    let before = nvrtc::compiles();
+/// What `check` says of each source that fails it, the sources split over
+/// every core (a failing check returns its message).
+fn failures_of(sources: &[&String], check: impl Fn(&str) -> Option<String> + Sync) -> Vec<String> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = sources.len().div_ceil(threads);
-    let failures: Vec<String> = std::thread::scope(|s| {
+    let chunk = sources.len().div_ceil(threads).max(1);
+    let check = &check;
+    std::thread::scope(|s| {
         let handles: Vec<_> = sources
             .chunks(chunk)
             .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .filter_map(|src| nvrtc::compile_uncached(src, nvrtc::TEST_ARCH).err())
-                        .map(|e| e.message().to_string())
-                        .collect::<Vec<_>>()
-                })
+                s.spawn(move || part.iter().filter_map(|src| check(src)).collect::<Vec<_>>())
             })
             .collect();
         handles
@@ -202,6 +195,20 @@ fn compile_all(sources: &[String]) {
                     .unwrap_or_else(|_| vec!["a compile thread panicked".into()])
             })
             .collect()
+    })
+}
+
+/// Compiles every source with NVRTC for [`nvrtc::TEST_ARCH`], on every
+/// core (NVRTC compiles separate programs on separate threads), failing
+/// with the first error and how many failed; then checks the cache: a
+/// second compile of the same sources compiles nothing.
+fn compile_all(sources: &[String]) {
+    let before = nvrtc::compiles();
+    let all: Vec<&String> = sources.iter().collect();
+    let failures = failures_of(&all, |src| {
+        nvrtc::compile_uncached(src, nvrtc::TEST_ARCH)
+            .err()
+            .map(|e| e.message().to_string())
     });
     assert!(
         failures.is_empty(),
@@ -215,30 +222,10 @@ fn compile_all(sources: &[String]) {
     // assembler, so register and shared-memory limits are checked here
     // too), for every 16th source of each family.
     let sample: Vec<&String> = sources.iter().step_by(16).collect();
-    let cubins: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = sample
-            .chunks(chunk.div_ceil(16).max(1))
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .filter_map(|src| match nvrtc::compile_uncached(src, "sm_90") {
-                            Ok(image) => match &image {
-                                nvrtc::Image::Cubin(c) if c.starts_with(b"\x7fELF") => None,
-                                other => Some(format!("not an ELF CUBIN: {other:?}")),
-                            },
-                            Err(e) => Some(e.message().to_string()),
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| vec!["a compile thread panicked".into()])
-            })
-            .collect()
+    let cubins = failures_of(&sample, |src| match nvrtc::compile_uncached(src, "sm_90") {
+        Ok(nvrtc::Image::Cubin(c)) if c.starts_with(b"\x7fELF") => None,
+        Ok(other) => Some(format!("not an ELF CUBIN: {other:?}")),
+        Err(e) => Some(e.message().to_string()),
     });
     assert!(cubins.is_empty(), "sm_90: {}", cubins[0]);
     // The cache (checked by identity: other tests compile at the same

@@ -172,6 +172,102 @@ pub(super) unsafe fn rows_view(
     }
 }
 
+/// The ragged layout of `rows` (`[fixed dims] * var * E`, plain `E`)
+/// and its fixed dims, when `present` is bool over the same dims on the
+/// same device; `what` names the caller in the errors.
+///
+/// # Errors
+/// `Type` for other types; `InvalidArgument` for two devices.
+fn rows_and_flags(what: &str, rows: &Array, present: &Array) -> Result<(Ragged, Vec<usize>)> {
+    let r = match ragged(rows) {
+        Ok(Some(r)) if r.flag.is_none() => r,
+        _ => {
+            return Err(Error::type_error(format!(
+                "{what} takes rows of type [fixed dims] * var * T (T plain data), not {}",
+                rows.tp()
+            )));
+        }
+    };
+    let outer = r.sizes();
+    let (pdims, pelem) = leading_fixed(present.tp());
+    if pdims != outer || pelem != &Type::bool() {
+        return Err(Error::type_error(format!(
+            "{what}: the present flags ({}) must be bool over the rows' fixed dims {outer:?} ({})",
+            present.tp(),
+            rows.tp()
+        )));
+    }
+    if rows.device() != present.device() {
+        return Err(Error::invalid_argument(format!(
+            "{what}: the rows are on {} and the flags on {}; nothing moves implicitly",
+            rows.device(),
+            present.device()
+        )));
+    }
+    Ok((r, outer))
+}
+
+/// A host array of type `tp` over the values of the host ragged array
+/// `rows` (layout `r`), with new row elements of `item` bytes in C order:
+/// each row's descriptor where `present` is true, else `{missing, 0}`,
+/// then (at `flag`, for `?var`) its present flag.
+///
+/// # Safety
+/// 1. `tp` is `[r's fixed dims] * var * E` (`flag` is `None`) or
+///    `[r's fixed dims] * ?var * E` (`flag` its element's flag offset), of
+///    elements of `item` bytes, `E` being `r`'s element type.
+/// 2. `missing` is an address an empty row may have in `tp`'s use.
+unsafe fn rebuilt(
+    rows: &Array,
+    r: &Ragged,
+    present: &Array,
+    (tp, item, flag): (&Type, usize, Option<usize>),
+    missing: *mut u8,
+) -> Result<Array> {
+    let values = rows
+        .ragged_values_block()
+        .ok_or_else(|| Error::type_error(format!("{} has no values block", rows.tp())))?;
+    let flags = present.contiguous()?;
+    let n = r.rows();
+    let dblock = MemBlock::new_fixed((n * item).max(1), 16)?;
+    let (dptr, _) = dblock
+        .fixed_data()
+        .ok_or_else(|| Error::alloc("a fixed block without data"))?;
+    for k in 0..n {
+        // SAFETY: `flags` is C-contiguous bool over the same dims (byte k
+        // is row k's, 0 or 1); row k's descriptor lies at its offset from
+        // the rows' data, on the host; the new element (and its flag byte,
+        // (1)) lies in the fresh block.
+        unsafe {
+            let here = *flags.data_ptr().add(k) != 0;
+            let d: VarDimData = if here {
+                arrmeta::read(rows.data_ptr().offset(r.row_offset(k)))
+            } else {
+                VarDimData {
+                    begin: missing,
+                    size: 0,
+                }
+            };
+            arrmeta::write(dptr.add(k * item), d);
+            if let Some(f) = flag {
+                *dptr.add(k * item + f) = u8::from(here);
+            }
+        }
+    }
+    // SAFETY: (1) the new elements (C order) hold the rows' descriptors
+    // or empty ones, reaching the rows' values through their stride and
+    // offset.
+    Ok(unsafe {
+        from_rows(
+            tp,
+            &r.sizes(),
+            (dptr, dblock),
+            values,
+            (r.var.stride, r.var.offset),
+        )
+    })
+}
+
 /// The sizes of `tp`'s leading fixed dims, and the type under them.
 pub(super) fn leading_fixed(tp: &Type) -> (Vec<usize>, &Type) {
     let mut t = tp;
@@ -485,31 +581,7 @@ impl Array {
     /// or `present` not bool over the same fixed dims; `InvalidArgument`
     /// when they live on two devices.
     pub fn from_option_rows(rows: &Array, present: &Array) -> Result<Array> {
-        let r = match ragged(rows) {
-            Ok(Some(r)) if r.flag.is_none() => r,
-            _ => {
-                return Err(Error::type_error(format!(
-                    "from_option_rows takes rows of type [fixed dims] * var * T (T plain data),                      not {}",
-                    rows.tp()
-                )));
-            }
-        };
-        let outer = r.sizes();
-        let (pdims, pelem) = leading_fixed(present.tp());
-        if pdims != outer || pelem != &Type::bool() {
-            return Err(Error::type_error(format!(
-                "from_option_rows: the present flags ({}) must be bool over the rows' fixed dims                  {outer:?} ({})",
-                present.tp(),
-                rows.tp()
-            )));
-        }
-        if rows.device() != present.device() {
-            return Err(Error::invalid_argument(format!(
-                "from_option_rows: the rows are on {} and the flags on {}; nothing moves                  implicitly",
-                rows.device(),
-                present.device()
-            )));
-        }
+        let (r, outer) = rows_and_flags("from_option_rows", rows, present)?;
         let mut tp = Type::option(Type::var_dim(r.elem.clone()))?;
         for &n in outer.iter().rev() {
             tp = Type::fixed_dim(n, tp);
@@ -517,52 +589,21 @@ impl Array {
         if !rows.device().is_cpu() {
             return super::device::assemble_option_rows(&tp, rows, present);
         }
-        let values = rows
-            .ragged_values_block()
-            .ok_or_else(|| Error::type_error(format!("{} has no values block", rows.tp())))?;
-        let flags = present.contiguous()?;
-        let n = r.rows();
-        let item = {
-            let mut t = &tp;
-            while let TypeKind::FixedDim { elem, .. } = t.kind() {
-                t = elem;
-            }
-            (t.data_size(), t.option_flag_offset())
-        };
-        let (dsize, Some(flag)) = item else {
-            return Err(Error::type_error(format!("{tp} has no row flags")));
-        };
-        let dblock = MemBlock::new_fixed((n * dsize).max(1), 16)?;
-        let (dptr, _) = dblock
-            .fixed_data()
-            .ok_or_else(|| Error::alloc("a fixed block without data"))?;
-        for k in 0..n {
-            // SAFETY: `flags` is C-contiguous bool over the same dims: byte
-            // k is row k's (0 or 1).
-            let here = unsafe { *flags.data_ptr().add(k) } != 0;
-            if !here {
-                continue; // zeroed: a missing row
-            }
-            // SAFETY: row k's descriptor lies at its offset from the rows'
-            // data, on the host; the new slot (and its flag byte) lies in
-            // the fresh block.
-            unsafe {
-                let d: VarDimData = arrmeta::read(rows.data_ptr().offset(r.row_offset(k)));
-                arrmeta::write(dptr.add(k * dsize), d);
-                *dptr.add(k * dsize + flag) = 1;
-            }
-        }
-        // SAFETY: (1) the new descriptors (C order) are the rows', reaching
-        // their values through the rows' stride and offset.
-        Ok(unsafe {
-            from_rows(
-                &tp,
-                &outer,
-                (dptr, dblock),
-                values,
-                (r.var.stride, r.var.offset),
+        // Each row's element: the descriptor, then the flag byte, padded.
+        let (_, item) = leading_fixed(&tp);
+        let flag = item
+            .option_flag_offset()
+            .ok_or_else(|| Error::type_error(format!("{tp} has no row flags")))?;
+        // SAFETY: a missing row's descriptor is zeroed (DESIGN §4).
+        unsafe {
+            rebuilt(
+                rows,
+                &r,
+                present,
+                (&tp, item.data_size(), Some(flag)),
+                std::ptr::null_mut(),
             )
-        })
+        }
     }
 
     /// The ragged array `self` (`[fixed dims] * var * E`) with its rows
@@ -585,65 +626,23 @@ impl Array {
     /// # Errors
     /// As [`Array::from_option_rows`].
     pub fn rows_where(&self, present: &Array) -> Result<Array> {
+        let (r, _) = rows_and_flags("rows_where", self, present)?;
         if !self.device().is_cpu() {
             return Array::from_option_rows(self, present)?
                 .option_rows()
                 .map(|(rows, _)| rows);
         }
-        let r = match ragged(self) {
-            Ok(Some(r)) if r.flag.is_none() => r,
-            _ => {
-                return Err(Error::type_error(format!(
-                    "{} is not fixed dims over rows of plain data",
-                    self.tp()
-                )));
-            }
-        };
-        let outer = r.sizes();
-        if leading_fixed(present.tp()) != (outer.clone(), &Type::bool()) {
-            return Err(Error::type_error(format!(
-                "the present flags ({}) must be bool over the rows' fixed dims {outer:?}",
-                present.tp()
-            )));
-        }
-        let values = self
-            .ragged_values_block()
-            .ok_or_else(|| Error::type_error(format!("{} has no values block", self.tp())))?;
-        let flags = present.contiguous()?;
-        let n = r.rows();
-        let dsize = size_of::<VarDimData>();
-        let dblock = MemBlock::new_fixed((n * dsize).max(1), 16)?;
-        let (dptr, _) = dblock
-            .fixed_data()
-            .ok_or_else(|| Error::alloc("a fixed block without data"))?;
         let nowhere = std::ptr::without_provenance_mut::<u8>(r.elem.data_alignment().max(16));
-        for k in 0..n {
-            // SAFETY: `flags` is C-contiguous bool over the same dims; row
-            // k's descriptor lies at its offset from the data, on the host;
-            // the new slot lies in the fresh block.
-            unsafe {
-                let d: VarDimData = if *flags.data_ptr().add(k) != 0 {
-                    arrmeta::read(self.data_ptr().offset(r.row_offset(k)))
-                } else {
-                    VarDimData {
-                        begin: nowhere,
-                        size: 0,
-                    }
-                };
-                arrmeta::write(dptr.add(k * dsize), d);
-            }
-        }
-        // SAFETY: (1) the new descriptors (C order) are the rows' or empty,
-        // reaching the rows' values through their stride and offset.
-        Ok(unsafe {
-            from_rows(
-                self.tp(),
-                &outer,
-                (dptr, dblock),
-                values,
-                (r.var.stride, r.var.offset),
+        // SAFETY: an emptied row points nowhere, aligned and not null.
+        unsafe {
+            rebuilt(
+                self,
+                &r,
+                present,
+                (self.tp(), size_of::<VarDimData>(), None),
+                nowhere,
             )
-        })
+        }
     }
 
     /// [`Array::to_device`] of a ragged host array; `None` when the type
