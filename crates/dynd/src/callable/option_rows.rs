@@ -25,8 +25,8 @@ use crate::array::Array;
 use crate::error::{ErrorKind, Result};
 use crate::types::TypeKind;
 
-/// The leading fixed dims of `a`, when its type is `[fixed dims] * ?var *
-/// T` (a cheap test on the type before the parts are taken).
+/// Whether `a`'s type is `[fixed dims] * ?var * T` (a cheap test on the
+/// type before the parts are taken).
 fn has_option_rows(a: &Array) -> bool {
     let mut t = a.tp();
     while let TypeKind::FixedDim { elem, .. } = t.kind() {
@@ -36,10 +36,11 @@ fn has_option_rows(a: &Array) -> bool {
 }
 
 /// `f(args)` through the parts of the arguments with rows that may be
-/// missing; `Ok(None)` when no argument has them, `f` is not a reduction,
-/// elementwise or row callable, the arguments' fixed dims differ, or the
-/// parts do not make a call either (a `Type` error there: the caller's own
-/// error says more, naming `?var`).
+/// missing; `Ok(None)` when no argument has them, `f` is a reduction, looks
+/// through options of dims itself, or is neither elementwise nor a row
+/// callable, the arguments' fixed dims differ, or the parts do not make a
+/// call either (a `Type` error there: the caller's own error says more,
+/// naming `?var`).
 ///
 /// # Errors
 /// The call's errors on the parts other than `Type` (an index out of a
